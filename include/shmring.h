@@ -1,0 +1,164 @@
+/*
+ * shmring: a consistent-hash ring in POSIX shared memory.
+ *
+ * This is the reader API that worker processes link (libshmring). A worker opens a
+ * ring by name once, then looks keys up from any of its threads. Lookups take no
+ * locks and make no system calls: they load the ring's generation, hash the key and
+ * read one or two cache lines of the current snapshot. When `ringctl` publishes a new
+ * version, the next lookup maps and validates it, then switches to it.
+ *
+ * Every function that can fail returns 0 (or a count) on success and a negative
+ * SHMRING_E* code on failure. The library never prints, exits or aborts.
+ */
+#ifndef SHMRING_H
+#define SHMRING_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMRING_VERSION_MAJOR 0
+#define SHMRING_VERSION_MINOR 1
+#define SHMRING_VERSION_PATCH 0
+#define SHMRING_VERSION_STRING "0.1.0"
+
+#if defined(SHMRING_BUILDING)
+#define SHMRING_API __attribute__((visibility("default")))
+#else
+#define SHMRING_API
+#endif
+
+#define SHMRING_MUST_CHECK __attribute__((warn_unused_result))
+
+/* Longest node name and address, in bytes, without the terminating NUL. */
+#define SHMRING_NAME_MAX 255
+#define SHMRING_ADDRESS_MAX 255
+/* Most nodes one shmring_lookup_n() call returns; a larger N is treated as this. */
+#define SHMRING_LOOKUP_N_MAX 64
+/* Longest ring name, in bytes. */
+#define SHMRING_RING_NAME_MAX 200
+
+/*
+ * Error codes. System failures are negated errno values; the library's own codes
+ * start at -1000. This one list generates the enum and the message table, so a code
+ * and its text cannot drift apart.
+ */
+#define SHMRING_ERRNO_MAP(XX)                                                            \
+    XX(ENOENT, -ENOENT, "no such ring or node")                                          \
+    XX(EACCES, -EACCES, "permission denied")                                             \
+    XX(EPERM, -EPERM, "operation not permitted")                                         \
+    XX(ENOMEM, -ENOMEM, "out of memory")                                                 \
+    XX(ENOSPC, -ENOSPC, "no space left in shared memory")                                \
+    XX(EEXIST, -EEXIST, "already exists")                                                \
+    XX(EINVAL, -EINVAL, "invalid argument")                                              \
+    XX(EMFILE, -EMFILE, "too many open files")                                           \
+    XX(EIO, -EIO, "input/output error")                                                  \
+    XX(EEMPTY, -1000, "ring has no nodes")                                               \
+    XX(EALLDOWN, -1001, "all nodes of the ring are down")                                \
+    XX(EBADMAGIC, -1002, "not a shmring object (bad magic)")                             \
+    XX(EFORMAT, -1003, "unsupported shmring format version")                             \
+    XX(EBYTEORDER, -1004, "snapshot was written with another byte order")                \
+    XX(ETRUNCATED, -1005, "snapshot size disagrees with its header")                     \
+    XX(EBADSECTION, -1006, "snapshot section out of bounds or misaligned")               \
+    XX(EBADPARAMS, -1007, "snapshot algorithm, hash or parameters invalid")              \
+    XX(EBADNODE, -1008, "snapshot node entry invalid")                                   \
+    XX(EBADSTRING, -1009, "snapshot string out of bounds or not terminated")             \
+    XX(EBADPOINTS, -1010, "snapshot ring points unsorted or owned by no valid node")     \
+    XX(EBADINDEX, -1011, "snapshot bucket index or lookup table inconsistent")           \
+    XX(ECHECKSUM, -1012, "snapshot checksum mismatch")                                   \
+    XX(EOWNER, -1013, "shared-memory object has an unexpected owner")                    \
+    XX(ELIMIT, -1014, "size limit exceeded")                                             \
+    XX(ENODE, -1015, "no such node")                                                     \
+    XX(EDUPLICATE, -1016, "duplicate node name")                                         \
+    XX(EBADNAME, -1017, "invalid node name")                                             \
+    XX(EBADADDRESS, -1018, "invalid node address")                                       \
+    XX(EBADWEIGHT, -1019, "weight must be an integer from 1 to 65535")                   \
+    XX(EBADRING, -1020, "invalid ring name")                                             \
+    XX(EBADALGORITHM, -1021, "unknown placement algorithm")                              \
+    XX(EBADHASH, -1022, "unknown hash function or not usable with this algorithm")       \
+    XX(EBADVNODES, -1023, "vnodes must be an integer from 1 to 65535")                   \
+    XX(EJSON, -1024, "invalid JSON node set")                                            \
+    XX(ECONTROL, -1025, "ring control object is corrupt")                                \
+    XX(ESTALE, -1026, "ring changed during the operation")
+
+enum shmring_error {
+#define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
+    SHMRING_ERRNO_MAP(SHMRING_ERROR_ENUM)
+#undef SHMRING_ERROR_ENUM
+};
+
+/*
+ * Returns a static, never NULL description of a SHMRING_E* code (or of any other
+ * negative errno value). Thread-safe.
+ */
+SHMRING_API const char *shmring_strerror(int err);
+
+/* Returns the library's version as "MAJOR.MINOR.PATCH". Thread-safe. */
+SHMRING_API const char *shmring_version(void);
+
+/*
+ * One node, as a lookup answers it. The strings are copies made by the call into
+ * the caller's struct: they stay valid for as long as the struct does, whatever
+ * versions are published or unmapped meanwhile.
+ */
+typedef struct shmring_node {
+    /* Stable for as long as the node exists: index connection pools by it. */
+    uint32_t id;
+    uint32_t weight;
+    char name[SHMRING_NAME_MAX + 1];
+    char address[SHMRING_ADDRESS_MAX + 1];
+} shmring_node_t;
+
+/* A reader handle. One handle may be shared by all threads of a process. */
+typedef struct shmring shmring_t;
+
+/*
+ * Opens the ring RING (1-200 bytes of [A-Za-z0-9_.-]) for reading and fills *out.
+ * The handle belongs to the caller until shmring_close(). Returns 0,
+ * SHMRING_EBADRING, SHMRING_ENOENT (the ring does not exist yet: retry later if you
+ * like), SHMRING_EACCES, SHMRING_ENOMEM, or a validation error of the current
+ * version. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **out);
+
+/*
+ * Closes a handle (NULL is accepted). No other thread may use the handle during or
+ * after this call.
+ */
+SHMRING_API void shmring_close(shmring_t *r);
+
+/*
+ * Finds the node that owns KEY and copies it to *out. Returns 0, SHMRING_EEMPTY (no
+ * nodes) or SHMRING_EALLDOWN (every node is down). Never blocks; may be called from
+ * any number of threads at once. When a newer version is published, this call
+ * switches to it first; if that version cannot be used (it vanished, or fails
+ * validation), the call keeps answering from the last good version.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_lookup(shmring_t *r, const void *key,
+                                                  size_t len, shmring_node_t *out);
+
+/*
+ * Fills out[0..n-1] with up to N distinct up nodes for KEY, in the algorithm's
+ * preference order (the first is what shmring_lookup answers). Returns how many it
+ * filled (fewer than N when the ring has fewer up nodes), or SHMRING_EEMPTY,
+ * SHMRING_EALLDOWN or SHMRING_EINVAL (N is 0). Thread-safe like shmring_lookup.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_n(shmring_t *r, const void *key,
+                                                    size_t len, shmring_node_t *out,
+                                                    size_t n);
+
+/*
+ * Returns the generation of the version that this handle currently answers from,
+ * after switching to a newer published version if there is one. Thread-safe.
+ */
+SHMRING_API uint64_t shmring_generation(shmring_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHMRING_H */

@@ -1,0 +1,202 @@
+/*
+ * shmring control API (libshmringctl): node sets, ring snapshots, publication.
+ *
+ * A node set is a process-local, mutable description of a ring: its nodes and its
+ * placement parameters. A snapshot is the immutable, position-independent buffer
+ * built from a node set; it is what gets published into shared memory and what
+ * readers look keys up in.
+ */
+#ifndef SHMRING_CTL_H
+#define SHMRING_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shmring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum shmring_algorithm {
+    SHMRING_ALGORITHM_RING = 0,
+    SHMRING_ALGORITHM_MAGLEV = 1,
+    SHMRING_ALGORITHM_KETAMA = 2,
+} shmring_algorithm_t;
+
+typedef enum shmring_hash {
+    SHMRING_HASH_XXH3 = 0,
+    SHMRING_HASH_MD5 = 1,
+    SHMRING_HASH_CRC32 = 2,
+    SHMRING_HASH_FNV1A = 3,
+    SHMRING_HASH_MURMUR3 = 4,
+} shmring_hash_t;
+
+typedef enum shmring_state {
+    SHMRING_STATE_UP = 0,
+    SHMRING_STATE_DOWN = 1,
+} shmring_state_t;
+
+#define SHMRING_DEFAULT_VNODES 160
+#define SHMRING_WEIGHT_MAX 65535
+#define SHMRING_VNODES_MAX 65535
+/* Limits of one snapshot; anything larger is refused with SHMRING_ELIMIT. */
+#define SHMRING_NODES_MAX 1000000u
+#define SHMRING_POINTS_MAX (1u << 24)
+
+/* Placement parameters of a ring. */
+typedef struct shmring_params {
+    shmring_algorithm_t algorithm;
+    /* Key and point hash of `ring` and `maglev`; `ketama` always uses MD5. */
+    shmring_hash_t hash;
+    /* Points per unit of weight (`ring` only). */
+    uint32_t vnodes;
+    /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes. */
+    uint32_t table_size;
+} shmring_params_t;
+
+/* Fills *params with the defaults: `ring`, xxh3, 160 vnodes. */
+SHMRING_API void shmring_params_default(shmring_params_t *params);
+
+/* Names of algorithms and hashes, as ringctl and JSON spell them. */
+SHMRING_API const char *shmring_algorithm_name(shmring_algorithm_t algorithm);
+SHMRING_API const char *shmring_hash_name(shmring_hash_t hash);
+/* Parse a name; return 0, SHMRING_EBADALGORITHM or SHMRING_EBADHASH. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_algorithm_parse(const char *name,
+                                                           shmring_algorithm_t *out);
+SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
+                                                      shmring_hash_t *out);
+
+/*
+ * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (ketama
+ * takes only md5), SHMRING_EBADVNODES, or SHMRING_EINVAL (table size not prime).
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_params_check(const shmring_params_t *params);
+
+/* ---- Node sets ------------------------------------------------------------ */
+
+typedef struct shmring_nodeset shmring_nodeset_t;
+
+/* One node of a node set; the strings belong to the node set. */
+typedef struct shmring_node_info {
+    uint32_t id;
+    uint32_t weight;
+    shmring_state_t state;
+    const char *name;
+    const char *address;
+} shmring_node_info_t;
+
+/* Creates an empty node set with default parameters. Returns 0 or SHMRING_ENOMEM. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_new(shmring_nodeset_t **out);
+/* Frees a node set (NULL is accepted). */
+SHMRING_API void shmring_nodeset_free(shmring_nodeset_t *set);
+
+/* Sets the parameters after shmring_params_check(); returns its code. */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_params(shmring_nodeset_t *set, const shmring_params_t *params);
+SHMRING_API void shmring_nodeset_params(const shmring_nodeset_t *set,
+                                        shmring_params_t *out);
+
+/*
+ * Checks a node name (1-255 bytes, no control characters) or an address (1-255
+ * bytes, no control characters). Return 0, SHMRING_EBADNAME or SHMRING_EBADADDRESS.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_node_name_check(const char *name);
+SHMRING_API SHMRING_MUST_CHECK int shmring_node_address_check(const char *address);
+
+/*
+ * Appends a node with a new id; ADDRESS NULL means the name. Returns 0 and fills *id
+ * (if not NULL), or SHMRING_EBADNAME, SHMRING_EBADADDRESS, SHMRING_EBADWEIGHT,
+ * SHMRING_EDUPLICATE, SHMRING_ELIMIT or SHMRING_ENOMEM; on error the set is unchanged.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_add(shmring_nodeset_t *set, const char *name, const char *address,
+                    uint32_t weight, shmring_state_t state, uint32_t *id);
+
+/* Remove a node, or change its weight or state: 0, SHMRING_ENODE or SHMRING_EBADWEIGHT.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_remove(shmring_nodeset_t *set,
+                                                          const char *name);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_weight(shmring_nodeset_t *set, const char *name, uint32_t weight);
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *set,
+                                                             const char *name,
+                                                             shmring_state_t state);
+
+/* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
+SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_get(const shmring_nodeset_t *set, size_t index, shmring_node_info_t *out);
+/* Finds a node by name: 0 and *index, or SHMRING_ENODE. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_find(const shmring_nodeset_t *set,
+                                                        const char *name, size_t *index);
+
+/*
+ * Gives the nodes of SET that also exist (by name) in PREVIOUS the ids they have
+ * there, and every other node a fresh id after PREVIOUS's, so that ids stay stable
+ * when a whole node set is replaced. Returns 0.
+ */
+SHMRING_API int shmring_nodeset_inherit_ids(shmring_nodeset_t *set,
+                                            const shmring_nodeset_t *previous);
+
+/* ---- Snapshots ------------------------------------------------------------ */
+
+/*
+ * Builds the snapshot of SET into a new buffer (free it with free()). The same node
+ * set and parameters give byte-identical snapshots on every host of the same byte
+ * order. Returns 0, SHMRING_ELIMIT (checked before anything large is allocated) or
+ * SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_t *set,
+                                                          void **buffer, size_t *size);
+
+/*
+ * Validates a snapshot of SIZE bytes that may hold any bytes at all: every offset,
+ * length and count, every node index and string, the lookup structures and the
+ * checksum. Reads nothing outside [buffer, buffer + size). Returns 0 or the
+ * specific SHMRING_E* code of the first problem found.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_validate(const void *buffer,
+                                                             size_t size);
+
+/* What a validated snapshot's header says. */
+typedef struct shmring_snapshot_info {
+    shmring_params_t params;
+    uint32_t node_count;
+    uint32_t up_count;
+    /* Ring points (ring, ketama) or maglev table slots. */
+    uint32_t point_count;
+    uint32_t next_node_id;
+    uint64_t size;
+    uint64_t fingerprint;
+} shmring_snapshot_info_t;
+
+/* The functions below take a buffer that shmring_snapshot_validate() accepted. */
+SHMRING_API void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out);
+SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup(const void *buffer,
+                                                           const void *key, size_t len,
+                                                           shmring_node_t *out);
+SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup_n(const void *buffer,
+                                                             const void *key, size_t len,
+                                                             shmring_node_t *out,
+                                                             size_t n);
+/*
+ * Fills SHARES[i] with the fraction of the keyspace owned by the i-th node of the
+ * snapshot (node-set order); SHARES has room for node_count values.
+ */
+SHMRING_API void shmring_snapshot_shares(const void *buffer, double *shares);
+
+/*
+ * Recreates the node set a snapshot was built from (nodes, ids, parameters).
+ * Returns 0 or SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_snapshot(const void *buffer,
+                                                                 shmring_nodeset_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHMRING_CTL_H */

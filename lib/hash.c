@@ -1,0 +1,169 @@
+/*
+ * The hash functions. xxh3, MD5 and CRC-32 come from well-kept libraries (libxxhash,
+ * nettle, zlib); FNV-1a and MurmurHash3 are short enough to follow their published
+ * definitions here.
+ */
+#include "hash_internal.h"
+
+#include <nettle/md5.h>
+#include <zlib.h>
+
+/* Inlining xxh3 (the library's supported header-only mode) keeps calls off the
+ * lookup path. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+void shmring__md5(const void *data, size_t len, uint8_t digest[16])
+{
+    struct md5_ctx ctx;
+    md5_init(&ctx);
+    md5_update(&ctx, len, data);
+    md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+}
+
+uint32_t shmring__ketama_key_hash(const void *data, size_t len)
+{
+    uint8_t digest[16];
+    shmring__md5(data, len, digest);
+    return shmring__load_le32(digest);
+}
+
+static uint64_t md5_64(const void *data, size_t len)
+{
+    uint8_t digest[16];
+    shmring__md5(data, len, digest);
+    return (uint64_t)shmring__load_le32(digest) | (uint64_t)shmring__load_le32(digest + 4)
+                                                      << 32;
+}
+
+static uint64_t crc32_64(const void *data, size_t len)
+{
+    /* zlib takes a uInt length; keys longer than that are hashed in pieces. */
+    const unsigned char *p = data;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (len > 0) {
+        uInt chunk = len > 0x40000000u ? 0x40000000u : (uInt)len;
+        crc = crc32(crc, p, chunk);
+        p += chunk;
+        len -= chunk;
+    }
+    return (uint64_t)(uint32_t)crc << 32;
+}
+
+/* FNV-1a, 64-bit: offset basis and prime from the FNV specification. */
+static uint64_t fnv1a_64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t load_le64(const unsigned char *p)
+{
+    return (uint64_t)shmring__load_le32(p) | (uint64_t)shmring__load_le32(p + 4) << 32;
+}
+
+static inline uint64_t murmur_fmix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    k *= UINT64_C(0xc4ceb9fe1a85ec53);
+    k ^= k >> 33;
+    return k;
+}
+
+/*
+ * MurmurHash3 x64_128 with seed 0, as Austin Appleby defined it; the ring uses the
+ * first 64-bit half. Bytes are read little-endian so every host agrees.
+ */
+static uint64_t murmur3_64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    const uint64_t c1 = UINT64_C(0x87c37b91114253d5);
+    const uint64_t c2 = UINT64_C(0x4cf5ad432745937f);
+    uint64_t h1 = 0, h2 = 0;
+    size_t blocks = len / 16;
+
+    for (size_t i = 0; i < blocks; i++) {
+        uint64_t k1 = load_le64(p + i * 16);
+        uint64_t k2 = load_le64(p + i * 16 + 8);
+        k1 *= c1;
+        k1 = rotl64(k1, 31);
+        k1 *= c2;
+        h1 ^= k1;
+        h1 = rotl64(h1, 27);
+        h1 += h2;
+        h1 = h1 * 5 + 0x52dce729;
+        k2 *= c2;
+        k2 = rotl64(k2, 33);
+        k2 *= c1;
+        h2 ^= k2;
+        h2 = rotl64(h2, 31);
+        h2 += h1;
+        h2 = h2 * 5 + 0x38495ab5;
+    }
+
+    const unsigned char *tail = p + blocks * 16;
+    size_t rest = len & 15;
+    uint64_t k1 = 0, k2 = 0;
+    for (size_t i = rest; i > 8; i--)
+        k2 = (k2 << 8) | tail[i - 1];
+    for (size_t i = rest < 8 ? rest : 8; i > 0; i--)
+        k1 = (k1 << 8) | tail[i - 1];
+    if (rest > 8) {
+        k2 *= c2;
+        k2 = rotl64(k2, 33);
+        k2 *= c1;
+        h2 ^= k2;
+    }
+    if (rest > 0) {
+        k1 *= c1;
+        k1 = rotl64(k1, 31);
+        k1 *= c2;
+        h1 ^= k1;
+    }
+
+    h1 ^= (uint64_t)len;
+    h2 ^= (uint64_t)len;
+    h1 += h2;
+    h2 += h1;
+    h1 = murmur_fmix64(h1);
+    h2 = murmur_fmix64(h2);
+    h1 += h2;
+    return h1;
+}
+
+uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
+{
+    switch (hash) {
+    case SHMRING_HASH_MD5:
+        return md5_64(data, len);
+    case SHMRING_HASH_CRC32:
+        return crc32_64(data, len);
+    case SHMRING_HASH_FNV1A:
+        return fnv1a_64(data, len);
+    case SHMRING_HASH_MURMUR3:
+        return murmur3_64(data, len);
+    case SHMRING_HASH_XXH3:
+    default:
+        return XXH3_64bits(data, len);
+    }
+}
+
+uint64_t shmring__key_hash(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                           const void *key, size_t len)
+{
+    if (algorithm == SHMRING_ALGORITHM_KETAMA)
+        return (uint64_t)shmring__ketama_key_hash(key, len) << 32;
+    return shmring__hash64(hash, key, len);
+}

@@ -1,0 +1,38 @@
+/*
+ * Key and point hashes. Every hash gives a 64-bit value whose top bits are well
+ * mixed, because the ring's bucket index and maglev's slot come from the top bits:
+ * the 32-bit hashes (CRC-32, ketama's MD5 word) are therefore shifted into the top
+ * half.
+ */
+#ifndef SHMRING_HASH_INTERNAL_H
+#define SHMRING_HASH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmring_ctl.h"
+
+/* The 64-bit hash HASH of DATA. */
+uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len);
+
+/* MD5 of DATA. */
+void shmring__md5(const void *data, size_t len, uint8_t digest[16]);
+
+/*
+ * libmemcached's ketama key hash: the first little-endian 32-bit word of MD5(key)
+ * (libhashkit's md5 digest).
+ */
+uint32_t shmring__ketama_key_hash(const void *data, size_t len);
+
+/* The hash a snapshot of ALGORITHM with HASH gives KEY for its lookups. */
+uint64_t shmring__key_hash(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                           const void *key, size_t len);
+
+/* Reads a little-endian 32-bit word, whatever the host's byte order. */
+static inline uint32_t shmring__load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+#endif /* SHMRING_HASH_INTERNAL_H */

@@ -1,0 +1,273 @@
+/*
+ * Node sets: the nodes of a ring, in node-set order, with a name index so that
+ * adding or finding a node stays O(1) at 100,000 nodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash_internal.h"
+#include "nodeset_internal.h"
+
+int shmring_nodeset_new(shmring_nodeset_t **out)
+{
+    shmring_nodeset_t *set = calloc(1, sizeof(*set));
+    if (set == NULL)
+        return SHMRING_ENOMEM;
+    shmring_params_default(&set->params);
+    *out = set;
+    return 0;
+}
+
+void shmring_nodeset_free(shmring_nodeset_t *set)
+{
+    if (set == NULL)
+        return;
+    for (size_t i = 0; i < set->count; i++) {
+        free(set->nodes[i].name);
+        free(set->nodes[i].address);
+    }
+    free(set->nodes);
+    free(set->slots);
+    free(set);
+}
+
+int shmring_nodeset_set_params(shmring_nodeset_t *set, const shmring_params_t *params)
+{
+    int err = shmring_params_check(params);
+    if (err == 0)
+        set->params = *params;
+    return err;
+}
+
+void shmring_nodeset_params(const shmring_nodeset_t *set, shmring_params_t *out)
+{
+    *out = set->params;
+}
+
+/* Both names and addresses are printable text of 1-255 bytes: no NUL can occur in a C
+ * string, and control characters would corrupt ringctl's line-oriented output. */
+static int text_check(const char *text, size_t max)
+{
+    size_t len = strnlen(text, max + 1);
+    if (len == 0 || len > max)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 || c == 0x7f)
+            return -1;
+    }
+    return 0;
+}
+
+int shmring_node_name_check(const char *name)
+{
+    return name != NULL && text_check(name, SHMRING_NAME_MAX) == 0 ? 0 : SHMRING_EBADNAME;
+}
+
+int shmring_node_address_check(const char *address)
+{
+    return address != NULL && text_check(address, SHMRING_ADDRESS_MAX) == 0
+               ? 0
+               : SHMRING_EBADADDRESS;
+}
+
+static size_t name_slot_start(const shmring_nodeset_t *set, const char *name, size_t len)
+{
+    return (size_t)shmring__hash64(SHMRING_HASH_XXH3, name, len) & set->slot_mask;
+}
+
+/* Returns the index of NAME, or -1. */
+static long find_index(const shmring_nodeset_t *set, const char *name)
+{
+    if (set->slots == NULL)
+        return -1;
+    size_t len = strlen(name);
+    for (size_t s = name_slot_start(set, name, len);; s = (s + 1) & set->slot_mask) {
+        uint32_t v = set->slots[s];
+        if (v == 0)
+            return -1;
+        const struct nodeset_node *n = &set->nodes[v - 1];
+        if (n->name_length == len && memcmp(n->name, name, len) == 0)
+            return (long)(v - 1);
+    }
+}
+
+static void index_insert(shmring_nodeset_t *set, size_t index)
+{
+    const struct nodeset_node *n = &set->nodes[index];
+    size_t s = name_slot_start(set, n->name, n->name_length);
+    while (set->slots[s] != 0)
+        s = (s + 1) & set->slot_mask;
+    set->slots[s] = (uint32_t)index + 1;
+}
+
+/* Rebuilds the name index with room for at least WANTED nodes at half load. */
+static int index_rebuild(shmring_nodeset_t *set, size_t wanted)
+{
+    size_t slots = 16;
+    while (slots < wanted * 2)
+        slots *= 2;
+    uint32_t *table = calloc(slots, sizeof(*table));
+    if (table == NULL)
+        return SHMRING_ENOMEM;
+    free(set->slots);
+    set->slots = table;
+    set->slot_mask = slots - 1;
+    for (size_t i = 0; i < set->count; i++)
+        index_insert(set, i);
+    return 0;
+}
+
+int shmring__nodeset_add_with_id(shmring_nodeset_t *set, const char *name,
+                                 const char *address, uint32_t weight,
+                                 shmring_state_t state, uint32_t id)
+{
+    if (shmring_node_name_check(name) != 0)
+        return SHMRING_EBADNAME;
+    if (address == NULL)
+        address = name;
+    if (shmring_node_address_check(address) != 0)
+        return SHMRING_EBADADDRESS;
+    if (weight < 1 || weight > SHMRING_WEIGHT_MAX)
+        return SHMRING_EBADWEIGHT;
+    if (state != SHMRING_STATE_UP && state != SHMRING_STATE_DOWN)
+        return SHMRING_EINVAL;
+    if (find_index(set, name) >= 0)
+        return SHMRING_EDUPLICATE;
+    if (set->count >= SHMRING_NODES_MAX)
+        return SHMRING_ELIMIT;
+
+    if (set->count == set->capacity) {
+        size_t capacity = set->capacity ? set->capacity * 2 : 16;
+        struct nodeset_node *nodes = realloc(set->nodes, capacity * sizeof(*nodes));
+        if (nodes == NULL)
+            return SHMRING_ENOMEM;
+        set->nodes = nodes;
+        set->capacity = capacity;
+    }
+    if ((set->count + 1) * 2 > set->slot_mask + 1 || set->slots == NULL) {
+        int err = index_rebuild(set, set->count + 1);
+        if (err != 0)
+            return err;
+    }
+
+    struct nodeset_node node = {
+        .name = strdup(name),
+        .address = strdup(address),
+        .id = id,
+        .weight = weight,
+        .state = state,
+        .name_length = (uint16_t)strlen(name),
+        .address_length = (uint16_t)strlen(address),
+    };
+    if (node.name == NULL || node.address == NULL) {
+        free(node.name);
+        free(node.address);
+        return SHMRING_ENOMEM;
+    }
+    set->nodes[set->count] = node;
+    index_insert(set, set->count);
+    set->count++;
+    if (id >= set->next_id)
+        set->next_id = id + 1;
+    return 0;
+}
+
+int shmring_nodeset_add(shmring_nodeset_t *set, const char *name, const char *address,
+                        uint32_t weight, shmring_state_t state, uint32_t *id)
+{
+    /* Ids are never reused while the ring lives, so a worker's pool slot for a
+     * removed node can never be mistaken for a new node's. */
+    if (set->next_id == UINT32_MAX)
+        return SHMRING_ELIMIT;
+    uint32_t new_id = set->next_id;
+    int err = shmring__nodeset_add_with_id(set, name, address, weight, state, new_id);
+    if (err == 0 && id != NULL)
+        *id = new_id;
+    return err;
+}
+
+int shmring_nodeset_remove(shmring_nodeset_t *set, const char *name)
+{
+    long index = find_index(set, name);
+    if (index < 0)
+        return SHMRING_ENODE;
+    free(set->nodes[index].name);
+    free(set->nodes[index].address);
+    memmove(&set->nodes[index], &set->nodes[index + 1],
+            (set->count - (size_t)index - 1) * sizeof(set->nodes[0]));
+    set->count--;
+    /* Indexes after the removed node shifted: rebuild the name index in place. */
+    memset(set->slots, 0, (set->slot_mask + 1) * sizeof(set->slots[0]));
+    for (size_t i = 0; i < set->count; i++)
+        index_insert(set, i);
+    return 0;
+}
+
+int shmring_nodeset_set_weight(shmring_nodeset_t *set, const char *name, uint32_t weight)
+{
+    long index = find_index(set, name);
+    if (index < 0)
+        return SHMRING_ENODE;
+    if (weight < 1 || weight > SHMRING_WEIGHT_MAX)
+        return SHMRING_EBADWEIGHT;
+    set->nodes[index].weight = weight;
+    return 0;
+}
+
+int shmring_nodeset_set_state(shmring_nodeset_t *set, const char *name,
+                              shmring_state_t state)
+{
+    long index = find_index(set, name);
+    if (index < 0)
+        return SHMRING_ENODE;
+    if (state != SHMRING_STATE_UP && state != SHMRING_STATE_DOWN)
+        return SHMRING_EINVAL;
+    set->nodes[index].state = state;
+    return 0;
+}
+
+size_t shmring_nodeset_count(const shmring_nodeset_t *set)
+{
+    return set->count;
+}
+
+int shmring_nodeset_get(const shmring_nodeset_t *set, size_t index,
+                        shmring_node_info_t *out)
+{
+    if (index >= set->count)
+        return SHMRING_EINVAL;
+    const struct nodeset_node *n = &set->nodes[index];
+    out->id = n->id;
+    out->weight = n->weight;
+    out->state = n->state;
+    out->name = n->name;
+    out->address = n->address;
+    return 0;
+}
+
+int shmring_nodeset_find(const shmring_nodeset_t *set, const char *name, size_t *index)
+{
+    long i = find_index(set, name);
+    if (i < 0)
+        return SHMRING_ENODE;
+    *index = (size_t)i;
+    return 0;
+}
+
+int shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous)
+{
+    uint32_t next_id = previous->next_id;
+    for (size_t i = 0; i < set->count; i++) {
+        long old = find_index(previous, set->nodes[i].name);
+        set->nodes[i].id = old >= 0 ? previous->nodes[old].id : next_id++;
+    }
+    set->next_id = next_id;
+    return 0;
+}
+
+void shmring__nodeset_set_next_id(shmring_nodeset_t *set, uint32_t next_id)
+{
+    if (next_id > set->next_id)
+        set->next_id = next_id;
+}

@@ -1,0 +1,101 @@
+/* Placement parameters: defaults, names and checks. */
+#include <string.h>
+
+#include "params_internal.h"
+
+static const char *const algorithm_names[] = {"ring", "maglev", "ketama"};
+static const char *const hash_names[] = {"xxh3", "md5", "crc32", "fnv1a", "murmur3"};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Maglev table sizes: primes, each roughly twice the one before. The default is the
+ * first that is at least max(65537, 100 x up nodes), which keeps every node's share
+ * of the table within about 1% of its ideal (Eisenbud et al., section 5.3).
+ */
+static const uint32_t maglev_primes[] = {65537,   131071,  262139,  524287,  1048573,
+                                         2097143, 4194301, 8388593, 16777213};
+
+void shmring_params_default(shmring_params_t *params)
+{
+    params->algorithm = SHMRING_ALGORITHM_RING;
+    params->hash = SHMRING_HASH_XXH3;
+    params->vnodes = SHMRING_DEFAULT_VNODES;
+    params->table_size = 0;
+}
+
+const char *shmring_algorithm_name(shmring_algorithm_t algorithm)
+{
+    if ((unsigned)algorithm < COUNT_OF(algorithm_names))
+        return algorithm_names[algorithm];
+    return "unknown";
+}
+
+const char *shmring_hash_name(shmring_hash_t hash)
+{
+    if ((unsigned)hash < COUNT_OF(hash_names))
+        return hash_names[hash];
+    return "unknown";
+}
+
+int shmring_algorithm_parse(const char *name, shmring_algorithm_t *out)
+{
+    for (size_t i = 0; i < COUNT_OF(algorithm_names); i++) {
+        if (strcmp(name, algorithm_names[i]) == 0) {
+            *out = (shmring_algorithm_t)i;
+            return 0;
+        }
+    }
+    return SHMRING_EBADALGORITHM;
+}
+
+int shmring_hash_parse(const char *name, shmring_hash_t *out)
+{
+    for (size_t i = 0; i < COUNT_OF(hash_names); i++) {
+        if (strcmp(name, hash_names[i]) == 0) {
+            *out = (shmring_hash_t)i;
+            return 0;
+        }
+    }
+    return SHMRING_EBADHASH;
+}
+
+bool shmring__is_prime(uint32_t n)
+{
+    if (n < 2)
+        return false;
+    if (n % 2 == 0)
+        return n == 2;
+    for (uint32_t d = 3; (uint64_t)d * d <= n; d += 2) {
+        if (n % d == 0)
+            return false;
+    }
+    return true;
+}
+
+int shmring_params_check(const shmring_params_t *params)
+{
+    if ((unsigned)params->algorithm >= COUNT_OF(algorithm_names))
+        return SHMRING_EBADALGORITHM;
+    if ((unsigned)params->hash >= COUNT_OF(hash_names))
+        return SHMRING_EBADHASH;
+    /* Ketama is defined by libmemcached's MD5 continuum; no other hash is ketama. */
+    if (params->algorithm == SHMRING_ALGORITHM_KETAMA && params->hash != SHMRING_HASH_MD5)
+        return SHMRING_EBADHASH;
+    if (params->vnodes < 1 || params->vnodes > SHMRING_VNODES_MAX)
+        return SHMRING_EBADVNODES;
+    if (params->table_size != 0 && (params->table_size > SHMRING_POINTS_MAX ||
+                                    !shmring__is_prime(params->table_size)))
+        return SHMRING_EINVAL;
+    return 0;
+}
+
+uint32_t shmring__maglev_default_size(uint32_t up_count)
+{
+    uint64_t wanted = (uint64_t)up_count * 100;
+    for (size_t i = 0; i < COUNT_OF(maglev_primes); i++) {
+        if (maglev_primes[i] >= wanted)
+            return maglev_primes[i];
+    }
+    return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * `ketama`: the continuum of libmemcached 1.x with MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
+ * (libmemcached/hosts.cc, update_continuum), reproduced bit for bit:
+ *
+ * - each live server gets floor(pct x 160 / 4 x live_servers + 1e-10) x 4 points,
+ *   pct = weight / total weight, all in single-precision float as libmemcached
+ *   computes it (this file is built with -ffp-contract=off so that no fused
+ *   multiply-add changes a rounding);
+ * - the point strings are "host-i" when the port is 11211 and "host:port-i"
+ *   otherwise, i counting from 0; each MD5 digest gives four points, its
+ *   little-endian 32-bit words;
+ * - points are sorted by value, then by server index (continuum_item_cmp), which the
+ *   stable sort of points emitted in node-set order reproduces.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash_internal.h"
+#include "placement_internal.h"
+
+#define KETAMA_POINTS_PER_SERVER 160
+#define KETAMA_DEFAULT_PORT 11211
+
+static uint32_t points_for(uint32_t weight, uint64_t total_weight, uint32_t live)
+{
+    float pct = (float)weight / (float)total_weight;
+    float scaled = pct * KETAMA_POINTS_PER_SERVER / 4 * (float)live + 0.0000000001F;
+    return (uint32_t)(floorf(scaled) * 4);
+}
+
+uint64_t shmring__ketama_point_count(const struct placement_node *up, size_t up_count)
+{
+    uint64_t total_weight = 0, points = 0;
+    for (size_t i = 0; i < up_count; i++)
+        total_weight += up[i].weight;
+    for (size_t i = 0; i < up_count; i++)
+        points += points_for(up[i].weight, total_weight, (uint32_t)up_count);
+    return points;
+}
+
+/*
+ * Splits an address into libmemcached's hostname and port: "[v6]:port", "host:port"
+ * (one colon, numeric port) or a bare host, whose port is the default 11211.
+ */
+static void split_address(const char *address, char *host, size_t host_size,
+                          unsigned *port)
+{
+    const char *colon = strrchr(address, ':');
+    const char *host_start = address;
+    size_t host_length = strlen(address);
+    *port = KETAMA_DEFAULT_PORT;
+
+    if (address[0] == '[') {
+        const char *close = strchr(address, ']');
+        if (close != NULL) {
+            host_start = address + 1;
+            host_length = (size_t)(close - host_start);
+            if (close[1] == ':')
+                colon = close + 1;
+            else
+                colon = NULL;
+        }
+    } else if (colon != NULL && strchr(address, ':') != colon) {
+        colon = NULL; /* A bare IPv6 address has no port. */
+    }
+    if (colon != NULL && colon[1] != '\0' &&
+        strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+        unsigned long value = strtoul(colon + 1, NULL, 10);
+        if (value <= 65535) {
+            *port = (unsigned)value;
+            if (address[0] != '[')
+                host_length = (size_t)(colon - address);
+        }
+    }
+    if (host_length >= host_size)
+        host_length = host_size - 1;
+    memcpy(host, host_start, host_length);
+    host[host_length] = '\0';
+}
+
+int shmring__ketama_place(const struct placement_node *up, size_t up_count,
+                          struct snapshot_point *points)
+{
+    uint64_t total_weight = 0;
+    for (size_t i = 0; i < up_count; i++)
+        total_weight += up[i].weight;
+
+    size_t next = 0;
+    for (size_t n = 0; n < up_count; n++) {
+        char host[SHMRING_ADDRESS_MAX + 1];
+        unsigned port;
+        split_address(up[n].address, host, sizeof(host), &port);
+        uint32_t count = points_for(up[n].weight, total_weight, (uint32_t)up_count);
+
+        for (uint32_t i = 0; i < count / 4; i++) {
+            char label[SHMRING_ADDRESS_MAX + 32];
+            int length;
+            if (port == KETAMA_DEFAULT_PORT)
+                length = snprintf(label, sizeof(label), "%s-%u", host, i);
+            else
+                length = snprintf(label, sizeof(label), "%s:%u-%u", host, port, i);
+            uint8_t digest[16];
+            shmring__md5(label, (size_t)length, digest);
+            for (int word = 0; word < 4; word++) {
+                points[next].point = (uint64_t)shmring__load_le32(digest + 4 * word)
+                                     << 32;
+                points[next].node_index = up[n].node_index;
+                points[next].reserved = 0;
+                next++;
+            }
+        }
+    }
+    return shmring__points_sort(points, next);
+}

@@ -1,0 +1,69 @@
+/*
+ * `ring`: classic consistent hashing with virtual nodes. Node N of weight W gets
+ * W x vnodes points, point i at hash(name || le32(i)). Points depend only on the
+ * node's name and index, never on its address, id or position in the node set, so
+ * re-addressing or reordering nodes moves no keys, and adding or removing a node
+ * moves only the keys of the points it gains or loses.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash_internal.h"
+#include "placement_internal.h"
+
+uint64_t shmring__ring_point_count(const struct placement_node *up, size_t up_count,
+                                   uint32_t vnodes)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < up_count; i++)
+        total += (uint64_t)up[i].weight * vnodes;
+    return total;
+}
+
+static int compare_by_name(const void *a, const void *b)
+{
+    const struct placement_node *x = *(const struct placement_node *const *)a;
+    const struct placement_node *y = *(const struct placement_node *const *)b;
+    size_t n = x->name_length < y->name_length ? x->name_length : y->name_length;
+    int c = memcmp(x->name, y->name, n);
+    if (c != 0)
+        return c;
+    return (x->name_length > y->name_length) - (x->name_length < y->name_length);
+}
+
+int shmring__ring_place(const struct placement_node *up, size_t up_count,
+                        const shmring_params_t *params, struct snapshot_point *points)
+{
+    /*
+     * Emitting points node by node in name order, then sorting stably, breaks ties
+     * between equal points by node name: a rule that does not depend on node-set
+     * order, so two node sets with the same nodes place keys identically.
+     */
+    const struct placement_node **by_name = malloc(up_count * sizeof(*by_name));
+    if (by_name == NULL && up_count > 0)
+        return SHMRING_ENOMEM;
+    for (size_t i = 0; i < up_count; i++)
+        by_name[i] = &up[i];
+    qsort(by_name, up_count, sizeof(*by_name), compare_by_name);
+
+    uint8_t input[SHMRING_NAME_MAX + 4];
+    size_t next = 0;
+    for (size_t n = 0; n < up_count; n++) {
+        const struct placement_node *node = by_name[n];
+        memcpy(input, node->name, node->name_length);
+        uint32_t count = node->weight * params->vnodes;
+        for (uint32_t i = 0; i < count; i++) {
+            input[node->name_length + 0] = (uint8_t)i;
+            input[node->name_length + 1] = (uint8_t)(i >> 8);
+            input[node->name_length + 2] = (uint8_t)(i >> 16);
+            input[node->name_length + 3] = (uint8_t)(i >> 24);
+            points[next].point =
+                shmring__hash64(params->hash, input, node->name_length + 4);
+            points[next].node_index = node->node_index;
+            points[next].reserved = 0;
+            next++;
+        }
+    }
+    free(by_name);
+    return shmring__points_sort(points, next);
+}

@@ -1,0 +1,256 @@
+/*
+ * Building snapshots from node sets, and node sets back from snapshots.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "nodeset_internal.h"
+#include "params_internal.h"
+#include "placement_internal.h"
+#include "snapshot_internal.h"
+
+static uint64_t align_up(uint64_t n)
+{
+    return (n + SNAPSHOT_ALIGN - 1) & ~(uint64_t)(SNAPSHOT_ALIGN - 1);
+}
+
+/* Places section S of SIZE bytes at *END (aligned) and advances *END past it. */
+static void layout_section(struct snapshot_section *s, uint64_t size, uint64_t *end)
+{
+    s->offset = align_up(*end);
+    s->size = size;
+    *end = s->offset + size;
+}
+
+static unsigned bucket_bits_for(uint64_t point_count)
+{
+    unsigned bits = 1;
+    while (bits < SNAPSHOT_BUCKET_BITS_MAX && (UINT64_C(1) << bits) < point_count)
+        bits++;
+    return bits;
+}
+
+static void hash_le32(XXH3_state_t *state, uint32_t v)
+{
+    uint8_t bytes[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+                        (uint8_t)(v >> 24)};
+    XXH3_64bits_update(state, bytes, sizeof(bytes));
+}
+
+/*
+ * The fingerprint hashes a canonical, byte-order-independent encoding of what the
+ * ring answers with: the parameters and every node (id, weight, state, name, address)
+ * in node-set order. Equal on every host for the same input.
+ */
+static uint64_t fingerprint_of(const shmring_nodeset_t *set, uint32_t table_size)
+{
+    static const char domain[] = "shmring fingerprint v1";
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, domain, sizeof(domain));
+    hash_le32(&state, (uint32_t)set->params.algorithm);
+    hash_le32(&state, (uint32_t)set->params.hash);
+    hash_le32(&state, set->params.vnodes);
+    hash_le32(&state, table_size);
+    hash_le32(&state, (uint32_t)set->count);
+    for (size_t i = 0; i < set->count; i++) {
+        const struct nodeset_node *n = &set->nodes[i];
+        hash_le32(&state, n->id);
+        hash_le32(&state, n->weight);
+        hash_le32(&state, (uint32_t)n->state);
+        hash_le32(&state, n->name_length);
+        XXH3_64bits_update(&state, n->name, n->name_length);
+        hash_le32(&state, n->address_length);
+        XXH3_64bits_update(&state, n->address, n->address_length);
+    }
+    return XXH3_64bits_digest(&state);
+}
+
+static void fill_buckets(const struct snapshot_point *points, uint32_t point_count,
+                         unsigned bits, uint32_t *buckets)
+{
+    /* buckets[b] is the first point whose top BITS bits are >= b. */
+    uint64_t bucket_count = UINT64_C(1) << bits;
+    uint32_t i = 0;
+    for (uint64_t b = 0; b < bucket_count; b++) {
+        while (i < point_count && (points[i].point >> (64 - bits)) < b)
+            i++;
+        buckets[b] = i;
+    }
+    buckets[bucket_count] = point_count;
+}
+
+int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *size)
+{
+    const shmring_params_t *params = &set->params;
+    int err = shmring_params_check(params);
+    if (err != 0)
+        return err;
+    if (set->count > SHMRING_NODES_MAX)
+        return SHMRING_ELIMIT;
+
+    struct placement_node *up = malloc((set->count ? set->count : 1) * sizeof(*up));
+    if (up == NULL)
+        return SHMRING_ENOMEM;
+    size_t up_count = 0;
+    uint64_t strings_size = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        const struct nodeset_node *n = &set->nodes[i];
+        strings_size += (uint64_t)n->name_length + 1 + n->address_length + 1;
+        if (n->state != SHMRING_STATE_UP)
+            continue;
+        up[up_count++] = (struct placement_node){
+            .name = n->name,
+            .name_length = n->name_length,
+            .address = n->address,
+            .weight = n->weight,
+            .node_index = (uint32_t)i,
+        };
+    }
+
+    /* Work out the sizes and refuse anything over a limit before allocating. */
+    uint64_t point_count = 0;
+    uint32_t table_size = 0;
+    unsigned bucket_bits = 0;
+    if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        if (up_count > 0) {
+            table_size = params->table_size
+                             ? params->table_size
+                             : shmring__maglev_default_size((uint32_t)up_count);
+            if (table_size == 0 || table_size < up_count)
+                err = SHMRING_ELIMIT;
+        }
+    } else {
+        point_count = params->algorithm == SHMRING_ALGORITHM_KETAMA
+                          ? shmring__ketama_point_count(up, up_count)
+                          : shmring__ring_point_count(up, up_count, params->vnodes);
+        if (point_count > SHMRING_POINTS_MAX)
+            err = SHMRING_ELIMIT;
+        else if (point_count > 0)
+            bucket_bits = bucket_bits_for(point_count);
+    }
+    if (err != 0) {
+        free(up);
+        return err;
+    }
+
+    struct snapshot_header header = {
+        .magic = SNAPSHOT_MAGIC,
+        .format_version = SNAPSHOT_FORMAT_VERSION,
+        .byte_order = SNAPSHOT_BYTE_ORDER_MARK,
+        .header_size = sizeof(struct snapshot_header),
+        .algorithm = (uint8_t)params->algorithm,
+        .hash = (uint8_t)params->hash,
+        .vnodes = params->vnodes,
+        .table_size = table_size,
+        .node_count = (uint32_t)set->count,
+        .up_count = (uint32_t)up_count,
+        .next_node_id = set->next_id,
+        .point_count = (uint32_t)point_count,
+        .bucket_bits = bucket_bits,
+    };
+    uint64_t end = sizeof(header);
+    layout_section(&header.nodes, set->count * sizeof(struct snapshot_node), &end);
+    layout_section(&header.strings, strings_size, &end);
+    layout_section(&header.points, point_count * sizeof(struct snapshot_point), &end);
+    layout_section(
+        &header.buckets,
+        point_count ? ((UINT64_C(1) << bucket_bits) + 1) * sizeof(uint32_t) : 0, &end);
+    layout_section(&header.table, (uint64_t)table_size * sizeof(uint32_t), &end);
+    header.total_size = align_up(end);
+    header.fingerprint = fingerprint_of(set, table_size);
+
+    /* Zeroed, so that padding and reserved fields are identical on every build. */
+    unsigned char *buf = calloc(1, header.total_size);
+    if (buf == NULL) {
+        free(up);
+        return SHMRING_ENOMEM;
+    }
+
+    struct snapshot_node *nodes = (struct snapshot_node *)(buf + header.nodes.offset);
+    char *strings = (char *)(buf + header.strings.offset);
+    uint32_t string_offset = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        const struct nodeset_node *n = &set->nodes[i];
+        nodes[i] = (struct snapshot_node){
+            .id = n->id,
+            .weight = n->weight,
+            .name_offset = string_offset,
+            .address_offset = string_offset + n->name_length + 1,
+            .name_length = n->name_length,
+            .address_length = n->address_length,
+            .state = (uint8_t)n->state,
+        };
+        memcpy(strings + string_offset, n->name, n->name_length + 1);
+        string_offset += n->name_length + 1u;
+        memcpy(strings + string_offset, n->address, n->address_length + 1);
+        string_offset += n->address_length + 1u;
+    }
+
+    if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        if (up_count > 0)
+            err = shmring__maglev_place(up, up_count, table_size,
+                                        (uint32_t *)(buf + header.table.offset));
+    } else if (point_count > 0) {
+        struct snapshot_point *points =
+            (struct snapshot_point *)(buf + header.points.offset);
+        err = params->algorithm == SHMRING_ALGORITHM_KETAMA
+                  ? shmring__ketama_place(up, up_count, points)
+                  : shmring__ring_place(up, up_count, params, points);
+        if (err == 0)
+            fill_buckets(points, (uint32_t)point_count, bucket_bits,
+                         (uint32_t *)(buf + header.buckets.offset));
+    }
+    free(up);
+    if (err != 0) {
+        free(buf);
+        return err;
+    }
+
+    memcpy(buf, &header, sizeof(header));
+    /* The checksum field is still zero here, which is how the validator reads it. */
+    uint64_t checksum = XXH3_64bits(buf, header.total_size);
+    memcpy(buf + offsetof(struct snapshot_header, checksum), &checksum, sizeof(checksum));
+
+    *buffer = buf;
+    *size = header.total_size;
+    return 0;
+}
+
+int shmring_nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+    const char *strings = snapshot_section_at(buffer, &h->strings);
+    shmring_nodeset_t *set;
+    int err = shmring_nodeset_new(&set);
+    if (err != 0)
+        return err;
+    shmring_params_t params = {
+        .algorithm = (shmring_algorithm_t)h->algorithm,
+        .hash = (shmring_hash_t)h->hash,
+        .vnodes = h->vnodes,
+        .table_size = 0,
+    };
+    /* Keep an explicit maglev table size only when it is not the default. */
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV &&
+        h->table_size != shmring__maglev_default_size(h->up_count))
+        params.table_size = h->table_size;
+    err = shmring_nodeset_set_params(set, &params);
+    for (uint32_t i = 0; err == 0 && i < h->node_count; i++) {
+        err = shmring__nodeset_add_with_id(
+            set, strings + nodes[i].name_offset, strings + nodes[i].address_offset,
+            nodes[i].weight, (shmring_state_t)nodes[i].state, nodes[i].id);
+    }
+    if (err != 0) {
+        shmring_nodeset_free(set);
+        return err;
+    }
+    shmring__nodeset_set_next_id(set, h->next_node_id);
+    *out = set;
+    return 0;
+}

@@ -1,0 +1,145 @@
+/*
+ * The snapshot format: one contiguous, position-independent buffer.
+ *
+ *   header  (256 bytes)
+ *   nodes   (node_count entries of struct snapshot_node)
+ *   strings (NUL-terminated names and addresses, referenced by offset)
+ *   points  (ring, ketama: point_count struct snapshot_point, sorted)
+ *   buckets (ring, ketama: 2^bucket_bits + 1 point indexes)
+ *   table   (maglev: table_size node indexes)
+ *
+ * Every section starts on a 64-byte boundary and is referenced by an offset from the
+ * start of the buffer, never by a pointer, so the same bytes work at any address in
+ * any process. Integers are in the writer's byte order, which the header records;
+ * a reader of the other byte order refuses the snapshot.
+ */
+#ifndef SHMRING_SNAPSHOT_INTERNAL_H
+#define SHMRING_SNAPSHOT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmring.h"
+#include "shmring_ctl.h"
+
+#define SNAPSHOT_MAGIC UINT64_C(0x3170616e73726873) /* "shrsnap1" little-endian */
+#define SNAPSHOT_FORMAT_VERSION 1u
+#define SNAPSHOT_BYTE_ORDER_MARK UINT32_C(0x01020304)
+#define SNAPSHOT_ALIGN 64u
+#define SNAPSHOT_BUCKET_BITS_MAX 24u
+
+struct snapshot_section {
+    uint64_t offset;
+    uint64_t size;
+};
+
+struct snapshot_header {
+    uint64_t magic;
+    uint32_t format_version;
+    uint32_t byte_order;
+    uint64_t total_size;
+    /* XXH3-64 of the whole buffer, read with this field as zero. */
+    uint64_t checksum;
+    /* Hash of the canonical node set and parameters (see snapshot_build.c). */
+    uint64_t fingerprint;
+    uint32_t header_size;
+    uint8_t algorithm;
+    uint8_t hash;
+    uint16_t reserved0;
+    uint32_t vnodes;
+    uint32_t table_size;
+    uint32_t node_count;
+    uint32_t up_count;
+    uint32_t next_node_id;
+    uint32_t point_count;
+    uint32_t bucket_bits;
+    uint32_t reserved1;
+    struct snapshot_section nodes;
+    struct snapshot_section strings;
+    struct snapshot_section points;
+    struct snapshot_section buckets;
+    struct snapshot_section table;
+    uint8_t reserved2[96];
+};
+
+_Static_assert(sizeof(struct snapshot_header) == 256, "header layout");
+
+struct snapshot_node {
+    uint32_t id;
+    uint32_t weight;
+    /* Offsets into the strings section. */
+    uint32_t name_offset;
+    uint32_t address_offset;
+    uint16_t name_length;
+    uint16_t address_length;
+    uint8_t state;
+    uint8_t reserved[3];
+};
+
+_Static_assert(sizeof(struct snapshot_node) == 24, "node layout");
+
+/*
+ * A point on the ring. The point and its owner share 16 bytes so that a lookup reads
+ * one cache line for both. Ketama's 32-bit points are stored shifted into the top
+ * half, with key hashes shifted alike, so one lookup routine serves both.
+ */
+struct snapshot_point {
+    uint64_t point;
+    uint32_t node_index;
+    uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct snapshot_point) == 16, "point layout");
+
+static inline const struct snapshot_header *snapshot_header(const void *buffer)
+{
+    return (const struct snapshot_header *)buffer;
+}
+
+static inline const void *snapshot_section_at(const void *buffer,
+                                              const struct snapshot_section *s)
+{
+    return (const unsigned char *)buffer + s->offset;
+}
+
+/* Copies node NODE_INDEX of a validated snapshot to *out. */
+void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
+                                 shmring_node_t *out);
+
+/*
+ * Node index of the owner of KEY_HASH in a validated snapshot (the caller has checked
+ * that up_count > 0). Kept in a header so the reader's hot path can inline it.
+ */
+static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        /* Multiply-high maps the hash onto [0, table_size) without a division. */
+        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
+        return table[slot];
+    }
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
+    uint64_t bucket = key_hash >> (64 - h->bucket_bits);
+    uint32_t i = buckets[bucket];
+    uint32_t end = buckets[bucket + 1];
+    /*
+     * Points in [buckets[b], buckets[b + 1]) share the hash's top bits; the first
+     * point >= the hash is in that range or, failing that, at its end.
+     */
+    while (i < end && points[i].point < key_hash)
+        i++;
+    if (i == h->point_count)
+        i = 0;
+    return points[i].node_index;
+}
+
+/*
+ * Fills FOUND with up to N (<= SHMRING_LOOKUP_N_MAX) distinct up nodes for KEY_HASH
+ * in preference order and returns how many (the caller has checked up_count > 0).
+ */
+int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
+                                       uint32_t *found, size_t n);
+
+#endif /* SHMRING_SNAPSHOT_INTERNAL_H */

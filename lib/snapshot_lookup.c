@@ -1,0 +1,157 @@
+/*
+ * Lookups on a validated snapshot. Nothing here checks bounds again: the validator
+ * has proved every index these functions follow.
+ */
+#include <string.h>
+
+#include "hash_internal.h"
+#include "snapshot_internal.h"
+
+void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
+                                 shmring_node_t *out)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *n =
+        (const struct snapshot_node *)snapshot_section_at(buffer, &h->nodes) + node_index;
+    const char *strings = snapshot_section_at(buffer, &h->strings);
+    out->id = n->id;
+    out->weight = n->weight;
+    memcpy(out->name, strings + n->name_offset, (size_t)n->name_length + 1);
+    memcpy(out->address, strings + n->address_offset, (size_t)n->address_length + 1);
+}
+
+static int ring_state(const struct snapshot_header *h)
+{
+    if (h->node_count == 0)
+        return SHMRING_EEMPTY;
+    if (h->up_count == 0)
+        return SHMRING_EALLDOWN;
+    return 0;
+}
+
+static uint64_t key_hash_of(const struct snapshot_header *h, const void *key, size_t len)
+{
+    return shmring__key_hash((shmring_algorithm_t)h->algorithm, (shmring_hash_t)h->hash,
+                             key, len);
+}
+
+int shmring_snapshot_lookup(const void *buffer, const void *key, size_t len,
+                            shmring_node_t *out)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    int err = ring_state(h);
+    if (err != 0)
+        return err;
+    uint32_t index = shmring__snapshot_owner(buffer, key_hash_of(h, key, len));
+    shmring__snapshot_node_copy(buffer, index, out);
+    return 0;
+}
+
+/* Appends NODE_INDEX to FOUND unless it is there already; returns the new count. */
+static size_t add_distinct(uint32_t *found, size_t count, uint32_t node_index)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (found[i] == node_index)
+            return count;
+    }
+    found[count] = node_index;
+    return count + 1;
+}
+
+/*
+ * Collects up to N distinct owners: ring types walk the points clockwise from the
+ * key's point; maglev walks the table forward from the key's slot. Both walks stop
+ * after one full turn, so they end even when fewer than N nodes are up.
+ */
+int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
+                                       uint32_t *found, size_t n)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    size_t wanted = n < h->up_count ? n : h->up_count;
+    size_t count = 0;
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
+        for (uint32_t step = 0; step < h->table_size && count < wanted; step++) {
+            count = add_distinct(found, count, table[slot]);
+            if (++slot == h->table_size)
+                slot = 0;
+        }
+        return (int)count;
+    }
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
+    uint64_t bucket = key_hash >> (64 - h->bucket_bits);
+    uint32_t i = buckets[bucket];
+    while (i < buckets[bucket + 1] && points[i].point < key_hash)
+        i++;
+    for (uint32_t step = 0; step < h->point_count && count < wanted; step++) {
+        if (i == h->point_count)
+            i = 0;
+        count = add_distinct(found, count, points[i].node_index);
+        i++;
+    }
+    return (int)count;
+}
+
+int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
+                              shmring_node_t *out, size_t n)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    if (n == 0)
+        return SHMRING_EINVAL;
+    int err = ring_state(h);
+    if (err != 0)
+        return err;
+    if (n > SHMRING_LOOKUP_N_MAX)
+        n = SHMRING_LOOKUP_N_MAX;
+    uint32_t found[SHMRING_LOOKUP_N_MAX];
+    int count =
+        shmring__snapshot_lookup_n_indexes(buffer, key_hash_of(h, key, len), found, n);
+    for (int i = 0; i < count; i++)
+        shmring__snapshot_node_copy(buffer, found[i], &out[i]);
+    return count;
+}
+
+void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    out->params.algorithm = (shmring_algorithm_t)h->algorithm;
+    out->params.hash = (shmring_hash_t)h->hash;
+    out->params.vnodes = h->vnodes;
+    out->params.table_size = h->table_size;
+    out->node_count = h->node_count;
+    out->up_count = h->up_count;
+    out->point_count =
+        h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
+    out->next_node_id = h->next_node_id;
+    out->size = h->total_size;
+    out->fingerprint = h->fingerprint;
+}
+
+void shmring_snapshot_shares(const void *buffer, double *shares)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    for (uint32_t i = 0; i < h->node_count; i++)
+        shares[i] = 0.0;
+    if (h->up_count == 0)
+        return;
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        for (uint32_t s = 0; s < h->table_size; s++)
+            shares[table[s]] += 1.0 / h->table_size;
+        return;
+    }
+    /* A point owns the arc from its predecessor (exclusive) up to itself; the first
+     * point also owns the wrap-around arc past the last one. */
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    const double ring_size = 18446744073709551616.0; /* 2^64 */
+    for (uint32_t i = 0; i < h->point_count; i++) {
+        uint64_t previous = points[i == 0 ? h->point_count - 1 : i - 1].point;
+        uint64_t arc = points[i].point - previous; /* wraps modulo 2^64 for i == 0 */
+        if (h->point_count == 1)
+            shares[points[i].node_index] += 1.0;
+        else
+            shares[points[i].node_index] += (double)arc / ring_size;
+    }
+}
