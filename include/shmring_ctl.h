@@ -195,6 +195,133 @@ SHMRING_API void shmring_snapshot_shares(const void *buffer, double *shares);
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_snapshot(const void *buffer,
                                                                  shmring_nodeset_t **out);
 
+/* ---- JSON node sets ------------------------------------------------------- */
+
+/* Where a JSON node set went wrong, filled by the JSON functions on failure. */
+typedef struct shmring_json_error {
+    /* 1-based line and column of a syntax error; 0 when the error is not syntax. */
+    int line;
+    int column;
+    /* The complete one-line message, e.g. "nodes[3].weight: must be an integer from 1
+     * to 65535" or "line 4, column 7: ...". */
+    char text[320];
+} shmring_json_error_t;
+
+/*
+ * Parses a JSON node set (see README.md) of LEN bytes into a new node set. Fields the
+ * text leaves out (algorithm, hash, vnodes, table_size) are taken from BASE (NULL:
+ * the defaults); a hash that BASE gives but the text's algorithm cannot use falls
+ * back to that algorithm's default (ketama: md5, others: xxh3). Node order in the
+ * text is node-set order; ids are 0, 1, ... (see shmring_nodeset_inherit_ids()).
+ * Returns 0, SHMRING_EJSON (with *error filled), or SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, size_t len,
+                                                             const shmring_params_t *base,
+                                                             shmring_nodeset_t **out,
+                                                             shmring_json_error_t *error);
+
+/*
+ * Writes SET as JSON that shmring_nodeset_from_json() reads back to the same node
+ * set and parameters (ids aside). *text is NUL-terminated and belongs to the caller
+ * (free()). Returns 0 or SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset_t *set,
+                                                           char **text);
+
+/* ---- Publication into shared memory --------------------------------------- */
+
+/* Checks a ring name: 1-200 bytes of [A-Za-z0-9_.-]. Returns 0 or SHMRING_EBADRING. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_name_check(const char *ring);
+
+/* What a ring's control object says. */
+typedef struct shmring_ring_status {
+    uint64_t generation;
+    uint64_t publish_count;
+    /* The last publisher's pid and the time of its publication (Unix seconds). */
+    int64_t publisher_pid;
+    int64_t published_at;
+    uid_t owner;
+    mode_t mode;
+} shmring_ring_status_t;
+
+/* Reads a ring's control object: 0, SHMRING_EBADRING, SHMRING_ENOENT,
+ * SHMRING_EACCES or SHMRING_ECONTROL. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_status(const char *ring,
+                                                       shmring_ring_status_t *out);
+
+/* A writer: holds a ring's writer lock from open to close. */
+typedef struct shmring_writer shmring_writer_t;
+
+/* Options for creating a ring; a NULL pointer means the defaults. */
+typedef struct shmring_create_options {
+    /* Permission bits of the ring's objects (default 0644). */
+    mode_t mode;
+    /* Group of the ring's objects, or (gid_t)-1 to keep the creator's. */
+    gid_t group;
+} shmring_create_options_t;
+
+/* Flags of shmring_writer_open(). */
+#define SHMRING_WRITER_CREATE 1u /* create the ring if it does not exist */
+#define SHMRING_WRITER_EXCL 2u   /* with CREATE: fail with SHMRING_EEXIST if it exists */
+
+/*
+ * Opens RING for writing: takes its writer lock (waiting for another writer to
+ * finish), then removes version objects that a killed writer left behind. Returns 0,
+ * SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM,
+ * SHMRING_ECONTROL or another negated errno value.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_writer_open(const char *ring, unsigned flags,
+                                                       const shmring_create_options_t *options,
+                                                       shmring_writer_t **out);
+
+/* Releases the lock and frees the writer (NULL is accepted). */
+SHMRING_API void shmring_writer_close(shmring_writer_t *w);
+
+/* The generation currently published (0: nothing published yet). */
+SHMRING_API uint64_t shmring_writer_generation(const shmring_writer_t *w);
+
+/*
+ * Copies the current version's node set into a new node set that the caller frees
+ * (an empty one with default parameters if nothing is published yet). Returns 0,
+ * SHMRING_ENOMEM, or the validation error of a corrupt current version.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_writer_nodeset(shmring_writer_t *w,
+                                                          shmring_nodeset_t **out);
+
+/*
+ * Maps the current version read-only (validated) for inspection: *buffer stays valid
+ * until shmring_writer_close(). Returns 0, SHMRING_ENOENT (nothing published) or a
+ * validation error.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_writer_snapshot(shmring_writer_t *w,
+                                                           const void **buffer,
+                                                           size_t *size);
+
+/*
+ * Builds SET's snapshot and publishes it as the next generation: a new object
+ * /shmring.RING.GEN, sized in full first (a full /dev/shm fails here with
+ * SHMRING_ENOSPC), written whole, then made current by one atomic store of GEN into
+ * the control object; the superseded object is then unlinked. On any error nothing
+ * is published and the ring is unchanged. Fills *generation if not NULL.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
+                                                          const shmring_nodeset_t *set,
+                                                          uint64_t *generation);
+
+/*
+ * Removes a ring: its control object and every version object. Readers that have it
+ * open keep answering from what they mapped. Returns 0, SHMRING_EBADRING,
+ * SHMRING_ENOENT or SHMRING_EACCES.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_destroy(const char *ring);
+
+/*
+ * Lists the rings on this host: *names is a NULL-terminated, sorted array of
+ * strings; free it with shmring_ring_list_free(). Returns 0 or SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_list(char ***names, size_t *count);
+SHMRING_API void shmring_ring_list_free(char **names);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,34 @@
+/* Helpers shared by the test programs. */
+#ifndef SHMRING_TEST_SUPPORT_H
+#define SHMRING_TEST_SUPPORT_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmring.h"
+#include "shmring_ctl.h"
+
+/* Runs SUITE in fork mode and returns the process exit status. */
+int test_run_suite(Suite *suite);
+
+/* A ring name unique to this process and call: "test-<pid>-<tag>-<n>". */
+const char *test_ring_name(const char *tag);
+
+/* A deterministic pseudo-random generator (splitmix64), for reproducible inputs. */
+uint64_t test_random(uint64_t *state);
+
+/* Writes the key number I as text into BUF (at least 32 bytes); returns its length. */
+size_t test_key(char *buf, uint64_t i);
+
+/*
+ * A node set of COUNT up nodes "node-0".. with addresses "10.0.<i/256>.<i%256>:11211"
+ * and weight 1, with the given parameters. Fails the test on error.
+ */
+shmring_nodeset_t *test_nodeset(size_t count, shmring_algorithm_t algorithm,
+                                shmring_hash_t hash);
+
+/* Builds and validates SET's snapshot; fails the test on error. */
+void *test_build(const shmring_nodeset_t *set, size_t *size);
+
+#endif
