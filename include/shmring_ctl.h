@@ -230,7 +230,11 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset
 
 /* ---- Publication into shared memory --------------------------------------- */
 
-/* Checks a ring name: 1-200 bytes of [A-Za-z0-9_.-]. Returns 0 or SHMRING_EBADRING. */
+/*
+ * Checks a ring name: 1-200 bytes of [A-Za-z0-9_.-], not "." or "..", and not ending
+ * in a dot followed by digits (that is how version objects are named). Returns 0 or
+ * SHMRING_EBADRING.
+ */
 SHMRING_API SHMRING_MUST_CHECK int shmring_ring_name_check(const char *ring);
 
 /* What a ring's control object says. */
@@ -248,6 +252,17 @@ typedef struct shmring_ring_status {
  * SHMRING_EACCES or SHMRING_ECONTROL. */
 SHMRING_API SHMRING_MUST_CHECK int shmring_ring_status(const char *ring,
                                                        shmring_ring_status_t *out);
+
+/*
+ * Copies the current version of RING (validated) into a new buffer that the caller
+ * frees with free(), without taking the writer lock: only read permission is needed.
+ * Fills *generation; when nothing is published yet, *buffer is NULL and *generation
+ * 0. Returns 0, SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EACCES, SHMRING_EOWNER or a
+ * validation error.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_snapshot(const char *ring,
+                                                         uint64_t *generation,
+                                                         void **buffer, size_t *size);
 
 /* A writer: holds a ring's writer lock from open to close. */
 typedef struct shmring_writer shmring_writer_t;
@@ -270,9 +285,9 @@ typedef struct shmring_create_options {
  * SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM,
  * SHMRING_ECONTROL or another negated errno value.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_writer_open(const char *ring, unsigned flags,
-                                                       const shmring_create_options_t *options,
-                                                       shmring_writer_t **out);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_open(const char *ring, unsigned flags,
+                    const shmring_create_options_t *options, shmring_writer_t **out);
 
 /* Releases the lock and frees the writer (NULL is accepted). */
 SHMRING_API void shmring_writer_close(shmring_writer_t *w);
@@ -293,9 +308,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_writer_nodeset(shmring_writer_t *w,
  * until shmring_writer_close(). Returns 0, SHMRING_ENOENT (nothing published) or a
  * validation error.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_writer_snapshot(shmring_writer_t *w,
-                                                           const void **buffer,
-                                                           size_t *size);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size);
 
 /*
  * Builds SET's snapshot and publishes it as the next generation: a new object
