@@ -1,0 +1,543 @@
+/* Tests of the reader library (lib/reader.c) against real shared memory, real
+ * threads and real processes. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu/uatomic.h>
+
+#include "control_internal.h"
+#include "test_support.h"
+
+static char ring[SHMRING_RING_NAME_MAX + 1];
+static shmring_writer_t *writer;
+
+static void setup(void)
+{
+    snprintf(ring, sizeof(ring), "%s", test_ring_name("reader"));
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &writer), 0);
+}
+
+static void teardown(void)
+{
+    shmring_writer_close(writer);
+    int err = shmring_ring_destroy(ring);
+    ck_assert(err == 0 || err == SHMRING_ENOENT);
+}
+
+static uint64_t publish(shmring_nodeset_t *set)
+{
+    uint64_t gen = 0;
+    ck_assert_int_eq(shmring_writer_publish(writer, set, &gen), 0);
+    return gen;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+START_TEST(test_open_errors)
+{
+    shmring_t *r = NULL;
+    ck_assert_int_eq(shmring_open("no-such-ring-for-this-test", &r), SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_open("bad/name", &r), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_open("x.5", &r), SHMRING_EBADRING);
+    ck_assert_ptr_null(r);
+    shmring_close(NULL);
+}
+END_TEST
+
+START_TEST(test_nothing_published_yet)
+{
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    ck_assert_uint_eq(shmring_generation(r), 0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), SHMRING_EEMPTY);
+    ck_assert_int_eq(shmring_lookup_n(r, "k", 1, &node, 1), SHMRING_EEMPTY);
+
+    shmring_nodeset_t *set = test_nodeset(3, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+    ck_assert_uint_eq(shmring_generation(r), 1);
+
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-1", SHMRING_STATE_DOWN), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-2", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 2);
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), SHMRING_EALLDOWN);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
+/* Every algorithm: the reader answers exactly what the snapshot it maps answers. */
+START_TEST(test_lookups_match_snapshot)
+{
+    static const shmring_algorithm_t algorithms[] = {
+        SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
+    shmring_algorithm_t algorithm = algorithms[_i];
+    shmring_nodeset_t *set = test_nodeset(
+        50, algorithm,
+        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    publish(set);
+    size_t size;
+    void *snapshot = test_build(set, &size);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    for (uint64_t i = 0; i < 20000; i++) {
+        char key[32];
+        size_t len = test_key(key, i);
+        shmring_node_t got, want;
+        ck_assert_int_eq(shmring_lookup(r, key, len, &got), 0);
+        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &want), 0);
+        ck_assert_uint_eq(got.id, want.id);
+        ck_assert_str_eq(got.name, want.name);
+        ck_assert_str_eq(got.address, want.address);
+
+        shmring_node_t three[3];
+        ck_assert_int_eq(shmring_lookup_n(r, key, len, three, 3), 3);
+        ck_assert_uint_eq(three[0].id, want.id);
+        ck_assert_uint_ne(three[1].id, three[0].id);
+        ck_assert_uint_ne(three[2].id, three[0].id);
+        ck_assert_uint_ne(three[2].id, three[1].id);
+    }
+    shmring_node_t many[SHMRING_LOOKUP_N_MAX];
+    ck_assert_int_eq(shmring_lookup_n(r, "k", 1, many, 0), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_lookup_n(r, "k", 1, many, SHMRING_LOOKUP_N_MAX), 50);
+    free(snapshot);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
+/* Finds a key whose owner is NAME under SET. */
+static size_t key_owned_by(const shmring_nodeset_t *set, const char *name, char *key)
+{
+    size_t size;
+    void *snapshot = test_build(set, &size);
+    for (uint64_t i = 0;; i++) {
+        size_t len = test_key(key, i);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &node), 0);
+        if (strcmp(node.name, name) == 0) {
+            free(snapshot);
+            return len;
+        }
+    }
+}
+
+START_TEST(test_follows_new_versions)
+{
+    shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    char key[32];
+    size_t len = key_owned_by(set, "node-4", key);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_eq(node.name, "node-4");
+
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 2);
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_ne(node.name, "node-4");
+    ck_assert_uint_eq(shmring_generation(r), 2);
+
+    /* Several versions published between two lookups: the reader jumps to the
+     * newest. */
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_UP), 0);
+    publish(set);
+    publish(set);
+    ck_assert_uint_eq(publish(set), 5);
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_eq(node.name, "node-4");
+    ck_assert_uint_eq(shmring_generation(r), 5);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
+/* Makes generation GEN current with an object holding BYTES, as a hostile or broken
+ * writer could, bypassing the publisher. */
+static void publish_raw(uint64_t gen, const void *bytes, size_t size)
+{
+    char name[OBJECT_NAME_MAX];
+    shmring__version_name(ring, gen, name);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, bytes, size), (ssize_t)size);
+    close(fd);
+    shmring__control_name(ring, name);
+    fd = shm_open(name, O_RDWR, 0);
+    ck_assert_int_ge(fd, 0);
+    struct control_block *control =
+        mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(control, MAP_FAILED);
+    close(fd);
+    uatomic_set(&control->generation, gen);
+    munmap(control, CONTROL_SIZE);
+}
+
+START_TEST(test_keeps_last_good_version)
+{
+    shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t before, after;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &before), 0);
+
+    /* A corrupt version 2: one flipped byte in a valid snapshot. */
+    size_t size;
+    unsigned char *bytes = test_build(set, &size);
+    bytes[size - 1] ^= 0x40;
+    publish_raw(2, bytes, size);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+    ck_assert_uint_eq(after.id, before.id);
+    ck_assert_uint_eq(shmring_generation(r), 1);
+    /* A new reader refuses the corrupt version with the validator's code. */
+    shmring_t *fresh;
+    ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_ECHECKSUM);
+
+    /* A version that vanished before the reader could open it. */
+    char name[OBJECT_NAME_MAX];
+    shmring__version_name(ring, 2, name);
+    ck_assert_int_eq(shm_unlink(name), 0);
+    publish_raw(3, bytes, 10);
+    shmring__version_name(ring, 3, name);
+    ck_assert_int_eq(shm_unlink(name), 0);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+    ck_assert_uint_eq(after.id, before.id);
+    ck_assert_uint_eq(shmring_generation(r), 1);
+    free(bytes);
+
+    /* The next good publication is picked up (after the retry interval). */
+    shmring_writer_close(writer);
+    ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, before.name, SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 4);
+    for (int i = 0; i < 100 && shmring_generation(r) != 4; i++)
+        sleep_ms(10);
+    ck_assert_uint_eq(shmring_generation(r), 4);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+    ck_assert_uint_ne(after.id, before.id);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
+START_TEST(test_survives_destroy_and_recreate)
+{
+    shmring_nodeset_t *set = test_nodeset(5, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    publish(set);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+    ck_assert_uint_eq(shmring_generation(r), 2);
+
+    shmring_writer_close(writer);
+    writer = NULL;
+    ck_assert_int_eq(shmring_ring_destroy(ring), 0);
+    /* Destroyed: the reader keeps answering from what it mapped. */
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+    ck_assert_uint_eq(shmring_generation(r), 2);
+
+    /* Re-created, with a different node set, starting again at generation 1. */
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &writer), 0);
+    shmring_nodeset_t *other =
+        test_nodeset(1, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(other), 1);
+    for (int i = 0; i < 100 && shmring_generation(r) != 1; i++)
+        sleep_ms(10);
+    ck_assert_uint_eq(shmring_generation(r), 1);
+    ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+    ck_assert_str_eq(node.name, "node-0");
+    shmring_nodeset_free(set);
+    shmring_nodeset_free(other);
+    shmring_close(r);
+}
+END_TEST
+
+/* Counts this process's mappings of RING's objects. */
+static int ring_mappings(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[1024], needle[OBJECT_NAME_MAX + 8];
+    snprintf(needle, sizeof(needle), "/dev/shm/shmring.%s", ring);
+    int count = 0;
+    while (fgets(line, sizeof(line), maps) != NULL)
+        count += strstr(line, needle) != NULL;
+    fclose(maps);
+    return count;
+}
+
+START_TEST(test_old_mappings_released)
+{
+    shmring_nodeset_t *set = test_nodeset(20, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    /* The writer in this process maps the control object too. */
+    int baseline = ring_mappings();
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t node;
+    for (int i = 0; i < 1000; i++) {
+        publish(set);
+        ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+    }
+    ck_assert_uint_eq(shmring_generation(r), 1001);
+    /* The control object and the current version: nothing older stays mapped. */
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    shmring_close(r);
+    ck_assert_int_eq(ring_mappings(), baseline);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/* ---- Threads sharing one handle ------------------------------------------- */
+
+#define THREADS 4
+#define KEYS 64
+
+/* Two node sets whose answers differ; every answer must be one of theirs. */
+struct shared_test {
+    shmring_t *reader;
+    uint32_t answer_a[KEYS];
+    uint32_t answer_b[KEYS];
+    int stop;
+    long lookups[THREADS];
+    int wrong[THREADS];
+    int backwards[THREADS];
+};
+
+struct thread_arg {
+    struct shared_test *test;
+    int index;
+};
+
+static void *reader_thread(void *p)
+{
+    struct thread_arg *arg = p;
+    struct shared_test *t = arg->test;
+    uint64_t last_gen = 0;
+    for (uint64_t i = 0; !uatomic_read(&t->stop); i++) {
+        char key[32];
+        size_t len = test_key(key, i % KEYS);
+        shmring_node_t node;
+        if (shmring_lookup(t->reader, key, len, &node) != 0 ||
+            (node.id != t->answer_a[i % KEYS] && node.id != t->answer_b[i % KEYS]))
+            t->wrong[arg->index]++;
+        uint64_t gen = shmring_generation(t->reader);
+        if (gen < last_gen)
+            t->backwards[arg->index]++;
+        last_gen = gen;
+        t->lookups[arg->index]++;
+    }
+    return NULL;
+}
+
+static void answers(const shmring_nodeset_t *set, uint32_t *ids)
+{
+    size_t size;
+    void *snapshot = test_build(set, &size);
+    for (uint64_t k = 0; k < KEYS; k++) {
+        char key[32];
+        size_t len = test_key(key, k);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &node), 0);
+        ids[k] = node.id;
+    }
+    free(snapshot);
+}
+
+START_TEST(test_threads_share_one_handle)
+{
+    shmring_nodeset_t *a = test_nodeset(30, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    shmring_nodeset_t *b = test_nodeset(30, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    for (int i = 0; i < 30; i += 2) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%d", i);
+        ck_assert_int_eq(shmring_nodeset_set_state(b, name, SHMRING_STATE_DOWN), 0);
+    }
+    struct shared_test *t = calloc(1, sizeof(*t));
+    answers(a, t->answer_a);
+    answers(b, t->answer_b);
+    publish(a);
+    int baseline = ring_mappings();
+    ck_assert_int_eq(shmring_open(ring, &t->reader), 0);
+
+    pthread_t threads[THREADS];
+    struct thread_arg args[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        args[i] = (struct thread_arg){t, i};
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, reader_thread, &args[i]), 0);
+    }
+    for (int v = 0; v < 300; v++) {
+        publish(v % 2 ? a : b);
+        if (v % 16 == 0)
+            sleep_ms(1);
+    }
+    uatomic_set(&t->stop, 1);
+    long total = 0;
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        ck_assert_int_eq(t->wrong[i], 0);
+        ck_assert_int_eq(t->backwards[i], 0);
+        ck_assert_int_gt(t->lookups[i], 0);
+        total += t->lookups[i];
+    }
+    ck_assert_int_gt(total, 0);
+    ck_assert_uint_eq(shmring_generation(t->reader), 301);
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    shmring_close(t->reader);
+    free(t);
+    shmring_nodeset_free(a);
+    shmring_nodeset_free(b);
+}
+END_TEST
+
+/* ---- Other processes ------------------------------------------------------ */
+
+START_TEST(test_forked_child_keeps_working)
+{
+    shmring_nodeset_t *set =
+        test_nodeset(10, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
+    publish(set);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    char key[32];
+    size_t len = key_owned_by(set, "node-7", key);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_eq(node.name, "node-7");
+
+    int to_child[2], from_child[2];
+    ck_assert_int_eq(pipe(to_child), 0);
+    ck_assert_int_eq(pipe(from_child), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* The child uses the handle it inherited: before and after a publication. */
+        char go;
+        int ok =
+            shmring_lookup(r, key, len, &node) == 0 && strcmp(node.name, "node-7") == 0;
+        if (read(to_child[0], &go, 1) != 1)
+            _exit(2);
+        ok = ok && shmring_lookup(r, key, len, &node) == 0 &&
+             strcmp(node.name, "node-7") != 0 && shmring_generation(r) == 2;
+        char result = ok ? 'y' : 'n';
+        _exit(write(from_child[1], &result, 1) == 1 ? 0 : 3);
+    }
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-7", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 2);
+    ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+    char result = 0;
+    ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+    ck_assert_int_eq(result, 'y');
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
+START_TEST(test_reader_process_sees_live_updates)
+{
+    /* A separate process opens the ring itself and answers lookups on request. */
+    shmring_nodeset_t *set = test_nodeset(8, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    char key[32];
+    size_t len = key_owned_by(set, "node-3", key);
+    int to_child[2], from_child[2];
+    ck_assert_int_eq(pipe(to_child), 0);
+    ck_assert_int_eq(pipe(from_child), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* Close the parent's ends, or the command pipe would never reach EOF. */
+        close(to_child[1]);
+        close(from_child[0]);
+        shmring_t *r;
+        if (shmring_open(ring, &r) != 0)
+            _exit(2);
+        char command;
+        while (read(to_child[0], &command, 1) == 1) {
+            shmring_node_t node;
+            if (shmring_lookup(r, key, len, &node) != 0)
+                _exit(3);
+            if (write(from_child[1], &node.id, sizeof(node.id)) != sizeof(node.id))
+                _exit(4);
+        }
+        shmring_close(r);
+        _exit(0);
+    }
+    uint32_t ids[3];
+    for (int round = 0; round < 3; round++) {
+        if (round == 1)
+            ck_assert_int_eq(shmring_nodeset_set_state(set, "node-3", SHMRING_STATE_DOWN),
+                             0);
+        if (round == 2)
+            ck_assert_int_eq(shmring_nodeset_set_state(set, "node-3", SHMRING_STATE_UP),
+                             0);
+        if (round > 0)
+            publish(set);
+        ck_assert_int_eq(write(to_child[1], "?", 1), 1);
+        ck_assert_int_eq(read(from_child[0], &ids[round], sizeof(ids[round])),
+                         sizeof(ids[round]));
+    }
+    ck_assert_uint_eq(ids[0], 3);
+    ck_assert_uint_ne(ids[1], 3);
+    ck_assert_uint_eq(ids[2], 3);
+    close(to_child[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+static Suite *reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_test(core, test_open_errors);
+    tcase_add_test(core, test_nothing_published_yet);
+    tcase_add_loop_test(core, test_lookups_match_snapshot, 0, 3);
+    tcase_add_test(core, test_follows_new_versions);
+    suite_add_tcase(s, core);
+
+    TCase *resilience = tcase_create("resilience");
+    tcase_add_checked_fixture(resilience, setup, teardown);
+    tcase_add_test(resilience, test_keeps_last_good_version);
+    tcase_add_test(resilience, test_survives_destroy_and_recreate);
+    tcase_add_test(resilience, test_old_mappings_released);
+    tcase_set_timeout(resilience, 60);
+    suite_add_tcase(s, resilience);
+
+    TCase *concurrency = tcase_create("concurrency");
+    tcase_add_checked_fixture(concurrency, setup, teardown);
+    tcase_add_test(concurrency, test_threads_share_one_handle);
+    tcase_add_test(concurrency, test_forked_child_keeps_working);
+    tcase_add_test(concurrency, test_reader_process_sees_live_updates);
+    tcase_set_timeout(concurrency, 120);
+    suite_add_tcase(s, concurrency);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(reader_suite());
+}
