@@ -1,0 +1,571 @@
+/*
+ * JSON node sets: reading a node set from JSON text, with the path of the offending
+ * value in every error message, and writing a node set as JSON that reads back to
+ * the same nodes and parameters.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "shmring_ctl.h"
+
+/*
+ * Error messages quote keys and values from the document. They are cut after
+ * QUOTE_MAX bytes, so that a message always fits shmring_json_error_t's text: the
+ * longest path ("nodes[<20 digits>]." and a quoted key) plus the longest message
+ * with a quoted value stays well under 320 bytes.
+ */
+#define QUOTE_MAX 64
+#define QUOTED_SIZE (QUOTE_MAX + 8)
+#define PATH_SIZE 128
+
+/* ---- Error messages ------------------------------------------------------- */
+
+/* Length of the UTF-8 sequence that starts at P, never past a NUL or a byte that
+ * cannot continue it (the text comes from Jansson, which has checked it already). */
+static size_t utf8_sequence_length(const unsigned char *p)
+{
+    size_t wanted = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+    size_t length = 1;
+    while (length < wanted && (p[length] & 0xc0) == 0x80)
+        length++;
+    return length;
+}
+
+/*
+ * Writes VALUE into BUF (QUOTED_SIZE bytes) as a double-quoted string with JSON's
+ * escapes, cut short with "..." after QUOTE_MAX bytes: whatever the document holds,
+ * the message stays one line of bounded length, and a cut never splits an escape or
+ * a UTF-8 sequence.
+ */
+static void quote(char *buf, const char *value)
+{
+    size_t used = 0;
+    buf[used++] = '"';
+    const unsigned char *p = (const unsigned char *)value;
+    while (*p != '\0') {
+        char unit[8];
+        size_t unit_length;
+        size_t consumed = 1;
+        if (*p == '"' || *p == '\\') {
+            unit[0] = '\\';
+            unit[1] = (char)*p;
+            unit_length = 2;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+            unit[0] = '\\';
+            unit[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+            unit_length = 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            unit_length = (size_t)snprintf(unit, sizeof(unit), "\\u%04x", (unsigned)*p);
+        } else {
+            consumed = utf8_sequence_length(p);
+            memcpy(unit, p, consumed);
+            unit_length = consumed;
+        }
+        if (used - 1 + unit_length > QUOTE_MAX) {
+            memcpy(buf + used, "...", 3);
+            used += 3;
+            break;
+        }
+        memcpy(buf + used, unit, unit_length);
+        used += unit_length;
+        p += consumed;
+    }
+    buf[used++] = '"';
+    buf[used] = '\0';
+}
+
+/* Whether KEY can stand unquoted in a path: a plain identifier like the format's own
+ * field names. */
+static bool key_is_plain(const char *key)
+{
+    size_t length = strlen(key);
+    if (length == 0 || length > QUOTE_MAX)
+        return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = key[i];
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (!plain)
+            return false;
+    }
+    return true;
+}
+
+/* Writes the path of member KEY of the object at PARENT (NULL for the root), e.g.
+ * "nodes[3].weight", or `nodes[0]."odd key"` for a key that is not plain. */
+static void path_of_key(char *buf, const char *parent, const char *key)
+{
+    char quoted[QUOTED_SIZE];
+    const char *shown = key;
+    if (!key_is_plain(key)) {
+        quote(quoted, key);
+        shown = quoted;
+    }
+    if (parent == NULL)
+        snprintf(buf, PATH_SIZE, "%s", shown);
+    else
+        snprintf(buf, PATH_SIZE, "%s.%s", parent, shown);
+}
+
+/* Fills ERROR's text with "PATH: " and the formatted message; returns SHMRING_EJSON. */
+__attribute__((format(printf, 3, 0))) static int error_vset(shmring_json_error_t *error,
+                                                            const char *path,
+                                                            const char *format,
+                                                            va_list args)
+{
+    int used = snprintf(error->text, sizeof(error->text), "%s: ", path);
+    if (used > 0 && (size_t)used < sizeof(error->text))
+        vsnprintf(error->text + used, sizeof(error->text) - (size_t)used, format, args);
+    return SHMRING_EJSON;
+}
+
+/* Reports the value at PATH, e.g. "nodes[3]", with a message. */
+__attribute__((format(printf, 3, 4))) static int
+path_error(shmring_json_error_t *error, const char *path, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    int err = error_vset(error, path, format, args);
+    va_end(args);
+    return err;
+}
+
+/* Like path_error() for member KEY of the object at PARENT (NULL for the root). */
+__attribute__((format(printf, 4, 5))) static int member_error(shmring_json_error_t *error,
+                                                              const char *parent,
+                                                              const char *key,
+                                                              const char *format, ...)
+{
+    char path[PATH_SIZE];
+    path_of_key(path, parent, key);
+    va_list args;
+    va_start(args, format);
+    int err = error_vset(error, path, format, args);
+    va_end(args);
+    return err;
+}
+
+/* Reports an error of Jansson's parser: a syntax error, a duplicate key, an invalid
+ * UTF-8 sequence, a number too large for an integer, or no memory. */
+static int syntax_error(const json_error_t *syntax, shmring_json_error_t *error)
+{
+    /* Jansson reports most allocation failures by their code, but one that happens
+     * before parsing starts (the lexer's buffer) leaves the message empty. */
+    if (json_error_code(syntax) == json_error_out_of_memory || syntax->text[0] == '\0')
+        return SHMRING_ENOMEM;
+    if (syntax->line < 1) {
+        /* Jansson gives no position only for errors outside the text (a NULL text). */
+        snprintf(error->text, sizeof(error->text), "%s", syntax->text);
+    } else {
+        error->line = syntax->line;
+        /* Jansson gives the column of the character it stopped at, counting from 1,
+         * but 0 when it stopped at the end of the input right after a newline or at
+         * an empty input; an editor's cursor is in column 1 there. */
+        error->column = syntax->column > 0 ? syntax->column : 1;
+        snprintf(error->text, sizeof(error->text), "line %d, column %d: %s", error->line,
+                 error->column, syntax->text);
+    }
+    /* Jansson quotes the token it stopped at verbatim ("near '...'"), and that token
+     * may hold a control character; the message must stay one printable line. */
+    for (char *c = error->text; *c != '\0'; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    }
+    return SHMRING_EJSON;
+}
+
+/* ---- Reading -------------------------------------------------------------- */
+
+/* Reads an integer from MIN to MAX. A string, a real (even 2.0), a boolean or null is
+ * refused, so that "5" or 1.5 is never silently taken for a number. */
+static bool integer_in_range(const json_t *value, json_int_t min, json_int_t max,
+                             uint32_t *out)
+{
+    if (!json_is_integer(value))
+        return false;
+    json_int_t n = json_integer_value(value);
+    if (n < min || n > max)
+        return false;
+    *out = (uint32_t)n;
+    return true;
+}
+
+static shmring_hash_t default_hash(shmring_algorithm_t algorithm)
+{
+    return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+}
+
+static int read_algorithm(const json_t *value, shmring_algorithm_t *out,
+                          shmring_json_error_t *error)
+{
+    if (!json_is_string(value))
+        return path_error(error, "algorithm", "must be a string");
+    if (shmring_algorithm_parse(json_string_value(value), out) != 0) {
+        char quoted[QUOTED_SIZE];
+        quote(quoted, json_string_value(value));
+        return path_error(error, "algorithm",
+                          "unknown algorithm %s (expected ring, maglev or ketama)",
+                          quoted);
+    }
+    return 0;
+}
+
+static int read_hash(const json_t *value, shmring_hash_t *out,
+                     shmring_json_error_t *error)
+{
+    if (!json_is_string(value))
+        return path_error(error, "hash", "must be a string");
+    if (shmring_hash_parse(json_string_value(value), out) != 0) {
+        char quoted[QUOTED_SIZE];
+        quote(quoted, json_string_value(value));
+        return path_error(error, "hash",
+                          "unknown hash %s (expected xxh3, md5, crc32, fnv1a or murmur3)",
+                          quoted);
+    }
+    return 0;
+}
+
+static int read_table_size(const json_t *value, uint32_t *out,
+                           shmring_json_error_t *error)
+{
+    /* shmring_params_check() is the one place that knows which sizes a maglev table
+     * may have; ask it about this size alone, before the other fields are known. */
+    shmring_params_t probe;
+    shmring_params_default(&probe);
+    if (!integer_in_range(value, 0, SHMRING_POINTS_MAX, &probe.table_size) ||
+        shmring_params_check(&probe) != 0)
+        return path_error(error, "table_size",
+                          "must be a prime number up to %u, or 0 for the default",
+                          SHMRING_POINTS_MAX);
+    *out = probe.table_size;
+    return 0;
+}
+
+/* Reads the node at INDEX of the "nodes" array and appends it to SET. */
+static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
+                     shmring_json_error_t *error)
+{
+    char path[PATH_SIZE];
+    snprintf(path, sizeof(path), "nodes[%zu]", index);
+    if (!json_is_object(node))
+        return path_error(error, path, "must be an object");
+
+    const char *name = NULL;
+    const char *address = NULL;
+    uint32_t weight = 1;
+    shmring_state_t state = SHMRING_STATE_UP;
+    const char *key;
+    json_t *value;
+    json_object_foreach(node, key, value)
+    {
+        if (strcmp(key, "name") == 0) {
+            if (!json_is_string(value))
+                return member_error(error, path, key, "must be a string");
+            name = json_string_value(value);
+            if (shmring_node_name_check(name) != 0)
+                return member_error(error, path, key,
+                                    "must be 1-%d bytes without control characters",
+                                    SHMRING_NAME_MAX);
+        } else if (strcmp(key, "address") == 0) {
+            if (!json_is_string(value))
+                return member_error(error, path, key, "must be a string");
+            address = json_string_value(value);
+            if (shmring_node_address_check(address) != 0)
+                return member_error(error, path, key,
+                                    "must be 1-%d bytes without control characters",
+                                    SHMRING_ADDRESS_MAX);
+        } else if (strcmp(key, "weight") == 0) {
+            if (!integer_in_range(value, 1, SHMRING_WEIGHT_MAX, &weight))
+                return member_error(error, path, key, "must be an integer from 1 to %d",
+                                    SHMRING_WEIGHT_MAX);
+        } else if (strcmp(key, "state") == 0) {
+            const char *text = json_is_string(value) ? json_string_value(value) : "";
+            if (strcmp(text, "up") == 0)
+                state = SHMRING_STATE_UP;
+            else if (strcmp(text, "down") == 0)
+                state = SHMRING_STATE_DOWN;
+            else
+                return member_error(error, path, key, "must be \"up\" or \"down\"");
+        } else {
+            return member_error(error, path, key, "unknown field");
+        }
+    }
+    if (name == NULL)
+        return member_error(error, path, "name", "required string is missing");
+
+    int err = shmring_nodeset_add(set, name, address, weight, state, NULL);
+    if (err == SHMRING_EDUPLICATE) {
+        char quoted[QUOTED_SIZE];
+        quote(quoted, name);
+        return member_error(error, path, "name", "duplicate node name %s", quoted);
+    }
+    if (err == SHMRING_ELIMIT)
+        return path_error(error, path, "a node set holds at most %u nodes",
+                          SHMRING_NODES_MAX);
+    if (err != 0 && err != SHMRING_ENOMEM)
+        return path_error(error, path, "%s", shmring_strerror(err));
+    return err;
+}
+
+static int read_nodes(json_t *nodes, shmring_nodeset_t *set, shmring_json_error_t *error)
+{
+    if (!json_is_array(nodes))
+        return path_error(error, "nodes", "must be an array");
+    size_t index;
+    json_t *node;
+    json_array_foreach(nodes, index, node)
+    {
+        int err = read_node(node, index, set, error);
+        if (err != 0)
+            return err;
+    }
+    return 0;
+}
+
+/*
+ * Settles the parameters once every field is read. A hash that the document gives
+ * must suit its algorithm; a hash that only BASE gives was chosen for BASE's own
+ * algorithm, so it falls back to the document's algorithm's default when that
+ * algorithm cannot use it (a ring file switched to "ketama" must not need "hash" too).
+ */
+static int settle_params(shmring_params_t *params, bool hash_given,
+                         shmring_json_error_t *error)
+{
+    int err = shmring_params_check(params);
+    if (err == SHMRING_EBADHASH && !hash_given) {
+        params->hash = default_hash(params->algorithm);
+        err = shmring_params_check(params);
+    }
+    if (err == SHMRING_EBADHASH && hash_given) {
+        return path_error(
+            error, "hash", "\"%s\" cannot be used with algorithm \"%s\" (expected %s)",
+            shmring_hash_name(params->hash), shmring_algorithm_name(params->algorithm),
+            shmring_hash_name(default_hash(params->algorithm)));
+    }
+    if (err != 0) {
+        /* Every field the document gives was checked as it was read, so what is
+         * wrong came from BASE: the caller's mistake, not the document's. */
+        snprintf(error->text, sizeof(error->text), "base parameters: %s",
+                 shmring_strerror(err));
+        return SHMRING_EINVAL;
+    }
+    return 0;
+}
+
+static int read_document(json_t *root, shmring_params_t *params, shmring_nodeset_t *set,
+                         shmring_json_error_t *error)
+{
+    if (!json_is_object(root))
+        return path_error(error, "(root)", "must be an object");
+
+    bool hash_given = false;
+    bool nodes_given = false;
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value)
+    {
+        int err;
+        if (strcmp(key, "algorithm") == 0) {
+            err = read_algorithm(value, &params->algorithm, error);
+        } else if (strcmp(key, "hash") == 0) {
+            err = read_hash(value, &params->hash, error);
+            hash_given = true;
+        } else if (strcmp(key, "vnodes") == 0) {
+            err = integer_in_range(value, 1, SHMRING_VNODES_MAX, &params->vnodes)
+                      ? 0
+                      : path_error(error, "vnodes", "must be an integer from 1 to %d",
+                                   SHMRING_VNODES_MAX);
+        } else if (strcmp(key, "table_size") == 0) {
+            err = read_table_size(value, &params->table_size, error);
+        } else if (strcmp(key, "nodes") == 0) {
+            err = read_nodes(value, set, error);
+            nodes_given = true;
+        } else {
+            err = member_error(error, NULL, key, "unknown field");
+        }
+        if (err != 0)
+            return err;
+    }
+    if (!nodes_given)
+        return path_error(error, "nodes", "required array is missing");
+
+    int err = settle_params(params, hash_given, error);
+    if (err != 0)
+        return err;
+    return shmring_nodeset_set_params(set, params);
+}
+
+int shmring_nodeset_from_json(const char *text, size_t len, const shmring_params_t *base,
+                              shmring_nodeset_t **out, shmring_json_error_t *error)
+{
+    shmring_json_error_t unused;
+    if (error == NULL)
+        error = &unused;
+    error->line = 0;
+    error->column = 0;
+    error->text[0] = '\0';
+
+    shmring_params_t params;
+    if (base != NULL)
+        params = *base;
+    else
+        shmring_params_default(&params);
+
+    /* JSON_DECODE_ANY lets a document that is a bare string, number or null reach the
+     * "(root): must be an object" check, like an array does, instead of failing as a
+     * syntax error. */
+    json_error_t syntax;
+    memset(&syntax, 0, sizeof(syntax));
+    json_t *root =
+        json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &syntax);
+    int err;
+    if (root == NULL) {
+        err = syntax_error(&syntax, error);
+    } else {
+        shmring_nodeset_t *set;
+        err = shmring_nodeset_new(&set);
+        if (err == 0) {
+            err = read_document(root, &params, set, error);
+            if (err == 0)
+                *out = set;
+            else
+                shmring_nodeset_free(set);
+        }
+        json_decref(root);
+    }
+    if (err != 0 && error->text[0] == '\0')
+        snprintf(error->text, sizeof(error->text), "%s", shmring_strerror(err));
+    return err;
+}
+
+/* ---- Writing -------------------------------------------------------------- */
+
+/*
+ * Whether TEXT is valid UTF-8 by Jansson's rules (no overlong forms, no surrogates,
+ * nothing above U+10FFFF). JSON text is UTF-8 (RFC 8259, section 8.1), but a node
+ * name or address is any bytes without control characters, so a node set made
+ * elsewhere may hold one that JSON cannot carry.
+ */
+static bool utf8_valid(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p != '\0') {
+        size_t length;
+        unsigned char low = 0x80;
+        unsigned char high = 0xbf;
+        if (*p < 0x80) {
+            p++;
+            continue;
+        } else if (*p >= 0xc2 && *p <= 0xdf) {
+            length = 2;
+        } else if (*p >= 0xe0 && *p <= 0xef) {
+            length = 3;
+            if (*p == 0xe0)
+                low = 0xa0; /* overlong */
+            else if (*p == 0xed)
+                high = 0x9f; /* UTF-16 surrogates */
+        } else if (*p >= 0xf0 && *p <= 0xf4) {
+            length = 4;
+            if (*p == 0xf0)
+                low = 0x90; /* overlong */
+            else if (*p == 0xf4)
+                high = 0x8f; /* above U+10FFFF */
+        } else {
+            return false;
+        }
+        if (p[1] < low || p[1] > high)
+            return false;
+        for (size_t i = 2; i < length; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return false;
+        }
+        p += length;
+    }
+    return true;
+}
+
+/* Sets KEY of OBJECT to the string TEXT, which the caller has checked is UTF-8. */
+static int set_string(json_t *object, const char *key, const char *text)
+{
+    return json_object_set_new(object, key, json_stringn_nocheck(text, strlen(text)));
+}
+
+static int write_node(json_t *nodes, const shmring_node_info_t *node)
+{
+    if (!utf8_valid(node->name))
+        return SHMRING_EBADNAME;
+    if (!utf8_valid(node->address))
+        return SHMRING_EBADADDRESS;
+    json_t *object = json_object();
+    /* On failure Jansson releases OBJECT; on success NODES owns it. */
+    if (json_array_append_new(nodes, object) != 0 ||
+        set_string(object, "name", node->name) != 0 ||
+        set_string(object, "address", node->address) != 0 ||
+        json_object_set_new(object, "weight", json_integer(node->weight)) != 0 ||
+        set_string(object, "state", node->state == SHMRING_STATE_DOWN ? "down" : "up") !=
+            0)
+        return SHMRING_ENOMEM;
+    return 0;
+}
+
+static int write_document(const shmring_nodeset_t *set, json_t *root)
+{
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    /* The key order here is the order of the output (JSON_PRESERVE_ORDER). */
+    if (set_string(root, "algorithm", shmring_algorithm_name(params.algorithm)) != 0 ||
+        set_string(root, "hash", shmring_hash_name(params.hash)) != 0 ||
+        json_object_set_new(root, "vnodes", json_integer(params.vnodes)) != 0 ||
+        (params.table_size != 0 &&
+         json_object_set_new(root, "table_size", json_integer(params.table_size)) != 0))
+        return SHMRING_ENOMEM;
+    /* On failure Jansson releases NODES; on success ROOT owns it. */
+    json_t *nodes = json_array();
+    if (json_object_set_new(root, "nodes", nodes) != 0)
+        return SHMRING_ENOMEM;
+
+    size_t count = shmring_nodeset_count(set);
+    for (size_t i = 0; i < count; i++) {
+        shmring_node_info_t node;
+        int err = shmring_nodeset_get(set, i, &node);
+        if (err == 0)
+            err = write_node(nodes, &node);
+        if (err != 0)
+            return err;
+    }
+    return 0;
+}
+
+int shmring_nodeset_to_json(const shmring_nodeset_t *set, char **text)
+{
+    json_t *root = json_object();
+    if (root == NULL)
+        return SHMRING_ENOMEM;
+    int err = write_document(set, root);
+    if (err != 0) {
+        json_decref(root);
+        return err;
+    }
+
+    /* json_dumps() would return memory from Jansson's allocator, which a program may
+     * replace (json_set_alloc_funcs()); the caller frees *text with free(), so dump
+     * into a buffer of our own, with room for the final newline. */
+    const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
+    size_t length = json_dumpb(root, NULL, 0, flags);
+    char *buffer = length != 0 ? malloc(length + 2) : NULL;
+    if (buffer == NULL || json_dumpb(root, buffer, length, flags) != length) {
+        free(buffer);
+        json_decref(root);
+        return SHMRING_ENOMEM;
+    }
+    json_decref(root);
+    buffer[length] = '\n';
+    buffer[length + 1] = '\0';
+    *text = buffer;
+    return 0;
+}
