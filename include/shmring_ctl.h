@@ -100,8 +100,8 @@ SHMRING_API void shmring_nodeset_params(const shmring_nodeset_t *set,
                                         shmring_params_t *out);
 
 /*
- * Checks a node name (1-255 bytes, no control characters) or an address (1-255
- * bytes, no control characters). Return 0, SHMRING_EBADNAME or SHMRING_EBADADDRESS.
+ * Checks a node name or an address: 1-255 bytes of valid UTF-8 without control
+ * characters. Return 0, SHMRING_EBADNAME or SHMRING_EBADADDRESS.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_node_name_check(const char *name);
 SHMRING_API SHMRING_MUST_CHECK int shmring_node_address_check(const char *address);
@@ -109,7 +109,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_node_address_check(const char *addres
 /*
  * Appends a node with a new id; ADDRESS NULL means the name. Returns 0 and fills *id
  * (if not NULL), or SHMRING_EBADNAME, SHMRING_EBADADDRESS, SHMRING_EBADWEIGHT,
- * SHMRING_EDUPLICATE, SHMRING_ELIMIT or SHMRING_ENOMEM; on error the set is unchanged.
+ * SHMRING_EDUPLICATE, SHMRING_ELIMIT, SHMRING_EINVAL (bad state) or SHMRING_ENOMEM; on
+ * error the set is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_add(shmring_nodeset_t *set, const char *name, const char *address,
@@ -190,7 +191,8 @@ SHMRING_API void shmring_snapshot_shares(const void *buffer, double *shares);
 
 /*
  * Recreates the node set a snapshot was built from (nodes, ids, parameters).
- * Returns 0 or SHMRING_ENOMEM.
+ * Returns 0, SHMRING_ENOMEM, or SHMRING_EBADNODE when the snapshot holds two nodes
+ * of the same name (which the validator, run by every reader, does not look for).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_snapshot(const void *buffer,
                                                                  shmring_nodeset_t **out);

@@ -445,51 +445,8 @@ int shmring_nodeset_from_json(const char *text, size_t len, const shmring_params
 
 /* ---- Writing -------------------------------------------------------------- */
 
-/*
- * Whether TEXT is valid UTF-8 by Jansson's rules (no overlong forms, no surrogates,
- * nothing above U+10FFFF). JSON text is UTF-8 (RFC 8259, section 8.1), but a node
- * name or address is any bytes without control characters, so a node set made
- * elsewhere may hold one that JSON cannot carry.
- */
-static bool utf8_valid(const char *text)
-{
-    const unsigned char *p = (const unsigned char *)text;
-    while (*p != '\0') {
-        size_t length;
-        unsigned char low = 0x80;
-        unsigned char high = 0xbf;
-        if (*p < 0x80) {
-            p++;
-            continue;
-        } else if (*p >= 0xc2 && *p <= 0xdf) {
-            length = 2;
-        } else if (*p >= 0xe0 && *p <= 0xef) {
-            length = 3;
-            if (*p == 0xe0)
-                low = 0xa0; /* overlong */
-            else if (*p == 0xed)
-                high = 0x9f; /* UTF-16 surrogates */
-        } else if (*p >= 0xf0 && *p <= 0xf4) {
-            length = 4;
-            if (*p == 0xf0)
-                low = 0x90; /* overlong */
-            else if (*p == 0xf4)
-                high = 0x8f; /* above U+10FFFF */
-        } else {
-            return false;
-        }
-        if (p[1] < low || p[1] > high)
-            return false;
-        for (size_t i = 2; i < length; i++) {
-            if ((p[i] & 0xc0) != 0x80)
-                return false;
-        }
-        p += length;
-    }
-    return true;
-}
-
-/* Sets KEY of OBJECT to the string TEXT, which the caller has checked is UTF-8. */
+/* Sets KEY of OBJECT to the string TEXT: node sets hold only valid UTF-8 (see
+ * shmring_node_name_check()), so Jansson need not check it again. */
 static int set_string(json_t *object, const char *key, const char *text)
 {
     return json_object_set_new(object, key, json_stringn_nocheck(text, strlen(text)));
@@ -497,10 +454,6 @@ static int set_string(json_t *object, const char *key, const char *text)
 
 static int write_node(json_t *nodes, const shmring_node_info_t *node)
 {
-    if (!utf8_valid(node->name))
-        return SHMRING_EBADNAME;
-    if (!utf8_valid(node->address))
-        return SHMRING_EBADADDRESS;
     json_t *object = json_object();
     /* On failure Jansson releases OBJECT; on success NODES owns it. */
     if (json_array_append_new(nodes, object) != 0 ||

@@ -7,6 +7,7 @@
 
 #include "hash_internal.h"
 #include "nodeset_internal.h"
+#include "text_internal.h"
 
 int shmring_nodeset_new(shmring_nodeset_t **out)
 {
@@ -44,19 +45,10 @@ void shmring_nodeset_params(const shmring_nodeset_t *set, shmring_params_t *out)
     *out = set->params;
 }
 
-/* Both names and addresses are printable text of 1-255 bytes: no NUL can occur in a C
- * string, and control characters would corrupt ringctl's line-oriented output. */
 static int text_check(const char *text, size_t max)
 {
     size_t len = strnlen(text, max + 1);
-    if (len == 0 || len > max)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c < 0x20 || c == 0x7f)
-            return -1;
-    }
-    return 0;
+    return len > 0 && len <= max && shmring__text_valid(text, len) ? 0 : -1;
 }
 
 int shmring_node_name_check(const char *name)

@@ -69,7 +69,9 @@ static void split_address(const char *address, char *host, size_t host_size,
         strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
         unsigned long value = strtoul(colon + 1, NULL, 10);
         if (value <= 65535) {
-            *port = (unsigned)value;
+            /* libmemcached's memcached_server_add_with_weight() takes port 0 as the
+             * default port, so "host:0" names the points of "host:11211". */
+            *port = value == 0 ? KETAMA_DEFAULT_PORT : (unsigned)value;
             if (address[0] != '[')
                 host_length = (size_t)(colon - address);
         }

@@ -42,6 +42,8 @@ struct control_map {
 
 struct view {
     struct control_map *control;
+    /* control->block, copied so the hot path follows one pointer less. */
+    const struct control_block *block;
     /* NULL when nothing is published yet (generation 0). */
     const void *snapshot;
     size_t size;
@@ -166,6 +168,7 @@ static int view_make(const char *ring, const struct view *current, struct view *
         goto fail;
     }
     v->control = control;
+    v->block = control->block;
     v->generation = load_generation(control->block);
     err = 0;
     if (v->generation == CONTROL_GENERATION_DESTROYED)
@@ -223,7 +226,7 @@ static inline const struct view *view_enter(shmring_t *r)
 {
     urcu_bp_read_lock();
     const struct view *v = rcu_dereference(r->view);
-    uint64_t seen = load_generation(v->control->block);
+    uint64_t seen = load_generation(v->block);
     if (caa_likely(seen == v->generation))
         return v;
     urcu_bp_read_unlock();

@@ -152,6 +152,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         .next_node_id = set->next_id,
         .point_count = (uint32_t)point_count,
         .bucket_bits = bucket_bits,
+        .table_size_param = params->table_size,
     };
     uint64_t end = sizeof(header);
     layout_section(&header.nodes, set->count * sizeof(struct snapshot_node), &end);
@@ -234,12 +235,8 @@ int shmring_nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
         .algorithm = (shmring_algorithm_t)h->algorithm,
         .hash = (shmring_hash_t)h->hash,
         .vnodes = h->vnodes,
-        .table_size = 0,
+        .table_size = h->table_size_param,
     };
-    /* Keep an explicit maglev table size only when it is not the default. */
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV &&
-        h->table_size != shmring__maglev_default_size(h->up_count))
-        params.table_size = h->table_size;
     err = shmring_nodeset_set_params(set, &params);
     for (uint32_t i = 0; err == 0 && i < h->node_count; i++) {
         err = shmring__nodeset_add_with_id(
@@ -248,7 +245,7 @@ int shmring_nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
     }
     if (err != 0) {
         shmring_nodeset_free(set);
-        return err;
+        return err == SHMRING_ENOMEM ? err : SHMRING_EBADNODE;
     }
     shmring__nodeset_set_next_id(set, h->next_node_id);
     *out = set;

@@ -53,7 +53,9 @@ struct snapshot_header {
     uint32_t next_node_id;
     uint32_t point_count;
     uint32_t bucket_bits;
-    uint32_t reserved1;
+    /* The node set's table_size parameter (0: the default for the up count), kept so
+     * that the node set can be recreated; table_size is the size in use. */
+    uint32_t table_size_param;
     struct snapshot_section nodes;
     struct snapshot_section strings;
     struct snapshot_section points;

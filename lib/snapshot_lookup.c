@@ -149,7 +149,9 @@ void shmring_snapshot_shares(const void *buffer, double *shares)
     for (uint32_t i = 0; i < h->point_count; i++) {
         uint64_t previous = points[i == 0 ? h->point_count - 1 : i - 1].point;
         uint64_t arc = points[i].point - previous; /* wraps modulo 2^64 for i == 0 */
-        if (h->point_count == 1)
+        /* When every point is equal (one point, or points that all collide), the
+         * first one owns the whole ring: 2^64, which wrapped to 0 above. */
+        if (i == 0 && arc == 0)
             shares[points[i].node_index] += 1.0;
         else
             shares[points[i].node_index] += (double)arc / ring_size;

@@ -13,6 +13,7 @@
 
 #include "params_internal.h"
 #include "snapshot_internal.h"
+#include "text_internal.h"
 
 /* Does [offset, offset + length) lie inside a region of SIZE bytes? */
 static bool in_bounds(uint64_t offset, uint64_t length, uint64_t size)
@@ -22,6 +23,10 @@ static bool in_bounds(uint64_t offset, uint64_t length, uint64_t size)
 
 static int check_header(const struct snapshot_header *h, size_t size)
 {
+    /* A writer of the other byte order swapped the magic too: report the byte order
+     * rather than a foreign object. */
+    if (h->magic == __builtin_bswap64(SNAPSHOT_MAGIC))
+        return SHMRING_EBYTEORDER;
     if (h->magic != SNAPSHOT_MAGIC)
         return SHMRING_EBADMAGIC;
     if (h->byte_order != SNAPSHOT_BYTE_ORDER_MARK)
@@ -36,7 +41,7 @@ static int check_header(const struct snapshot_header *h, size_t size)
         .algorithm = (shmring_algorithm_t)h->algorithm,
         .hash = (shmring_hash_t)h->hash,
         .vnodes = h->vnodes,
-        .table_size = 0,
+        .table_size = h->table_size_param,
     };
     if (shmring_params_check(&params) != 0)
         return SHMRING_EBADPARAMS;
@@ -49,7 +54,9 @@ static int check_header(const struct snapshot_header *h, size_t size)
         bool has_table = h->up_count > 0;
         if (h->point_count != 0 || h->bucket_bits != 0 ||
             has_table != (h->table_size > 0) || h->table_size < h->up_count ||
-            (has_table && !shmring__is_prime(h->table_size)))
+            (has_table && !shmring__is_prime(h->table_size)) ||
+            (has_table && h->table_size_param != 0 &&
+             h->table_size != h->table_size_param))
             return SHMRING_EBADPARAMS;
     } else {
         bool has_points = h->up_count > 0;
@@ -99,20 +106,16 @@ static uint64_t checksum_of(const unsigned char *buf, size_t size)
     return XXH3_64bits_digest(&state);
 }
 
-/* A string of LENGTH bytes at OFFSET: in bounds, NUL-terminated, no NUL or control
- * character inside. */
+/* A string of LENGTH bytes at OFFSET: in bounds, NUL-terminated, printable UTF-8
+ * inside. */
 static bool string_valid(const char *strings, uint64_t strings_size, uint32_t offset,
                          uint16_t length)
 {
     if (length == 0 || length > SHMRING_NAME_MAX ||
         !in_bounds(offset, (uint64_t)length + 1, strings_size))
         return false;
-    for (uint32_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)strings[offset + i];
-        if (c < 0x20 || c == 0x7f)
-            return false;
-    }
-    return strings[offset + length] == '\0';
+    return shmring__text_valid(strings + offset, length) &&
+           strings[offset + length] == '\0';
 }
 
 static int compare_u32(const void *a, const void *b)
@@ -171,6 +174,10 @@ static int check_points(const void *buffer, const struct snapshot_header *h)
     unsigned shift = 64 - h->bucket_bits;
     uint64_t bucket_count = UINT64_C(1) << h->bucket_bits;
 
+    /* No up nodes: check_header() has made sure there are no points and no bucket
+     * index either, so there is nothing to read (buckets[0] would be out of bounds). */
+    if (h->point_count == 0)
+        return 0;
     for (uint32_t i = 0; i < h->point_count; i++) {
         if ((i > 0 && points[i].point < points[i - 1].point) ||
             !owner_valid(nodes, h->node_count, points[i].node_index))

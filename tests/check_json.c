@@ -564,27 +564,6 @@ START_TEST(test_error_bad_base)
 }
 END_TEST
 
-START_TEST(test_error_write_not_utf8)
-{
-    /* JSON text is UTF-8; a node set may hold other bytes, which JSON cannot carry. */
-    shmring_nodeset_t *set;
-    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
-    ck_assert_int_eq(shmring_nodeset_add(set, "caf\xe9", NULL, 1, SHMRING_STATE_UP, NULL),
-                     0);
-    char *text = NULL;
-    ck_assert_int_eq(shmring_nodeset_to_json(set, &text), SHMRING_EBADNAME);
-    ck_assert_ptr_null(text);
-    shmring_nodeset_free(set);
-
-    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
-    ck_assert_int_eq(
-        shmring_nodeset_add(set, "a", "\xed\xa0\x80:1", 1, SHMRING_STATE_UP, NULL), 0);
-    ck_assert_int_eq(shmring_nodeset_to_json(set, &text), SHMRING_EBADADDRESS);
-    ck_assert_ptr_null(text);
-    shmring_nodeset_free(set);
-}
-END_TEST
-
 /*
  * Allocation failures. This program defines its own malloc() family (glibc lets a
  * program replace it): the library, linked in statically, allocates through it, and
@@ -914,7 +893,6 @@ static Suite *json_suite(void)
     tcase_add_test(errors, test_error_table_size);
     tcase_add_test(errors, test_error_first_in_document_order);
     tcase_add_test(errors, test_error_bad_base);
-    tcase_add_test(errors, test_error_write_not_utf8);
 #if TEST_FAIL_ALLOCATIONS
     tcase_add_test(errors, test_error_out_of_memory_reading);
     tcase_add_test(errors, test_error_out_of_memory_writing);

@@ -9,10 +9,12 @@
 #include "shmring.h"
 #include "shmring_ctl.h"
 
-/* Runs SUITE in fork mode and returns the process exit status. */
+/* Runs SUITE in fork mode, removes the rings its tests left behind, and returns the
+ * process exit status. */
 int test_run_suite(Suite *suite);
 
-/* A ring name unique to this process and call: "test-<pid>-<tag>-<n>". */
+/* A ring name unique to this run, test process and call:
+ * "test-<runner pid>-<pid>-<tag>-<n>". */
 const char *test_ring_name(const char *tag);
 
 /* A deterministic pseudo-random generator (splitmix64), for reproducible inputs. */

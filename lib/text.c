@@ -1,0 +1,54 @@
+/*
+ * Node names and addresses: printable UTF-8. They end up in JSON (which must be
+ * UTF-8) and in ringctl's line-oriented output (which control characters would
+ * corrupt), so both the node-set API and the snapshot validator hold them to this.
+ */
+#include "text_internal.h"
+
+/* Length of the UTF-8 sequence starting at S (at most LEN bytes), or 0 if invalid:
+ * no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629). */
+static size_t utf8_sequence(const unsigned char *s, size_t len)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1fu;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0fu;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07u;
+    } else {
+        return 0;
+    }
+    if (n > len)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+bool shmring__text_valid(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        if (s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+        size_t n = utf8_sequence(s + i, len - i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}

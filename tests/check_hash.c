@@ -1,0 +1,242 @@
+/*
+ * Tests of lib/hash.c: every hash against published or independently computed
+ * vectors. The MurmurHash3 constants come from a separate reimplementation of
+ * Appleby's MurmurHash3_x64_128 (seed 0, first 64-bit half), which also reproduces
+ * the widely published digest of "The quick brown fox jumps over the lazy dog"
+ * (6c1b07bc7bbc4be347939ac4a93c437a).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "hash_internal.h"
+#include "test_support.h"
+
+static uint64_t hash_str(shmring_hash_t hash, const char *s)
+{
+    return shmring__hash64(hash, s, strlen(s));
+}
+
+static void digest_hex(const uint8_t digest[16], char out[33])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 15];
+    }
+    out[32] = '\0';
+}
+
+/* ---- md5 ---- */
+
+START_TEST(md5_digests)
+{
+    static const struct {
+        const char *input;
+        const char *digest;
+    } vectors[] = {
+        /* RFC 1321, appendix A.5. */
+        {"", "d41d8cd98f00b204e9800998ecf8427e"},
+        {"a", "0cc175b9c0f1b6a831c399e269772661"},
+        {"abc", "900150983cd24fb0d6963f7d28e17f72"},
+        {"message digest", "f96b697d7cb7938d525a2f31aaf161d0"},
+        {"1234567890123456789012345678901234567890123456789012345678901234567890123456789"
+         "0",
+         "57edf4a22be3c955ac49da2e2107b67a"},
+    };
+    for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+        uint8_t digest[16];
+        char hex[33];
+        shmring__md5(vectors[i].input, strlen(vectors[i].input), digest);
+        digest_hex(digest, hex);
+        ck_assert_str_eq(hex, vectors[i].digest);
+    }
+}
+END_TEST
+
+START_TEST(md5_hash64_is_first_eight_bytes_little_endian)
+{
+    /* d41d8cd9 8f00b204 ... read as two little-endian words, low word first. */
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MD5, ""), UINT64_C(0x04b2008fd98c1dd4));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MD5, "abc"), UINT64_C(0xb04fd23c98500190));
+}
+END_TEST
+
+START_TEST(ketama_key_hash_is_first_word)
+{
+    /* libhashkit's hashkit_md5: results[3] << 24 | ... | results[0]. */
+    ck_assert_uint_eq(shmring__ketama_key_hash("", 0), 0xd98c1dd4u);
+    ck_assert_uint_eq(shmring__ketama_key_hash("abc", 3), 0x98500190u);
+    ck_assert_uint_eq(
+        shmring__key_hash(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, "abc", 3),
+        UINT64_C(0x98500190) << 32);
+}
+END_TEST
+
+/* ---- fnv1a, crc32 ---- */
+
+START_TEST(fnv1a_vectors)
+{
+    /* The FNV reference test suite (Noll), 64-bit FNV-1a. */
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_FNV1A, ""), UINT64_C(0xcbf29ce484222325));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_FNV1A, "a"), UINT64_C(0xaf63dc4c8601ec8c));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_FNV1A, "foobar"),
+                      UINT64_C(0x85944171f73967e8));
+}
+END_TEST
+
+START_TEST(crc32_vectors)
+{
+    /* The CRC-32 check value, shifted into the top half. */
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_CRC32, "123456789"), UINT64_C(0xcbf43926)
+                                                                     << 32);
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_CRC32, ""), 0);
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_CRC32, "a"), UINT64_C(0xe8b7be43) << 32);
+}
+END_TEST
+
+/* ---- murmur3 ---- */
+
+START_TEST(murmur3_strings)
+{
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, ""), 0);
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, "a"), UINT64_C(0x85555565f6597889));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, "hello"),
+                      UINT64_C(0xcbd8a7b341bd9b02));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, "123456789"),
+                      UINT64_C(0x3c84645edb66cca4));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, "0123456789abcdef"),
+                      UINT64_C(0x4be06d94cf4ad1a7));
+    ck_assert_uint_eq(hash_str(SHMRING_HASH_MURMUR3, "0123456789abcdefg"),
+                      UINT64_C(0x8e32612daa45f9de));
+    ck_assert_uint_eq(
+        hash_str(SHMRING_HASH_MURMUR3, "The quick brown fox jumps over the lazy dog"),
+        UINT64_C(0xe34bbc7bbc071b6c));
+}
+END_TEST
+
+/* MurmurHash3_x64_128 (seed 0, h1) of the bytes 0, 1, ..., n - 1 for n = 0..32:
+ * every tail length twice, and one and two whole blocks. */
+static const uint64_t murmur3_prefixes[33] = {
+    UINT64_C(0x0000000000000000), UINT64_C(0x4610abe56eff5cb5),
+    UINT64_C(0x7cb3f5c58dab264c), UINT64_C(0xb872a12fef53e6be),
+    UINT64_C(0xe1c594ae0ddfaf10), UINT64_C(0x41ee8cd4a6f94036),
+    UINT64_C(0x66983abba4f5043c), UINT64_C(0xbd4c6987ca4b0d68),
+    UINT64_C(0x47a7e1bdd68e2fc8), UINT64_C(0xfbb4cb0f6e812d32),
+    UINT64_C(0xcfca25e89e58e463), UINT64_C(0xc57b4f47c7564f88),
+    UINT64_C(0xb35da7e69212a5ca), UINT64_C(0x4b52d9f2c55f41c2),
+    UINT64_C(0x5fa933ee35906d64), UINT64_C(0x47231598fd4925e9),
+    UINT64_C(0x444924b591903f30), UINT64_C(0x5c76f40f9fe7c20e),
+    UINT64_C(0x1648e4d1bae9c47b), UINT64_C(0xa665a45564a30163),
+    UINT64_C(0xa3d253705736954b), UINT64_C(0xcdd13da028d41203),
+    UINT64_C(0x45f8f3bf27c12a71), UINT64_C(0xb9a1376f153581db),
+    UINT64_C(0x734e846275b2dfde), UINT64_C(0x3bbe7cb52ee982cb),
+    UINT64_C(0xa515dcfe02226f72), UINT64_C(0x111602884d592eed),
+    UINT64_C(0xdc14ff62ee05813c), UINT64_C(0xaae494b11518cf1a),
+    UINT64_C(0xf069080d38a201e3), UINT64_C(0x053dd3e1a32cd094),
+    UINT64_C(0xc66d9022b62f500f),
+};
+
+START_TEST(murmur3_every_tail_length)
+{
+    uint8_t bytes[33];
+    for (int i = 0; i < 33; i++)
+        bytes[i] = (uint8_t)i;
+    for (size_t n = 0; n <= 32; n++) {
+        uint64_t got = shmring__hash64(SHMRING_HASH_MURMUR3, bytes, n);
+        ck_assert_msg(got == murmur3_prefixes[n], "length %zu: got 0x%016llx", n,
+                      (unsigned long long)got);
+    }
+}
+END_TEST
+
+/* ---- xxh3 ---- */
+
+START_TEST(xxh3_matches_libxxhash)
+{
+    ck_assert_uint_eq(shmring__hash64(SHMRING_HASH_XXH3, "", 0),
+                      UINT64_C(0x2d06800538d394c2));
+    uint8_t data[1024];
+    uint64_t state = 42;
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)test_random(&state);
+    /* Every length up to 300 crosses all of xxh3's short-input code paths. */
+    for (size_t n = 0; n <= 300; n++)
+        ck_assert_uint_eq(shmring__hash64(SHMRING_HASH_XXH3, data, n),
+                          XXH3_64bits(data, n));
+    ck_assert_uint_eq(shmring__hash64(SHMRING_HASH_XXH3, data, sizeof(data)),
+                      XXH3_64bits(data, sizeof(data)));
+}
+END_TEST
+
+/* ---- key hashes ---- */
+
+START_TEST(key_hash_follows_algorithm)
+{
+    static const shmring_hash_t hashes[] = {SHMRING_HASH_XXH3, SHMRING_HASH_MD5,
+                                            SHMRING_HASH_CRC32, SHMRING_HASH_FNV1A,
+                                            SHMRING_HASH_MURMUR3};
+    const char *key = "user:1234";
+    for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++) {
+        uint64_t expected = hash_str(hashes[i], key);
+        ck_assert_uint_eq(
+            shmring__key_hash(SHMRING_ALGORITHM_RING, hashes[i], key, strlen(key)),
+            expected);
+        ck_assert_uint_eq(
+            shmring__key_hash(SHMRING_ALGORITHM_MAGLEV, hashes[i], key, strlen(key)),
+            expected);
+    }
+    ck_assert_uint_eq(
+        shmring__key_hash(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, key, strlen(key)),
+        (uint64_t)shmring__ketama_key_hash(key, strlen(key)) << 32);
+}
+END_TEST
+
+START_TEST(hashes_differ_from_each_other)
+{
+    /* A switch that fell through to the wrong case would make two hashes agree. */
+    static const shmring_hash_t hashes[] = {SHMRING_HASH_XXH3, SHMRING_HASH_MD5,
+                                            SHMRING_HASH_CRC32, SHMRING_HASH_FNV1A,
+                                            SHMRING_HASH_MURMUR3};
+    for (size_t i = 0; i < 5; i++) {
+        for (size_t j = i + 1; j < 5; j++)
+            ck_assert_uint_ne(hash_str(hashes[i], "key"), hash_str(hashes[j], "key"));
+    }
+}
+END_TEST
+
+static Suite *hash_suite(void)
+{
+    Suite *s = suite_create("hash");
+    TCase *tc = tcase_create("md5");
+    tcase_add_test(tc, md5_digests);
+    tcase_add_test(tc, md5_hash64_is_first_eight_bytes_little_endian);
+    tcase_add_test(tc, ketama_key_hash_is_first_word);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fnv1a_crc32");
+    tcase_add_test(tc, fnv1a_vectors);
+    tcase_add_test(tc, crc32_vectors);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("murmur3");
+    tcase_add_test(tc, murmur3_strings);
+    tcase_add_test(tc, murmur3_every_tail_length);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("xxh3");
+    tcase_add_test(tc, xxh3_matches_libxxhash);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("key_hash");
+    tcase_add_test(tc, key_hash_follows_algorithm);
+    tcase_add_test(tc, hashes_differ_from_each_other);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(hash_suite());
+}

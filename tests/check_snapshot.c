@@ -1,0 +1,1124 @@
+/*
+ * Tests of the snapshot format (lib/snapshot_build.c, lib/snapshot_validate.c,
+ * lib/snapshot_lookup.c): every refusal of the validator with its exact code, bit
+ * flips and garbage, size limits, and the round trip back to a node set.
+ *
+ * Buffers under test sit at the very end of a mapping that is followed by an
+ * inaccessible page, so a read past the end crashes the test instead of passing
+ * unnoticed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "snapshot_internal.h"
+#include "test_expect.h"
+#include "test_support.h"
+
+/* ---- guarded buffers ---- */
+
+struct guarded {
+    unsigned char *mapping;
+    size_t mapping_size;
+    /* SIZE bytes, 8-byte aligned, ending at most 7 bytes before the guard page. */
+    unsigned char *data;
+    size_t size;
+};
+
+static struct guarded guarded_new(const void *bytes, size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t usable = (size + 8 + page - 1) / page * page;
+    struct guarded g;
+    g.mapping_size = usable + page;
+    g.mapping = mmap(NULL, g.mapping_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(g.mapping, MAP_FAILED);
+    ck_assert_int_eq(mprotect(g.mapping + usable, page, PROT_NONE), 0);
+    g.data = g.mapping + ((usable - size) & ~(size_t)7);
+    g.size = size;
+    if (size > 0)
+        memcpy(g.data, bytes, size);
+    return g;
+}
+
+static void guarded_free(struct guarded *g)
+{
+    munmap(g->mapping, g->mapping_size);
+}
+
+static struct snapshot_header *header_of(struct guarded *g)
+{
+    return (struct snapshot_header *)(void *)g->data;
+}
+
+/* Recomputes the checksum the way the builder does, so that a tampered buffer gets
+ * past the checksum and reaches the check under test. */
+static void reseal(struct guarded *g)
+{
+    struct snapshot_header *h = header_of(g);
+    h->checksum = 0;
+    h->checksum = XXH3_64bits(g->data, g->size);
+}
+
+static int validate(const struct guarded *g)
+{
+    return shmring_snapshot_validate(g->data, g->size);
+}
+
+/*
+ * The small snapshot most tests tamper with: `ring` with 4 vnodes and nodes alpha
+ * (weight 1), beta (2), gamma (1, down), delta (1): 4 nodes, 3 up, 16 points.
+ */
+static shmring_nodeset_t *small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                    uint32_t table_size)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {algorithm, hash, 4, table_size};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "alpha", "10.0.0.1:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "beta", "10.0.0.2:11212", 2, SHMRING_STATE_UP, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "gamma", "10.0.0.3:11211", 1, SHMRING_STATE_DOWN, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "delta", "10.0.0.4:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    return set;
+}
+
+static struct guarded guarded_build(const shmring_nodeset_t *set)
+{
+    size_t size;
+    void *buffer = test_build(set, &size);
+    struct guarded g = guarded_new(buffer, size);
+    free(buffer);
+    ck_assert_int_eq(validate(&g), 0);
+    return g;
+}
+
+static struct guarded small_ring(void)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 0);
+    struct guarded g = guarded_build(set);
+    shmring_nodeset_free(set);
+    return g;
+}
+
+/* Maglev with a 7-slot table: small enough to flip every bit of. */
+static struct guarded small_maglev(void)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3, 7);
+    struct guarded g = guarded_build(set);
+    shmring_nodeset_free(set);
+    return g;
+}
+
+static struct snapshot_node *node_at(struct guarded *g, size_t index)
+{
+    return (struct snapshot_node *)(void *)(g->data + header_of(g)->nodes.offset) + index;
+}
+
+static char *string_at(struct guarded *g, size_t offset)
+{
+    return (char *)(g->data + header_of(g)->strings.offset + offset);
+}
+
+static struct snapshot_point *points_of(struct guarded *g)
+{
+    return (struct snapshot_point *)(void *)(g->data + header_of(g)->points.offset);
+}
+
+static struct snapshot_point *point_at(struct guarded *g, size_t index)
+{
+    return points_of(g) + index;
+}
+
+static uint32_t *buckets_of(struct guarded *g)
+{
+    return (uint32_t *)(void *)(g->data + header_of(g)->buckets.offset);
+}
+
+static uint32_t *slot_at(struct guarded *g, size_t index)
+{
+    return (uint32_t *)(void *)(g->data + header_of(g)->table.offset) + index;
+}
+
+/* ---- header ---- */
+
+START_TEST(valid_snapshot_and_info)
+{
+    struct guarded g = small_ring();
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(g.data, &info);
+    ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
+    ck_assert_int_eq(info.params.hash, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(info.params.vnodes, 4);
+    ck_assert_uint_eq(info.node_count, 4);
+    ck_assert_uint_eq(info.up_count, 3);
+    ck_assert_uint_eq(info.point_count, 16);
+    ck_assert_uint_eq(info.next_node_id, 4);
+    ck_assert_uint_eq(info.size, g.size);
+    ck_assert_uint_eq(g.size % 64, 0);
+    struct snapshot_header *h = header_of(&g);
+    ck_assert_uint_eq(h->header_size, 256);
+    ck_assert_uint_eq(h->nodes.offset, 256);
+    ck_assert_uint_eq(h->bucket_bits, 4);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(bad_magic)
+{
+    struct guarded g = small_ring();
+    header_of(&g)->magic ^= 1;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADMAGIC);
+    header_of(&g)->magic = 0;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADMAGIC);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(bad_format)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    h->format_version = 2;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    h->format_version = 0;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    h->format_version = SNAPSHOT_FORMAT_VERSION;
+    ck_assert_int_eq(validate(&g), 0);
+    h->header_size = 255;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    h->header_size = 512;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(other_byte_order)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    h->byte_order = __builtin_bswap32(SNAPSHOT_BYTE_ORDER_MARK);
+    ck_assert_int_eq(validate(&g), SHMRING_EBYTEORDER);
+    h->byte_order = 0;
+    ck_assert_int_eq(validate(&g), SHMRING_EBYTEORDER);
+
+    /* What a writer of the other byte order really produces: every field swapped,
+     * the magic included. */
+    h->byte_order = __builtin_bswap32(SNAPSHOT_BYTE_ORDER_MARK);
+    h->magic = __builtin_bswap64(SNAPSHOT_MAGIC);
+    h->format_version = __builtin_bswap32(SNAPSHOT_FORMAT_VERSION);
+    h->total_size = __builtin_bswap64(h->total_size);
+    ck_assert_int_eq(validate(&g), SHMRING_EBYTEORDER);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(truncated_and_extended)
+{
+    struct guarded g = small_ring();
+    ck_assert_int_eq(shmring_snapshot_validate(g.data, 0), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring_snapshot_validate(g.data, 255), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring_snapshot_validate(NULL, g.size), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring_snapshot_validate(g.data, g.size - 1), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring_snapshot_validate(g.data, g.size - 64), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring_snapshot_validate(g.data, 256), SHMRING_ETRUNCATED);
+
+    /* The same bytes followed by more bytes. */
+    unsigned char *longer = calloc(1, g.size + 64);
+    ck_assert_ptr_nonnull(longer);
+    memcpy(longer, g.data, g.size);
+    struct guarded extended = guarded_new(longer, g.size + 64);
+    ck_assert_int_eq(validate(&extended), SHMRING_ETRUNCATED);
+    /* A header that claims the longer size is consistent again: bytes after the last
+     * section are covered by the checksum, and nothing reads them. */
+    header_of(&extended)->total_size = g.size + 64;
+    reseal(&extended);
+    ck_assert_int_eq(validate(&extended), 0);
+    free(longer);
+    guarded_free(&extended);
+
+    /* total_size disagreeing with the size given. */
+    header_of(&g)->total_size = g.size + 64;
+    ck_assert_int_eq(validate(&g), SHMRING_ETRUNCATED);
+    header_of(&g)->total_size = g.size - 64;
+    ck_assert_int_eq(validate(&g), SHMRING_ETRUNCATED);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(misaligned_buffer)
+{
+    struct guarded g = small_ring();
+    unsigned char *copy = malloc(g.size + 8);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy + 4, g.data, g.size);
+    ck_assert_int_eq(shmring_snapshot_validate(copy + 4, g.size), SHMRING_EINVAL);
+    free(copy);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- sections ---- */
+
+START_TEST(section_misaligned)
+{
+    struct guarded g = small_ring();
+    header_of(&g)->strings.offset += 8;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->points.offset += 1;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(section_overlapping)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    h->points.offset = h->strings.offset;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* A section inside the header. */
+    g = small_ring();
+    header_of(&g)->nodes.offset = 192;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* Sections out of their fixed order. */
+    g = small_ring();
+    h = header_of(&g);
+    struct snapshot_section points = h->points;
+    h->points.offset = h->buckets.offset;
+    h->buckets.offset = points.offset;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(section_out_of_bounds)
+{
+    struct guarded g = small_ring();
+    header_of(&g)->table.offset = g.size + 64;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* Starts inside, ends outside. */
+    g = small_ring();
+    header_of(&g)->buckets.offset = g.size - 64;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* Offsets so large that offset + size would wrap around to a small number. */
+    g = small_ring();
+    header_of(&g)->points.offset = UINT64_MAX & ~(uint64_t)63;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->table.offset = UINT64_MAX - 63;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* A string section that would run past the end. */
+    g = small_ring();
+    header_of(&g)->strings.size = UINT32_MAX;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    header_of(&g)->strings.size = UINT64_MAX;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(section_size_disagrees_with_count)
+{
+    struct guarded g = small_ring();
+    header_of(&g)->nodes.size += sizeof(struct snapshot_node);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->points.size -= sizeof(struct snapshot_point);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->buckets.size += 4;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->table.size = 4;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+    g = small_maglev();
+    header_of(&g)->table.size -= 4;
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- params ---- */
+
+START_TEST(params_refused)
+{
+    struct {
+        size_t field;
+        size_t width;
+        uint64_t value;
+    } cases[] = {
+        {offsetof(struct snapshot_header, algorithm), 1, 3},
+        {offsetof(struct snapshot_header, algorithm), 1, 255},
+        {offsetof(struct snapshot_header, hash), 1, 5},
+        {offsetof(struct snapshot_header, vnodes), 4, 0},
+        {offsetof(struct snapshot_header, vnodes), 4, 65536},
+        {offsetof(struct snapshot_header, node_count), 4, SHMRING_NODES_MAX + 1},
+        {offsetof(struct snapshot_header, up_count), 4, 5},
+        {offsetof(struct snapshot_header, point_count), 4, SHMRING_POINTS_MAX + 1},
+        {offsetof(struct snapshot_header, point_count), 4, 0},
+        {offsetof(struct snapshot_header, bucket_bits), 4, SNAPSHOT_BUCKET_BITS_MAX + 1},
+        {offsetof(struct snapshot_header, bucket_bits), 4, 0},
+        {offsetof(struct snapshot_header, table_size), 4, 7},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct guarded g = small_ring();
+        if (cases[i].width == 1)
+            g.data[cases[i].field] = (uint8_t)cases[i].value;
+        else
+            memcpy(g.data + cases[i].field, &(uint32_t){(uint32_t)cases[i].value}, 4);
+        reseal(&g);
+        ck_assert_msg(validate(&g) == SHMRING_EBADPARAMS, "case %zu: %d", i,
+                      validate(&g));
+        guarded_free(&g);
+    }
+}
+END_TEST
+
+START_TEST(ketama_needs_md5)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 0);
+    struct guarded g = guarded_build(set);
+    header_of(&g)->hash = SHMRING_HASH_XXH3;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->hash = SHMRING_HASH_CRC32;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(maglev_params_refused)
+{
+    struct guarded g = small_maglev();
+    header_of(&g)->table_size = 8; /* not prime */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+
+    g = small_maglev();
+    header_of(&g)->table_size = 2; /* prime, smaller than the 3 up nodes */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+
+    g = small_maglev();
+    header_of(&g)->point_count = 16;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+
+    g = small_maglev();
+    header_of(&g)->table_size = 0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+
+    /* The configured table size must be a valid parameter and, when the table was
+     * built, the size in use. */
+    g = small_maglev();
+    ck_assert_uint_eq(header_of(&g)->table_size_param, 7);
+    header_of(&g)->table_size_param = 11;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->table_size_param = 9;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->table_size_param = 0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    guarded_free(&g);
+    g = small_ring();
+    header_of(&g)->table_size_param = 65536;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- checksum ---- */
+
+START_TEST(checksum_mismatch)
+{
+    struct guarded g = small_ring();
+    /* A byte of a name, a byte of padding between sections, the last byte. */
+    size_t offsets[] = {header_of(&g)->strings.offset + 1,
+                        header_of(&g)->nodes.offset + header_of(&g)->nodes.size,
+                        g.size - 1};
+    for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+        g.data[offsets[i]] ^= 0x10;
+        ck_assert_int_eq(validate(&g), SHMRING_ECHECKSUM);
+        g.data[offsets[i]] ^= 0x10;
+        ck_assert_int_eq(validate(&g), 0);
+    }
+    header_of(&g)->checksum ^= UINT64_C(1) << 63;
+    ck_assert_int_eq(validate(&g), SHMRING_ECHECKSUM);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- nodes and strings ---- */
+
+START_TEST(bad_nodes)
+{
+    struct guarded g = small_ring();
+    node_at(&g, 1)->weight = 0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    node_at(&g, 1)->weight = 65536;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    node_at(&g, 1)->weight = 65535;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0); /* weights are not checked against points */
+    guarded_free(&g);
+
+    g = small_ring();
+    node_at(&g, 2)->state = 2;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    guarded_free(&g);
+
+    g = small_ring();
+    node_at(&g, 3)->id = node_at(&g, 0)->id; /* duplicate id */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    guarded_free(&g);
+
+    g = small_ring();
+    node_at(&g, 3)->id = header_of(&g)->next_node_id; /* not below next_node_id */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    guarded_free(&g);
+
+    /* up_count disagreeing with the states. */
+    g = small_ring();
+    header_of(&g)->up_count = 2;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    header_of(&g)->up_count = 4;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(bad_strings)
+{
+    struct guarded g = small_ring();
+    struct snapshot_node *n = node_at(&g, 0);
+    /* Unterminated: the NUL after "alpha" overwritten. */
+    *string_at(&g, n->name_offset + n->name_length) = 'x';
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+
+    g = small_ring();
+    n = node_at(&g, 1);
+    n->name_offset = (uint32_t)header_of(&g)->strings.size;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    n->name_offset = UINT32_MAX;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    /* The last string's terminator would be just past the section. */
+    n->name_offset = (uint32_t)header_of(&g)->strings.size - n->name_length;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+
+    g = small_ring();
+    n = node_at(&g, 2);
+    *string_at(&g, n->name_offset + 1) = '\n';
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    *string_at(&g, n->name_offset + 1) = '\0';
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+
+    g = small_ring();
+    n = node_at(&g, 3);
+    *string_at(&g, n->address_offset) = 0x7f;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+
+    g = small_ring();
+    node_at(&g, 0)->name_length = 0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    node_at(&g, 0)->name_length = 256;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+
+    /* A length that runs into the next string. */
+    g = small_ring();
+    node_at(&g, 0)->address_length++;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADSTRING);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- points and lookup structures ---- */
+
+START_TEST(bad_points)
+{
+    struct guarded g = small_ring();
+    struct snapshot_point *p = points_of(&g);
+    struct snapshot_point swap = p[5];
+    p[5] = p[6];
+    p[6] = swap;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPOINTS);
+    guarded_free(&g);
+
+    g = small_ring();
+    point_at(&g, 3)->node_index = 4; /* == node_count */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPOINTS);
+    point_at(&g, 3)->node_index = UINT32_MAX;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPOINTS);
+    point_at(&g, 3)->node_index = 2; /* gamma is down */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPOINTS);
+    guarded_free(&g);
+
+    /* Equal neighbours are sorted; a point that moves within its gap is valid. */
+    g = small_ring();
+    p = points_of(&g);
+    p[7].point = p[6].point;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(bad_bucket_index)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    uint32_t *buckets = buckets_of(&g);
+    uint32_t bucket_count = 1u << h->bucket_bits;
+
+    buckets[0] = 1;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADINDEX);
+    buckets[0] = 0;
+    buckets[bucket_count] = h->point_count - 1;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADINDEX);
+    buckets[bucket_count] = h->point_count;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+
+    /* Every single bucket entry off by one either way. */
+    for (uint32_t b = 1; b < bucket_count; b++) {
+        uint32_t saved = buckets[b];
+        for (int delta = -1; delta <= 1; delta += 2) {
+            if (saved == 0 && delta < 0)
+                continue;
+            buckets[b] = saved + (uint32_t)delta;
+            reseal(&g);
+            EXPECT_INT_EQ(validate(&g), SHMRING_EBADINDEX);
+        }
+        buckets[b] = saved;
+    }
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    guarded_free(&g);
+}
+END_TEST
+
+START_TEST(bad_maglev_table)
+{
+    struct guarded g = small_maglev();
+    ck_assert_uint_eq(header_of(&g)->table_size, 7);
+    *slot_at(&g, 4) = 4; /* == node_count */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADINDEX);
+    *slot_at(&g, 4) = 2; /* gamma is down */
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADINDEX);
+    *slot_at(&g, 4) = 3;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    guarded_free(&g);
+}
+END_TEST
+
+/* ---- empty rings ---- */
+
+START_TEST(empty_and_all_down_snapshots)
+{
+    /* Nothing follows the header: the validator must not look for a bucket index. */
+    for (int a = 0; a < 3; a++) {
+        shmring_nodeset_t *set;
+        ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+        shmring_params_t params = {
+            (shmring_algorithm_t)a,
+            a == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3, 160, 0};
+        ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+        struct guarded g = guarded_build(set);
+        ck_assert_uint_eq(g.size, 256);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_snapshot_lookup(g.data, "k", 1, &node), SHMRING_EEMPTY);
+        guarded_free(&g);
+
+        ck_assert_int_eq(
+            shmring_nodeset_add(set, "down", NULL, 1, SHMRING_STATE_DOWN, NULL), 0);
+        g = guarded_build(set);
+        ck_assert_int_eq(shmring_snapshot_lookup(g.data, "k", 1, &node),
+                         SHMRING_EALLDOWN);
+        guarded_free(&g);
+        shmring_nodeset_free(set);
+    }
+}
+END_TEST
+
+/* ---- bit flips and garbage ---- */
+
+static void flip_every_bit(struct guarded *g)
+{
+    for (size_t byte = 0; byte < g->size; byte++) {
+        for (int bit = 0; bit < 8; bit++) {
+            g->data[byte] ^= (uint8_t)(1u << bit);
+            int err = validate(g);
+            if (err == 0)
+                ck_abort_msg("flipping bit %d of byte %zu was accepted", bit, byte);
+            EXPECT_TRUE(err < 0);
+            g->data[byte] ^= (uint8_t)(1u << bit);
+        }
+    }
+    ck_assert_int_eq(validate(g), 0);
+}
+
+START_TEST(every_bit_flip_is_refused)
+{
+    struct guarded g = small_ring();
+    flip_every_bit(&g);
+    guarded_free(&g);
+
+    g = small_maglev();
+    flip_every_bit(&g);
+    guarded_free(&g);
+
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 0);
+    g = guarded_build(set);
+    flip_every_bit(&g);
+    guarded_free(&g);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+static int known_code(int err)
+{
+    return err == 0 || err == SHMRING_EINVAL || err == SHMRING_ENOMEM ||
+           (err <= SHMRING_EBADMAGIC && err >= SHMRING_ECHECKSUM);
+}
+
+START_TEST(random_garbage)
+{
+    uint64_t state = 314159;
+    unsigned char bytes[4096];
+    for (int round = 0; round < 3000; round++) {
+        size_t size = test_random(&state) % sizeof(bytes);
+        for (size_t i = 0; i < size; i++)
+            bytes[i] = (uint8_t)test_random(&state);
+        struct guarded g = guarded_new(bytes, size);
+        int err = validate(&g);
+        EXPECT_TRUE(err != 0 && known_code(err));
+        /* With a valid-looking start the validator gets further in. */
+        if (size >= sizeof(struct snapshot_header)) {
+            struct snapshot_header *h = header_of(&g);
+            h->magic = SNAPSHOT_MAGIC;
+            h->format_version = SNAPSHOT_FORMAT_VERSION;
+            h->byte_order = SNAPSHOT_BYTE_ORDER_MARK;
+            h->header_size = sizeof(struct snapshot_header);
+            h->total_size = size;
+            h->algorithm %= 3;
+            h->hash = h->algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : 0;
+            h->vnodes = 160;
+            reseal(&g);
+            err = validate(&g);
+            EXPECT_TRUE(err != 0 && known_code(err));
+        }
+        guarded_free(&g);
+    }
+}
+END_TEST
+
+/* Overwrites a random 32-bit word of the buffer with a value that is often near
+ * something meaningful: small numbers, counts and offsets of the snapshot. */
+static void mutate_word(struct guarded *g, uint64_t *state)
+{
+    size_t word = test_random(state) % (g->size / 4);
+    if (test_random(state) % 2)
+        word %= sizeof(struct snapshot_header) / 4; /* the header, more often */
+    uint32_t value;
+    memcpy(&value, g->data + word * 4, 4);
+    switch (test_random(state) % 5) {
+    case 0:
+        value = (uint32_t)test_random(state);
+        break;
+    case 1:
+        value = (uint32_t)(test_random(state) % 8);
+        break;
+    case 2:
+        value += (uint32_t)(test_random(state) % 129) - 64;
+        break;
+    case 3:
+        value ^= 1u << (test_random(state) % 32);
+        break;
+    default:
+        value = (uint32_t)g->size - (uint32_t)(test_random(state) % 3) * 64;
+        break;
+    }
+    memcpy(g->data + word * 4, &value, 4);
+}
+
+START_TEST(resealed_mutations_never_crash)
+{
+    uint64_t state = 271828;
+    size_t accepted = 0, refused = 0;
+    for (int round = 0; round < 6000; round++) {
+        struct guarded g = round % 3 == 0   ? small_ring()
+                           : round % 3 == 1 ? small_maglev()
+                                            : small_ring();
+        int mutations = 1 + (int)(test_random(&state) % 4);
+        for (int m = 0; m < mutations; m++)
+            mutate_word(&g, &state);
+        reseal(&g);
+        int err = validate(&g);
+        EXPECT_TRUE(known_code(err));
+        if (err != 0) {
+            refused++;
+            guarded_free(&g);
+            continue;
+        }
+        /* Whatever passes must be safe to look keys up in. */
+        accepted++;
+        shmring_snapshot_info_t info;
+        shmring_snapshot_info(g.data, &info);
+        double shares[8];
+        if (info.node_count <= 8)
+            shmring_snapshot_shares(g.data, shares);
+        for (uint64_t k = 0; k < 200; k++) {
+            char key[32];
+            size_t len = test_key(key, k);
+            shmring_node_t found[4];
+            int got = shmring_snapshot_lookup(g.data, key, len, found);
+            EXPECT_TRUE(got == 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
+            got = shmring_snapshot_lookup_n(g.data, key, len, found, 4);
+            EXPECT_TRUE(got > 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
+        }
+        guarded_free(&g);
+    }
+    printf("snapshot: %zu resealed mutations refused, %zu accepted and looked up\n",
+           refused, accepted);
+    fflush(stdout);
+    ck_assert_uint_gt(refused, 0);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(too_many_points_refused_before_allocating)
+{
+    /* With at most 1 GiB of address space, building 65535 x 65535 points (64 GiB)
+     * could only fail with ENOMEM; the limit must be checked first. (AddressSanitizer
+     * reserves terabytes of shadow memory, so a sanitized build skips the rlimit.) */
+#ifndef __SANITIZE_ADDRESS__
+    struct rlimit limit = {UINT64_C(1) << 30, UINT64_C(1) << 30};
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &limit), 0);
+#endif
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 65535, 0};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "huge", NULL, 65535, SHMRING_STATE_UP, NULL), 0);
+    void *buffer = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_ELIMIT);
+    ck_assert_ptr_null(buffer);
+
+    /* One point over the limit: 24929 x 673 = 2^24 + 1. */
+    params.vnodes = 673;
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(shmring_nodeset_set_weight(set, "huge", 24929), 0);
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_ELIMIT);
+
+    /* Down nodes have no points. */
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "huge", SHMRING_STATE_DOWN), 0);
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), 0);
+    ck_assert_int_eq(shmring_snapshot_validate(buffer, size), 0);
+    free(buffer);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(maglev_table_limit)
+{
+    /* 167,773 up nodes want a table over the largest prime below 2^24. */
+    shmring_nodeset_t *set =
+        test_nodeset(167773, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
+    void *buffer = NULL;
+    size_t size;
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_ELIMIT);
+    ck_assert_ptr_null(buffer);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+static int compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+START_TEST(sixteen_million_points)
+{
+    shmring_nodeset_t *set =
+        test_nodeset(100000, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    size_t size;
+    void *buffer = test_build(set, &size);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    ck_assert_uint_eq(info.node_count, 100000);
+    ck_assert_uint_eq(info.point_count, 16000000);
+    ck_assert_uint_eq(((const struct snapshot_header *)buffer)->bucket_bits, 24);
+    uint32_t seen[64] = {0};
+    for (uint64_t k = 0; k < 64; k++) {
+        char key[32];
+        size_t len = test_key(key, k);
+        shmring_node_t found[3];
+        ck_assert_int_eq(shmring_snapshot_lookup_n(buffer, key, len, found, 3), 3);
+        seen[k] = found[0].id;
+    }
+    /* Keys spread: 64 keys over 100,000 nodes land on 64 nodes, or nearly. */
+    qsort(seen, 64, sizeof(seen[0]), compare_u32);
+    int distinct = 1;
+    for (int i = 1; i < 64; i++)
+        distinct += seen[i] != seen[i - 1];
+    ck_assert_int_ge(distinct, 60);
+    free(buffer);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/* ---- round trip ---- */
+
+static void assert_same_nodeset(const shmring_nodeset_t *a, const shmring_nodeset_t *b)
+{
+    shmring_params_t pa, pb;
+    shmring_nodeset_params(a, &pa);
+    shmring_nodeset_params(b, &pb);
+    ck_assert_int_eq(pa.algorithm, pb.algorithm);
+    ck_assert_int_eq(pa.hash, pb.hash);
+    ck_assert_uint_eq(pa.vnodes, pb.vnodes);
+    ck_assert_uint_eq(pa.table_size, pb.table_size);
+    ck_assert_uint_eq(shmring_nodeset_count(a), shmring_nodeset_count(b));
+    for (size_t i = 0; i < shmring_nodeset_count(a); i++) {
+        shmring_node_info_t x, y;
+        ck_assert_int_eq(shmring_nodeset_get(a, i, &x), 0);
+        ck_assert_int_eq(shmring_nodeset_get(b, i, &y), 0);
+        ck_assert_uint_eq(x.id, y.id);
+        ck_assert_uint_eq(x.weight, y.weight);
+        ck_assert_int_eq(x.state, y.state);
+        ck_assert_str_eq(x.name, y.name);
+        ck_assert_str_eq(x.address, y.address);
+    }
+}
+
+/* Recreates SET from its snapshot and checks nodes, ids, parameters, the next id and
+ * that the recreated set builds the same bytes. */
+static void check_round_trip(shmring_nodeset_t *set)
+{
+    size_t size, size_again;
+    void *buffer = test_build(set, &size);
+    shmring_nodeset_t *copy = NULL;
+    ck_assert_int_eq(shmring_nodeset_from_snapshot(buffer, &copy), 0);
+    assert_same_nodeset(set, copy);
+    void *again = test_build(copy, &size_again);
+    ck_assert_uint_eq(size, size_again);
+    ck_assert_int_eq(memcmp(buffer, again, size), 0);
+    uint32_t id1, id2;
+    ck_assert_int_eq(shmring_nodeset_add(set, "next", NULL, 1, SHMRING_STATE_UP, &id1),
+                     0);
+    ck_assert_int_eq(shmring_nodeset_add(copy, "next", NULL, 1, SHMRING_STATE_UP, &id2),
+                     0);
+    ck_assert_uint_eq(id1, id2);
+    ck_assert_int_eq(shmring_nodeset_remove(set, "next"), 0);
+    free(buffer);
+    free(again);
+    shmring_nodeset_free(copy);
+}
+
+START_TEST(round_trip_ring)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_RING, SHMRING_HASH_FNV1A, 0);
+    shmring_params_t params = {SHMRING_ALGORITHM_RING, SHMRING_HASH_FNV1A, 7, 0};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(shmring_nodeset_remove(set, "beta"), 0);
+    ck_assert_int_eq(shmring_nodeset_add(set, "n\xc3\xa4me with spaces",
+                                         "[2001:db8::1]:7", 65535, SHMRING_STATE_UP,
+                                         NULL),
+                     0);
+    ck_assert_int_eq(shmring_nodeset_remove(set, "n\xc3\xa4me with spaces"), 0);
+    ck_assert_int_eq(shmring_nodeset_add(set, "epsilon", NULL, 3, SHMRING_STATE_UP, NULL),
+                     0);
+    check_round_trip(set); /* ids 0, 2, 3, 5; next id 6 */
+    shmring_nodeset_free(set);
+
+    shmring_nodeset_t *empty;
+    ck_assert_int_eq(shmring_nodeset_new(&empty), 0);
+    check_round_trip(empty);
+    shmring_nodeset_free(empty);
+}
+END_TEST
+
+START_TEST(round_trip_ketama_and_maglev)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 0);
+    check_round_trip(set);
+    shmring_nodeset_free(set);
+
+    /* Maglev: default size, explicit sizes (one equal to the default), all down. */
+    static const uint32_t sizes[] = {0, 7, 65537, 131071};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        set = small_set(SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_MURMUR3, sizes[i]);
+        check_round_trip(set);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "alpha", SHMRING_STATE_DOWN), 0);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "beta", SHMRING_STATE_DOWN), 0);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "delta", SHMRING_STATE_DOWN), 0);
+        check_round_trip(set);
+        shmring_nodeset_free(set);
+    }
+}
+END_TEST
+
+START_TEST(round_trip_keeps_id_limit)
+{
+    /* A snapshot whose id counter is exhausted: the recreated set refuses new nodes
+     * rather than wrapping around to ids in use. */
+    struct guarded g = small_ring();
+    header_of(&g)->next_node_id = UINT32_MAX;
+    node_at(&g, 3)->id = UINT32_MAX - 1;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_from_snapshot(g.data, &set), 0);
+    shmring_node_info_t info;
+    ck_assert_int_eq(shmring_nodeset_get(set, 3, &info), 0);
+    ck_assert_uint_eq(info.id, UINT32_MAX - 1);
+    ck_assert_int_eq(shmring_nodeset_add(set, "more", NULL, 1, SHMRING_STATE_UP, NULL),
+                     SHMRING_ELIMIT);
+    ck_assert_uint_eq(shmring_nodeset_count(set), 4);
+    shmring_nodeset_free(set);
+    guarded_free(&g);
+}
+END_TEST
+
+static Suite *snapshot_suite(void)
+{
+    Suite *s = suite_create("snapshot");
+    TCase *tc = tcase_create("header");
+    tcase_add_test(tc, valid_snapshot_and_info);
+    tcase_add_test(tc, bad_magic);
+    tcase_add_test(tc, bad_format);
+    tcase_add_test(tc, other_byte_order);
+    tcase_add_test(tc, truncated_and_extended);
+    tcase_add_test(tc, misaligned_buffer);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("sections");
+    tcase_add_test(tc, section_misaligned);
+    tcase_add_test(tc, section_overlapping);
+    tcase_add_test(tc, section_out_of_bounds);
+    tcase_add_test(tc, section_size_disagrees_with_count);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("params");
+    tcase_add_test(tc, params_refused);
+    tcase_add_test(tc, ketama_needs_md5);
+    tcase_add_test(tc, maglev_params_refused);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("checksum");
+    tcase_add_test(tc, checksum_mismatch);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("nodes");
+    tcase_add_test(tc, bad_nodes);
+    tcase_add_test(tc, bad_strings);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("lookup_structures");
+    tcase_add_test(tc, bad_points);
+    tcase_add_test(tc, bad_bucket_index);
+    tcase_add_test(tc, bad_maglev_table);
+    tcase_add_test(tc, empty_and_all_down_snapshots);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fuzz");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, every_bit_flip_is_refused);
+    tcase_add_test(tc, random_garbage);
+    tcase_add_test(tc, resealed_mutations_never_crash);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, too_many_points_refused_before_allocating);
+    tcase_add_test(tc, maglev_table_limit);
+    tcase_add_test(tc, sixteen_million_points);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("round_trip");
+    tcase_add_test(tc, round_trip_ring);
+    tcase_add_test(tc, round_trip_ketama_and_maglev);
+    tcase_add_test(tc, round_trip_keeps_id_limit);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(snapshot_suite());
+}
