@@ -1,0 +1,1608 @@
+/*
+ * End-to-end tests of tools/ringctl.c: each test runs the built binary (RINGCTL_PATH)
+ * with fork and exec, captures its stdout, stderr and exit status, and checks them
+ * exactly, together with what the library then reads from the ring.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "test_support.h"
+
+#ifndef RINGCTL_PATH
+#error "RINGCTL_PATH must name the ringctl binary under test"
+#endif
+
+/* The sampling that `--dry-run` documents: 100000 keys "key-0".."key-99999". */
+#define DRY_RUN_SAMPLES 100000
+/* How long a test waits for one answer of `lookup --stdin`. */
+#define ANSWER_TIMEOUT_MS 20000
+
+/* ---- Running ringctl ----------------------------------------------------------- */
+
+struct run {
+    int status; /* exit status */
+    char *out;
+    char *err;
+};
+
+/* Appends what is readable on FD to *TEXT; returns false at end of file. */
+static bool drain(int fd, char **text, size_t *len)
+{
+    char chunk[4096];
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR)
+        return true;
+    ck_assert_int_ge(n, 0);
+    if (n == 0)
+        return false;
+    *text = realloc(*text, *len + (size_t)n + 1);
+    ck_assert_ptr_nonnull(*text);
+    memcpy(*text + *len, chunk, (size_t)n);
+    *len += (size_t)n;
+    (*text)[*len] = '\0';
+    return true;
+}
+
+struct child {
+    pid_t pid;
+    int in;  /* the child's stdin, for writing */
+    int out; /* its stdout, for reading */
+    int err; /* its stderr, for reading */
+};
+
+/*
+ * Starts ringctl with ARGS (NULL-terminated, without argv[0]), its standard streams
+ * on pipes. As USER (not (uid_t)-1) it runs with that uid and gid, which needs root.
+ * The parent's pipe ends are close-on-exec, so that another child never holds them.
+ */
+static struct child child_start(const char *const *args, uid_t user)
+{
+    int in[2], out[2], err[2];
+    ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+    size_t count = 0;
+    while (args[count] != NULL)
+        count++;
+    const char **argv = calloc(count + 2, sizeof(*argv));
+    ck_assert_ptr_nonnull(argv);
+    argv[0] = RINGCTL_PATH;
+    memcpy(argv + 1, args, count * sizeof(*argv));
+
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
+            dup2(err[1], STDERR_FILENO) < 0)
+            _exit(125);
+        if (user != (uid_t)-1 &&
+            (setgroups(0, NULL) != 0 || setgid((gid_t)user) != 0 || setuid(user) != 0))
+            _exit(126);
+        execv(RINGCTL_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    return (struct child){.pid = pid, .in = in[1], .out = out[0], .err = err[0]};
+}
+
+/* Waits for CHILD to exit and returns its exit status; a signal fails the test. */
+static int child_wait(struct child *c)
+{
+    int status;
+    while (waitpid(c->pid, &status, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    ck_assert_msg(WIFEXITED(status), "ringctl was killed by signal %d", WTERMSIG(status));
+    ck_assert_msg(WEXITSTATUS(status) < 125, "ringctl could not be started (%d)",
+                  WEXITSTATUS(status));
+    return WEXITSTATUS(status);
+}
+
+/* Runs ringctl with ARGS and INPUT (NULL: none) on its stdin, to completion. */
+static void run_as(struct run *r, uid_t user, const char *input, const char *const *args)
+{
+    struct child c = child_start(args, user);
+    size_t input_len = input != NULL ? strlen(input) : 0, written = 0;
+    size_t out_len = 0, err_len = 0;
+    r->out = calloc(1, 1);
+    r->err = calloc(1, 1);
+    bool out_open = true, err_open = true;
+    if (input_len == 0) {
+        close(c.in);
+        c.in = -1;
+    }
+    /* Writes and reads interleaved, so that neither side blocks on a full pipe. */
+    while (out_open || err_open) {
+        struct pollfd fds[3] = {{.fd = out_open ? c.out : -1, .events = POLLIN},
+                                {.fd = err_open ? c.err : -1, .events = POLLIN},
+                                {.fd = c.in, .events = POLLOUT}};
+        int ready = poll(fds, 3, -1);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        ck_assert_int_gt(ready, 0);
+        if (fds[0].revents != 0)
+            out_open = drain(c.out, &r->out, &out_len);
+        if (fds[1].revents != 0)
+            err_open = drain(c.err, &r->err, &err_len);
+        if (c.in >= 0 && fds[2].revents != 0) {
+            ssize_t n = write(c.in, input + written, input_len - written);
+            if (n > 0)
+                written += (size_t)n;
+            if (n < 0 || written == input_len) {
+                close(c.in); /* EPIPE: the child stopped reading; it says why */
+                c.in = -1;
+            }
+        }
+    }
+    if (c.in >= 0)
+        close(c.in);
+    close(c.out);
+    close(c.err);
+    r->status = child_wait(&c);
+}
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Runs ringctl with the arguments that follow and keeps the result in a run. */
+#define RUN(result, ...)                                                                 \
+    run_as((result), (uid_t)-1, NULL, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_INPUT(result, input, ...)                                                    \
+    run_as((result), (uid_t)-1, (input), (const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs ringctl and checks its exit status, stdout and stderr exactly. */
+#define EXPECT(status_, out_, err_, ...)                                                 \
+    do {                                                                                 \
+        struct run r_;                                                                   \
+        RUN(&r_, __VA_ARGS__);                                                           \
+        ck_assert_str_eq(r_.err, (err_));                                                \
+        ck_assert_str_eq(r_.out, (out_));                                                \
+        ck_assert_int_eq(r_.status, (status_));                                          \
+        run_free(&r_);                                                                   \
+    } while (0)
+
+/* Builds a string with printf formatting, in one of a few rotating buffers. */
+static const char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+static const char *fmt(const char *format, ...)
+{
+    static char buffers[8][8192];
+    static unsigned next;
+    char *buffer = buffers[next++ % 8];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(buffer, sizeof(buffers[0]), format, ap);
+    va_end(ap);
+    return buffer;
+}
+
+/* ---- Rings of a test ------------------------------------------------------------- */
+
+/* The test's rings: ring is the main one, other the second one some tests need. */
+static char ring[SHMRING_RING_NAME_MAX + 1];
+static char other[SHMRING_RING_NAME_MAX + 1];
+static char temp_file[64];
+
+static void setup(void)
+{
+    snprintf(ring, sizeof(ring), "%s", test_ring_name("ctl"));
+    snprintf(other, sizeof(other), "%s", test_ring_name("ctl"));
+    snprintf(temp_file, sizeof(temp_file), "/tmp/check_ringctl-%ld.json", (long)getpid());
+    unsetenv("SHMRING_RING");
+}
+
+/* Fails the test if /dev/shm holds an object of RING_NAME: its control object
+ * "shmring.NAME" or a version "shmring.NAME.GEN". */
+static void assert_no_objects(const char *ring_name)
+{
+    char prefix[SHMRING_RING_NAME_MAX + 16];
+    int prefix_len = snprintf(prefix, sizeof(prefix), "shmring.%s", ring_name);
+    DIR *dir = opendir("/dev/shm");
+    ck_assert_ptr_nonnull(dir);
+    const struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        const char *name = entry->d_name;
+        if (strncmp(name, prefix, (size_t)prefix_len) != 0)
+            continue;
+        const char *rest = name + prefix_len;
+        bool ours = *rest == '\0' || (rest[0] == '.' && rest[1] != '\0' &&
+                                      strspn(rest + 1, "0123456789") == strlen(rest + 1));
+        ck_assert_msg(!ours, "left behind in /dev/shm: %s", name);
+    }
+    closedir(dir);
+}
+
+static void teardown(void)
+{
+    unlink(temp_file);
+    const char *rings[] = {ring, other};
+    for (size_t i = 0; i < 2; i++) {
+        int err = shmring_ring_destroy(rings[i]);
+        ck_assert_msg(err == 0 || err == SHMRING_ENOENT, "destroy %s: %s", rings[i],
+                      shmring_strerror(err));
+        assert_no_objects(rings[i]);
+    }
+}
+
+static shmring_ring_status_t status_of(const char *ring_name)
+{
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring_name, &status), 0);
+    return status;
+}
+
+static uint64_t generation_of(const char *ring_name)
+{
+    return status_of(ring_name).generation;
+}
+
+/* The current version of RING_NAME as a new buffer; fails the test if there is none. */
+static void *snapshot_of(const char *ring_name)
+{
+    uint64_t generation;
+    void *buffer;
+    size_t size;
+    ck_assert_int_eq(shmring_ring_snapshot(ring_name, &generation, &buffer, &size), 0);
+    ck_assert_ptr_nonnull(buffer);
+    return buffer;
+}
+
+static shmring_nodeset_t *nodeset_of(const char *ring_name)
+{
+    void *buffer = snapshot_of(ring_name);
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_from_snapshot(buffer, &set), 0);
+    free(buffer);
+    return set;
+}
+
+/* The node set of RING_NAME as JSON, written by the library (not by ringctl). */
+static char *json_of(const char *ring_name)
+{
+    shmring_nodeset_t *set = nodeset_of(ring_name);
+    char *text;
+    ck_assert_int_eq(shmring_nodeset_to_json(set, &text), 0);
+    shmring_nodeset_free(set);
+    return text;
+}
+
+static shmring_node_info_t node_of(const shmring_nodeset_t *set, const char *name)
+{
+    size_t index;
+    shmring_node_info_t node;
+    ck_assert_int_eq(shmring_nodeset_find(set, name, &index), 0);
+    ck_assert_int_eq(shmring_nodeset_get(set, index, &node), 0);
+    return node;
+}
+
+/* What must not change when a command fails: the generation and the node set. */
+struct saved_ring {
+    uint64_t generation;
+    uint64_t publish_count;
+    char *json;
+};
+
+static struct saved_ring save_ring(const char *ring_name)
+{
+    shmring_ring_status_t status = status_of(ring_name);
+    return (struct saved_ring){.generation = status.generation,
+                               .publish_count = status.publish_count,
+                               .json = json_of(ring_name)};
+}
+
+static void assert_ring_unchanged(const char *ring_name, struct saved_ring *saved)
+{
+    shmring_ring_status_t status = status_of(ring_name);
+    ck_assert_uint_eq(status.generation, saved->generation);
+    ck_assert_uint_eq(status.publish_count, saved->publish_count);
+    char *now = json_of(ring_name);
+    ck_assert_str_eq(now, saved->json);
+    free(now);
+    free(saved->json);
+    saved->json = NULL;
+}
+
+/* Creates `ring` with ringctl: node-a (10.0.0.1:11211, weight 1) and node-b
+ * (10.0.0.2:11211, weight 3), at generation 3. */
+static void make_ring(void)
+{
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    EXPECT(0, fmt("added node-a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "node-a", "10.0.0.1:11211");
+    EXPECT(0, fmt("added node-b (id 1) to ring '%s': generation 3\n", ring), "", "-r",
+           ring, "add", "node-b", "10.0.0.2:11211", "--weight", "3");
+    ck_assert_uint_eq(generation_of(ring), 3);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    ck_assert_int_eq(fputs(text, file) >= 0, 1);
+    ck_assert_int_eq(fclose(file), 0);
+}
+
+/* ---- core: each command's happy path ------------------------------------------ */
+
+START_TEST(test_version_and_help)
+{
+    EXPECT(0, "ringctl " SHMRING_VERSION_STRING "\n", "", "--version");
+    EXPECT(0, "ringctl " SHMRING_VERSION_STRING "\n", "", "-V");
+    const char *const spellings[][2] = {{"--help", NULL}, {"-h", NULL}, {"show", "-h"}};
+    for (size_t i = 0; i < 3; i++) {
+        struct run r;
+        RUN(&r, spellings[i][0], spellings[i][1]);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        ck_assert_msg(strncmp(r.out, "Usage: ringctl [OPTIONS] COMMAND [ARGS]\n", 40) ==
+                          0,
+                      "%s", r.out);
+        const char *documented[] = {
+            "  init [--algorithm A] [--hash H] [--vnodes N] [--table-size P]",
+            "  load FILE|-",
+            "  add NAME ADDRESS [--weight W]",
+            "  remove NAME",
+            "  weight NAME W",
+            "  down NAME",
+            "  up NAME",
+            "  show",
+            "  lookup [-n N] KEY...",
+            "  lookup [-n N] --stdin",
+            "  dump",
+            "  list",
+            "  destroy",
+            "--ring RING",
+            "--json",
+            "--dry-run",
+            "--help",
+            "--version",
+            "--algorithm A",
+            "--hash H",
+            "--vnodes N",
+            "--table-size P",
+            "--mode M",
+            "--group G",
+            "--weight W",
+            "-n N",
+            "--stdin",
+            "Exit status: 0 success, 1 the operation failed, 2 usage error."};
+        for (size_t j = 0; j < sizeof(documented) / sizeof(documented[0]); j++)
+            ck_assert_msg(strstr(r.out, documented[j]) != NULL, "help lacks '%s'",
+                          documented[j]);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_init_defaults)
+{
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    shmring_ring_status_t status = status_of(ring);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.publish_count, 1);
+    ck_assert_uint_eq(status.mode, 0644);
+    ck_assert_uint_eq(status.owner, geteuid());
+    void *buffer = snapshot_of(ring);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
+    ck_assert_int_eq(info.params.hash, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(info.params.vnodes, SHMRING_DEFAULT_VNODES);
+    ck_assert_uint_eq(info.node_count, 0);
+    free(buffer);
+}
+END_TEST
+
+START_TEST(test_init_parameters)
+{
+    char group[32];
+    snprintf(group, sizeof(group), "%lu", (unsigned long)getegid());
+    EXPECT(0,
+           fmt("created ring '%s' (maglev, murmur3, table size 65537): generation 1\n",
+               ring),
+           "", "-r", ring, "init", "--algorithm", "maglev", "--hash", "murmur3",
+           "--table-size", "65537", "--mode", "0640", "--group", group);
+    shmring_ring_status_t status = status_of(ring);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.mode, 0640);
+    struct stat st;
+    ck_assert_int_eq(stat(fmt("/dev/shm/shmring.%s", ring), &st), 0);
+    ck_assert_uint_eq(st.st_gid, getegid());
+    void *buffer = snapshot_of(ring);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_MAGLEV);
+    ck_assert_int_eq(info.params.hash, SHMRING_HASH_MURMUR3);
+    free(buffer);
+    /* The table size is kept although the ring has no nodes to fill a table yet. */
+    shmring_nodeset_t *set = nodeset_of(ring);
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    ck_assert_uint_eq(params.table_size, 65537);
+    shmring_nodeset_free(set);
+
+    /* Ketama without --hash takes MD5, its only hash; --vnodes is kept. */
+    EXPECT(0, fmt("created ring '%s' (ketama, md5): generation 1\n", other), "", "init",
+           "--vnodes", "40", "-r", other, "--algorithm", "ketama");
+    buffer = snapshot_of(other);
+    shmring_snapshot_info(buffer, &info);
+    ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_KETAMA);
+    ck_assert_int_eq(info.params.hash, SHMRING_HASH_MD5);
+    ck_assert_uint_eq(info.params.vnodes, 40);
+    free(buffer);
+}
+END_TEST
+
+START_TEST(test_add_and_remove)
+{
+    make_ring();
+    shmring_nodeset_t *set = nodeset_of(ring);
+    ck_assert_uint_eq(shmring_nodeset_count(set), 2);
+    shmring_node_info_t a = node_of(set, "node-a"), b = node_of(set, "node-b");
+    ck_assert_uint_eq(a.id, 0);
+    ck_assert_str_eq(a.address, "10.0.0.1:11211");
+    ck_assert_uint_eq(a.weight, 1);
+    ck_assert_int_eq(a.state, SHMRING_STATE_UP);
+    ck_assert_uint_eq(b.id, 1);
+    ck_assert_uint_eq(b.weight, 3);
+    shmring_nodeset_free(set);
+
+    EXPECT(0, fmt("removed node-a (id 0) from ring '%s': generation 4\n", ring), "", "-r",
+           ring, "remove", "node-a");
+    ck_assert_uint_eq(generation_of(ring), 4);
+    set = nodeset_of(ring);
+    ck_assert_uint_eq(shmring_nodeset_count(set), 1);
+    size_t index;
+    ck_assert_int_eq(shmring_nodeset_find(set, "node-a", &index), SHMRING_ENODE);
+    shmring_nodeset_free(set);
+
+    /* Ids are never reused: node-a comes back with a new one. */
+    EXPECT(0, fmt("added node-a (id 2) to ring '%s': generation 5\n", ring), "", "-r",
+           ring, "add", "--weight", "65535", "node-a", "10.0.0.9:1");
+    ck_assert_uint_eq(generation_of(ring), 5);
+    set = nodeset_of(ring);
+    a = node_of(set, "node-a");
+    ck_assert_uint_eq(a.id, 2);
+    ck_assert_uint_eq(a.weight, 65535);
+    ck_assert_str_eq(a.address, "10.0.0.9:1");
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(test_weight_down_up)
+{
+    make_ring();
+    EXPECT(0,
+           fmt("changed weight of node-a (id 0) from 1 to 7 in ring '%s': generation 4\n",
+               ring),
+           "", "-r", ring, "weight", "node-a", "7");
+    ck_assert_uint_eq(generation_of(ring), 4);
+    EXPECT(0, fmt("marked node-a (id 0) down in ring '%s': generation 5\n", ring), "",
+           "-r", ring, "down", "node-a");
+    ck_assert_uint_eq(generation_of(ring), 5);
+    shmring_nodeset_t *set = nodeset_of(ring);
+    shmring_node_info_t a = node_of(set, "node-a");
+    ck_assert_uint_eq(a.weight, 7);
+    ck_assert_int_eq(a.state, SHMRING_STATE_DOWN);
+    shmring_nodeset_free(set);
+
+    /* Asking for what already is changes nothing and publishes nothing. */
+    struct saved_ring saved = save_ring(ring);
+    EXPECT(0, "node 'node-a' is already down\n", "", "-r", ring, "down", "node-a");
+    EXPECT(0, "node 'node-a' already has weight 7\n", "", "-r", ring, "weight", "node-a",
+           "7");
+    assert_ring_unchanged(ring, &saved);
+
+    EXPECT(0, fmt("marked node-a (id 0) up in ring '%s': generation 6\n", ring), "", "-r",
+           ring, "up", "node-a");
+    ck_assert_uint_eq(generation_of(ring), 6);
+    saved = save_ring(ring);
+    EXPECT(0, "node 'node-a' is already up\n", "", "-r", ring, "up", "node-a");
+    assert_ring_unchanged(ring, &saved);
+    set = nodeset_of(ring);
+    ck_assert_int_eq(node_of(set, "node-a").state, SHMRING_STATE_UP);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(test_change_json)
+{
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"algorithm\":"
+               "\"ring\",\"hash\":\"xxh3\",\"vnodes\":160,\"table_size\":0}\n",
+               ring),
+           "", "--json", "-r", ring, "init");
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"node\":{\"id\":0,"
+               "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":\"up\"}"
+               "}\n",
+               ring),
+           "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
+    EXPECT(
+        0,
+        fmt("{\"ring\":\"%s\",\"generation\":2,\"dry_run\":true,\"action\":\"down\","
+            "\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,"
+            "\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":100000}\n",
+            ring),
+        "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"node\":{\"id\":0,"
+               "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":"
+               "\"down\"}}\n",
+               ring),
+           "", "-r", ring, "down", "n\xc3\xa9", "--json");
+    EXPECT(
+        0,
+        fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"node\":{\"id\":0,"
+            "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":\"down\"},"
+            "\"changed\":false}\n",
+            ring),
+        "", "-r", ring, "down", "n\xc3\xa9", "--json");
+    /* A name that is not UTF-8 is refused (JSON could not carry it). */
+    EXPECT(2, "",
+           "ringctl: error: invalid node name 'x\xff': it must have 1 to 255 bytes of "
+           "UTF-8 and no control characters\n",
+           "-r", ring, "add", "x\xff", "b:1", "--json");
+}
+END_TEST
+
+/* The moved fraction that --dry-run must report, computed here from both versions. */
+static double expected_moved(const void *before, const shmring_nodeset_t *after_set)
+{
+    size_t size;
+    void *after = test_build(after_set, &size);
+    int moved = 0;
+    for (int i = 0; i < DRY_RUN_SAMPLES; i++) {
+        char key[32];
+        size_t len = (size_t)snprintf(key, sizeof(key), "key-%d", i);
+        shmring_node_t old, now;
+        int old_err = shmring_snapshot_lookup(before, key, len, &old);
+        int now_err = shmring_snapshot_lookup(after, key, len, &now);
+        if ((old_err == 0) != (now_err == 0) ||
+            (old_err == 0 && strcmp(old.name, now.name) != 0))
+            moved++;
+    }
+    free(after);
+    return (double)moved / DRY_RUN_SAMPLES;
+}
+
+START_TEST(test_show)
+{
+    make_ring();
+    EXPECT(0, fmt("marked node-b (id 1) down in ring '%s': generation 4\n", ring), "",
+           "-r", ring, "down", "node-b");
+    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "", "-r",
+           ring, "add", "node-c", "10.0.0.3:11211", "--weight", "2");
+
+    struct run r;
+    RUN(&r, "show", "-r", ring);
+    shmring_ring_status_t status = status_of(ring);
+    void *buffer = snapshot_of(ring);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    double shares[3];
+    shmring_snapshot_shares(buffer, shares);
+    free(buffer);
+    ck_assert_double_eq(shares[1], 0.0);
+    ck_assert_double_eq_tol(shares[0] + shares[2], 1.0, 1e-9);
+    char when[32];
+    time_t published = (time_t)status.published_at;
+    struct tm tm;
+    ck_assert_ptr_nonnull(gmtime_r(&published, &tm));
+    ck_assert_uint_gt(strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm), 0);
+    ck_assert_uint_eq(info.point_count, 3 * 160); /* node-a 1 + node-c 2, node-b down */
+
+    char *expected;
+    size_t expected_len;
+    FILE *text = open_memstream(&expected, &expected_len);
+    fprintf(text,
+            "ring:          %s\n"
+            "generation:    5\n"
+            "algorithm:     ring\n"
+            "hash:          xxh3\n"
+            "vnodes:        160\n"
+            "points:        480\n"
+            "fingerprint:   %016" PRIx64 "\n"
+            "publishes:     5\n"
+            "last publish:  %s by pid %" PRId64 "\n"
+            "owner:         uid %lu\n"
+            "mode:          0644\n"
+            "nodes:         3 (2 up)\n"
+            "\n"
+            "ID  NAME    ADDRESS         WEIGHT  STATE  SHARE\n"
+            "0   node-a  10.0.0.1:11211  1       up     %.2f%%\n"
+            "1   node-b  10.0.0.2:11211  3       down   0.00%%\n"
+            "2   node-c  10.0.0.3:11211  2       up     %.2f%%\n",
+            ring, info.fingerprint, when, status.publisher_pid, (unsigned long)geteuid(),
+            shares[0] * 100.0, shares[2] * 100.0);
+    fclose(text);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_int_eq(r.status, 0);
+    free(expected);
+    run_free(&r);
+
+    /* --json: the same facts as one JSON object. */
+    RUN(&r, "show", "-r", ring, "--json");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    json_error_t error;
+    json_t *root = json_loads(r.out, 0, &error);
+    ck_assert_msg(root != NULL, "%s: %s", error.text, r.out);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "ring")), ring);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "generation")), 5);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "algorithm")), "ring");
+    ck_assert_str_eq(json_string_value(json_object_get(root, "hash")), "xxh3");
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "vnodes")), 160);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "points")), 480);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "fingerprint")),
+                     fmt("%016" PRIx64, info.fingerprint));
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "publish_count")), 5);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "publisher_pid")),
+                     status.publisher_pid);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "published_at")), when);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "owner")), geteuid());
+    ck_assert_str_eq(json_string_value(json_object_get(root, "mode")), "0644");
+    json_t *nodes = json_object_get(root, "nodes");
+    ck_assert_uint_eq(json_array_size(nodes), 3);
+    const char *names[] = {"node-a", "node-b", "node-c"};
+    const char *states[] = {"up", "down", "up"};
+    const json_int_t weights[] = {1, 3, 2};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *node = json_array_get(nodes, i);
+        ck_assert_int_eq(json_integer_value(json_object_get(node, "id")), (json_int_t)i);
+        ck_assert_str_eq(json_string_value(json_object_get(node, "name")), names[i]);
+        ck_assert_str_eq(json_string_value(json_object_get(node, "address")),
+                         fmt("10.0.0.%zu:11211", i + 1));
+        ck_assert_int_eq(json_integer_value(json_object_get(node, "weight")), weights[i]);
+        ck_assert_str_eq(json_string_value(json_object_get(node, "state")), states[i]);
+        ck_assert_double_eq_tol(json_real_value(json_object_get(node, "share")),
+                                shares[i], 1e-12);
+    }
+    json_decref(root);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_show_maglev)
+{
+    EXPECT(0, fmt("created ring '%s' (maglev, xxh3): generation 1\n", ring), "", "-r",
+           ring, "init", "--algorithm", "maglev");
+    EXPECT(0, fmt("added x (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "x", "y");
+    struct run r;
+    RUN(&r, "-r", ring, "show");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "\nalgorithm:     maglev\nhash:          xxh3\n"
+                                "table size:    65537\npoints:        65537\n") != NULL,
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "\nID  NAME  ADDRESS  WEIGHT  STATE  SHARE\n"
+                                "0   x     y        1       up     100.00%\n") != NULL,
+                  "%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_lookup)
+{
+    make_ring();
+    shmring_t *reader;
+    ck_assert_int_eq(shmring_open(ring, &reader), 0);
+    const char *keys[] = {"user:1", "user:2", "user:3", "session/abc", "", "k k"};
+    const size_t key_count = sizeof(keys) / sizeof(keys[0]);
+    char expected[4096] = "", expected_two[4096] = "";
+    for (size_t i = 0; i < key_count; i++) {
+        shmring_node_t nodes[2];
+        ck_assert_int_eq(shmring_lookup_n(reader, keys[i], strlen(keys[i]), nodes, 2), 2);
+        strcat(expected, fmt("%s\t%s\t%s\n", keys[i], nodes[0].name, nodes[0].address));
+        strcat(expected_two, fmt("%s\t%s\t%s\t%s\t%s\n", keys[i], nodes[0].name,
+                                 nodes[0].address, nodes[1].name, nodes[1].address));
+    }
+    struct run r;
+    RUN(&r, "-r", ring, "lookup", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5]);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+    RUN(&r, "-r", ring, "lookup", "-n", "2", keys[0], keys[1], keys[2], keys[3], keys[4],
+        keys[5]);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected_two);
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+    /* -n larger than the ring gives every up node. */
+    RUN(&r, "-r", ring, "lookup", "-n", "64", keys[0], keys[1], keys[2], keys[3], keys[4],
+        keys[5]);
+    ck_assert_str_eq(r.out, expected_two);
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+
+    /* --json: one object per key and line. */
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(reader, "user:1", 6, &node), 0);
+    EXPECT(0,
+           fmt("{\"key\":\"user:1\",\"nodes\":[{\"id\":%" PRIu32 ",\"name\":\"%s\","
+               "\"address\":\"%s\",\"weight\":%" PRIu32 "}]}\n",
+               node.id, node.name, node.address, node.weight),
+           "", "-r", ring, "--json", "lookup", "user:1");
+    shmring_close(reader);
+}
+END_TEST
+
+START_TEST(test_lookup_stdin)
+{
+    make_ring();
+    shmring_t *reader;
+    ck_assert_int_eq(shmring_open(ring, &reader), 0);
+    /* Lines answered in order; the last one has no newline; an empty line is the
+     * empty key. */
+    const char *keys[] = {"alpha", "beta", "", "gamma\tdelta", "last"};
+    char expected[2048] = "";
+    for (size_t i = 0; i < 5; i++) {
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_lookup(reader, keys[i], strlen(keys[i]), &node), 0);
+        strcat(expected, fmt("%s\t%s\t%s\n", keys[i], node.name, node.address));
+    }
+    shmring_close(reader);
+    struct run r;
+    RUN_INPUT(&r, "alpha\nbeta\n\ngamma\tdelta\nlast", "-r", ring, "lookup", "--stdin");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_dump)
+{
+    make_ring();
+    EXPECT(0, fmt("marked node-a (id 0) down in ring '%s': generation 4\n", ring), "",
+           "-r", ring, "down", "node-a");
+    char *expected = json_of(ring);
+    EXPECT(0, expected, "", "-r", ring, "dump");
+    /* dump's output is JSON already; --json changes nothing. */
+    EXPECT(0, expected, "", "-r", ring, "dump", "--json");
+    free(expected);
+}
+END_TEST
+
+START_TEST(test_dump_load_round_trip)
+{
+    EXPECT(
+        0,
+        fmt("created ring '%s' (maglev, crc32, table size 131071): generation 1\n", ring),
+        "", "-r", ring, "init", "--algorithm", "maglev", "--hash", "crc32",
+        "--table-size", "131071");
+    EXPECT(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "a", "10.1.1.1:80", "--weight", "5");
+    EXPECT(0, fmt("added b (id 1) to ring '%s': generation 3\n", ring), "", "-r", ring,
+           "add", "b", "[::1]:80");
+    EXPECT(0, fmt("added c (id 2) to ring '%s': generation 4\n", ring), "", "-r", ring,
+           "add", "c", "c.example:80");
+    EXPECT(0, fmt("removed a (id 0) from ring '%s': generation 5\n", ring), "", "-r",
+           ring, "remove", "a");
+    EXPECT(0, fmt("marked c (id 2) down in ring '%s': generation 6\n", ring), "", "-r",
+           ring, "down", "c");
+    struct run dump;
+    RUN(&dump, "-r", ring, "dump");
+    ck_assert_str_eq(dump.err, "");
+    ck_assert_int_eq(dump.status, 0);
+
+    /* Into a new ring (created by load, with the dump's parameters rather than the
+     * defaults), from stdin: the same dump, byte for byte. */
+    struct run r;
+    RUN_INPUT(&r, dump.out, "-r", other, "load", "-");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
+                                "changed, new parameters): generation 1\n",
+                                other));
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+    ck_assert_uint_eq(status_of(other).mode, 0644);
+    EXPECT(0, dump.out, "", "-r", other, "dump");
+
+    /* Into the same ring, from a file: one new generation, the same node set and ids. */
+    write_file(temp_file, dump.out);
+    shmring_nodeset_t *before = nodeset_of(ring);
+    EXPECT(0,
+           fmt("loaded 2 nodes into ring '%s' (0 added, 0 removed, 0 changed): "
+               "generation 7\n",
+               ring),
+           "", "-r", ring, "load", temp_file);
+    ck_assert_uint_eq(generation_of(ring), 7);
+    EXPECT(0, dump.out, "", "-r", ring, "dump");
+    shmring_nodeset_t *after = nodeset_of(ring);
+    ck_assert_uint_eq(node_of(after, "b").id, node_of(before, "b").id);
+    ck_assert_uint_eq(node_of(after, "c").id, node_of(before, "c").id);
+    void *old = snapshot_of(other), *now = snapshot_of(ring);
+    shmring_snapshot_info_t old_info, now_info;
+    shmring_snapshot_info(old, &old_info);
+    shmring_snapshot_info(now, &now_info);
+    ck_assert_int_eq(now_info.params.algorithm, SHMRING_ALGORITHM_MAGLEV);
+    ck_assert_uint_eq(now_info.params.table_size, 131071);
+    ck_assert_msg(strstr(dump.out, "\"table_size\": 131071") != NULL, "%s", dump.out);
+    ck_assert_int_eq(now_info.params.hash, SHMRING_HASH_CRC32);
+    ck_assert_mem_eq(&old_info.params, &now_info.params, sizeof(old_info.params));
+    ck_assert_uint_eq(old_info.node_count, 2);
+    ck_assert_uint_eq(old_info.up_count, 1);
+    free(old);
+    free(now);
+    shmring_nodeset_free(before);
+    shmring_nodeset_free(after);
+    run_free(&dump);
+}
+END_TEST
+
+START_TEST(test_load_replaces_node_set)
+{
+    make_ring();
+    /* node-a goes, node-b changes its weight, node-c is new and down. */
+    write_file(temp_file, "{\"nodes\": [\n"
+                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\", "
+                          "\"state\": \"down\"},\n"
+                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
+                          "\"weight\": 4}\n"
+                          "]}\n");
+    EXPECT(0,
+           fmt("loaded 2 nodes into ring '%s' (1 added, 1 removed, 1 changed): "
+               "generation 4\n",
+               ring),
+           "", "-r", ring, "load", temp_file);
+    shmring_nodeset_t *set = nodeset_of(ring);
+    ck_assert_uint_eq(shmring_nodeset_count(set), 2);
+    shmring_node_info_t c = node_of(set, "node-c"), b = node_of(set, "node-b");
+    ck_assert_uint_eq(b.id, 1); /* kept */
+    ck_assert_uint_eq(b.weight, 4);
+    ck_assert_uint_eq(c.id, 2); /* new: after every id the ring has used */
+    ck_assert_int_eq(c.state, SHMRING_STATE_DOWN);
+    shmring_node_info_t first;
+    ck_assert_int_eq(shmring_nodeset_get(set, 0, &first), 0);
+    ck_assert_str_eq(first.name, "node-c"); /* the file's order */
+    shmring_nodeset_free(set);
+    /* Parameters the file leaves out are the ring's. */
+    void *buffer = snapshot_of(ring);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
+    ck_assert_uint_eq(info.params.vnodes, 160);
+    free(buffer);
+
+    /* --json */
+    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": []}");
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"nodes\":0,"
+               "\"added\":0,\"removed\":2,\"changed\":0,\"params_changed\":true}\n",
+               ring),
+           "", "-r", ring, "load", temp_file, "--json");
+}
+END_TEST
+
+START_TEST(test_list)
+{
+    make_ring();
+    EXPECT(0, fmt("created ring '%s' (ketama, md5): generation 1\n", other), "", "-r",
+           other, "init", "--algorithm", "ketama");
+    struct run r;
+    RUN(&r, "list");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    /* Other rings of this host may be listed too; ours each once, as a whole line. */
+    char *line = strstr(r.out, fmt("%s\t3\t2\tring\n", ring));
+    ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
+    line = strstr(r.out, fmt("%s\t1\t0\tketama\n", other));
+    ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
+    run_free(&r);
+
+    RUN(&r, "list", "--json");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    json_t *root = json_loads(r.out, 0, NULL);
+    ck_assert_ptr_nonnull(root);
+    bool found = false;
+    for (size_t i = 0; i < json_array_size(root); i++) {
+        json_t *entry = json_array_get(root, i);
+        if (strcmp(json_string_value(json_object_get(entry, "ring")), ring) != 0)
+            continue;
+        ck_assert(!found);
+        found = true;
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "generation")), 3);
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "nodes")), 2);
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "up")), 2);
+        ck_assert_str_eq(json_string_value(json_object_get(entry, "algorithm")), "ring");
+    }
+    ck_assert(found);
+    json_decref(root);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_destroy)
+{
+    make_ring();
+    EXPECT(0, fmt("would destroy ring '%s' (generation 3)\n", ring), "", "-r", ring,
+           "destroy", "--dry-run");
+    ck_assert_uint_eq(generation_of(ring), 3);
+    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, &status), SHMRING_ENOENT);
+    assert_no_objects(ring);
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           "-r", ring, "destroy");
+}
+END_TEST
+
+START_TEST(test_ring_from_environment)
+{
+    ck_assert_int_eq(setenv("SHMRING_RING", ring, 1), 0);
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "init");
+    ck_assert_uint_eq(generation_of(ring), 1);
+    /* -r wins over the environment. */
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+           "", "init", "-r", other);
+    ck_assert_uint_eq(generation_of(other), 1);
+    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "add", "n",
+           "n:1");
+    ck_assert_uint_eq(generation_of(ring), 2);
+    ck_assert_uint_eq(generation_of(other), 1);
+}
+END_TEST
+
+/* ---- dry-run ------------------------------------------------------------------------
+ */
+
+/* Runs a --dry-run command and checks it reports EXPECTED_SET's moved fraction. */
+static void check_dry_run(const char *would, const shmring_nodeset_t *expected_set,
+                          const char *const *args)
+{
+    struct saved_ring saved = save_ring(ring);
+    void *before = snapshot_of(ring);
+    double fraction = expected_moved(before, expected_set);
+    free(before);
+    ck_assert_double_gt(fraction, 0.0); /* a sample that can tell moved from not */
+    struct run r;
+    run_as(&r, (uid_t)-1, NULL, args);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, fmt("%s: %.2f%% of keys would move (sampled 100000 keys)\n",
+                                would, fraction * 100.0));
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+    assert_ring_unchanged(ring, &saved);
+}
+
+START_TEST(test_dry_run)
+{
+    make_ring();
+    shmring_nodeset_t *set = nodeset_of(ring);
+    ck_assert_int_eq(shmring_nodeset_add(set, "node-c", "c:1", 1, SHMRING_STATE_UP, NULL),
+                     0);
+    check_dry_run(
+        "would add node-c (id 2)", set,
+        (const char *const[]){"--dry-run", "-r", ring, "add", "node-c", "c:1", NULL});
+    shmring_nodeset_free(set);
+
+    set = nodeset_of(ring);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-b", SHMRING_STATE_DOWN), 0);
+    check_dry_run("would mark node-b (id 1) down", set,
+                  (const char *const[]){"-r", ring, "down", "node-b", "--dry-run", NULL});
+    shmring_nodeset_free(set);
+
+    set = nodeset_of(ring);
+    ck_assert_int_eq(shmring_nodeset_remove(set, "node-a"), 0);
+    check_dry_run(
+        "would remove node-a (id 0)", set,
+        (const char *const[]){"-r", ring, "--dry-run", "remove", "node-a", NULL});
+    shmring_nodeset_free(set);
+
+    set = nodeset_of(ring);
+    ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-a", 9), 0);
+    check_dry_run(
+        "would change weight of node-a (id 0) from 1 to 9", set,
+        (const char *const[]){"-r", ring, "--dry-run", "weight", "node-a", "9", NULL});
+    shmring_nodeset_free(set);
+
+    write_file(temp_file,
+               "{\"nodes\": [{\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"}]}");
+    set = nodeset_of(ring);
+    ck_assert_int_eq(shmring_nodeset_remove(set, "node-b"), 0);
+    check_dry_run(
+        "would load 1 node (0 added, 1 removed, 0 changed)", set,
+        (const char *const[]){"-r", ring, "--dry-run", "load", temp_file, NULL});
+    shmring_nodeset_free(set);
+
+    /* Nothing to do is said as without --dry-run. */
+    EXPECT(0, "node 'node-a' is already up\n", "", "-r", ring, "up", "node-a",
+           "--dry-run");
+
+    /* init and load --dry-run create no ring. */
+    EXPECT(0, fmt("would create ring '%s' (ring, xxh3, 160 vnodes)\n", other), "", "-r",
+           other, "init", "--dry-run");
+    EXPECT(
+        0,
+        "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of keys would move "
+        "(sampled 100000 keys)\n",
+        "", "-r", other, "load", temp_file, "--dry-run");
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+    assert_no_objects(other);
+}
+END_TEST
+
+/* ---- errors: exact status and message, and the ring unchanged ------------------- */
+
+START_TEST(test_error_unknown_node)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    const char *message =
+        fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring);
+    EXPECT(1, "", message, "-r", ring, "remove", "nope");
+    EXPECT(1, "", message, "-r", ring, "weight", "nope", "3");
+    EXPECT(1, "", message, "-r", ring, "down", "nope");
+    EXPECT(1, "", message, "-r", ring, "up", "nope");
+    EXPECT(1, "", message, "-r", ring, "--dry-run", "remove", "nope");
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+START_TEST(test_error_duplicate)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    EXPECT(1, "",
+           fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring), "-r",
+           ring, "add", "node-a", "10.9.9.9:1");
+    EXPECT(1, "",
+           fmt("ringctl: error: node 'node-b' already exists in ring '%s'\n", ring), "-r",
+           ring, "add", "node-b", "10.9.9.9:1", "--dry-run");
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+START_TEST(test_error_numbers)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    const char *weights[] = {"0",  "65536", "abc",         "",
+                             "-1", "1e3",   "+5",          " 5",
+                             "5 ", "0x10",  "99999999999", "18446744073709551617"};
+    for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
+        const char *message =
+            fmt("ringctl: error: weight must be an integer from 1 to 65535: '%s'\n",
+                weights[i]);
+        EXPECT(2, "", message, "-r", ring, "weight", "--", "node-a", weights[i]);
+        EXPECT(2, "", message, "-r", ring, "add", "node-c", "c:1", "--weight",
+               weights[i]);
+        EXPECT(2, "", message, "-r", ring, fmt("--weight=%s", weights[i]), "add",
+               "node-c", "c:1");
+    }
+    /* Without "--", a negative number is an option. */
+    EXPECT(2, "", "ringctl: error: unknown option '-1'\n", "-r", ring, "weight", "node-a",
+           "-1");
+    EXPECT(2, "", "ringctl: error: -n must be an integer from 1 to 64: '0'\n", "-r", ring,
+           "lookup", "-n", "0", "k");
+    EXPECT(2, "", "ringctl: error: -n must be an integer from 1 to 64: '65'\n", "-r",
+           ring, "lookup", "-n65", "k");
+    EXPECT(2, "", "ringctl: error: vnodes must be an integer from 1 to 65535: '0'\n",
+           "-r", other, "init", "--vnodes", "0");
+    EXPECT(2, "", "ringctl: error: vnodes must be an integer from 1 to 65535: '1.5'\n",
+           "-r", other, "init", "--vnodes", "1.5");
+    EXPECT(
+        2, "",
+        "ringctl: error: table size must be 0 or a prime number up to 16777216: '100'\n",
+        "-r", other, "init", "--algorithm", "maglev", "--table-size", "100");
+    EXPECT(2, "",
+           "ringctl: error: table size must be 0 or a prime number up to 16777216: "
+           "'-7'\n",
+           "-r", other, "init", "--table-size", "-7");
+    EXPECT(2, "", "ringctl: error: mode must be an octal number from 0 to 7777: '0648'\n",
+           "-r", other, "init", "--mode", "0648");
+    EXPECT(2, "",
+           "ringctl: error: mode must be an octal number from 0 to 7777: '10000'\n", "-r",
+           other, "init", "--mode", "10000");
+    EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
+           "init", "--group", "no-such-group-here");
+    EXPECT(2, "",
+           "ringctl: error: unknown algorithm 'jump' (use ring, maglev or ketama)\n",
+           "-r", other, "init", "--algorithm", "jump");
+    EXPECT(
+        2, "",
+        "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3)\n",
+        "-r", other, "init", "--hash", "sha1");
+    EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
+           "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
+    assert_ring_unchanged(ring, &saved);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+}
+END_TEST
+
+START_TEST(test_error_bad_json)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+
+    /* A syntax error: the message is the library's, after the file name. */
+    const char *syntax = "{\"nodes\": [\n  {\"name\": \"x\",}\n]}\n";
+    write_file(temp_file, syntax);
+    shmring_params_t base;
+    shmring_params_default(&base);
+    shmring_nodeset_t *set = NULL;
+    shmring_json_error_t error;
+    ck_assert_int_eq(
+        shmring_nodeset_from_json(syntax, strlen(syntax), &base, &set, &error),
+        SHMRING_EJSON);
+    ck_assert_int_eq(error.line, 2);
+    EXPECT(1, "", fmt("ringctl: error: %s: %s\n", temp_file, error.text), "-r", ring,
+           "load", temp_file);
+
+    /* A bad value, with its path. */
+    write_file(temp_file,
+               "{\"nodes\": [{\"name\": \"a\", \"address\": \"a:1\"},\n"
+               "            {\"name\": \"b\", \"address\": \"b:1\", \"weight\": 0}]}");
+    EXPECT(
+        1, "",
+        fmt("ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
+            temp_file),
+        "-r", ring, "load", temp_file);
+    /* Through stdin. */
+    struct run r;
+    RUN_INPUT(&r,
+              "{\"nodes\": [{\"name\": \"a\", \"address\": \"a:1\"},"
+              " {\"name\": \"a\", \"address\": \"b:1\"}]}",
+              "-r", ring, "load", "-");
+    ck_assert_str_eq(
+        r.err, "ringctl: error: <stdin>: nodes[1].name: duplicate node name \"a\"\n");
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+
+    EXPECT(1, "",
+           "ringctl: error: cannot read '/nonexistent/nodes.json': No such file or "
+           "directory\n",
+           "-r", ring, "load", "/nonexistent/nodes.json");
+    assert_ring_unchanged(ring, &saved);
+
+    /* A load that fails leaves no ring behind that it would have created. */
+    EXPECT(
+        1, "",
+        fmt("ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
+            temp_file),
+        "-r", other, "load", temp_file);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+    assert_no_objects(other);
+}
+END_TEST
+
+START_TEST(test_error_usage)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    EXPECT(2, "", "ringctl: error: unknown command 'frobnicate' (see 'ringctl --help')\n",
+           "-r", ring, "frobnicate");
+    EXPECT(2, "", "ringctl: error: no command given (see 'ringctl --help')\n", "-r",
+           ring);
+    EXPECT(2, "", "ringctl: error: unknown option '--frob'\n", "-r", ring, "show",
+           "--frob");
+    EXPECT(2, "", "ringctl: error: unknown option '--frob'\n", "--frob=1", "-r", ring,
+           "show");
+    EXPECT(2, "", "ringctl: error: unknown option '-x'\n", "-r", ring, "-x", "show");
+    EXPECT(2, "", "ringctl: error: option '--json' takes no argument\n", "-r", ring,
+           "--json=yes", "show");
+    EXPECT(2, "",
+           "ringctl: error: missing arguments for 'add' (usage: ringctl add NAME ADDRESS "
+           "[--weight W])\n",
+           "-r", ring, "add", "node-c");
+    EXPECT(2, "",
+           "ringctl: error: missing arguments for 'weight' (usage: ringctl weight NAME "
+           "W)\n",
+           "-r", ring, "weight", "node-a");
+    EXPECT(
+        2, "",
+        "ringctl: error: too many arguments for 'remove' (usage: ringctl remove NAME)\n",
+        "-r", ring, "remove", "node-a", "node-b");
+    EXPECT(2, "", "ringctl: error: too many arguments for 'show' (usage: ringctl show)\n",
+           "-r", ring, "show", "extra");
+    EXPECT(2, "", "ringctl: error: option '--weight' needs an argument\n", "-r", ring,
+           "add", "node-c", "c:1", "--weight");
+    EXPECT(2, "", "ringctl: error: option '-r' needs an argument\n", "show", "-r");
+    EXPECT(2, "", "ringctl: error: option '--weight' does not apply to 'remove'\n", "-r",
+           ring, "remove", "node-a", "--weight", "3");
+    EXPECT(2, "", "ringctl: error: option '--dry-run' does not apply to 'show'\n", "-r",
+           ring, "show", "--dry-run");
+    EXPECT(2, "", "ringctl: error: option '--algorithm' does not apply to 'load'\n", "-r",
+           ring, "load", "-", "--algorithm", "ring");
+    EXPECT(2, "", "ringctl: error: option '--stdin' does not apply to 'dump'\n", "-r",
+           ring, "dump", "--stdin");
+    EXPECT(2, "",
+           "ringctl: error: missing arguments for 'lookup' (usage: ringctl lookup [-n N] "
+           "KEY... or ringctl lookup [-n N] --stdin)\n",
+           "-r", ring, "lookup");
+    EXPECT(2, "", "ringctl: error: lookup takes either keys or --stdin, not both\n", "-r",
+           ring, "lookup", "--stdin", "k");
+    EXPECT(2, "",
+           "ringctl: error: invalid node name 'a?b': it must have 1 to 255 bytes of "
+           "UTF-8 and no control characters\n",
+           "-r", ring, "add", "a\nb", "x:1");
+    EXPECT(2, "",
+           "ringctl: error: invalid address '': it must have 1 to 255 bytes of UTF-8 "
+           "and no control characters\n",
+           "-r", ring, "add", "node-c", "");
+    /* Arguments that begin with '-' follow "--". */
+    EXPECT(1, "", fmt("ringctl: error: no node named '-x' in ring '%s'\n", ring), "-r",
+           ring, "remove", "--", "-x");
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+START_TEST(test_error_ring_names)
+{
+    char long_name[SHMRING_RING_NAME_MAX + 2];
+    memset(long_name, 'a', SHMRING_RING_NAME_MAX + 1);
+    long_name[SHMRING_RING_NAME_MAX + 1] = '\0';
+    const char *names[] = {"a/b", long_name, "x.5", "", "..", "a b"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const char *message = fmt(
+            "ringctl: error: invalid ring name '%s' (1-200 characters of A-Z a-z 0-9 _ "
+            ". -, not ending in a dot and digits)\n",
+            names[i]);
+        EXPECT(2, "", message, "-r", names[i], "init");
+        EXPECT(2, "", message, "-r", names[i], "show");
+        EXPECT(2, "", message, "-r", names[i], "add", "n", "n:1");
+        EXPECT(2, "", message, "-r", names[i], "lookup", "k");
+        EXPECT(2, "", message, "-r", names[i], "destroy");
+    }
+    /* Nothing was created under any of them. */
+    struct stat st;
+    ck_assert_int_eq(stat("/dev/shm/shmring.x.5", &st), -1);
+    ck_assert_int_eq(stat(fmt("/dev/shm/shmring.%s", long_name), &st), -1);
+    ck_assert_int_eq(stat("/dev/shm/shmring.a b", &st), -1);
+    /* The longest valid name is fine (made unique to this test like the others). */
+    size_t len = strlen(other);
+    memset(other + len, 'z', SHMRING_RING_NAME_MAX - len);
+    other[SHMRING_RING_NAME_MAX] = '\0';
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+           "", "-r", other, "init");
+}
+END_TEST
+
+START_TEST(test_error_missing_ring)
+{
+    const char *message =
+        fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring);
+    EXPECT(1, "", message, "-r", ring, "show");
+    EXPECT(1, "", message, "-r", ring, "lookup", "k");
+    EXPECT(1, "", message, "-r", ring, "lookup", "--stdin");
+    EXPECT(1, "", message, "-r", ring, "dump");
+    EXPECT(1, "", message, "-r", ring, "add", "n", "n:1");
+    EXPECT(1, "", message, "-r", ring, "add", "n", "n:1", "--dry-run");
+    EXPECT(1, "", message, "-r", ring, "remove", "n");
+    EXPECT(1, "", message, "-r", ring, "down", "n");
+    EXPECT(1, "", message, "-r", ring, "destroy", "--dry-run");
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           "-r", ring, "destroy");
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, &status), SHMRING_ENOENT);
+    assert_no_objects(ring);
+}
+END_TEST
+
+START_TEST(test_error_init_exists)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    const char *message = fmt("ringctl: error: ring '%s' already exists\n", ring);
+    EXPECT(1, "", message, "-r", ring, "init");
+    EXPECT(1, "", message, "-r", ring, "init", "--algorithm", "maglev", "--mode", "0600");
+    EXPECT(1, "", message, "-r", ring, "init", "--dry-run");
+    assert_ring_unchanged(ring, &saved);
+    ck_assert_uint_eq(status_of(ring).mode, 0644);
+}
+END_TEST
+
+START_TEST(test_error_lookup_no_answer)
+{
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot look up keys in ring '%s': ring has no nodes\n",
+               ring),
+           "-r", ring, "lookup", "k");
+    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "n", "n:1");
+    EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
+           ring, "down", "n");
+    struct run r;
+    RUN_INPUT(&r, "k\n", "-r", ring, "lookup", "--stdin");
+    ck_assert_str_eq(
+        r.err,
+        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+            "down\n",
+            ring));
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+}
+END_TEST
+
+/*
+ * Every node down, in a version whose size is exactly one page (ten nodes with
+ * 255-byte names and 100-byte addresses): such a version has no points and no
+ * bucket index, and must still be readable, and repairable with `up`.
+ */
+START_TEST(test_all_nodes_down)
+{
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    char names[10][SHMRING_NAME_MAX + 1];
+    char address[101];
+    memset(address, 'a', 100);
+    address[100] = '\0';
+    for (int i = 0; i < 10; i++) {
+        int len = snprintf(names[i], sizeof(names[i]), "n%d", i);
+        memset(names[i] + len, 'x', SHMRING_NAME_MAX - (size_t)len);
+        names[i][SHMRING_NAME_MAX] = '\0';
+        EXPECT(0,
+               fmt("added %s (id %d) to ring '%s': generation %d\n", names[i], i, ring,
+                   i + 2),
+               "", "-r", ring, "add", names[i], address);
+    }
+    for (int i = 0; i < 10; i++)
+        EXPECT(0,
+               fmt("marked %s (id %d) down in ring '%s': generation %d\n", names[i], i,
+                   ring, i + 12),
+               "", "-r", ring, "down", names[i]);
+    EXPECT(
+        1, "",
+        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+            "down\n",
+            ring),
+        "-r", ring, "lookup", "k");
+    struct run r;
+    RUN(&r, "-r", ring, "show");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "\npoints:        0\n") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, "\nnodes:         10 (0 up)\n") != NULL, "%s", r.out);
+    run_free(&r);
+    EXPECT(0, fmt("marked %s (id 3) up in ring '%s': generation 22\n", names[3], ring),
+           "", "-r", ring, "up", names[3]);
+    EXPECT(0, fmt("k\t%s\t%s\n", names[3], address), "", "-r", ring, "lookup", "k");
+}
+END_TEST
+
+START_TEST(test_error_permission)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    const char *message =
+        fmt("ringctl: error: cannot open ring '%s': permission denied\n", ring);
+    struct run r;
+    if (geteuid() == 0) {
+        /* As an unprivileged user, the 0644 ring can be read but not written. */
+        const uid_t nobody = 65534;
+        run_as(&r, nobody, NULL,
+               (const char *const[]){"-r", ring, "add", "n", "n:1", NULL});
+        ck_assert_str_eq(r.err, message);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+        run_as(&r, nobody, NULL, (const char *const[]){"-r", ring, "dump", NULL});
+        ck_assert_str_eq(r.err, "");
+        ck_assert_str_eq(r.out, saved.json);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
+        run_as(&r, nobody, NULL, (const char *const[]){"-r", ring, "destroy", NULL});
+        ck_assert_str_eq(
+            r.err,
+            fmt("ringctl: error: cannot destroy ring '%s': permission denied\n", ring));
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+    } else {
+        /* The owner itself cannot write a ring whose mode says read-only. */
+        ck_assert_int_eq(chmod(fmt("/dev/shm/shmring.%s", ring), 0444), 0);
+        RUN(&r, "-r", ring, "add", "n", "n:1");
+        ck_assert_int_eq(chmod(fmt("/dev/shm/shmring.%s", ring), 0644), 0);
+        ck_assert_str_eq(r.err, message);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+    }
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+/* ---- live: lookup --stdin follows publications ---------------------------------- */
+
+/* Writes KEY and a newline to the child and reads its one-line answer. */
+static const char *ask(struct child *c, const char *key)
+{
+    static char answer[1024];
+    const char *line = fmt("%s\n", key);
+    ck_assert_int_eq(write(c->in, line, strlen(line)), (ssize_t)strlen(line));
+    size_t len = 0;
+    while (len == 0 || answer[len - 1] != '\n') {
+        struct pollfd fd = {.fd = c->out, .events = POLLIN};
+        int ready = poll(&fd, 1, ANSWER_TIMEOUT_MS);
+        ck_assert_msg(ready == 1, "no answer for '%s' after %d ms", key,
+                      ANSWER_TIMEOUT_MS);
+        ssize_t n = read(c->out, answer + len, sizeof(answer) - 1 - len);
+        ck_assert_int_gt(n, 0);
+        len += (size_t)n;
+    }
+    answer[len] = '\0';
+    return answer;
+}
+
+static const char *owner_line(const char *key)
+{
+    shmring_t *reader;
+    ck_assert_int_eq(shmring_open(ring, &reader), 0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
+    shmring_close(reader);
+    return fmt("%s\t%s\t%s\n", key, node.name, node.address);
+}
+
+START_TEST(test_lookup_stdin_follows_changes)
+{
+    make_ring();
+    struct child c = child_start(
+        (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, (uid_t)-1);
+    const char *key = "user:4711";
+
+    char first[512];
+    snprintf(first, sizeof(first), "%s", ask(&c, key));
+    ck_assert_str_eq(first, owner_line(key));
+    bool on_a = strncmp(first, "user:4711\tnode-a\t", 17) == 0;
+    const char *owner = on_a ? "node-a" : "node-b";
+    const char *survivor = on_a ? "node-b" : "node-a";
+
+    /* The owner goes down: the key must move to the other node. */
+    EXPECT(0,
+           fmt("marked %s (id %d) down in ring '%s': generation 4\n", owner, on_a ? 0 : 1,
+               ring),
+           "", "-r", ring, "down", owner);
+    ck_assert_str_eq(ask(&c, key),
+                     fmt("%s\t%s\t10.0.0.%d:11211\n", key, survivor, on_a ? 2 : 1));
+
+    /* A new node is added and the survivor goes down: the new node is the only one. */
+    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "", "-r",
+           ring, "add", "node-c", "10.0.0.3:11211");
+    EXPECT(0,
+           fmt("marked %s (id %d) down in ring '%s': generation 6\n", survivor,
+               on_a ? 1 : 0, ring),
+           "", "-r", ring, "down", survivor);
+    ck_assert_str_eq(ask(&c, key), fmt("%s\tnode-c\t10.0.0.3:11211\n", key));
+    ck_assert_str_eq(ask(&c, "another"), "another\tnode-c\t10.0.0.3:11211\n");
+
+    /* The original owner comes back up. */
+    EXPECT(0,
+           fmt("marked %s (id %d) up in ring '%s': generation 7\n", owner, on_a ? 0 : 1,
+               ring),
+           "", "-r", ring, "up", owner);
+    ck_assert_str_eq(ask(&c, key), owner_line(key));
+
+    /* End of input ends the command successfully, having said nothing on stderr. */
+    close(c.in);
+    char rest[256];
+    ck_assert_int_eq(read(c.out, rest, sizeof(rest)), 0);
+    ck_assert_int_eq(read(c.err, rest, sizeof(rest)), 0);
+    close(c.out);
+    close(c.err);
+    ck_assert_int_eq(child_wait(&c), 0);
+}
+END_TEST
+
+START_TEST(test_lookup_stdin_json)
+{
+    make_ring();
+    struct child c = child_start(
+        (const char *const[]){"--json", "lookup", "-r", ring, "-n", "2", "--stdin", NULL},
+        (uid_t)-1);
+    shmring_t *reader;
+    ck_assert_int_eq(shmring_open(ring, &reader), 0);
+    shmring_node_t nodes[2];
+    ck_assert_int_eq(shmring_lookup_n(reader, "q", 1, nodes, 2), 2);
+    shmring_close(reader);
+    ck_assert_str_eq(ask(&c, "q"),
+                     fmt("{\"key\":\"q\",\"nodes\":[{\"id\":%" PRIu32 ",\"name\":\"%s\","
+                         "\"address\":\"%s\",\"weight\":%" PRIu32 "},{\"id\":%" PRIu32
+                         ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
+                         "}]}\n",
+                         nodes[0].id, nodes[0].name, nodes[0].address, nodes[0].weight,
+                         nodes[1].id, nodes[1].name, nodes[1].address, nodes[1].weight));
+    close(c.in);
+    close(c.out);
+    close(c.err);
+    ck_assert_int_eq(child_wait(&c), 0);
+}
+END_TEST
+
+static Suite *ringctl_suite(void)
+{
+    Suite *suite = suite_create("ringctl");
+
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_set_timeout(core, 60);
+    tcase_add_test(core, test_version_and_help);
+    tcase_add_test(core, test_init_defaults);
+    tcase_add_test(core, test_init_parameters);
+    tcase_add_test(core, test_add_and_remove);
+    tcase_add_test(core, test_weight_down_up);
+    tcase_add_test(core, test_change_json);
+    tcase_add_test(core, test_show);
+    tcase_add_test(core, test_show_maglev);
+    tcase_add_test(core, test_lookup);
+    tcase_add_test(core, test_lookup_stdin);
+    tcase_add_test(core, test_dump);
+    tcase_add_test(core, test_dump_load_round_trip);
+    tcase_add_test(core, test_load_replaces_node_set);
+    tcase_add_test(core, test_list);
+    tcase_add_test(core, test_destroy);
+    tcase_add_test(core, test_ring_from_environment);
+    suite_add_tcase(suite, core);
+
+    TCase *dry_run = tcase_create("dry-run");
+    tcase_add_checked_fixture(dry_run, setup, teardown);
+    tcase_set_timeout(dry_run, 120);
+    tcase_add_test(dry_run, test_dry_run);
+    suite_add_tcase(suite, dry_run);
+
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_set_timeout(errors, 120);
+    tcase_add_test(errors, test_error_unknown_node);
+    tcase_add_test(errors, test_error_duplicate);
+    tcase_add_test(errors, test_error_numbers);
+    tcase_add_test(errors, test_error_bad_json);
+    tcase_add_test(errors, test_error_usage);
+    tcase_add_test(errors, test_error_ring_names);
+    tcase_add_test(errors, test_error_missing_ring);
+    tcase_add_test(errors, test_error_init_exists);
+    tcase_add_test(errors, test_error_lookup_no_answer);
+    tcase_add_test(errors, test_all_nodes_down);
+    tcase_add_test(errors, test_error_permission);
+    suite_add_tcase(suite, errors);
+
+    TCase *live = tcase_create("live");
+    tcase_add_checked_fixture(live, setup, teardown);
+    tcase_set_timeout(live, 120);
+    tcase_add_test(live, test_lookup_stdin_follows_changes);
+    tcase_add_test(live, test_lookup_stdin_json);
+    suite_add_tcase(suite, live);
+    return suite;
+}
+
+int main(void)
+{
+    /* A broken pipe to a ringctl that exited is reported by write(), not fatal. */
+    signal(SIGPIPE, SIG_IGN);
+    return test_run_suite(ringctl_suite());
+}
