@@ -1,0 +1,25 @@
+# Sourced by tools/test.sh and tools/demo.sh: installs the Debian 12 packages that
+# building and testing shmring needs. As root it runs apt-get itself; otherwise it
+# prints the apt-get line to run and stops.
+
+SHMRING_PACKAGES="build-essential cmake pkg-config liburcu-dev libjansson-dev check \
+libsubunit-dev libxxhash-dev nettle-dev zlib1g-dev libmemcached-dev clang \
+libclang-rt-14-dev"
+
+shmring_install_deps() {
+    local missing=""
+    for pkg in $SHMRING_PACKAGES; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            missing="$missing $pkg"
+        fi
+    done
+    [ -z "$missing" ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "shmring: missing Debian packages; install them with:" >&2
+        echo "  sudo apt-get update && sudo apt-get install -y$missing" >&2
+        return 1
+    fi
+    echo "shmring: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q && apt-get install -y -q --no-install-recommends $missing
+}
