@@ -25,6 +25,13 @@ static void layout_section(struct snapshot_section *s, uint64_t size, uint64_t *
     *end = s->offset + size;
 }
 
+/* The start of section S in a buffer being built: 64-byte aligned (calloc's memory is
+ * aligned for any type, and every section offset is a multiple of 64). */
+static void *section_start(unsigned char *buf, const struct snapshot_section *s)
+{
+    return buf + s->offset;
+}
+
 static unsigned bucket_bits_for(uint64_t point_count)
 {
     unsigned bits = 1;
@@ -172,7 +179,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         return SHMRING_ENOMEM;
     }
 
-    struct snapshot_node *nodes = (struct snapshot_node *)(buf + header.nodes.offset);
+    struct snapshot_node *nodes = section_start(buf, &header.nodes);
     char *strings = (char *)(buf + header.strings.offset);
     uint32_t string_offset = 0;
     for (size_t i = 0; i < set->count; i++) {
@@ -195,16 +202,15 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
     if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         if (up_count > 0)
             err = shmring__maglev_place(up, up_count, table_size,
-                                        (uint32_t *)(buf + header.table.offset));
+                                        section_start(buf, &header.table));
     } else if (point_count > 0) {
-        struct snapshot_point *points =
-            (struct snapshot_point *)(buf + header.points.offset);
+        struct snapshot_point *points = section_start(buf, &header.points);
         err = params->algorithm == SHMRING_ALGORITHM_KETAMA
                   ? shmring__ketama_place(up, up_count, points)
                   : shmring__ring_place(up, up_count, params, points);
         if (err == 0)
             fill_buckets(points, (uint32_t)point_count, bucket_bits,
-                         (uint32_t *)(buf + header.buckets.offset));
+                         section_start(buf, &header.buckets));
     }
     free(up);
     if (err != 0) {

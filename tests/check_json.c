@@ -572,16 +572,7 @@ END_TEST
  * return SHMRING_ENOMEM, leave *out alone and free all it took. AddressSanitizer
  * replaces malloc() itself, and finds leaks on its own.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_FAIL_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_FAIL_ALLOCATIONS 0
-#endif
-#endif
-#ifndef TEST_FAIL_ALLOCATIONS
-#define TEST_FAIL_ALLOCATIONS 1
-#endif
+#define TEST_FAIL_ALLOCATIONS (!TEST_ASAN)
 
 #if TEST_FAIL_ALLOCATIONS
 void *__libc_malloc(size_t size);

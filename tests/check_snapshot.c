@@ -863,7 +863,7 @@ START_TEST(too_many_points_refused_before_allocating)
     /* With at most 1 GiB of address space, building 65535 x 65535 points (64 GiB)
      * could only fail with ENOMEM; the limit must be checked first. (AddressSanitizer
      * reserves terabytes of shadow memory, so a sanitized build skips the rlimit.) */
-#ifndef __SANITIZE_ADDRESS__
+#if !TEST_ASAN
     struct rlimit limit = {UINT64_C(1) << 30, UINT64_C(1) << 30};
     ck_assert_int_eq(setrlimit(RLIMIT_AS, &limit), 0);
 #endif

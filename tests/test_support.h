@@ -9,6 +9,19 @@
 #include "shmring.h"
 #include "shmring_ctl.h"
 
+/* TEST_ASAN is 1 in an AddressSanitizer build: gcc defines __SANITIZE_ADDRESS__,
+ * clang answers __has_feature(address_sanitizer). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
 /* Runs SUITE in fork mode, removes the rings its tests left behind, and returns the
  * process exit status. */
 int test_run_suite(Suite *suite);
