@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,15 +53,17 @@ struct view {
 
 struct shmring {
     char ring[SHMRING_RING_NAME_MAX + 1];
-    /* The current view, published with rcu_assign_pointer / read with
-     * rcu_dereference. Never NULL after shmring_open(). */
-    struct view *view;
+    /* The current view: stored with release and loaded with acquire ordering, so a
+     * thread that loads the pointer sees the view fully initialized (what
+     * rcu_assign_pointer and rcu_dereference do; C11 atomics say the same to
+     * ThreadSanitizer). Never NULL after shmring_open(). */
+    _Atomic(struct view *) view;
     /* The pid of the process whose thread is refreshing, or 0. A pid rather than a
      * flag, so a child forked while a parent's thread was refreshing can take over. */
-    pid_t refreshing;
+    _Atomic pid_t refreshing;
     /* The generation that last failed, and when to try it again. */
-    uint64_t failed_generation;
-    int64_t retry_at_ns;
+    _Atomic uint64_t failed_generation;
+    _Atomic int64_t retry_at_ns;
 };
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -126,6 +129,37 @@ static void control_map_release(struct control_map *map)
         munmap((void *)map->block, CONTROL_SIZE);
         free(map);
     }
+}
+
+/*
+ * ThreadSanitizer cannot see liburcu's grace periods (its reader side is plain
+ * stores and compiler barriers, its writer side is in an uninstrumented library), so
+ * a TSan build states the one ordering they guarantee: everything a reader did with a
+ * view before leaving its critical section happens before the view is freed after the
+ * next grace period.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SHMRING_TSAN_ANNOTATE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHMRING_TSAN_ANNOTATE 1
+#endif
+#endif
+#ifdef SHMRING_TSAN_ANNOTATE
+void AnnotateHappensBefore(const char *file, int line, const volatile void *address);
+void AnnotateHappensAfter(const char *file, int line, const volatile void *address);
+#define grace_period_before(v) AnnotateHappensBefore(__FILE__, __LINE__, (v))
+#define grace_period_after(v) AnnotateHappensAfter(__FILE__, __LINE__, (v))
+#else
+#define grace_period_before(v) ((void)(v))
+#define grace_period_after(v) ((void)(v))
+#endif
+
+/* Leaves the read-side critical section in which V was used. */
+static inline void view_exit(const struct view *v)
+{
+    grace_period_before(v);
+    urcu_bp_read_unlock();
 }
 
 static void view_free(struct view *v)
@@ -194,45 +228,52 @@ fail:
  * another refresher; waits only for a grace period of short lookups. */
 static void refresh(shmring_t *r, uint64_t seen)
 {
-    if (seen == uatomic_read(&r->failed_generation) &&
-        now_ns() < uatomic_read(&r->retry_at_ns))
+    if (seen == atomic_load_explicit(&r->failed_generation, memory_order_relaxed) &&
+        now_ns() < atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed))
         return;
     pid_t self = getpid();
-    pid_t owner = uatomic_read(&r->refreshing);
-    if (owner == self || uatomic_cmpxchg(&r->refreshing, owner, self) != owner)
+    pid_t owner = atomic_load_explicit(&r->refreshing, memory_order_relaxed);
+    /* Acquire pairs with the release below: this refresher sees what the previous
+     * one did to the handle. */
+    if (owner == self ||
+        !atomic_compare_exchange_strong_explicit(
+            &r->refreshing, &owner, self, memory_order_acquire, memory_order_relaxed))
         return; /* another thread of this process is at it */
 
-    struct view *old = r->view; /* only refreshers write r->view: no race here */
+    /* Only refreshers store r->view, and we are the only one. */
+    struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
     struct view *fresh;
     int err = view_make(r->ring, old, &fresh);
     if (err != 0) {
         /* Keep serving the last good version; try again later. */
-        uatomic_set(&r->failed_generation, seen);
-        uatomic_set(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS);
+        atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
+        atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
+                              memory_order_relaxed);
     } else {
-        rcu_assign_pointer(r->view, fresh);
+        atomic_store_explicit(&r->view, fresh, memory_order_release);
         /* After the grace period no thread can still be reading OLD. */
         urcu_bp_synchronize_rcu();
+        grace_period_after(old);
         view_free(old);
     }
-    uatomic_set(&r->refreshing, 0);
+    atomic_store_explicit(&r->refreshing, 0, memory_order_release);
 }
 
 /*
  * Enters a read-side critical section and returns the view to use, refreshing it
- * first when a newer generation is published. The caller must urcu_bp_read_unlock().
+ * first when a newer generation is published. The caller must view_exit(v).
  */
 static inline const struct view *view_enter(shmring_t *r)
 {
     urcu_bp_read_lock();
-    const struct view *v = rcu_dereference(r->view);
+    const struct view *v = atomic_load_explicit(&r->view, memory_order_acquire);
     uint64_t seen = load_generation(v->block);
     if (caa_likely(seen == v->generation))
         return v;
-    urcu_bp_read_unlock();
+    view_exit(v);
     refresh(r, seen);
     urcu_bp_read_lock();
-    return rcu_dereference(r->view);
+    return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
 int shmring_open(const char *ring, shmring_t **out)
@@ -245,11 +286,13 @@ int shmring_open(const char *ring, shmring_t **out)
     if (r == NULL)
         return SHMRING_ENOMEM;
     strcpy(r->ring, ring);
-    err = view_make(ring, NULL, &r->view);
+    struct view *first;
+    err = view_make(ring, NULL, &first);
     if (err != 0) {
         free(r);
         return err;
     }
+    atomic_init(&r->view, first);
     *out = r;
     return 0;
 }
@@ -259,7 +302,7 @@ void shmring_close(shmring_t *r)
     if (r == NULL)
         return;
     /* The caller guarantees no thread uses the handle any more. */
-    view_free(r->view);
+    view_free(atomic_load_explicit(&r->view, memory_order_relaxed));
     free(r);
 }
 
@@ -286,7 +329,7 @@ int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *ou
         shmring__snapshot_node_copy(v->snapshot,
                                     shmring__snapshot_owner(v->snapshot, hash), out);
     }
-    urcu_bp_read_unlock();
+    view_exit(v);
     return err;
 }
 
@@ -308,7 +351,7 @@ int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *
         for (int i = 0; i < result; i++)
             shmring__snapshot_node_copy(v->snapshot, found[i], &out[i]);
     }
-    urcu_bp_read_unlock();
+    view_exit(v);
     return result;
 }
 
@@ -316,6 +359,6 @@ uint64_t shmring_generation(shmring_t *r)
 {
     const struct view *v = view_enter(r);
     uint64_t gen = v->generation;
-    urcu_bp_read_unlock();
+    view_exit(v);
     return gen;
 }

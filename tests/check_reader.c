@@ -1,7 +1,9 @@
 /* Tests of the reader library (lib/reader.c) against real shared memory, real
  * threads and real processes. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,12 +285,24 @@ static int ring_mappings(void)
     return count;
 }
 
+/* Counts this process's open file descriptors. */
+static int open_fds(void)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    int count = 0;
+    while (readdir(dir) != NULL)
+        count++;
+    closedir(dir);
+    return count;
+}
+
 START_TEST(test_old_mappings_released)
 {
     shmring_nodeset_t *set = test_nodeset(20, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
     publish(set);
     /* The writer in this process maps the control object too. */
     int baseline = ring_mappings();
+    int fds = open_fds();
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), 0);
     shmring_node_t node;
@@ -299,8 +313,11 @@ START_TEST(test_old_mappings_released)
     ck_assert_uint_eq(shmring_generation(r), 1001);
     /* The control object and the current version: nothing older stays mapped. */
     ck_assert_int_eq(ring_mappings(), baseline + 2);
+    /* A reader keeps no descriptor open: objects are mapped, then closed. */
+    ck_assert_int_eq(open_fds(), fds);
     shmring_close(r);
     ck_assert_int_eq(ring_mappings(), baseline);
+    ck_assert_int_eq(open_fds(), fds);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -315,7 +332,7 @@ struct shared_test {
     shmring_t *reader;
     uint32_t answer_a[KEYS];
     uint32_t answer_b[KEYS];
-    int stop;
+    atomic_int stop;
     long lookups[THREADS];
     int wrong[THREADS];
     int backwards[THREADS];
@@ -331,7 +348,7 @@ static void *reader_thread(void *p)
     struct thread_arg *arg = p;
     struct shared_test *t = arg->test;
     uint64_t last_gen = 0;
-    for (uint64_t i = 0; !uatomic_read(&t->stop); i++) {
+    for (uint64_t i = 0; !atomic_load(&t->stop); i++) {
         char key[32];
         size_t len = test_key(key, i % KEYS);
         shmring_node_t node;
@@ -388,7 +405,7 @@ START_TEST(test_threads_share_one_handle)
         if (v % 16 == 0)
             sleep_ms(1);
     }
-    uatomic_set(&t->stop, 1);
+    atomic_store(&t->stop, 1);
     long total = 0;
     for (int i = 0; i < THREADS; i++) {
         ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
