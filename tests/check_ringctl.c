@@ -890,12 +890,22 @@ START_TEST(test_load_replaces_node_set)
     free(buffer);
 
     /* --json */
-    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": []}");
+    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"nodes\":0,"
-               "\"added\":0,\"removed\":2,\"changed\":0,\"params_changed\":true}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"nodes\":1,"
+               "\"added\":1,\"removed\":2,\"changed\":0,\"params_changed\":true}\n",
                ring),
            "", "-r", ring, "load", temp_file, "--json");
+
+    /* An empty node set is refused: it would route no key. */
+    struct saved_ring saved = save_ring(ring);
+    write_file(temp_file, "{\"nodes\": []}");
+    EXPECT(1, "",
+           fmt("ringctl: error: %s: nodes: the node set is empty; a ring without nodes "
+               "routes no key (to start over, use destroy and init)\n",
+               temp_file),
+           "-r", ring, "load", temp_file);
+    assert_ring_unchanged(ring, &saved);
 }
 END_TEST
 
@@ -1544,6 +1554,242 @@ START_TEST(test_lookup_stdin_json)
 }
 END_TEST
 
+/* ---- bad input: every command, every kind of bad value ----------------------- */
+
+/*
+ * Runs ringctl with ARGS and checks what every refusal must do: exit 1 or 2, nothing
+ * on stdout, exactly one line "ringctl: error: ..." on stderr, and `ring` unchanged
+ * (generation, publish count and node set).
+ */
+static void assert_refused(const char *input, const char *const *args)
+{
+    struct saved_ring saved = save_ring(ring);
+    struct run r;
+    run_as(&r, (uid_t)-1, input, args);
+    const char *prefix = "ringctl: error: ";
+    size_t len = strlen(r.err);
+    ck_assert_msg(r.status == 1 || r.status == 2, "%s %s: exit %d", args[0],
+                  args[1] ? args[1] : "", r.status);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, prefix, strlen(prefix)) == 0 && len > strlen(prefix) + 8,
+                  "not a diagnostic: '%s'", r.err);
+    ck_assert_msg(strchr(r.err, '\n') == r.err + len - 1, "not one line: '%s'", r.err);
+    run_free(&r);
+    assert_ring_unchanged(ring, &saved);
+}
+
+/* The number of bad inputs tried, printed for the README's reliability figures. */
+static int bad_inputs_tried;
+
+#define REFUSED(...)                                                                     \
+    do {                                                                                 \
+        assert_refused(NULL, (const char *const[]){__VA_ARGS__, NULL});                  \
+        bad_inputs_tried++;                                                              \
+    } while (0)
+
+START_TEST(test_bad_arguments_matrix)
+{
+    make_ring();
+    char long_name[SHMRING_NAME_MAX + 2];
+    memset(long_name, 'n', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    char long_ring[SHMRING_RING_NAME_MAX + 2];
+    memset(long_ring, 'r', sizeof(long_ring) - 1);
+    long_ring[sizeof(long_ring) - 1] = '\0';
+    static const char *const bad_numbers[] = {"0",
+                                              "65536",
+                                              "-1",
+                                              "abc",
+                                              "",
+                                              "1.5",
+                                              "1e3",
+                                              " 7",
+                                              "7 ",
+                                              "0x10",
+                                              "99999999999999999999",
+                                              "+3",
+                                              "4294967297"};
+    static const char *const bad_texts[] = {"",      "a\tb",    "a\nb",         "\x01",
+                                            "a\x7f", "caf\xe9", "\xed\xa0\x80", "\xc3"};
+
+    /* Missing and extra arguments, unknown commands and options. */
+    REFUSED("-r", ring);
+    REFUSED("-r", ring, "frobnicate");
+    REFUSED("-r", ring, "--bogus", "show");
+    REFUSED("-r", ring, "show", "--weight", "3");
+    REFUSED("-r", ring, "show", "extra");
+    REFUSED("-r", ring, "list", "extra");
+    REFUSED("-r", ring, "dump", "extra");
+    REFUSED("-r", ring, "destroy", "extra");
+    REFUSED("-r", ring, "add");
+    REFUSED("-r", ring, "add", "x");
+    REFUSED("-r", ring, "add", "x", "y", "z");
+    REFUSED("-r", ring, "add", "x", "y", "--weight");
+    REFUSED("-r", ring, "remove");
+    REFUSED("-r", ring, "remove", "a", "b");
+    REFUSED("-r", ring, "weight");
+    REFUSED("-r", ring, "weight", "node-a");
+    REFUSED("-r", ring, "down");
+    REFUSED("-r", ring, "up", "node-a", "node-b");
+    REFUSED("-r", ring, "load");
+    REFUSED("-r", ring, "load", "a", "b");
+    REFUSED("-r", ring, "lookup");
+    REFUSED("-r", ring, "lookup", "--stdin", "k");
+
+    /* Unknown nodes and duplicates. */
+    REFUSED("-r", ring, "remove", "nope");
+    REFUSED("-r", ring, "weight", "nope", "3");
+    REFUSED("-r", ring, "down", "nope");
+    REFUSED("-r", ring, "up", "nope");
+    REFUSED("-r", ring, "add", "node-a", "10.9.9.9:1");
+
+    /* Every bad number wherever a number goes. */
+    for (size_t i = 0; i < sizeof(bad_numbers) / sizeof(bad_numbers[0]); i++) {
+        const char *n = bad_numbers[i];
+        REFUSED("-r", ring, "weight", "node-a", "--", n);
+        REFUSED("-r", ring, "add", "new-node", "10.9.9.9:1", "--weight", n);
+        REFUSED("-r", ring, "lookup", "-n", n, "k");
+        REFUSED("-r", ring, "init", "--vnodes", n);
+        REFUSED("-r", ring, "init", "--table-size", n);
+    }
+    REFUSED("-r", ring, "lookup", "-n", "65", "k");
+
+    /* Every bad name and address, and overlong ones. */
+    for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
+        REFUSED("-r", ring, "add", bad_texts[i], "10.9.9.9:1");
+        REFUSED("-r", ring, "add", "new-node", bad_texts[i]);
+    }
+    REFUSED("-r", ring, "add", long_name, "10.9.9.9:1");
+    REFUSED("-r", ring, "add", "new-node", long_name);
+
+    /* init of an existing ring, and bad parameters. */
+    REFUSED("-r", ring, "init");
+    REFUSED("-r", ring, "init", "--algorithm", "chord");
+    REFUSED("-r", ring, "init", "--hash", "sha1");
+    REFUSED("-r", ring, "init", "--algorithm", "ketama", "--hash", "xxh3");
+    REFUSED("-r", ring, "init", "--table-size", "65536");
+    REFUSED("-r", ring, "init", "--mode", "999");
+    REFUSED("-r", ring, "init", "--mode", "rw");
+    REFUSED("-r", ring, "init", "--group", "no-such-group-here");
+
+    /* Invalid ring names and missing rings, for every command that names one. */
+    static const char *const commands[][4] = {{"show"},
+                                              {"dump"},
+                                              {"destroy"},
+                                              {"lookup", "k"},
+                                              {"remove", "node-a"},
+                                              {"add", "n", "a"},
+                                              {"weight", "node-a", "2"},
+                                              {"down", "node-a"},
+                                              {"up", "node-a"},
+                                              {"init"},
+                                              {"load", "-"}};
+    const char *const bad_rings[] = {"", "a/b", "x.5", "..", "a b", long_ring};
+    for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+        const char *const *cmd = commands[c];
+        for (size_t b = 0; b < sizeof(bad_rings) / sizeof(bad_rings[0]); b++)
+            REFUSED("-r", bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
+        if (strcmp(cmd[0], "init") != 0 && strcmp(cmd[0], "load") != 0)
+            REFUSED("-r", other, cmd[0], cmd[1], cmd[2], cmd[3]); /* missing ring */
+    }
+    printf("ringctl bad arguments: %d refused, each with one line, ring unchanged\n",
+           bad_inputs_tried);
+}
+END_TEST
+
+START_TEST(test_bad_json_matrix)
+{
+    make_ring();
+    char long_name[SHMRING_NAME_MAX + 2];
+    memset(long_name, 'n', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    char deep[4100];
+    for (size_t i = 0; i < 2048; i++) {
+        deep[i] = '[';
+        deep[2048 + i] = ']';
+    }
+    deep[4096] = '\0';
+    const char *const documents[] = {
+        "",
+        " ",
+        "{",
+        "}",
+        "[]",
+        "null",
+        "42",
+        "\"nodes\"",
+        "{\"nodes\": [{\"name\": \"a\"}]} trailing",
+        "{\"nodes\": [{\"name\": \"a\"},]}",
+        "{'nodes': []}",
+        "{\"nodes\": []}",
+        "{}",
+        "{\"nodes\": 5}",
+        "{\"nodes\": {}}",
+        "{\"nodes\": [5]}",
+        "{\"nodes\": [{}]}",
+        "{\"nodes\": [{\"name\": 5}]}",
+        "{\"nodes\": [{\"name\": null}]}",
+        "{\"nodes\": [{\"name\": \"\"}]}",
+        "{\"nodes\": [{\"name\": \"a\\u0001b\"}]}",
+        "{\"nodes\": [{\"name\": \"a\\u0000b\"}]}",
+        "{\"nodes\": [{\"name\": \"caf\xe9\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"address\": \"\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"address\": 7}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": -1}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 65536}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 4294967297}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 99999999999999999999999}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 1.5}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": 1e3}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": \"3\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": true}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"weight\": null}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"state\": \"sideways\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"state\": 1}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"port\": 11211}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"name\": \"b\"}]}",
+        "{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}",
+        "{\"colour\": \"blue\", \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"nodes\": [{\"name\": \"a\"}], \"nodes\": []}",
+        "{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"vnodes\": 0, \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"vnodes\": 65536, \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"vnodes\": \"160\", \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"table_size\": 65536, \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"table_size\": -7, \"nodes\": [{\"name\": \"a\"}]}",
+        "{\"vnodes\": 65535, \"nodes\": [{\"name\": \"a\", \"weight\": 65535}]}",
+        deep,
+    };
+    size_t count = sizeof(documents) / sizeof(documents[0]);
+    for (size_t i = 0; i < count; i++) {
+        write_file(temp_file, documents[i]);
+        assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+        /* The same document on standard input. */
+        if (documents[i][0] != '\0')
+            assert_refused(documents[i],
+                           (const char *const[]){"-r", ring, "load", "-", NULL});
+    }
+    char overlong[512];
+    snprintf(overlong, sizeof(overlong), "{\"nodes\": [{\"name\": \"%s\"}]}", long_name);
+    write_file(temp_file, overlong);
+    assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    snprintf(overlong, sizeof(overlong),
+             "{\"nodes\": [{\"name\": \"a\", \"address\": \"%s\"}]}", long_name);
+    write_file(temp_file, overlong);
+    assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    assert_refused(NULL,
+                   (const char *const[]){"-r", ring, "load", "/nonexistent/x", NULL});
+    assert_refused(NULL, (const char *const[]){"-r", ring, "load", "/tmp", NULL});
+    printf("ringctl bad JSON: %zu documents refused from a file and from stdin, ring "
+           "unchanged\n",
+           count + 2);
+}
+END_TEST
+
 static Suite *ringctl_suite(void)
 {
     Suite *suite = suite_create("ringctl");
@@ -1590,6 +1836,13 @@ static Suite *ringctl_suite(void)
     tcase_add_test(errors, test_all_nodes_down);
     tcase_add_test(errors, test_error_permission);
     suite_add_tcase(suite, errors);
+
+    TCase *bad_input = tcase_create("bad-input");
+    tcase_add_checked_fixture(bad_input, setup, teardown);
+    tcase_set_timeout(bad_input, 300);
+    tcase_add_test(bad_input, test_bad_arguments_matrix);
+    tcase_add_test(bad_input, test_bad_json_matrix);
+    suite_add_tcase(suite, bad_input);
 
     TCase *live = tcase_create("live");
     tcase_add_checked_fixture(live, setup, teardown);

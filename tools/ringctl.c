@@ -682,6 +682,15 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
         return fail(EXIT_FAILED, "%s: %s", load_input.label, error.text);
     if (err != 0)
         return fail(EXIT_FAILED, "%s: %s", load_input.label, shmring_strerror(err));
+    /* Publishing no nodes would make every worker's lookup fail at once: almost
+     * always a truncated or wrong file. Starting over is destroy and init. */
+    if (shmring_nodeset_count(loaded) == 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED,
+                    "%s: nodes: the node set is empty; a ring without nodes routes no "
+                    "key (to start over, use destroy and init)",
+                    load_input.label);
+    }
     (void)shmring_nodeset_inherit_ids(loaded, *set);
 
     size_t added, removed, changed;
