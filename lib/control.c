@@ -101,3 +101,35 @@ int shmring__version_map(const char *ring, uint64_t generation, uid_t owner,
     *size = length;
     return 0;
 }
+
+int shmring__control_map(const char *ring, const struct control_block **out,
+                         struct stat *st)
+{
+    char name[OBJECT_NAME_MAX];
+    shmring__control_name(ring, name);
+    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return shmring__errno_code();
+    int err = 0;
+    if (fstat(fd, st) != 0)
+        err = shmring__errno_code();
+    else if (st->st_size != CONTROL_SIZE)
+        /* Size 0: a creator has not sized it yet; the ring does not exist so far. */
+        err = st->st_size == 0 ? SHMRING_ENOENT : SHMRING_ECONTROL;
+    void *map = MAP_FAILED;
+    if (err == 0) {
+        map = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+            err = shmring__errno_code();
+    }
+    close(fd);
+    if (err != 0)
+        return err;
+    if (!shmring__control_valid(map)) {
+        munmap(map, CONTROL_SIZE);
+        /* A creator that has not finished (or died before) writing the magic. */
+        return SHMRING_ENOENT;
+    }
+    *out = map;
+    return 0;
+}

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "shmring_ctl.h"
@@ -50,6 +51,14 @@ void shmring__control_name(const char *ring, char name[OBJECT_NAME_MAX]);
 /* Writes "/shmring.RING.GEN" into NAME. */
 void shmring__version_name(const char *ring, uint64_t generation,
                            char name[OBJECT_NAME_MAX]);
+
+/*
+ * Opens RING's control object read-only and maps it; fills *st with its status (the
+ * owner is what version objects must match). Returns 0, SHMRING_ENOENT (missing, or
+ * not completely created yet), SHMRING_ECONTROL, or another negated errno value.
+ */
+int shmring__control_map(const char *ring, const struct control_block **out,
+                         struct stat *st);
 
 /* Checks a mapped control object's header (size already checked). */
 bool shmring__control_valid(const struct control_block *control);

@@ -87,30 +87,11 @@ static int64_t now_ns(void)
 
 static int control_map_open(const char *ring, struct control_map **out)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__control_name(ring, name);
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return shmring__errno_code();
+    const struct control_block *block;
     struct stat st;
-    int err = 0;
-    if (fstat(fd, &st) != 0)
-        err = shmring__errno_code();
-    else if (st.st_size != CONTROL_SIZE)
-        err = st.st_size == 0 ? SHMRING_ENOENT : SHMRING_ECONTROL;
-    const void *block = MAP_FAILED;
-    if (err == 0) {
-        block = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-        if (block == MAP_FAILED)
-            err = shmring__errno_code();
-    }
-    close(fd);
+    int err = shmring__control_map(ring, &block, &st);
     if (err != 0)
         return err;
-    if (!shmring__control_valid(block)) {
-        munmap((void *)block, CONTROL_SIZE);
-        return SHMRING_ENOENT; /* still being created */
-    }
     struct control_map *map = malloc(sizeof(*map));
     if (map == NULL) {
         munmap((void *)block, CONTROL_SIZE);

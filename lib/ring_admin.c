@@ -22,38 +22,6 @@
 #define SHM_DIRECTORY "/dev/shm"
 #define OBJECT_PREFIX CONTROL_OBJECT_PREFIX
 
-/* Opens and maps RING's control object read-only; fills *fd_stat too. */
-static int control_map_readonly(const char *ring, const struct control_block **out,
-                                struct stat *fd_stat)
-{
-    char name[OBJECT_NAME_MAX];
-    shmring__control_name(ring, name);
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return shmring__errno_code();
-    int err = 0;
-    if (fstat(fd, fd_stat) != 0)
-        err = shmring__errno_code();
-    else if (fd_stat->st_size != CONTROL_SIZE)
-        err = SHMRING_ECONTROL;
-    void *map = MAP_FAILED;
-    if (err == 0) {
-        map = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-        if (map == MAP_FAILED)
-            err = shmring__errno_code();
-    }
-    close(fd);
-    if (err != 0)
-        return err;
-    if (!shmring__control_valid(map)) {
-        munmap(map, CONTROL_SIZE);
-        /* A creator that has not finished (or died before) writing the magic. */
-        return SHMRING_ENOENT;
-    }
-    *out = map;
-    return 0;
-}
-
 int shmring_ring_status(const char *ring, shmring_ring_status_t *out)
 {
     int err = shmring_ring_name_check(ring);
@@ -61,7 +29,7 @@ int shmring_ring_status(const char *ring, shmring_ring_status_t *out)
         return err;
     const struct control_block *control;
     struct stat st;
-    err = control_map_readonly(ring, &control, &st);
+    err = shmring__control_map(ring, &control, &st);
     if (err != 0)
         return err;
     out->generation = uatomic_read(&control->generation);
@@ -87,7 +55,7 @@ int shmring_ring_snapshot(const char *ring, uint64_t *generation, void **buffer,
     for (int attempt = 0; attempt < 100; attempt++) {
         const struct control_block *control;
         struct stat st;
-        err = control_map_readonly(ring, &control, &st);
+        err = shmring__control_map(ring, &control, &st);
         if (err != 0)
             return err;
         uint64_t gen = uatomic_read(&control->generation);
