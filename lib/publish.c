@@ -25,9 +25,12 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "publish_internal.h"
 #include "snapshot_internal.h"
 
 #define DEFAULT_MODE 0644
+
+void (*shmring__publish_hook)(enum publish_step step);
 
 struct shmring_writer {
     char ring[SHMRING_RING_NAME_MAX + 1];
@@ -53,6 +56,7 @@ static void control_initialize(struct control_block *control)
     control->publisher_pid = 0;
     control->published_at = 0;
     cmm_smp_wmb();
+    PUBLISH_HOOK(PUBLISH_STEP_CONTROL_BEFORE_MAGIC);
     uatomic_set(&control->magic, CONTROL_MAGIC);
 }
 
@@ -69,6 +73,8 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
     if (fd < 0 && errno == ENOENT && (flags & SHMRING_WRITER_CREATE)) {
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         created = fd >= 0;
+        if (created)
+            PUBLISH_HOOK(PUBLISH_STEP_CONTROL_CREATED);
         if (fd < 0 && errno == EEXIST) /* another creator won the race */
             fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     } else if (fd >= 0 && (flags & SHMRING_WRITER_CREATE) &&
@@ -84,17 +90,19 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
      * a half-made control object as a usable one. */
     if (flock(fd, LOCK_EX) != 0)
         err = shmring__errno_code();
-    if (err == 0 && created) {
-        /* shm_open's mode is filtered by the umask; the ring's mode must not be. */
-        if (fchmod(fd, mode) != 0 ||
-            (options && options->group != (gid_t)-1 &&
-             fchown(fd, (uid_t)-1, options->group) != 0) ||
-            ftruncate(fd, CONTROL_SIZE) != 0)
-            err = shmring__errno_code();
-    }
     struct stat st;
     if (err == 0 && fstat(fd, &st) != 0)
         err = shmring__errno_code();
+    /* Still empty: new, or its creator died before sizing it. Whoever sizes it gives
+     * it the mode and group asked for: shm_open's mode is filtered by the umask; the
+     * ring's mode must not be. */
+    if (err == 0 && st.st_size == 0 && (flags & SHMRING_WRITER_CREATE)) {
+        if (fchmod(fd, mode) != 0 ||
+            (options && options->group != (gid_t)-1 &&
+             fchown(fd, (uid_t)-1, options->group) != 0) ||
+            ftruncate(fd, CONTROL_SIZE) != 0 || fstat(fd, &st) != 0)
+            err = shmring__errno_code();
+    }
     if (err == 0 && st.st_size != CONTROL_SIZE)
         err = st.st_size == 0 ? 0 : SHMRING_ECONTROL;
     if (err == 0 && st.st_size == 0 && ftruncate(fd, CONTROL_SIZE) != 0)
@@ -112,8 +120,10 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
         return err;
     }
     struct control_block *control = map;
-    if (created || uatomic_read(&control->magic) == 0) {
-        /* New, or its creator died before finishing: we hold the lock, so finish. */
+    if (uatomic_read(&control->magic) == 0) {
+        /* New, or its creator died before finishing: we hold the lock, so finish.
+         * Not `created`: another writer may have finished it between our O_EXCL and
+         * our lock, and published into it. */
         control_initialize(control);
     } else if (!shmring__control_valid(control)) {
         munmap(map, CONTROL_SIZE);
@@ -156,6 +166,7 @@ int shmring_writer_open(const char *ring, unsigned flags,
         err = control_open_locked(w, flags, options);
         if (err != 0)
             break;
+        PUBLISH_HOOK(PUBLISH_STEP_OPEN_LOCKED);
         uint64_t gen = uatomic_read(&w->control->generation);
         if (gen != CONTROL_GENERATION_DESTROYED) {
             w->generation = gen;
@@ -171,6 +182,7 @@ int shmring_writer_open(const char *ring, unsigned flags,
         /* Objects a killed writer left behind: a version it created but never
          * published, or the one it superseded but did not unlink yet. */
         err = shmring__unlink_versions(ring, w->generation);
+        PUBLISH_HOOK(PUBLISH_STEP_OPEN_CLEANED);
     }
     if (err != 0) {
         writer_release_control(w);
@@ -230,10 +242,10 @@ int shmring_writer_nodeset(shmring_writer_t *w, shmring_nodeset_t **out)
     return shmring_nodeset_from_snapshot(buffer, out);
 }
 
-/* Writes all of BUFFER to FD from offset 0. */
-static int write_all(int fd, const unsigned char *buffer, size_t size)
+/* Writes bytes FROM to SIZE of BUFFER to FD at the same offsets. */
+static int write_all(int fd, const unsigned char *buffer, size_t from, size_t size)
 {
-    size_t done = 0;
+    size_t done = from;
     while (done < size) {
         ssize_t n = pwrite(fd, buffer + done, size - done, (off_t)done);
         if (n < 0 && errno == EINTR)
@@ -253,6 +265,7 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return shmring__errno_code();
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_CREATED);
     int err = 0;
     if (geteuid() != w->owner) {
         /* Publishing into another user's ring (as root, or through a group-writable
@@ -265,13 +278,19 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
     }
     if (err == 0 && fchmod(fd, w->mode & 0666) != 0)
         err = shmring__errno_code();
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_OWNED);
     if (err == 0) {
         int rc = posix_fallocate(fd, 0, (off_t)size);
         if (rc != 0)
             err = rc == ENOSPC ? SHMRING_ENOSPC : -rc;
     }
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_SIZED);
     if (err == 0)
-        err = write_all(fd, buffer, size);
+        err = write_all(fd, buffer, 0, size / 2);
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_HALF_WRITTEN);
+    if (err == 0)
+        err = write_all(fd, buffer, size / 2, size);
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_WRITTEN);
     close(fd);
     if (err != 0)
         shm_unlink(name);
@@ -310,8 +329,10 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     uatomic_set(&w->control->publisher_pid, (int64_t)getpid());
     uatomic_set(&w->control->published_at, (int64_t)time(NULL));
     uatomic_set(&w->control->publish_count, w->control->publish_count + 1);
+    PUBLISH_HOOK(PUBLISH_STEP_METADATA_STORED);
     cmm_smp_mb();
     uatomic_set(&w->control->generation, next);
+    PUBLISH_HOOK(PUBLISH_STEP_GENERATION_STORED);
 
     /* The superseded version: readers that map it keep it alive until they unmap. */
     if (w->generation != 0) {
@@ -319,6 +340,7 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
         shmring__version_name(w->ring, w->generation, old);
         shm_unlink(old);
     }
+    PUBLISH_HOOK(PUBLISH_STEP_OLD_UNLINKED);
     writer_unmap_snapshot(w);
     w->generation = next;
     if (generation != NULL)

@@ -184,13 +184,21 @@ static int view_make(const char *ring, const struct view *current, struct view *
     }
     v->control = control;
     v->block = control->block;
-    v->generation = load_generation(control->block);
-    err = 0;
-    if (v->generation == CONTROL_GENERATION_DESTROYED)
-        err = SHMRING_ENOENT;
-    else if (v->generation != 0)
-        err = shmring__version_map(ring, v->generation, control->owner, &v->snapshot,
-                                   &v->size);
+    /* A writer may publish a newer version and unlink this one between our load of
+     * the generation and our open: then the generation has moved, so take the newer
+     * one. Bounded, for a writer that publishes faster than we can open. */
+    for (int attempt = 0;; attempt++) {
+        v->generation = load_generation(control->block);
+        err = 0;
+        if (v->generation == CONTROL_GENERATION_DESTROYED)
+            err = SHMRING_ENOENT;
+        else if (v->generation != 0)
+            err = shmring__version_map(ring, v->generation, control->owner, &v->snapshot,
+                                       &v->size);
+        if (err != SHMRING_ENOENT || attempt == 100 ||
+            load_generation(control->block) == v->generation)
+            break;
+    }
     if (err == 0) {
         control->refs++;
         *out = v;

@@ -1,0 +1,48 @@
+/*
+ * A test-only hook into the publisher. The crash tests set it to stop or kill a
+ * writer at each named step of creating a ring, opening a writer and publishing, so
+ * that every state a killed writer can leave behind is reached deterministically.
+ * It is NULL (and costs one load and branch per step) everywhere else.
+ */
+#ifndef SHMRING_PUBLISH_INTERNAL_H
+#define SHMRING_PUBLISH_INTERNAL_H
+
+enum publish_step {
+    /* The control object was created (O_EXCL), not yet locked, sized or moded. */
+    PUBLISH_STEP_CONTROL_CREATED,
+    /* The control object is initialized except for its magic. */
+    PUBLISH_STEP_CONTROL_BEFORE_MAGIC,
+    /* shmring_writer_open() holds the writer lock. */
+    PUBLISH_STEP_OPEN_LOCKED,
+    /* shmring_writer_open() removed the versions a killed writer left behind. */
+    PUBLISH_STEP_OPEN_CLEANED,
+    /* The new version object was created (O_EXCL), empty. */
+    PUBLISH_STEP_VERSION_CREATED,
+    /* Its owner, group and mode are set. */
+    PUBLISH_STEP_VERSION_OWNED,
+    /* It is sized in full (posix_fallocate). */
+    PUBLISH_STEP_VERSION_SIZED,
+    /* Its first half is written. */
+    PUBLISH_STEP_VERSION_HALF_WRITTEN,
+    /* It is written whole. */
+    PUBLISH_STEP_VERSION_WRITTEN,
+    /* The publisher metadata is stored; the generation is not. */
+    PUBLISH_STEP_METADATA_STORED,
+    /* The new generation is stored: the version is published. */
+    PUBLISH_STEP_GENERATION_STORED,
+    /* The superseded version is unlinked (also reached when there was none). */
+    PUBLISH_STEP_OLD_UNLINKED,
+    PUBLISH_STEP_COUNT
+};
+
+/* Called at each step when not NULL. A hidden symbol: only the static test library
+ * exposes it. */
+extern void (*shmring__publish_hook)(enum publish_step step);
+
+#define PUBLISH_HOOK(step)                                                               \
+    do {                                                                                 \
+        if (shmring__publish_hook != NULL)                                               \
+            shmring__publish_hook(step);                                                 \
+    } while (0)
+
+#endif
