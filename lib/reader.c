@@ -23,6 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * liburcu's read-side primitives are inlined (_LGPL_SOURCE: MIT code is LGPL
+ * compatible, and they are a few lines each), so a lookup makes no call into
+ * liburcu-bp; see lib/CMakeLists.txt for the TLS dialect that keeps their
+ * thread-local access cheap.
+ */
+#define _LGPL_SOURCE
 #include <urcu-bp.h>
 #include <urcu/uatomic.h>
 
