@@ -114,7 +114,10 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
             err = shmring__errno_code();
     }
     if (err != 0) {
-        if (created)
+        /* Remove what we created, unless another writer has sized (and so taken
+         * over) the object since: that ring is theirs now. */
+        struct stat now;
+        if (created && fstat(fd, &now) == 0 && now.st_size == 0)
             shm_unlink(name);
         close(fd);
         return err;
@@ -321,18 +324,20 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     /*
      * Publish. The version's bytes reached the object through pwrite() system calls
      * that completed above, so they are visible to any process that opens the object
-     * after seeing GEN. The full barrier orders those writes and the metadata before
-     * the generation store (a release store), pairing with the reader's acquire
-     * load of the generation; uatomic/cmm give the right instructions on x86-64 and
-     * on weakly ordered CPUs such as aarch64.
+     * after seeing GEN. The full barrier orders those writes before the generation
+     * store (a release store), pairing with the reader's acquire load of the
+     * generation; uatomic/cmm give the right instructions on x86-64 and on weakly
+     * ordered CPUs such as aarch64.
      */
+    cmm_smp_mb();
+    uatomic_set(&w->control->generation, next);
+    PUBLISH_HOOK(PUBLISH_STEP_GENERATION_STORED);
+    /* The metadata (for `ringctl show` only) describes a publication that happened:
+     * a writer killed before these stores leaves the previous one's. */
     uatomic_set(&w->control->publisher_pid, (int64_t)getpid());
     uatomic_set(&w->control->published_at, (int64_t)time(NULL));
     uatomic_set(&w->control->publish_count, w->control->publish_count + 1);
     PUBLISH_HOOK(PUBLISH_STEP_METADATA_STORED);
-    cmm_smp_mb();
-    uatomic_set(&w->control->generation, next);
-    PUBLISH_HOOK(PUBLISH_STEP_GENERATION_STORED);
 
     /* The superseded version: readers that map it keep it alive until they unmap. */
     if (w->generation != 0) {

@@ -26,10 +26,10 @@ enum publish_step {
     PUBLISH_STEP_VERSION_HALF_WRITTEN,
     /* It is written whole. */
     PUBLISH_STEP_VERSION_WRITTEN,
-    /* The publisher metadata is stored; the generation is not. */
-    PUBLISH_STEP_METADATA_STORED,
     /* The new generation is stored: the version is published. */
     PUBLISH_STEP_GENERATION_STORED,
+    /* The publisher metadata of that publication is stored. */
+    PUBLISH_STEP_METADATA_STORED,
     /* The superseded version is unlinked (also reached when there was none). */
     PUBLISH_STEP_OLD_UNLINKED,
     PUBLISH_STEP_COUNT

@@ -608,11 +608,11 @@ START_TEST(test_kill_at_random_instants)
         }
         shmring_ring_status_t status;
         ck_assert_int_eq(shmring_ring_status(ring, &status), 0);
-        /* Killed after the metadata store, the generation store may or may not
-         * have happened; everywhere else the step says which. */
-        if (last < PUBLISH_STEP_METADATA_STORED)
+        /* Killed after the version was written, the generation store may or may
+         * not have happened; everywhere else the step says which. */
+        if (last < PUBLISH_STEP_VERSION_WRITTEN)
             ck_assert_uint_eq(status.generation, s.generation);
-        else if (last > PUBLISH_STEP_METADATA_STORED)
+        else if (last > PUBLISH_STEP_VERSION_WRITTEN)
             ck_assert_uint_eq(status.generation, s.generation + 1);
         else
             ck_assert(status.generation == s.generation ||
