@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds shmring twice and runs the whole test suite on
-# each build:
-#   1. gcc, warnings as errors;
-#   2. clang with AddressSanitizer and UndefinedBehaviorSanitizer, warnings as errors.
+# Installs what is missing, then builds and tests shmring in every configuration
+# (warnings are errors in each):
+#   1. gcc: the whole test suite, then ringctl and a reader under valgrind memcheck;
+#   2. clang with AddressSanitizer and UndefinedBehaviorSanitizer: the whole suite;
+#   3. clang with ThreadSanitizer: the concurrency tests;
+#   4. clang with libFuzzer: each fuzz target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/deps.sh
 shmring_install_deps
 
 jobs=$(nproc)
+# The tests that run threads sharing one reader handle, for the ThreadSanitizer build.
+SHMRING_CONCURRENCY_TESTS="^(check_reader|check_stress)$"
 
 run_build() {
     local dir=$1
@@ -21,7 +25,31 @@ run_build() {
 }
 
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== build-gcc: valgrind memcheck"
+tools/valgrind-check.sh build-gcc
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_build build-sanitize -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
     -DSHMRING_SANITIZE=ON
+
+# ---- ThreadSanitizer: the concurrency tests (threads sharing one handle while
+# versions are published).
+echo "== build-tsan: configure and build"
+cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSHMRING_WERROR=ON -DSHMRING_TSAN=ON -DSHMRING_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-tsan -j "$jobs"
+echo "== build-tsan: concurrency tests"
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --test-dir build-tsan -R "$SHMRING_CONCURRENCY_TESTS" --output-on-failure -j "$jobs"
+
+# ---- Fuzzing: each libFuzzer target runs for SHMRING_FUZZ_SECONDS (default 60) from
+# the seed corpus in tests/fuzz/corpus, which it only reads.
+echo "== build-fuzz: configure and build the fuzz targets"
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSHMRING_WERROR=ON -DSHMRING_FUZZ=ON -DSHMRING_SANITIZE=ON \
+    -DSHMRING_BUILD_EXAMPLES=OFF -DSHMRING_FUZZ_SECONDS="${SHMRING_FUZZ_SECONDS:-60}" \
+    >/dev/null
+cmake --build build-fuzz -j "$jobs" --target shmring_fuzz
+echo "== build-fuzz: fuzz tests"
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$jobs"
+
 echo "== all tests passed"

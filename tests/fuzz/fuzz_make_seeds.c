@@ -1,0 +1,268 @@
+/*
+ * Writes the seed corpus of fuzz_snapshot into a directory: small real snapshots of
+ * every algorithm (with down nodes, gaps in the ids, addresses of every shape and
+ * UTF-8 names), and recipes for its structure-aware path. Run once by hand; the
+ * output is committed in tests/fuzz/corpus/snapshot/:
+ *
+ *   cmake --build build-fuzz --target fuzz_make_seeds
+ *   build-fuzz/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus/snapshot
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmring_ctl.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct seed_node {
+    const char *name;
+    const char *address;
+    uint32_t weight;
+    shmring_state_t state;
+};
+
+static int write_file(const char *dir, const char *name, const void *data, size_t size)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    bool written = f != NULL && fwrite(data, 1, size, f) == size;
+    if (f != NULL && fclose(f) != 0)
+        written = false;
+    if (!written) {
+        fprintf(stderr, "fuzz_make_seeds: error: cannot write '%s'\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* Writes BUFFER to DIR/NAME, and, when FOREIGN is not NULL, to DIR/FOREIGN with its
+ * magic byte-swapped, as a writer of the other byte order would have left it. */
+static int write_buffer(const char *dir, const char *name, const char *foreign,
+                        unsigned char *buffer, size_t size)
+{
+    int failed = write_file(dir, name, buffer, size);
+    if (foreign != NULL && size >= sizeof(uint64_t)) {
+        uint64_t magic;
+        memcpy(&magic, buffer, sizeof(magic));
+        magic = __builtin_bswap64(magic);
+        memcpy(buffer, &magic, sizeof(magic));
+        failed |= write_file(dir, foreign, buffer, size);
+    }
+    return failed;
+}
+
+/* Builds the snapshot of NODES (COUNT of them) with PARAMS, the node called REMOVED
+ * (if any) taken out again after all were added, and writes it with write_buffer(). */
+static int write_snapshot_as(const char *dir, const char *name, const char *foreign,
+                             shmring_params_t params, const struct seed_node *nodes,
+                             size_t count, const char *removed)
+{
+    shmring_nodeset_t *set;
+    void *buffer = NULL;
+    size_t size = 0;
+    int err = shmring_nodeset_new(&set);
+    if (err != 0)
+        return 1;
+    err = shmring_nodeset_set_params(set, &params);
+    for (size_t i = 0; err == 0 && i < count; i++)
+        err = shmring_nodeset_add(set, nodes[i].name, nodes[i].address, nodes[i].weight,
+                                  nodes[i].state, NULL);
+    if (err == 0 && removed != NULL)
+        err = shmring_nodeset_remove(set, removed);
+    if (err == 0)
+        err = shmring_snapshot_build(set, &buffer, &size);
+    if (err == 0)
+        err = shmring_snapshot_validate(buffer, size);
+    shmring_nodeset_free(set);
+    if (err != 0) {
+        fprintf(stderr, "fuzz_make_seeds: error: %s: %s\n", name, shmring_strerror(err));
+        free(buffer);
+        return 1;
+    }
+    int failed = write_buffer(dir, name, foreign, buffer, size);
+    free(buffer);
+    return failed;
+}
+
+static int write_snapshot(const char *dir, const char *name, shmring_params_t params,
+                          const struct seed_node *nodes, size_t count,
+                          const char *removed)
+{
+    return write_snapshot_as(dir, name, NULL, params, nodes, count, removed);
+}
+
+static shmring_params_t params_of(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t vnodes, uint32_t table_size)
+{
+    shmring_params_t params = {algorithm, hash, vnodes, table_size};
+    return params;
+}
+
+/*
+ * Recipes, in fuzz_snapshot.c's format: 0x80 (or 0xc0: leave the checksum stale),
+ * algorithm, hash, vnodes - 1, table size choice, node count; per node a flags byte,
+ * its weight, name length - 1 and name bytes (and an address when flag 0x08 is set);
+ * the number of tamperings and theirs; lookup keys.
+ */
+struct recipe_seed {
+    const char *name;
+    const char *bytes;
+    size_t size;
+};
+
+#define RECIPE(name, bytes)                                                              \
+    {                                                                                    \
+        name, bytes, sizeof(bytes) - 1                                                   \
+    }
+
+static const struct recipe_seed recipes[] = {
+    RECIPE("recipe-ring", "\x80\x00\x00\x03\x00\x03"
+                          "\x00\x00\x04"
+                          "alpha"
+                          "\x00\x01\x03"
+                          "beta"
+                          "\x01\x00\x04"
+                          "gamma"
+                          "\x00"
+                          "key-1"),
+    RECIPE("recipe-ketama-addresses", "\x80\x02\x01\x00\x00\x03"
+                                      "\x08\x00\x02"
+                                      "one"
+                                      "\x00\x01\x02\x39\x30"
+                                      "\x08\x02\x02"
+                                      "two"
+                                      "\x01\x03\x04\xeb\x2b"
+                                      "\x08\x00\x04"
+                                      "three"
+                                      "\x03\x05\x06\x01\x00"
+                                      "\x00"),
+    RECIPE("recipe-maglev", "\x80\x01\x04\x00\x06\x04"
+                            "\x00\x00\x01"
+                            "m1"
+                            "\x02\x10\x00\x01"
+                            "m2"
+                            "\x10\x00\x01"
+                            "m3"
+                            "\x01\x00\x01"
+                            "m4"
+                            "\x00"),
+    /* Tampered: vnodes nudged, a point's owner changed, a node's weight set. */
+    RECIPE("recipe-ring-tampered", "\x80\x00\x02\x07\x00\x02"
+                                   "\x00\x00\x01"
+                                   "n1"
+                                   "\x00\x00\x01"
+                                   "n2"
+                                   "\x03"
+                                   "\x03\x00\x00\x05\x01\x01"
+                                   "\x05\x00\x00\x01\x00\x01\x00\x01"
+                                   "\x04\x00\x00\x01\x00\x01\x00\x20"
+                                   "key"),
+    /* Tampered: a table slot given to another node, the buffer grown by 64 bytes. */
+    RECIPE("recipe-maglev-tampered", "\x80\x01\x00\x00\x04\x03"
+                                     "\x00\x00\x00"
+                                     "x"
+                                     "\x00\x00\x00"
+                                     "y"
+                                     "\x00\x00\x00"
+                                     "z"
+                                     "\x02"
+                                     "\x07\x00\x00\x00\x00\x00\x00\x02"
+                                     "\x08\x00\x00\x40\x02"),
+    /* A name one byte shorter than it is: valid text, but no NUL after it. */
+    RECIPE("recipe-name-unterminated", "\x80\x00\x00\x00\x00\x01"
+                                       "\x00\x00\x01"
+                                       "ab"
+                                       "\x01"
+                                       "\x04\x00\x00\x00\x00\x04\x01\xff"),
+    /* A byte of the checksum changed, and the checksum left as it is. */
+    RECIPE("recipe-stale-checksum", "\xc0\x00\x00\x00\x00\x01"
+                                    "\x00\x00\x00"
+                                    "s"
+                                    "\x01"
+                                    "\x00\x18\x00\x55"),
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_make_seeds DIR\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    static const struct seed_node small[] = {
+        {"alpha", NULL, 1, SHMRING_STATE_UP},
+        {"beta", NULL, 2, SHMRING_STATE_UP},
+        {"gamma", NULL, 1, SHMRING_STATE_DOWN},
+        {"delta", NULL, 1, SHMRING_STATE_UP},
+    };
+    static const struct seed_node addressed[] = {
+        {"cache-a", "10.0.0.1:11211", 1, SHMRING_STATE_UP},
+        {"cache-b", "10.0.0.2:11212", 3, SHMRING_STATE_UP},
+        {"cache-c", "[fe80::1]:11211", 1, SHMRING_STATE_UP},
+        {"cache-d", "cache-d.example", 2, SHMRING_STATE_DOWN},
+    };
+    static const struct seed_node unicode[] = {
+        {"caf\xc3\xa9", "caf\xc3\xa9:1", 1, SHMRING_STATE_UP},
+        {"\xe8\x8a\x82\xe7\x82\xb9", NULL, 2, SHMRING_STATE_UP},
+        {"\xf0\x9f\x90\x98", NULL, 1, SHMRING_STATE_UP},
+    };
+    static const struct seed_node down[] = {
+        {"d1", NULL, 1, SHMRING_STATE_DOWN},
+        {"d2", NULL, 1, SHMRING_STATE_DOWN},
+    };
+    static const struct seed_node one[] = {{"only", NULL, 1, SHMRING_STATE_UP}};
+    static const struct seed_node lopsided[] = {
+        {"light", NULL, 1, SHMRING_STATE_UP},
+        {"heavy", NULL, 65535, SHMRING_STATE_UP},
+    };
+    const shmring_algorithm_t ring = SHMRING_ALGORITHM_RING;
+    const shmring_algorithm_t maglev = SHMRING_ALGORITHM_MAGLEV;
+    const shmring_algorithm_t ketama = SHMRING_ALGORITHM_KETAMA;
+    int failed = 0;
+    failed |= write_snapshot_as(
+        dir, "ring-xxh3-small.snap", "ring-foreign-byte-order.snap",
+        params_of(ring, SHMRING_HASH_XXH3, 4, 0), small, COUNT(small), NULL);
+    failed |= write_snapshot(dir, "ring-crc32-addresses.snap",
+                             params_of(ring, SHMRING_HASH_CRC32, 8, 0), addressed,
+                             COUNT(addressed), NULL);
+    failed |= write_snapshot(dir, "ring-fnv1a-unicode.snap",
+                             params_of(ring, SHMRING_HASH_FNV1A, 5, 0), unicode,
+                             COUNT(unicode), NULL);
+    failed |= write_snapshot(dir, "ring-murmur3-one.snap",
+                             params_of(ring, SHMRING_HASH_MURMUR3, 1, 0), one, COUNT(one),
+                             NULL);
+    failed |= write_snapshot(dir, "ring-md5-id-gap.snap",
+                             params_of(ring, SHMRING_HASH_MD5, 3, 0), small, COUNT(small),
+                             "beta");
+    failed |= write_snapshot(dir, "ring-xxh3-all-down.snap",
+                             params_of(ring, SHMRING_HASH_XXH3, 160, 0), down,
+                             COUNT(down), NULL);
+    failed |= write_snapshot(dir, "ring-xxh3-empty.snap",
+                             params_of(ring, SHMRING_HASH_XXH3, 160, 0), NULL, 0, NULL);
+    failed |= write_snapshot(dir, "ketama-addresses.snap",
+                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), addressed,
+                             COUNT(addressed), NULL);
+    failed |= write_snapshot(dir, "ketama-lopsided.snap",
+                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), lopsided,
+                             COUNT(lopsided), NULL);
+    failed |= write_snapshot(dir, "ketama-all-down.snap",
+                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), down,
+                             COUNT(down), NULL);
+    failed |= write_snapshot(dir, "maglev-xxh3-13.snap",
+                             params_of(maglev, SHMRING_HASH_XXH3, 160, 13), small,
+                             COUNT(small), NULL);
+    failed |= write_snapshot(dir, "maglev-murmur3-101-unicode.snap",
+                             params_of(maglev, SHMRING_HASH_MURMUR3, 160, 101), unicode,
+                             COUNT(unicode), NULL);
+    failed |= write_snapshot(dir, "maglev-crc32-lopsided-7.snap",
+                             params_of(maglev, SHMRING_HASH_CRC32, 160, 7), lopsided,
+                             COUNT(lopsided), NULL);
+    failed |= write_snapshot(dir, "maglev-all-down.snap",
+                             params_of(maglev, SHMRING_HASH_FNV1A, 160, 0), down,
+                             COUNT(down), NULL);
+    for (size_t i = 0; i < COUNT(recipes); i++)
+        failed |= write_file(dir, recipes[i].name, recipes[i].bytes, recipes[i].size);
+    return failed;
+}

@@ -1,0 +1,408 @@
+/*
+ * Checks shared by the fuzz targets. The lookups of an accepted snapshot are compared
+ * with a reference that knows nothing of the bucket index: a binary search of the
+ * sorted points (or the maglev slot) and a plain walk from there. A validator that
+ * let through an index, an offset or a count that the fast path trusts shows up here
+ * as a wrong answer, or under AddressSanitizer as a read out of bounds.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_support.h"
+#include "hash_internal.h"
+#include "snapshot_internal.h"
+
+/* Lookups per snapshot: an empty key, the whole input, slices of it, a fixed key. */
+#define KEY_COUNT 9
+/* The largest N that each key is looked up with (and every smaller one). */
+#define LOOKUP_N_TRIED 8
+
+void fuzz_fail(const char *file, int line, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "%s:%d: invariant broken: ", file, line);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    abort();
+}
+
+uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
+{
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    uint64_t up = 0, total_weight = 0;
+    size_t count = shmring_nodeset_count(set);
+    for (size_t i = 0; i < count; i++) {
+        shmring_node_info_t node;
+        FUZZ_REQUIRE(shmring_nodeset_get(set, i, &node) == 0, "node %zu of %zu", i,
+                     count);
+        if (node.state == SHMRING_STATE_UP) {
+            up++;
+            total_weight += node.weight;
+        }
+    }
+    if (up == 0)
+        return 0;
+    switch (params.algorithm) {
+    case SHMRING_ALGORITHM_MAGLEV:
+        /* The default table is the first prime of a doubling series at or above
+         * max(65537, 100 x up): less than twice that. */
+        if (params.table_size != 0)
+            return params.table_size + up;
+        return 2 * (up * 100 > 65537 ? up * 100 : 65537);
+    case SHMRING_ALGORITHM_KETAMA:
+        /* About 160 points per up node, whatever the weights, plus rounding. */
+        return 164 * up;
+    default:
+        return total_weight * params.vnodes;
+    }
+}
+
+/* ---- Reading an accepted snapshot ------------------------------------------ */
+
+static const struct snapshot_node *nodes_of(const void *buffer)
+{
+    return snapshot_section_at(buffer, &snapshot_header(buffer)->nodes);
+}
+
+static const char *string_at(const void *buffer, uint32_t offset)
+{
+    const char *strings = snapshot_section_at(buffer, &snapshot_header(buffer)->strings);
+    return strings + offset;
+}
+
+/* Does *NODE, as a lookup answered it, describe node INDEX of the snapshot? */
+static bool node_is(const void *buffer, uint32_t index, const shmring_node_t *node)
+{
+    const struct snapshot_node *n = &nodes_of(buffer)[index];
+    return node->id == n->id && node->weight == n->weight &&
+           strcmp(node->name, string_at(buffer, n->name_offset)) == 0 &&
+           strcmp(node->address, string_at(buffer, n->address_offset)) == 0;
+}
+
+/* Maglev's slot of KEY_HASH, as the reader computes it. */
+static uint64_t maglev_slot(uint64_t key_hash, uint32_t table_size)
+{
+    return (uint64_t)(((unsigned __int128)key_hash * table_size) >> 64);
+}
+
+/* Index of the first point >= KEY_HASH, wrapping to 0 past the last one. */
+static uint32_t first_point_at_or_after(const void *buffer, uint64_t key_hash)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    uint32_t low = 0, high = h->point_count;
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        if (points[middle].point < key_hash)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low == h->point_count ? 0 : low;
+}
+
+/*
+ * The reference answer of lookup_n: the distinct owners met walking one full turn
+ * from the key's point (or slot), at most N of them. Returns how many.
+ */
+static size_t reference_owners(const void *buffer, uint64_t key_hash, uint32_t *owners,
+                               size_t n)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    bool maglev = h->algorithm == SHMRING_ALGORITHM_MAGLEV;
+    uint32_t positions = maglev ? h->table_size : h->point_count;
+    uint64_t at = maglev ? maglev_slot(key_hash, h->table_size)
+                         : first_point_at_or_after(buffer, key_hash);
+    const uint32_t *table = snapshot_section_at(buffer, &h->table);
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    size_t count = 0;
+    for (uint32_t step = 0; step < positions && count < n; step++) {
+        uint32_t owner = maglev ? table[at] : points[at].node_index;
+        bool seen = false;
+        for (size_t i = 0; i < count && !seen; i++)
+            seen = owners[i] == owner;
+        if (!seen)
+            owners[count++] = owner;
+        if (++at == positions)
+            at = 0;
+    }
+    return count;
+}
+
+/* Marks in OWNS (node_count entries) the nodes that own a point or a slot; returns
+ * how many do. */
+static uint32_t mark_owners(const void *buffer, bool *owns)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    uint32_t distinct = 0;
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        for (uint32_t s = 0; s < h->table_size; s++) {
+            distinct += !owns[table[s]];
+            owns[table[s]] = true;
+        }
+    } else {
+        const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+        for (uint32_t i = 0; i < h->point_count; i++) {
+            distinct += !owns[points[i].node_index];
+            owns[points[i].node_index] = true;
+        }
+    }
+    return distinct;
+}
+
+static void check_info(const void *buffer, size_t size)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(buffer, &info);
+    uint32_t slots =
+        h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
+    FUZZ_REQUIRE(info.params.algorithm == (shmring_algorithm_t)h->algorithm &&
+                     info.params.hash == (shmring_hash_t)h->hash &&
+                     info.params.vnodes == h->vnodes &&
+                     info.params.table_size == h->table_size,
+                 "info params differ from the header");
+    FUZZ_REQUIRE(info.node_count == h->node_count && info.up_count == h->up_count &&
+                     info.up_count <= info.node_count && info.point_count == slots &&
+                     info.next_node_id == h->next_node_id && info.size == size &&
+                     info.fingerprint == h->fingerprint,
+                 "info counts differ from the header (size %zu)", size);
+}
+
+static void check_shares(const void *buffer, const bool *owns)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    double *shares = malloc((h->node_count ? h->node_count : 1) * sizeof(*shares));
+    FUZZ_REQUIRE(shares != NULL, "out of memory");
+    shmring_snapshot_shares(buffer, shares);
+    double total = 0.0;
+    for (uint32_t i = 0; i < h->node_count; i++) {
+        FUZZ_REQUIRE(shares[i] >= 0.0 && shares[i] <= 1.0 + 1e-9,
+                     "node %u has share %.17g", i, shares[i]);
+        FUZZ_REQUIRE(owns[i] || shares[i] == 0.0,
+                     "node %u owns nothing but has share %.17g", i, shares[i]);
+        total += shares[i];
+    }
+    double expected = h->up_count > 0 ? 1.0 : 0.0;
+    FUZZ_REQUIRE(fabs(total - expected) < 1e-6, "shares add up to %.17g, not %g", total,
+                 expected);
+    free(shares);
+}
+
+/* Key K of KEY_COUNT, cut from KEYS; returns its length. */
+static size_t key_at(const uint8_t *keys, size_t keys_len, unsigned k, const void **key)
+{
+    static const char fixed[] = "fuzz-key";
+    if (k == 0) {
+        *key = fixed;
+        return 0;
+    }
+    if (k == 1 || keys == NULL) {
+        *key = keys != NULL ? (const void *)keys : fixed;
+        return keys != NULL ? keys_len : sizeof(fixed) - 1;
+    }
+    if (k == KEY_COUNT - 1) {
+        *key = fixed;
+        return sizeof(fixed) - 1;
+    }
+    size_t offset = (size_t)k * 37 % (keys_len + 1);
+    size_t length = keys_len - offset < (size_t)k * 3 ? keys_len - offset : (size_t)k * 3;
+    *key = keys + offset;
+    return length;
+}
+
+static void check_lookups(const void *buffer, const void *key, size_t len,
+                          uint32_t distinct)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    int expected = h->node_count == 0 ? SHMRING_EEMPTY
+                   : h->up_count == 0 ? SHMRING_EALLDOWN
+                                      : 0;
+    shmring_node_t found[LOOKUP_N_TRIED];
+    int err = shmring_snapshot_lookup(buffer, key, len, &found[0]);
+    FUZZ_REQUIRE(err == expected, "lookup returned %d, expected %d", err, expected);
+    for (size_t n = 1; n <= LOOKUP_N_TRIED && expected != 0; n++) {
+        err = shmring_snapshot_lookup_n(buffer, key, len, found, n);
+        FUZZ_REQUIRE(err == expected, "lookup_n(%zu) returned %d, expected %d", n, err,
+                     expected);
+    }
+    if (expected != 0)
+        return;
+
+    uint64_t key_hash = shmring__key_hash((shmring_algorithm_t)h->algorithm,
+                                          (shmring_hash_t)h->hash, key, len);
+    uint32_t owners[LOOKUP_N_TRIED];
+    size_t owner_count = reference_owners(buffer, key_hash, owners, LOOKUP_N_TRIED);
+    FUZZ_REQUIRE(owner_count >= 1 && owner_count <= distinct,
+                 "%zu reference owners of %u", owner_count, distinct);
+    FUZZ_REQUIRE(node_is(buffer, owners[0], &found[0]),
+                 "lookup answered node id %u, the reference says index %u", found[0].id,
+                 owners[0]);
+    for (size_t n = 1; n <= LOOKUP_N_TRIED; n++) {
+        memset(found, 0, sizeof(found));
+        int count = shmring_snapshot_lookup_n(buffer, key, len, found, n);
+        size_t wanted = n < owner_count ? n : owner_count;
+        FUZZ_REQUIRE(count >= 0 && (size_t)count == wanted,
+                     "lookup_n(%zu) returned %d, the reference finds %zu", n, count,
+                     wanted);
+        for (size_t i = 0; i < wanted; i++) {
+            FUZZ_REQUIRE(node_is(buffer, owners[i], &found[i]),
+                         "lookup_n(%zu)[%zu] is node id %u, the reference says index %u",
+                         n, i, found[i].id, owners[i]);
+        }
+    }
+}
+
+void fuzz_check_snapshot(const void *buffer, size_t size, const uint8_t *keys,
+                         size_t keys_len)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    check_info(buffer, size);
+
+    bool *owns = calloc(h->node_count ? h->node_count : 1, sizeof(*owns));
+    FUZZ_REQUIRE(owns != NULL, "out of memory");
+    uint32_t distinct = mark_owners(buffer, owns);
+    const struct snapshot_node *nodes = nodes_of(buffer);
+    for (uint32_t i = 0; i < h->node_count; i++) {
+        FUZZ_REQUIRE(!owns[i] || nodes[i].state == SHMRING_STATE_UP,
+                     "down node %u owns a point or slot", i);
+    }
+    FUZZ_REQUIRE((distinct > 0) == (h->up_count > 0), "%u owners but %u nodes up",
+                 distinct, h->up_count);
+    check_shares(buffer, owns);
+    free(owns);
+
+    for (unsigned k = 0; k < KEY_COUNT; k++) {
+        const void *key;
+        size_t len = key_at(keys, keys_len, k, &key);
+        check_lookups(buffer, key, len, distinct);
+    }
+
+    /* N = 0 is refused; N above the maximum is treated as the maximum. */
+    shmring_node_t many[SHMRING_LOOKUP_N_MAX + 1];
+    int err = shmring_snapshot_lookup_n(buffer, "k", 1, many, 0);
+    FUZZ_REQUIRE(err == SHMRING_EINVAL, "lookup_n(0) returned %d", err);
+    if (h->up_count > 0) {
+        err = shmring_snapshot_lookup_n(buffer, "k", 1, many, SHMRING_LOOKUP_N_MAX + 1);
+        uint32_t wanted =
+            distinct < SHMRING_LOOKUP_N_MAX ? distinct : SHMRING_LOOKUP_N_MAX;
+        FUZZ_REQUIRE(err >= 0 && (uint32_t)err == wanted,
+                     "lookup_n(%d) returned %d of %u owners", SHMRING_LOOKUP_N_MAX + 1,
+                     err, distinct);
+    }
+}
+
+/* ---- Node sets --------------------------------------------------------------- */
+
+static bool params_equal(const shmring_params_t *a, const shmring_params_t *b)
+{
+    return a->algorithm == b->algorithm && a->hash == b->hash && a->vnodes == b->vnodes &&
+           a->table_size == b->table_size;
+}
+
+void fuzz_check_json_round_trip(const shmring_nodeset_t *set)
+{
+    char *text = NULL;
+    int err = shmring_nodeset_to_json(set, &text);
+    FUZZ_REQUIRE(err == 0, "to_json returned %d", err);
+
+    shmring_json_error_t error;
+    shmring_nodeset_t *again = NULL;
+    err = shmring_nodeset_from_json(text, strlen(text), NULL, &again, &error);
+    FUZZ_REQUIRE(err == 0, "written JSON does not read back (%d: %s):\n%s", err,
+                 error.text, text);
+
+    char *text_again = NULL;
+    err = shmring_nodeset_to_json(again, &text_again);
+    FUZZ_REQUIRE(err == 0, "to_json returned %d", err);
+    FUZZ_REQUIRE(strcmp(text, text_again) == 0, "round trip changed the JSON:\n%s\n%s",
+                 text, text_again);
+
+    shmring_params_t params, params_again;
+    shmring_nodeset_params(set, &params);
+    shmring_nodeset_params(again, &params_again);
+    FUZZ_REQUIRE(params_equal(&params, &params_again), "round trip changed parameters");
+    size_t count = shmring_nodeset_count(set);
+    FUZZ_REQUIRE(shmring_nodeset_count(again) == count, "round trip changed the count");
+    for (size_t i = 0; i < count; i++) {
+        shmring_node_info_t a, b;
+        FUZZ_REQUIRE(shmring_nodeset_get(set, i, &a) == 0 &&
+                         shmring_nodeset_get(again, i, &b) == 0,
+                     "node %zu missing", i);
+        FUZZ_REQUIRE(a.weight == b.weight && a.state == b.state &&
+                         strcmp(a.name, b.name) == 0 && strcmp(a.address, b.address) == 0,
+                     "round trip changed node %zu", i);
+    }
+    free(text);
+    free(text_again);
+    shmring_nodeset_free(again);
+}
+
+/* Does SET hold exactly the nodes and parameters of the snapshot BUFFER? */
+static void check_set_matches(const shmring_nodeset_t *set, const void *buffer)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *nodes = nodes_of(buffer);
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    shmring_params_t expected = {
+        .algorithm = (shmring_algorithm_t)h->algorithm,
+        .hash = (shmring_hash_t)h->hash,
+        .vnodes = h->vnodes,
+        .table_size = h->table_size_param,
+    };
+    FUZZ_REQUIRE(params_equal(&params, &expected), "recreated parameters differ");
+    FUZZ_REQUIRE(shmring_nodeset_count(set) == h->node_count, "recreated %zu nodes of %u",
+                 shmring_nodeset_count(set), h->node_count);
+    for (uint32_t i = 0; i < h->node_count; i++) {
+        shmring_node_info_t node;
+        FUZZ_REQUIRE(shmring_nodeset_get(set, i, &node) == 0, "node %u missing", i);
+        FUZZ_REQUIRE(
+            node.id == nodes[i].id && node.weight == nodes[i].weight &&
+                node.state == (shmring_state_t)nodes[i].state &&
+                strcmp(node.name, string_at(buffer, nodes[i].name_offset)) == 0 &&
+                strcmp(node.address, string_at(buffer, nodes[i].address_offset)) == 0,
+            "recreated node %u differs", i);
+    }
+}
+
+void fuzz_check_rebuild(const void *buffer, size_t size, bool exact, uint64_t cost_max)
+{
+    shmring_nodeset_t *set = NULL;
+    int err = shmring_nodeset_from_snapshot(buffer, &set);
+    /* Two nodes of one name pass the validator (readers do not care); only the
+     * recreation of a node set refuses them. */
+    FUZZ_REQUIRE(err == 0 || (!exact && err == SHMRING_EBADNODE),
+                 "nodeset_from_snapshot returned %d", err);
+    if (err != 0)
+        return;
+    check_set_matches(set, buffer);
+    fuzz_check_json_round_trip(set);
+
+    if (fuzz_build_cost(set) > cost_max) {
+        FUZZ_REQUIRE(!exact, "an exact rebuild was too large to try");
+        shmring_nodeset_free(set);
+        return;
+    }
+    void *rebuilt = NULL;
+    size_t rebuilt_size = 0;
+    err = shmring_snapshot_build(set, &rebuilt, &rebuilt_size);
+    FUZZ_REQUIRE(err == 0, "rebuilding an accepted snapshot returned %d", err);
+    err = shmring_snapshot_validate(rebuilt, rebuilt_size);
+    FUZZ_REQUIRE(err == 0, "a rebuilt snapshot fails validation with %d (%s)", err,
+                 shmring_strerror(err));
+    if (exact) {
+        FUZZ_REQUIRE(rebuilt_size == size && memcmp(rebuilt, buffer, size) == 0,
+                     "the rebuilt snapshot (%zu bytes) differs from the original (%zu)",
+                     rebuilt_size, size);
+    }
+    free(rebuilt);
+    shmring_nodeset_free(set);
+}
