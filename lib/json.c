@@ -474,7 +474,9 @@ static int write_document(const shmring_nodeset_t *set, json_t *root)
     if (set_string(root, "algorithm", shmring_algorithm_name(params.algorithm)) != 0 ||
         set_string(root, "hash", shmring_hash_name(params.hash)) != 0 ||
         json_object_set_new(root, "vnodes", json_integer(params.vnodes)) != 0 ||
-        (params.table_size != 0 &&
+        /* A maglev ring always says its table size (0: the default), so that loading
+         * the text into a ring with another size reproduces this one exactly. */
+        ((params.table_size != 0 || params.algorithm == SHMRING_ALGORITHM_MAGLEV) &&
          json_object_set_new(root, "table_size", json_integer(params.table_size)) != 0))
         return SHMRING_ENOMEM;
     /* On failure Jansson releases NODES; on success ROOT owns it. */

@@ -1,7 +1,9 @@
 /*
- * A stable LSD radix sort of ring points by their 64-bit value: four passes of 16
- * bits, skipping the passes in which every point has the same digit (ketama's points
- * live in the top 32 bits, so it sorts in two passes). Stability is what makes ties
+ * A stable LSD radix sort of ring points by their 64-bit value, skipping the passes
+ * in which every point has the same digit (ketama's points live in the top 32 bits,
+ * so it sorts in half the passes). Large sets use 16-bit digits (four passes);
+ * small ones 8-bit digits, whose 256 counters cost nothing to clear, where 65,536
+ * would cost more than the points themselves. Stability is what makes ties
  * deterministic: the placement code emits points in tie-break order.
  */
 #include <stdlib.h>
@@ -9,15 +11,19 @@
 
 #include "placement_internal.h"
 
-#define DIGIT_BITS 16
-#define DIGIT_VALUES (1u << DIGIT_BITS)
+#define WIDE_DIGIT_BITS 16
+#define NARROW_DIGIT_BITS 8
 
 int shmring__points_sort(struct snapshot_point *points, size_t count)
 {
     if (count < 2)
         return 0;
+    unsigned digit_bits =
+        count >= (1u << WIDE_DIGIT_BITS) ? WIDE_DIGIT_BITS : NARROW_DIGIT_BITS;
+    size_t digit_values = (size_t)1 << digit_bits;
+    uint64_t digit_mask = digit_values - 1;
     struct snapshot_point *scratch = malloc(count * sizeof(*scratch));
-    size_t *counts = malloc(DIGIT_VALUES * sizeof(*counts));
+    size_t *counts = malloc(digit_values * sizeof(*counts));
     if (scratch == NULL || counts == NULL) {
         free(scratch);
         free(counts);
@@ -25,20 +31,20 @@ int shmring__points_sort(struct snapshot_point *points, size_t count)
     }
 
     struct snapshot_point *from = points, *to = scratch;
-    for (unsigned shift = 0; shift < 64; shift += DIGIT_BITS) {
-        memset(counts, 0, DIGIT_VALUES * sizeof(*counts));
+    for (unsigned shift = 0; shift < 64; shift += digit_bits) {
+        memset(counts, 0, digit_values * sizeof(*counts));
         for (size_t i = 0; i < count; i++)
-            counts[(from[i].point >> shift) & (DIGIT_VALUES - 1)]++;
-        if (counts[(from[0].point >> shift) & (DIGIT_VALUES - 1)] == count)
+            counts[(from[i].point >> shift) & digit_mask]++;
+        if (counts[(from[0].point >> shift) & digit_mask] == count)
             continue;
         size_t start = 0;
-        for (size_t d = 0; d < DIGIT_VALUES; d++) {
+        for (size_t d = 0; d < digit_values; d++) {
             size_t c = counts[d];
             counts[d] = start;
             start += c;
         }
         for (size_t i = 0; i < count; i++)
-            to[counts[(from[i].point >> shift) & (DIGIT_VALUES - 1)]++] = from[i];
+            to[counts[(from[i].point >> shift) & digit_mask]++] = from[i];
         struct snapshot_point *swap = from;
         from = to;
         to = swap;

@@ -851,6 +851,29 @@ START_TEST(test_roundtrip_ignores_base)
 }
 END_TEST
 
+START_TEST(test_roundtrip_maglev_default_table_over_other_base)
+{
+    /* A maglev ring with the default table says "table_size": 0, so loading its text
+     * into a ring pinned to another size gives the default back, not that size. */
+    shmring_nodeset_t *set = test_nodeset(2, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
+    char *text = write_ok(set);
+    ck_assert_ptr_nonnull(strstr(text, "  \"table_size\": 0,\n"));
+    shmring_params_t base = {.algorithm = SHMRING_ALGORITHM_MAGLEV,
+                             .hash = SHMRING_HASH_XXH3,
+                             .vnodes = SHMRING_DEFAULT_VNODES,
+                             .table_size = 101};
+    shmring_nodeset_t *again = parse_ok(text, &base);
+    check_params(again, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3,
+                 SHMRING_DEFAULT_VNODES, 0);
+    char *text_again = write_ok(again);
+    ck_assert_str_eq(text_again, text);
+    free(text_again);
+    free(text);
+    shmring_nodeset_free(again);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
     Suite *suite = suite_create("json");
@@ -896,6 +919,7 @@ static Suite *json_suite(void)
     tcase_add_test(roundtrip, test_roundtrip_varied_set);
     tcase_add_test(roundtrip, test_roundtrip_every_algorithm_and_hash);
     tcase_add_test(roundtrip, test_roundtrip_ignores_base);
+    tcase_add_test(roundtrip, test_roundtrip_maglev_default_table_over_other_base);
     suite_add_tcase(suite, roundtrip);
     return suite;
 }
