@@ -15,6 +15,7 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "snapshot_internal.h"
 #include "test_support.h"
 
 static char ring[SHMRING_RING_NAME_MAX + 1];
@@ -190,6 +191,91 @@ static void publish_raw(uint64_t gen, const void *bytes, size_t size)
     munmap(control, CONTROL_SIZE);
 }
 
+/* Sets the owner of version GEN of the ring (as root only). */
+static void chown_version(uint64_t gen, uid_t owner)
+{
+    char name[OBJECT_NAME_MAX];
+    shmring__version_name(ring, gen, name);
+    int fd = shm_open(name, O_RDWR, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fchown(fd, owner, (gid_t)-1), 0);
+    close(fd);
+}
+
+/*
+ * Hostile and broken version objects published through real shared memory: each is
+ * refused by a new reader with its specific code, while a reader that has a good
+ * version keeps answering from it, at its generation, without crashing.
+ */
+START_TEST(test_refuses_hostile_versions)
+{
+    shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t before, after;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &before), 0);
+    size_t size;
+    unsigned char *good = test_build(set, &size);
+    unsigned char *bytes = malloc(size + 4096);
+
+    struct hostile {
+        const char *what;
+        size_t size;
+        size_t offset; /* byte to change, or SIZE_MAX */
+        uint64_t value;
+        int width;
+        int expected;
+    } cases[] = {
+        {"truncated by one byte", size - 1, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
+        {"truncated to the header", 256, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
+        {"truncated below a header", 100, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
+        {"extended by a page", size + 4096, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
+        {"wrong magic", size, 0, 0x4141414141414141u, 8, SHMRING_EBADMAGIC},
+        {"wrong format version", size, 8, 99, 4, SHMRING_EFORMAT},
+        {"node section out of range", size, offsetof(struct snapshot_header, nodes),
+         UINT64_C(1) << 40, 8, SHMRING_EBADSECTION},
+        {"node count out of range", size, offsetof(struct snapshot_header, node_count),
+         0xffffffffu, 4, SHMRING_EBADPARAMS},
+        {"point count too large", size, offsetof(struct snapshot_header, point_count),
+         0x7fffffffu, 4, SHMRING_EBADPARAMS},
+        {"up count over node count", size, offsetof(struct snapshot_header, up_count), 11,
+         4, SHMRING_EBADPARAMS},
+        {"one flipped bit in the points", size, size / 2, 0, -1, SHMRING_ECHECKSUM},
+        {"empty object", 0, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
+    };
+    uint64_t gen = 2;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++, gen++) {
+        memset(bytes, 0, size + 4096);
+        memcpy(bytes, good, size);
+        if (cases[c].width == -1)
+            bytes[cases[c].offset] ^= 0x01;
+        else if (cases[c].width > 0)
+            memcpy(bytes + cases[c].offset, &cases[c].value, (size_t)cases[c].width);
+        publish_raw(gen, bytes, cases[c].size);
+        shmring_t *fresh = NULL;
+        ck_assert_msg(shmring_open(ring, &fresh) == cases[c].expected, "%s: %s",
+                      cases[c].what, shmring_strerror(shmring_open(ring, &fresh)));
+        ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+        ck_assert_uint_eq(after.id, before.id);
+        ck_assert_uint_eq(shmring_generation(r), 1);
+    }
+    /* A valid version that another user planted. */
+    if (geteuid() == 0) {
+        publish_raw(gen, good, size);
+        chown_version(gen, 65534);
+        shmring_t *fresh = NULL;
+        ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_EOWNER);
+        ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+        ck_assert_uint_eq(shmring_generation(r), 1);
+    }
+    free(bytes);
+    free(good);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
 START_TEST(test_keeps_last_good_version)
 {
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
@@ -306,11 +392,13 @@ START_TEST(test_old_mappings_released)
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), 0);
     shmring_node_t node;
-    for (int i = 0; i < 1000; i++) {
+    int failures = 0;
+    for (int i = 0; i < 10000; i++) {
         publish(set);
-        ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
+        failures += shmring_lookup(r, "k", 1, &node) != 0;
     }
-    ck_assert_uint_eq(shmring_generation(r), 1001);
+    ck_assert_int_eq(failures, 0);
+    ck_assert_uint_eq(shmring_generation(r), 10001);
     /* The control object and the current version: nothing older stays mapped. */
     ck_assert_int_eq(ring_mappings(), baseline + 2);
     /* A reader keeps no descriptor open: objects are mapped, then closed. */
@@ -539,6 +627,7 @@ static Suite *reader_suite(void)
     TCase *resilience = tcase_create("resilience");
     tcase_add_checked_fixture(resilience, setup, teardown);
     tcase_add_test(resilience, test_keeps_last_good_version);
+    tcase_add_test(resilience, test_refuses_hostile_versions);
     tcase_add_test(resilience, test_survives_destroy_and_recreate);
     tcase_add_test(resilience, test_old_mappings_released);
     tcase_set_timeout(resilience, 60);
