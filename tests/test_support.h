@@ -22,6 +22,18 @@
 #define TEST_ASAN 0
 #endif
 
+/* TEST_TSAN likewise, for ThreadSanitizer builds (which run several times slower). */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+#ifndef TEST_TSAN
+#define TEST_TSAN 0
+#endif
+
 /* Runs SUITE in fork mode, removes the rings its tests left behind, and returns the
  * process exit status. */
 int test_run_suite(Suite *suite);
