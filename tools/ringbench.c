@@ -163,10 +163,8 @@ struct config {
     int reps;
     double run_seconds;
     double warmup_seconds;
-    /* Section 3: whether a first, untimed publication comes first, and how many
-     * timed ones follow (the median is kept) for sets of up to PUBLISH_REPEAT_MAX
-     * nodes; larger sets are timed once. */
-    bool publish_warmup;
+    /* Section 3: timed publications (the median is kept) of sets of up to
+     * PUBLISH_REPEAT_MAX nodes; larger sets are timed once. */
     int publish_reps;
     /* Section 2: windows per worker count (the median is kept), seconds each. */
     int window_reps;
@@ -1161,8 +1159,8 @@ static int section_workers(const struct config *cfg, const struct keyset *cold,
 /*
  * Times shmring_writer_publish() of a prepared node set: building the snapshot,
  * writing the version object, swapping the generation and unlinking the superseded
- * version. A first, untimed publication (except in quick mode) makes every timed one
- * replace a version of the same size, as a live update does.
+ * version. A first, untimed publication makes every timed one replace a version of
+ * the same size, as a live update does.
  */
 static int publish_time(const struct config *cfg, const char *ring,
                         shmring_algorithm_t algorithm, size_t nodes,
@@ -1176,7 +1174,7 @@ static int publish_time(const struct config *cfg, const char *ring,
     pthread_mutex_lock(&cleanup_lock);
     shmring_writer_t *writer = NULL;
     int err = shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &writer);
-    if (err == 0 && cfg->publish_warmup)
+    if (err == 0)
         err = shmring_writer_publish(writer, set, NULL);
     for (int rep = 0; rep < reps && err == 0; rep++) {
         double start = now_seconds();
@@ -1218,11 +1216,11 @@ static int section_publish(const struct config *cfg, struct results *res)
         }
     }
     if (!cfg->json) {
-        printf("\n3. Publish time: shmring_writer_publish of a prepared node set %s "
-               "(build + write + swap; median of %d up to 10,000 nodes, else 1 run)\n",
-               cfg->publish_warmup ? "replacing a version of the same size"
-                                   : "into a new ring",
-               cfg->publish_reps);
+        printf(
+            "\n3. Publish time: shmring_writer_publish of a prepared node set replacing "
+            "a version of the same size (build + write + swap; median of %d up to "
+            "10,000 nodes, else 1 run)\n",
+            cfg->publish_reps);
         printf("%-10s%10s%14s%14s%12s\n", "algorithm", "nodes", "points/slots",
                "snapshot MiB", "seconds");
         for (int a = 0; a < ALGORITHMS; a++) {
@@ -1940,7 +1938,6 @@ static int parse_command_line(int argc, char **argv, struct config *cfg, bool *d
         cfg->reps = 3;
         cfg->run_seconds = 0.02;
         cfg->warmup_seconds = 0.005;
-        cfg->publish_warmup = false;
         cfg->publish_reps = 1;
         cfg->window_reps = 1;
         cfg->window_seconds = 0.1;
@@ -1955,7 +1952,6 @@ static int parse_command_line(int argc, char **argv, struct config *cfg, bool *d
         cfg->reps = 5;
         cfg->run_seconds = 0.2;
         cfg->warmup_seconds = 0.05;
-        cfg->publish_warmup = true;
         cfg->publish_reps = 3;
         cfg->window_reps = 3;
         cfg->window_seconds = 1.0;
