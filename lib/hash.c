@@ -8,11 +8,6 @@
 #include <nettle/md5.h>
 #include <zlib.h>
 
-/* Inlining xxh3 (the library's supported header-only mode) keeps calls off the
- * lookup path. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 void shmring__md5(const void *data, size_t len, uint8_t digest[16])
 {
     struct md5_ctx ctx;
@@ -160,8 +155,8 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
     }
 }
 
-uint64_t shmring__key_hash(shmring_algorithm_t algorithm, shmring_hash_t hash,
-                           const void *key, size_t len)
+uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                               const void *key, size_t len)
 {
     if (algorithm == SHMRING_ALGORITHM_KETAMA)
         return (uint64_t)shmring__ketama_key_hash(key, len) << 32;

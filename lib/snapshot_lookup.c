@@ -7,6 +7,21 @@
 #include "hash_internal.h"
 #include "snapshot_internal.h"
 
+/* Copies the LENGTH-byte string at STRINGS + OFFSET and its NUL into OUT (room for
+ * SHMRING_NAME_MAX + 1 bytes). Most names and addresses are short: a fixed 32-byte
+ * copy is a few instructions, where memcpy() would first pick a method by size.
+ * The bytes it copies past the NUL stay inside the strings section (checked here)
+ * and are harmless in OUT. */
+static inline void copy_string(char *out, const char *strings, uint64_t strings_size,
+                               uint32_t offset, uint16_t length)
+{
+    enum { SHORT = 32 };
+    if (length < SHORT && strings_size - offset >= SHORT)
+        memcpy(out, strings + offset, SHORT);
+    else
+        memcpy(out, strings + offset, (size_t)length + 1);
+}
+
 void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
                                  shmring_node_t *out)
 {
@@ -16,8 +31,9 @@ void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
     const char *strings = snapshot_section_at(buffer, &h->strings);
     out->id = n->id;
     out->weight = n->weight;
-    memcpy(out->name, strings + n->name_offset, (size_t)n->name_length + 1);
-    memcpy(out->address, strings + n->address_offset, (size_t)n->address_length + 1);
+    copy_string(out->name, strings, h->strings.size, n->name_offset, n->name_length);
+    copy_string(out->address, strings, h->strings.size, n->address_offset,
+                n->address_length);
 }
 
 static int ring_state(const struct snapshot_header *h)
