@@ -302,29 +302,15 @@ void shmring_close(shmring_t *r)
     free(r);
 }
 
-static int view_state(const struct view *v)
-{
-    if (v->snapshot == NULL)
-        return SHMRING_EEMPTY;
-    const struct snapshot_header *h = snapshot_header(v->snapshot);
-    if (h->node_count == 0)
-        return SHMRING_EEMPTY;
-    if (h->up_count == 0)
-        return SHMRING_EALLDOWN;
-    return 0;
-}
-
+/*
+ * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
+ * the read-side critical section and "nothing published yet".
+ */
 int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *out)
 {
     const struct view *v = view_enter(r);
-    int err = view_state(v);
-    if (caa_likely(err == 0)) {
-        const struct snapshot_header *h = snapshot_header(v->snapshot);
-        uint64_t hash = shmring__key_hash((shmring_algorithm_t)h->algorithm,
-                                          (shmring_hash_t)h->hash, key, len);
-        shmring__snapshot_node_copy(v->snapshot,
-                                    shmring__snapshot_owner(v->snapshot, hash), out);
-    }
+    int err = v->snapshot != NULL ? shmring__snapshot_lookup(v->snapshot, key, len, out)
+                                  : SHMRING_EEMPTY;
     view_exit(v);
     return err;
 }
@@ -332,21 +318,11 @@ int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *ou
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {
-    if (n == 0)
-        return SHMRING_EINVAL;
-    if (n > SHMRING_LOOKUP_N_MAX)
-        n = SHMRING_LOOKUP_N_MAX;
     const struct view *v = view_enter(r);
-    int result = view_state(v);
-    if (result == 0) {
-        const struct snapshot_header *h = snapshot_header(v->snapshot);
-        uint64_t hash = shmring__key_hash((shmring_algorithm_t)h->algorithm,
-                                          (shmring_hash_t)h->hash, key, len);
-        uint32_t found[SHMRING_LOOKUP_N_MAX];
-        result = shmring__snapshot_lookup_n_indexes(v->snapshot, hash, found, n);
-        for (int i = 0; i < result; i++)
-            shmring__snapshot_node_copy(v->snapshot, found[i], &out[i]);
-    }
+    int result = n == 0 ? SHMRING_EINVAL
+                 : v->snapshot != NULL
+                     ? shmring__snapshot_lookup_n(v->snapshot, key, len, out, n)
+                     : SHMRING_EEMPTY;
     view_exit(v);
     return result;
 }

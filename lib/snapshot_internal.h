@@ -104,23 +104,14 @@ static inline const void *snapshot_section_at(const void *buffer,
     return (const unsigned char *)buffer + s->offset;
 }
 
-/* Copies node NODE_INDEX of a validated snapshot to *out. */
-void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
-                                 shmring_node_t *out);
-
 /*
- * Node index of the owner of KEY_HASH in a validated snapshot (the caller has checked
- * that up_count > 0). Kept in a header so the reader's hot path can inline it.
+ * Index of the first ring point >= KEY_HASH in a validated ring or ketama snapshot
+ * with points, wrapping to 0 past the last one.
  */
-static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
+static inline uint32_t shmring__snapshot_first_point(const void *buffer,
+                                                     uint64_t key_hash)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
-        const uint32_t *table = snapshot_section_at(buffer, &h->table);
-        /* Multiply-high maps the hash onto [0, table_size) without a division. */
-        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
-        return table[slot];
-    }
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
     uint64_t bucket = key_hash >> (64 - h->bucket_bits);
@@ -132,16 +123,30 @@ static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_
      */
     while (i < end && points[i].point < key_hash)
         i++;
-    if (i == h->point_count)
-        i = 0;
-    return points[i].node_index;
+    return i == h->point_count ? 0 : i;
+}
+
+/* Node index of the owner of KEY_HASH in a validated snapshot with up nodes. */
+static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        /* Multiply-high maps the hash onto [0, table_size) without a division. */
+        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
+        return table[slot];
+    }
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    return points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
 }
 
 /*
- * Fills FOUND with up to N (<= SHMRING_LOOKUP_N_MAX) distinct up nodes for KEY_HASH
- * in preference order and returns how many (the caller has checked up_count > 0).
+ * The lookups of shmring_snapshot_lookup() and shmring_snapshot_lookup_n() on a
+ * validated snapshot, as hidden functions: the reader calls these directly.
  */
-int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
-                                       uint32_t *found, size_t n);
+int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
+                             shmring_node_t *out);
+int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
+                               shmring_node_t *out, size_t n);
 
 #endif /* SHMRING_SNAPSHOT_INTERNAL_H */

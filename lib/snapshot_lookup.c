@@ -22,8 +22,8 @@ static inline void copy_string(char *out, const char *strings, uint64_t strings_
         memcpy(out, strings + offset, (size_t)length + 1);
 }
 
-void shmring__snapshot_node_copy(const void *buffer, uint32_t node_index,
-                                 shmring_node_t *out)
+/* Copies node NODE_INDEX of a validated snapshot to *out. */
+static inline void node_copy(const void *buffer, uint32_t node_index, shmring_node_t *out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *n =
@@ -51,15 +51,15 @@ static uint64_t key_hash_of(const struct snapshot_header *h, const void *key, si
                              key, len);
 }
 
-int shmring_snapshot_lookup(const void *buffer, const void *key, size_t len,
-                            shmring_node_t *out)
+int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
+                             shmring_node_t *out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     int err = ring_state(h);
     if (err != 0)
         return err;
     uint32_t index = shmring__snapshot_owner(buffer, key_hash_of(h, key, len));
-    shmring__snapshot_node_copy(buffer, index, out);
+    node_copy(buffer, index, out);
     return 0;
 }
 
@@ -79,8 +79,8 @@ static size_t add_distinct(uint32_t *found, size_t count, uint32_t node_index)
  * key's point; maglev walks the table forward from the key's slot. Both walks stop
  * after one full turn, so they end even when fewer than N nodes are up.
  */
-int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
-                                       uint32_t *found, size_t n)
+static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *found,
+                            size_t n)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     size_t wanted = n < h->up_count ? n : h->up_count;
@@ -96,11 +96,7 @@ int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
         return (int)count;
     }
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
-    uint64_t bucket = key_hash >> (64 - h->bucket_bits);
-    uint32_t i = buckets[bucket];
-    while (i < buckets[bucket + 1] && points[i].point < key_hash)
-        i++;
+    uint32_t i = shmring__snapshot_first_point(buffer, key_hash);
     for (uint32_t step = 0; step < h->point_count && count < wanted; step++) {
         if (i == h->point_count)
             i = 0;
@@ -110,8 +106,8 @@ int shmring__snapshot_lookup_n_indexes(const void *buffer, uint64_t key_hash,
     return (int)count;
 }
 
-int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
-                              shmring_node_t *out, size_t n)
+int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
+                               shmring_node_t *out, size_t n)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     if (n == 0)
@@ -122,11 +118,22 @@ int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
     if (n > SHMRING_LOOKUP_N_MAX)
         n = SHMRING_LOOKUP_N_MAX;
     uint32_t found[SHMRING_LOOKUP_N_MAX];
-    int count =
-        shmring__snapshot_lookup_n_indexes(buffer, key_hash_of(h, key, len), found, n);
+    int count = lookup_n_indexes(buffer, key_hash_of(h, key, len), found, n);
     for (int i = 0; i < count; i++)
-        shmring__snapshot_node_copy(buffer, found[i], &out[i]);
+        node_copy(buffer, found[i], &out[i]);
     return count;
+}
+
+int shmring_snapshot_lookup(const void *buffer, const void *key, size_t len,
+                            shmring_node_t *out)
+{
+    return shmring__snapshot_lookup(buffer, key, len, out);
+}
+
+int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
+                              shmring_node_t *out, size_t n)
+{
+    return shmring__snapshot_lookup_n(buffer, key, len, out, n);
 }
 
 void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
