@@ -142,6 +142,28 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_lookup(shmring_t *r, const void *key,
                                                   size_t len, shmring_node_t *out);
 
 /*
+ * Finds the node that owns KEY, like shmring_lookup(), and stores only its id in
+ * *id: the call for hot paths that keep their own table of nodes (connection pools
+ * indexed by id), as it copies no strings. Returns 0, SHMRING_EEMPTY or
+ * SHMRING_EALLDOWN. Thread-safe and non-blocking like shmring_lookup().
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_id(shmring_t *r, const void *key,
+                                                     size_t len, uint32_t *id);
+
+/*
+ * Looks up COUNT keys at once: ids[i] gets the id of the owner of keys[i], which is
+ * lens[i] bytes long. All the keys are answered from one version, and the batch
+ * overlaps the keys' memory accesses, so it costs less per key than COUNT calls of
+ * shmring_lookup_id() (a multi-get routing its keys, say). Returns 0, SHMRING_EEMPTY
+ * or SHMRING_EALLDOWN (whatever COUNT, even 0); on an error IDS is not written.
+ * Thread-safe and non-blocking like shmring_lookup().
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_ids(shmring_t *r,
+                                                      const void *const *keys,
+                                                      const size_t *lens, size_t count,
+                                                      uint32_t *ids);
+
+/*
  * Fills out[0..n-1] with up to N distinct up nodes for KEY, in the algorithm's
  * preference order (the first is what shmring_lookup answers). Returns how many it
  * filled (fewer than N when the ring has fewer up nodes), or SHMRING_EEMPTY,

@@ -174,11 +174,20 @@ typedef struct shmring_snapshot_info {
     uint64_t fingerprint;
 } shmring_snapshot_info_t;
 
-/* The functions below take a buffer that shmring_snapshot_validate() accepted. */
+/*
+ * The functions below take a buffer that shmring_snapshot_validate() accepted. The
+ * lookups answer like the reader's shmring_lookup(), shmring_lookup_id(),
+ * shmring_lookup_ids() and shmring_lookup_n() (see shmring.h) on this one snapshot.
+ */
 SHMRING_API void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out);
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup(const void *buffer,
                                                            const void *key, size_t len,
                                                            shmring_node_t *out);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_lookup_id(const void *buffer, const void *key, size_t len, uint32_t *id);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_lookup_ids(const void *buffer, const void *const *keys,
+                            const size_t *lens, size_t count, uint32_t *ids);
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup_n(const void *buffer,
                                                              const void *key, size_t len,
                                                              shmring_node_t *out,

@@ -315,6 +315,26 @@ int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *ou
     return err;
 }
 
+int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
+{
+    const struct view *v = view_enter(r);
+    int err = v->snapshot != NULL ? shmring__snapshot_lookup_id(v->snapshot, key, len, id)
+                                  : SHMRING_EEMPTY;
+    view_exit(v);
+    return err;
+}
+
+int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,
+                       size_t count, uint32_t *ids)
+{
+    const struct view *v = view_enter(r);
+    int err = v->snapshot != NULL
+                  ? shmring__snapshot_lookup_ids(v->snapshot, keys, lens, count, ids)
+                  : SHMRING_EEMPTY;
+    view_exit(v);
+    return err;
+}
+
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_internal.h"
 #include "shmring.h"
 #include "shmring_ctl.h"
 
@@ -140,12 +141,54 @@ static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_
     return points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
 }
 
+/* The lookup's answer for a ring without up nodes: 0, SHMRING_EEMPTY or
+ * SHMRING_EALLDOWN. */
+static inline int shmring__snapshot_state(const void *buffer)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    if (h->node_count == 0)
+        return SHMRING_EEMPTY;
+    if (h->up_count == 0)
+        return SHMRING_EALLDOWN;
+    return 0;
+}
+
+/* The hash a validated snapshot gives KEY for its lookups. */
+static inline uint64_t shmring__snapshot_key_hash(const void *buffer, const void *key,
+                                                  size_t len)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    return shmring__key_hash((shmring_algorithm_t)h->algorithm, (shmring_hash_t)h->hash,
+                             key, len);
+}
+
 /*
- * The lookups of shmring_snapshot_lookup() and shmring_snapshot_lookup_n() on a
+ * The id of KEY's owner in a validated snapshot, into *id: the whole of
+ * shmring_snapshot_lookup_id(), inline so that the reader's hot path is one function.
+ */
+static inline int shmring__snapshot_lookup_id(const void *buffer, const void *key,
+                                              size_t len, uint32_t *id)
+{
+    int err = shmring__snapshot_state(buffer);
+    if (err != 0)
+        return err;
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+    *id = nodes[shmring__snapshot_owner(buffer,
+                                        shmring__snapshot_key_hash(buffer, key, len))]
+              .id;
+    return 0;
+}
+
+/*
+ * The lookups of shmring_snapshot_lookup(), shmring_snapshot_lookup_ids() and
+ * shmring_snapshot_lookup_n() on a
  * validated snapshot, as hidden functions: the reader calls these directly.
  */
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
                              shmring_node_t *out);
+int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
+                                 const size_t *lens, size_t count, uint32_t *ids);
 int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
                                shmring_node_t *out, size_t n);
 

@@ -36,29 +36,14 @@ static inline void node_copy(const void *buffer, uint32_t node_index, shmring_no
                 n->address_length);
 }
 
-static int ring_state(const struct snapshot_header *h)
-{
-    if (h->node_count == 0)
-        return SHMRING_EEMPTY;
-    if (h->up_count == 0)
-        return SHMRING_EALLDOWN;
-    return 0;
-}
-
-static uint64_t key_hash_of(const struct snapshot_header *h, const void *key, size_t len)
-{
-    return shmring__key_hash((shmring_algorithm_t)h->algorithm, (shmring_hash_t)h->hash,
-                             key, len);
-}
-
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
                              shmring_node_t *out)
 {
-    const struct snapshot_header *h = snapshot_header(buffer);
-    int err = ring_state(h);
+    int err = shmring__snapshot_state(buffer);
     if (err != 0)
         return err;
-    uint32_t index = shmring__snapshot_owner(buffer, key_hash_of(h, key, len));
+    uint32_t index =
+        shmring__snapshot_owner(buffer, shmring__snapshot_key_hash(buffer, key, len));
     node_copy(buffer, index, out);
     return 0;
 }
@@ -109,16 +94,16 @@ static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *fou
 int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
                                shmring_node_t *out, size_t n)
 {
-    const struct snapshot_header *h = snapshot_header(buffer);
     if (n == 0)
         return SHMRING_EINVAL;
-    int err = ring_state(h);
+    int err = shmring__snapshot_state(buffer);
     if (err != 0)
         return err;
     if (n > SHMRING_LOOKUP_N_MAX)
         n = SHMRING_LOOKUP_N_MAX;
     uint32_t found[SHMRING_LOOKUP_N_MAX];
-    int count = lookup_n_indexes(buffer, key_hash_of(h, key, len), found, n);
+    int count =
+        lookup_n_indexes(buffer, shmring__snapshot_key_hash(buffer, key, len), found, n);
     for (int i = 0; i < count; i++)
         node_copy(buffer, found[i], &out[i]);
     return count;
@@ -128,6 +113,73 @@ int shmring_snapshot_lookup(const void *buffer, const void *key, size_t len,
                             shmring_node_t *out)
 {
     return shmring__snapshot_lookup(buffer, key, len, out);
+}
+
+int shmring_snapshot_lookup_id(const void *buffer, const void *key, size_t len,
+                               uint32_t *id)
+{
+    return shmring__snapshot_lookup_id(buffer, key, len, id);
+}
+
+/*
+ * Keys of a batch are resolved in groups of this many: hashed first, then their
+ * first cache line of the lookup structure is prefetched, then they are resolved.
+ * The misses of a group overlap instead of following one another, which is what a
+ * batch gains on rings larger than the cache.
+ */
+#define BATCH_GROUP 16
+
+/* Owners of the COUNT (<= BATCH_GROUP) key hashes, into IDS, prefetching first. */
+static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t count,
+                          uint32_t *ids)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        const uint32_t *table = snapshot_section_at(buffer, &h->table);
+        uint64_t slots[BATCH_GROUP];
+        for (size_t i = 0; i < count; i++) {
+            slots[i] = (uint64_t)(((unsigned __int128)hashes[i] * h->table_size) >> 64);
+            __builtin_prefetch(&table[slots[i]]);
+        }
+        for (size_t i = 0; i < count; i++)
+            ids[i] = nodes[table[slots[i]]].id;
+        return;
+    }
+    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    for (size_t i = 0; i < count; i++)
+        __builtin_prefetch(&buckets[hashes[i] >> (64 - h->bucket_bits)]);
+    for (size_t i = 0; i < count; i++)
+        __builtin_prefetch(&points[buckets[hashes[i] >> (64 - h->bucket_bits)]]);
+    for (size_t i = 0; i < count; i++) {
+        const struct snapshot_point *p =
+            &points[shmring__snapshot_first_point(buffer, hashes[i])];
+        ids[i] = nodes[p->node_index].id;
+    }
+}
+
+int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
+                                 const size_t *lens, size_t count, uint32_t *ids)
+{
+    int err = shmring__snapshot_state(buffer);
+    if (err != 0)
+        return err;
+    uint64_t hashes[BATCH_GROUP];
+    for (size_t first = 0; first < count; first += BATCH_GROUP) {
+        size_t group = count - first < BATCH_GROUP ? count - first : BATCH_GROUP;
+        for (size_t i = 0; i < group; i++)
+            hashes[i] =
+                shmring__snapshot_key_hash(buffer, keys[first + i], lens[first + i]);
+        ids_of_hashes(buffer, hashes, group, ids + first);
+    }
+    return 0;
+}
+
+int shmring_snapshot_lookup_ids(const void *buffer, const void *const *keys,
+                                const size_t *lens, size_t count, uint32_t *ids)
+{
+    return shmring__snapshot_lookup_ids(buffer, keys, lens, count, ids);
 }
 
 int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,

@@ -177,6 +177,9 @@ static void check_against_reference(const shmring_nodeset_t *set, size_t keys)
         shmring_node_t got[4];
         EXPECT_INT_EQ(shmring_snapshot_lookup(snapshot, key, len, &got[0]), 0);
         EXPECT_STR_EQ(got[0].name, expected[0]);
+        uint32_t id = UINT32_MAX;
+        EXPECT_INT_EQ(shmring_snapshot_lookup_id(snapshot, key, len, &id), 0);
+        EXPECT_UINT_EQ(id, got[0].id);
         EXPECT_INT_EQ(shmring_snapshot_lookup_n(snapshot, key, len, got, 4),
                       (int)expected_count);
         for (size_t i = 0; i < expected_count; i++)
@@ -472,6 +475,62 @@ static void check_lookup_n(const void *snapshot, size_t n, int expected_count)
     }
 }
 
+/*
+ * Batches answer key for key what single lookups answer, whatever the batch size
+ * (the library resolves keys in groups of 16) and the key length (up to 299 bytes,
+ * past xxh3's 240-byte short-input path).
+ */
+START_TEST(lookup_ids_match_single_lookups)
+{
+    shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
+    shmring_nodeset_t *set = test_nodeset(
+        37, algorithm,
+        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-3", 9), 0);
+    size_t size;
+    void *snapshot = test_build(set, &size);
+    enum { KEYS = 1000 };
+    static uint8_t bytes[KEYS][300];
+    const void *keys[KEYS];
+    size_t lens[KEYS];
+    uint32_t want[KEYS];
+    uint64_t state = 99;
+    for (size_t k = 0; k < KEYS; k++) {
+        lens[k] = k % 300;
+        for (size_t b = 0; b < lens[k]; b++)
+            bytes[k][b] = (uint8_t)test_random(&state);
+        keys[k] = bytes[k];
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, keys[k], lens[k], &node), 0);
+        want[k] = node.id;
+        uint32_t id = UINT32_MAX;
+        ck_assert_int_eq(shmring_snapshot_lookup_id(snapshot, keys[k], lens[k], &id), 0);
+        ck_assert_uint_eq(id, want[k]);
+    }
+    static const size_t batch_sizes[] = {1, 15, 16, 17, 33, KEYS};
+    for (size_t b = 0; b < COUNT_OF(batch_sizes); b++) {
+        uint32_t got[KEYS + 1];
+        for (size_t first = 0; first < KEYS; first += batch_sizes[b]) {
+            size_t count = KEYS - first < batch_sizes[b] ? KEYS - first : batch_sizes[b];
+            got[first + count] = UINT32_MAX;
+            ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys + first,
+                                                         lens + first, count,
+                                                         got + first),
+                             0);
+            /* Nothing is written past the batch. */
+            ck_assert_uint_eq(got[first + count], UINT32_MAX);
+        }
+        for (size_t k = 0; k < KEYS; k++)
+            ck_assert_uint_eq(got[k], want[k]);
+    }
+    uint32_t untouched = UINT32_MAX;
+    ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 0, &untouched), 0);
+    ck_assert_uint_eq(untouched, UINT32_MAX);
+    free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 START_TEST(lookup_n_distinct_first_is_lookup)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
@@ -525,6 +584,15 @@ START_TEST(empty_and_all_down)
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, node), SHMRING_EEMPTY);
     ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, "k", 1, node, 2),
                      SHMRING_EEMPTY);
+    const void *keys[1] = {"k"};
+    size_t lens[1] = {1};
+    uint32_t id = 7;
+    ck_assert_int_eq(shmring_snapshot_lookup_id(snapshot, "k", 1, &id), SHMRING_EEMPTY);
+    ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 1, &id),
+                     SHMRING_EEMPTY);
+    ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 0, &id),
+                     SHMRING_EEMPTY);
+    ck_assert_uint_eq(id, 7);
     free(snapshot);
 
     add(set, "a", 1, SHMRING_STATE_DOWN);
@@ -533,6 +601,10 @@ START_TEST(empty_and_all_down)
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, node), SHMRING_EALLDOWN);
     ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, "k", 1, node, 2),
                      SHMRING_EALLDOWN);
+    ck_assert_int_eq(shmring_snapshot_lookup_id(snapshot, "k", 1, &id), SHMRING_EALLDOWN);
+    ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 1, &id),
+                     SHMRING_EALLDOWN);
+    ck_assert_uint_eq(id, 7);
     double shares[2] = {-1, -1};
     shmring_snapshot_shares(snapshot, shares);
     ck_assert(shares[0] == 0.0 && shares[1] == 0.0);
@@ -867,10 +939,11 @@ static Suite *placement_suite(void)
     tcase_add_loop_test(tc, down_nodes_take_no_keys, 0, 3);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("lookup_n");
+    tc = tcase_create("lookups");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, lookup_n_distinct_first_is_lookup, 0, 3);
     tcase_add_loop_test(tc, empty_and_all_down, 0, 3);
+    tcase_add_loop_test(tc, lookup_ids_match_single_lookups, 0, 3);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("maglev");

@@ -66,6 +66,12 @@ START_TEST(test_nothing_published_yet)
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), SHMRING_EEMPTY);
     ck_assert_int_eq(shmring_lookup_n(r, "k", 1, &node, 1), SHMRING_EEMPTY);
+    const void *keys[1] = {"k"};
+    size_t lens[1] = {1};
+    uint32_t id = 7;
+    ck_assert_int_eq(shmring_lookup_id(r, "k", 1, &id), SHMRING_EEMPTY);
+    ck_assert_int_eq(shmring_lookup_ids(r, keys, lens, 1, &id), SHMRING_EEMPTY);
+    ck_assert_uint_eq(id, 7);
 
     shmring_nodeset_t *set = test_nodeset(3, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
     ck_assert_uint_eq(publish(set), 1);
@@ -77,6 +83,9 @@ START_TEST(test_nothing_published_yet)
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-2", SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 2);
     ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), SHMRING_EALLDOWN);
+    ck_assert_int_eq(shmring_lookup_id(r, "k", 1, &id), SHMRING_EALLDOWN);
+    ck_assert_int_eq(shmring_lookup_ids(r, keys, lens, 1, &id), SHMRING_EALLDOWN);
+    ck_assert_uint_eq(id, 7);
     shmring_nodeset_free(set);
     shmring_close(r);
 }
@@ -96,6 +105,11 @@ START_TEST(test_lookups_match_snapshot)
     void *snapshot = test_build(set, &size);
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), 0);
+    enum { BATCH = 20 };
+    static char batch_keys[BATCH][32];
+    const void *batch[BATCH];
+    size_t batch_lens[BATCH];
+    uint32_t batch_want[BATCH];
     for (uint64_t i = 0; i < 20000; i++) {
         char key[32];
         size_t len = test_key(key, i);
@@ -105,6 +119,21 @@ START_TEST(test_lookups_match_snapshot)
         ck_assert_uint_eq(got.id, want.id);
         ck_assert_str_eq(got.name, want.name);
         ck_assert_str_eq(got.address, want.address);
+        uint32_t id = UINT32_MAX;
+        ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+        ck_assert_uint_eq(id, want.id);
+
+        /* Every BATCH keys, the same keys once more as one batch. */
+        memcpy(batch_keys[i % BATCH], key, len);
+        batch[i % BATCH] = batch_keys[i % BATCH];
+        batch_lens[i % BATCH] = len;
+        batch_want[i % BATCH] = want.id;
+        if (i % BATCH == BATCH - 1) {
+            uint32_t batch_got[BATCH];
+            ck_assert_int_eq(shmring_lookup_ids(r, batch, batch_lens, BATCH, batch_got),
+                             0);
+            ck_assert_mem_eq(batch_got, batch_want, sizeof(batch_got));
+        }
 
         shmring_node_t three[3];
         ck_assert_int_eq(shmring_lookup_n(r, key, len, three, 3), 3);
@@ -150,21 +179,38 @@ START_TEST(test_follows_new_versions)
     ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
     ck_assert_str_eq(node.name, "node-4");
 
+    uint32_t node4 = node.id;
+
+    /* Each kind of lookup switches to the new version when it is the first call to
+     * see it. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 2);
+    const void *keys[1] = {key};
+    size_t lens[1] = {len};
+    uint32_t id;
+    ck_assert_int_eq(shmring_lookup_ids(r, keys, lens, 1, &id), 0);
+    ck_assert_uint_ne(id, node4);
     ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
     ck_assert_str_ne(node.name, "node-4");
     ck_assert_uint_eq(shmring_generation(r), 2);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_UP), 0);
+    ck_assert_uint_eq(publish(set), 3);
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+    ck_assert_uint_eq(id, node4);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 4);
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_ne(node.name, "node-4");
 
     /* Several versions published between two lookups: the reader jumps to the
      * newest. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_UP), 0);
     publish(set);
     publish(set);
-    ck_assert_uint_eq(publish(set), 5);
+    ck_assert_uint_eq(publish(set), 7);
     ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
     ck_assert_str_eq(node.name, "node-4");
-    ck_assert_uint_eq(shmring_generation(r), 5);
+    ck_assert_uint_eq(shmring_generation(r), 7);
     shmring_nodeset_free(set);
     shmring_close(r);
 }
