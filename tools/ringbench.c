@@ -3,9 +3,10 @@
  *
  * One section per measurement:
  *   1. the cost of a lookup through the reader library, for each algorithm and node
- *      count, on hot and on cold keys, in the same runs as its floors (the key hash
- *      alone; the same lookup on an in-process copy of the same snapshot) and its
- *      peers (libmemcached's weighted ketama, a textbook ring);
+ *      count, on hot and on cold keys, three ways (the whole node, its id only, ids
+ *      in batches), in the same runs as its floors (the key hash alone; the same
+ *      call on an in-process copy of the same snapshot) and its peers (libmemcached's
+ *      weighted ketama, a textbook ring);
  *   2. lookups per second with 1, 2 and nproc worker processes sharing one ring;
  *   3. publish time;
  *   4. ringctl's peak memory while it loads a large node set;
@@ -100,39 +101,61 @@ enum algorithm_index {
 static const shmring_algorithm_t algorithms[ALGORITHMS] = {
     SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
 
+/*
+ * How section 1 calls each algorithm: through the reader library or on an in-process
+ * copy of the same snapshot, asking for the whole node (strings copied), its id only,
+ * or the ids of BATCH_KEYS keys per call.
+ */
+enum lookup_kind {
+    K_READER,
+    K_READER_ID,
+    K_READER_BATCH,
+    K_LOCAL,
+    K_LOCAL_ID,
+    K_LOCAL_BATCH,
+    KINDS,
+};
+
+#define BATCH_KEYS 16
+
 /* Everything that section 1 times, in the order it prints them. */
 enum contender_id {
     C_XXH3_FLOOR,
     C_MD5_FLOOR,
-    C_RING_READER,
-    C_RING_LOCAL,
-    C_MAGLEV_READER,
-    C_MAGLEV_LOCAL,
-    C_KETAMA_READER,
-    C_KETAMA_LOCAL,
-    C_TEXTBOOK,
+    C_ALGORITHM_FIRST,
+    C_TEXTBOOK = C_ALGORITHM_FIRST + ALGORITHMS * KINDS,
     C_LIBMEMCACHED,
     CONTENDERS,
 };
 
 static const char *const contender_names[CONTENDERS] = {
-    "xxh3 floor",    "md5 floor",         "ring reader",   "ring in-process",
-    "maglev reader", "maglev in-process", "ketama reader", "ketama in-process",
-    "textbook ring", "libmemcached"};
+    "xxh3 floor",         "md5 floor",           "ring reader",
+    "ring reader id",     "ring reader batch",   "ring in-process",
+    "ring in-process id", "ring in-proc. batch", "maglev reader",
+    "maglev reader id",   "maglev reader batch", "maglev in-process",
+    "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
+    "ketama reader id",   "ketama reader batch", "ketama in-process",
+    "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
+    "libmemcached",
+};
 
 static const char *const contender_keys[CONTENDERS] = {
-    "xxh3_floor",    "md5_floor",          "ring_reader",   "ring_in_process",
-    "maglev_reader", "maglev_in_process",  "ketama_reader", "ketama_in_process",
-    "textbook_ring", "libmemcached_ketama"};
+    "xxh3_floor",           "md5_floor",
+    "ring_reader",          "ring_reader_id",
+    "ring_reader_batch",    "ring_in_process",
+    "ring_in_process_id",   "ring_in_process_batch",
+    "maglev_reader",        "maglev_reader_id",
+    "maglev_reader_batch",  "maglev_in_process",
+    "maglev_in_process_id", "maglev_in_process_batch",
+    "ketama_reader",        "ketama_reader_id",
+    "ketama_reader_batch",  "ketama_in_process",
+    "ketama_in_process_id", "ketama_in_process_batch",
+    "textbook_ring",        "libmemcached_ketama",
+};
 
-static enum contender_id reader_of(int alg)
+static enum contender_id contender_of(int alg, enum lookup_kind kind)
 {
-    return (enum contender_id)(C_RING_READER + 2 * alg);
-}
-
-static enum contender_id local_of(int alg)
-{
-    return (enum contender_id)(C_RING_LOCAL + 2 * alg);
+    return (enum contender_id)(C_ALGORITHM_FIRST + alg * KINDS + kind);
 }
 
 /* The key-hash floor of an algorithm: ketama hashes keys with MD5, the others xxh3. */
@@ -579,6 +602,48 @@ static uint64_t run_reader(const void *context, const struct keyset *keys, size_
     return sum;
 }
 
+static uint64_t run_reader_id(const void *context, const struct keyset *keys,
+                              size_t first, size_t count)
+{
+    shmring_t *ring = (shmring_t *)(uintptr_t)context;
+    uint64_t sum = 0;
+    uint32_t id;
+    for (size_t i = first; i < first + count; i++) {
+        if (shmring_lookup_id(ring, key_at(keys, i), keys->length[i], &id) == 0)
+            sum += id;
+    }
+    return sum;
+}
+
+/* Fills the arrays a batch call takes for the keys FIRST .. FIRST + COUNT - 1. */
+static void batch_prepare(const struct keyset *keys, size_t first, size_t count,
+                          const void **pointers, size_t *lengths)
+{
+    for (size_t i = 0; i < count; i++) {
+        pointers[i] = key_at(keys, first + i);
+        lengths[i] = keys->length[first + i];
+    }
+}
+
+static uint64_t run_reader_batch(const void *context, const struct keyset *keys,
+                                 size_t first, size_t count)
+{
+    shmring_t *ring = (shmring_t *)(uintptr_t)context;
+    const void *pointers[BATCH_KEYS];
+    size_t lengths[BATCH_KEYS];
+    uint32_t ids[BATCH_KEYS];
+    uint64_t sum = 0;
+    for (size_t at = first; at < first + count; at += BATCH_KEYS) {
+        size_t batch = first + count - at < BATCH_KEYS ? first + count - at : BATCH_KEYS;
+        batch_prepare(keys, at, batch, pointers, lengths);
+        if (shmring_lookup_ids(ring, pointers, lengths, batch, ids) == 0) {
+            for (size_t i = 0; i < batch; i++)
+                sum += ids[i];
+        }
+    }
+    return sum;
+}
+
 static uint64_t run_in_process(const void *context, const struct keyset *keys,
                                size_t first, size_t count)
 {
@@ -588,6 +653,37 @@ static uint64_t run_in_process(const void *context, const struct keyset *keys,
         if (shmring_snapshot_lookup(context, key_at(keys, i), keys->length[i], &node) ==
             0)
             sum += node.id;
+    }
+    return sum;
+}
+
+static uint64_t run_in_process_id(const void *context, const struct keyset *keys,
+                                  size_t first, size_t count)
+{
+    uint64_t sum = 0;
+    uint32_t id;
+    for (size_t i = first; i < first + count; i++) {
+        if (shmring_snapshot_lookup_id(context, key_at(keys, i), keys->length[i], &id) ==
+            0)
+            sum += id;
+    }
+    return sum;
+}
+
+static uint64_t run_in_process_batch(const void *context, const struct keyset *keys,
+                                     size_t first, size_t count)
+{
+    const void *pointers[BATCH_KEYS];
+    size_t lengths[BATCH_KEYS];
+    uint32_t ids[BATCH_KEYS];
+    uint64_t sum = 0;
+    for (size_t at = first; at < first + count; at += BATCH_KEYS) {
+        size_t batch = first + count - at < BATCH_KEYS ? first + count - at : BATCH_KEYS;
+        batch_prepare(keys, at, batch, pointers, lengths);
+        if (shmring_snapshot_lookup_ids(context, pointers, lengths, batch, ids) == 0) {
+            for (size_t i = 0; i < batch; i++)
+                sum += ids[i];
+        }
     }
     return sum;
 }
@@ -855,9 +951,21 @@ static void lookup_contenders(const struct lookup_subjects *s,
     memset(contenders, 0, CONTENDERS * sizeof(*contenders));
     contenders[C_XXH3_FLOOR].run = run_xxh3_floor;
     contenders[C_MD5_FLOOR].run = run_md5_floor;
+    static const batch_fn runs[KINDS] = {
+        [K_READER] = run_reader,
+        [K_READER_ID] = run_reader_id,
+        [K_READER_BATCH] = run_reader_batch,
+        [K_LOCAL] = run_in_process,
+        [K_LOCAL_ID] = run_in_process_id,
+        [K_LOCAL_BATCH] = run_in_process_batch,
+    };
     for (int a = 0; a < ALGORITHMS; a++) {
-        contenders[reader_of(a)] = (struct contender){run_reader, s->readers[a]};
-        contenders[local_of(a)] = (struct contender){run_in_process, s->copies[a]};
+        for (int k = 0; k < KINDS; k++) {
+            const void *subject =
+                k < K_LOCAL ? (const void *)s->readers[a] : s->copies[a];
+            contenders[contender_of(a, (enum lookup_kind)k)] =
+                (struct contender){runs[k], subject};
+        }
     }
     contenders[C_TEXTBOOK] = (struct contender){run_textbook, &s->textbook};
 #ifdef RINGBENCH_HAVE_LIBMEMCACHED
@@ -1029,7 +1137,7 @@ static void worker_main(const char *ring, const struct keyset *keys, double wind
     shmring_t *r = NULL;
     report.error = shmring_open(ring, &r);
     if (report.error == 0)
-        sink += run_reader(r, keys, 0, keys->count);
+        sink += run_reader_id(r, keys, 0, keys->count);
     if (write_full(report_fd, &report, sizeof(report)) != 0 || report.error != 0)
         _exit(EXIT_FAILED);
     char byte;
@@ -1038,7 +1146,7 @@ static void worker_main(const char *ring, const struct keyset *keys, double wind
     uint64_t sum = 0, lookups = 0;
     double start = now_seconds(), elapsed;
     do {
-        sum += run_reader(r, keys, 0, keys->count);
+        sum += run_reader_id(r, keys, 0, keys->count);
         lookups += keys->count;
         elapsed = now_seconds() - start;
     } while (elapsed < window);
@@ -1482,7 +1590,7 @@ enum comparison_kind {
     RATIO,
 };
 
-#define COMPARISONS_MAX (NODE_COUNTS_MAX * 12 + 4)
+#define COMPARISONS_MAX (NODE_COUNTS_MAX * 24)
 
 struct comparison {
     char name[96];
@@ -1513,6 +1621,11 @@ static void compare_costs(struct comparisons *out, const struct config *cfg,
     }
 }
 
+/* The lookup kinds that comparisons name, and how they name them. */
+static const enum lookup_kind compared_kinds[] = {K_READER, K_READER_ID, K_READER_BATCH};
+static const char *const kind_labels[KINDS] = {
+    [K_READER] = "node", [K_READER_ID] = "id", [K_READER_BATCH] = "batch"};
+
 static void comparisons_make(const struct config *cfg, const struct results *res,
                              struct comparisons *out)
 {
@@ -1522,21 +1635,35 @@ static void comparisons_make(const struct config *cfg, const struct results *res
         size_t nodes = cfg->node_counts[n];
         for (int a = 0; a < ALGORITHMS; a++) {
             const char *alg = shmring_algorithm_name(algorithms[a]);
-            snprintf(name, sizeof(name), "%s@%zu vs libmemcached@%zu", alg, nodes, nodes);
-            compare_costs(out, cfg, res, n, SPEEDUP, reader_of(a), C_LIBMEMCACHED, name);
+            snprintf(name, sizeof(name), "%s@%zu (id) vs libmemcached@%zu", alg, nodes,
+                     nodes);
+            compare_costs(out, cfg, res, n, SPEEDUP, contender_of(a, K_READER_ID),
+                          C_LIBMEMCACHED, name);
         }
-        snprintf(name, sizeof(name), "ring@%zu vs textbook ring@%zu", nodes, nodes);
-        compare_costs(out, cfg, res, n, SPEEDUP, C_RING_READER, C_TEXTBOOK, name);
+        snprintf(name, sizeof(name), "ring@%zu (id) vs textbook ring@%zu", nodes, nodes);
+        compare_costs(out, cfg, res, n, SPEEDUP, contender_of(ALG_RING, K_READER_ID),
+                      C_TEXTBOOK, name);
         for (int a = 0; a < ALGORITHMS; a++) {
-            snprintf(name, sizeof(name), "%s@%zu vs %s",
-                     shmring_algorithm_name(algorithms[a]), nodes,
-                     contender_names[floor_of(a)]);
-            compare_costs(out, cfg, res, n, RATIO, reader_of(a), floor_of(a), name);
+            for (size_t k = 0; k < sizeof(compared_kinds) / sizeof(compared_kinds[0]);
+                 k++) {
+                enum lookup_kind kind = compared_kinds[k];
+                snprintf(name, sizeof(name), "%s@%zu (%s) vs %s",
+                         shmring_algorithm_name(algorithms[a]), nodes, kind_labels[kind],
+                         contender_names[floor_of(a)]);
+                compare_costs(out, cfg, res, n, RATIO, contender_of(a, kind), floor_of(a),
+                              name);
+            }
         }
         for (int a = 0; a < ALGORITHMS; a++) {
-            snprintf(name, sizeof(name), "reader vs in-process, %s@%zu",
-                     shmring_algorithm_name(algorithms[a]), nodes);
-            compare_costs(out, cfg, res, n, RATIO, reader_of(a), local_of(a), name);
+            for (size_t k = 0; k < sizeof(compared_kinds) / sizeof(compared_kinds[0]);
+                 k++) {
+                enum lookup_kind kind = compared_kinds[k];
+                snprintf(name, sizeof(name), "reader vs in-process, %s@%zu (%s)",
+                         shmring_algorithm_name(algorithms[a]), nodes, kind_labels[kind]);
+                /* Each reader kind against the same call on the in-process copy. */
+                compare_costs(out, cfg, res, n, RATIO, contender_of(a, kind),
+                              contender_of(a, (enum lookup_kind)(kind + K_LOCAL)), name);
+            }
         }
     }
 }
@@ -1585,7 +1712,7 @@ enum verdict {
 
 static const char *const verdict_names[] = {"PASS", "MISS", "SKIP"};
 
-#define TARGETS_MAX 16
+#define TARGETS_MAX 24
 
 struct target {
     char name[96];
@@ -1637,22 +1764,33 @@ static void targets_make(const struct config *cfg, const struct results *res,
                          const struct comparisons *all, struct targets *out)
 {
     out->count = 0;
-    target_compare(out, all, "ring@100 vs libmemcached@100",
-                   "ring@100 at least 5x faster than libmemcached@100", false, 5.0);
-    target_compare(out, all, "ring@100 vs xxh3 floor",
-                   "ring@100 within 3x of the xxh3 floor", true, 3.0);
-    target_compare(out, all, "maglev@100 vs xxh3 floor",
-                   "maglev@100 within 2x of the xxh3 floor", true, 2.0);
-    target_compare(out, all, "ketama@10 vs libmemcached@10",
-                   "ketama@10 faster than libmemcached@10", false, 1.0);
-    target_compare(out, all, "ketama@100 vs libmemcached@100",
-                   "ketama@100 faster than libmemcached@100", false, 1.0);
+    /* Lookup targets are judged on the id lookups: what a worker routing keys to its
+     * own connection pools calls, one key at a time and in batches. */
+    target_compare(out, all, "ring@100 (id) vs libmemcached@100",
+                   "ring@100 at least 5x faster than libmemcached@100 (id)", false, 5.0);
+    target_compare(out, all, "ring@100 (id) vs xxh3 floor",
+                   "ring@100 within 3x of the xxh3 floor (id)", true, 3.0);
+    target_compare(out, all, "ring@100 (batch) vs xxh3 floor",
+                   "ring@100 within 3x of the xxh3 floor (batch)", true, 3.0);
+    target_compare(out, all, "maglev@100 (id) vs xxh3 floor",
+                   "maglev@100 within 2x of the xxh3 floor (id)", true, 2.0);
+    target_compare(out, all, "maglev@100 (batch) vs xxh3 floor",
+                   "maglev@100 within 2x of the xxh3 floor (batch)", true, 2.0);
+    target_compare(out, all, "ketama@10 (id) vs libmemcached@10",
+                   "ketama@10 faster than libmemcached@10 (id)", false, 1.0);
+    target_compare(out, all, "ketama@100 (id) vs libmemcached@100",
+                   "ketama@100 faster than libmemcached@100 (id)", false, 1.0);
     for (int a = 0; a < ALGORITHMS; a++) {
-        char name[96], text[96];
-        const char *alg = shmring_algorithm_name(algorithms[a]);
-        snprintf(name, sizeof(name), "reader vs in-process, %s@100", alg);
-        snprintf(text, sizeof(text), "reader at most 1.1x in-process, %s@100", alg);
-        target_compare(out, all, name, text, true, 1.1);
+        static const enum lookup_kind judged[] = {K_READER_ID, K_READER_BATCH};
+        for (size_t k = 0; k < sizeof(judged) / sizeof(judged[0]); k++) {
+            char name[96], text[96];
+            const char *alg = shmring_algorithm_name(algorithms[a]);
+            const char *label = kind_labels[judged[k]];
+            snprintf(name, sizeof(name), "reader vs in-process, %s@100 (%s)", alg, label);
+            snprintf(text, sizeof(text), "reader at most 1.1x in-process, %s@100 (%s)",
+                     alg, label);
+            target_compare(out, all, name, text, true, 1.1);
+        }
     }
     bool two = res->worker_count_n > 1 && res->worker_counts[1] == 2;
     target_add(out, "2 worker processes at least 1.8x the lookups/s of 1", two,
