@@ -625,10 +625,24 @@ static void batch_prepare(const struct keyset *keys, size_t first, size_t count,
     }
 }
 
-static uint64_t run_reader_batch(const void *context, const struct keyset *keys,
-                                 size_t first, size_t count)
+/* A batch lookup through the reader or on an in-process copy. */
+typedef int (*ids_fn)(const void *subject, const void *const *keys, const size_t *lens,
+                      size_t count, uint32_t *ids);
+
+static int reader_ids(const void *subject, const void *const *keys, const size_t *lens,
+                      size_t count, uint32_t *ids)
 {
-    shmring_t *ring = (shmring_t *)(uintptr_t)context;
+    return shmring_lookup_ids((shmring_t *)(uintptr_t)subject, keys, lens, count, ids);
+}
+
+/*
+ * Looks the keys up BATCH_KEYS at a time with LOOKUP. Inline, and always called with
+ * a constant LOOKUP, so that the call it makes is direct, as a caller's would be.
+ */
+static inline __attribute__((always_inline)) uint64_t
+run_batches(ids_fn lookup, const void *subject, const struct keyset *keys, size_t first,
+            size_t count)
+{
     const void *pointers[BATCH_KEYS];
     size_t lengths[BATCH_KEYS];
     uint32_t ids[BATCH_KEYS];
@@ -636,12 +650,18 @@ static uint64_t run_reader_batch(const void *context, const struct keyset *keys,
     for (size_t at = first; at < first + count; at += BATCH_KEYS) {
         size_t batch = first + count - at < BATCH_KEYS ? first + count - at : BATCH_KEYS;
         batch_prepare(keys, at, batch, pointers, lengths);
-        if (shmring_lookup_ids(ring, pointers, lengths, batch, ids) == 0) {
+        if (lookup(subject, pointers, lengths, batch, ids) == 0) {
             for (size_t i = 0; i < batch; i++)
                 sum += ids[i];
         }
     }
     return sum;
+}
+
+static uint64_t run_reader_batch(const void *context, const struct keyset *keys,
+                                 size_t first, size_t count)
+{
+    return run_batches(reader_ids, context, keys, first, count);
 }
 
 static uint64_t run_in_process(const void *context, const struct keyset *keys,
@@ -673,19 +693,7 @@ static uint64_t run_in_process_id(const void *context, const struct keyset *keys
 static uint64_t run_in_process_batch(const void *context, const struct keyset *keys,
                                      size_t first, size_t count)
 {
-    const void *pointers[BATCH_KEYS];
-    size_t lengths[BATCH_KEYS];
-    uint32_t ids[BATCH_KEYS];
-    uint64_t sum = 0;
-    for (size_t at = first; at < first + count; at += BATCH_KEYS) {
-        size_t batch = first + count - at < BATCH_KEYS ? first + count - at : BATCH_KEYS;
-        batch_prepare(keys, at, batch, pointers, lengths);
-        if (shmring_snapshot_lookup_ids(context, pointers, lengths, batch, ids) == 0) {
-            for (size_t i = 0; i < batch; i++)
-                sum += ids[i];
-        }
-    }
-    return sum;
+    return run_batches(shmring_snapshot_lookup_ids, context, keys, first, count);
 }
 
 /*
