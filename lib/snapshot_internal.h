@@ -105,6 +105,21 @@ static inline const void *snapshot_section_at(const void *buffer,
     return (const unsigned char *)buffer + s->offset;
 }
 
+/* The bucket of KEY_HASH in a ring or ketama snapshot's bucket index: its top bits. */
+static inline uint64_t shmring__snapshot_bucket(const struct snapshot_header *h,
+                                                uint64_t key_hash)
+{
+    return key_hash >> (64 - h->bucket_bits);
+}
+
+/* The maglev table slot of KEY_HASH. Multiply-high maps the hash onto
+ * [0, table_size) without a division. */
+static inline uint64_t shmring__snapshot_slot(const struct snapshot_header *h,
+                                              uint64_t key_hash)
+{
+    return (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
+}
+
 /*
  * Index of the first ring point >= KEY_HASH in a validated ring or ketama snapshot
  * with points, wrapping to 0 past the last one.
@@ -115,7 +130,7 @@ static inline uint32_t shmring__snapshot_first_point(const void *buffer,
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
-    uint64_t bucket = key_hash >> (64 - h->bucket_bits);
+    uint64_t bucket = shmring__snapshot_bucket(h, key_hash);
     uint32_t i = buckets[bucket];
     uint32_t end = buckets[bucket + 1];
     /*
@@ -133,9 +148,7 @@ static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_
     const struct snapshot_header *h = snapshot_header(buffer);
     if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
-        /* Multiply-high maps the hash onto [0, table_size) without a division. */
-        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
-        return table[slot];
+        return table[shmring__snapshot_slot(h, key_hash)];
     }
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     return points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
@@ -182,8 +195,8 @@ static inline int shmring__snapshot_lookup_id(const void *buffer, const void *ke
 
 /*
  * The lookups of shmring_snapshot_lookup(), shmring_snapshot_lookup_ids() and
- * shmring_snapshot_lookup_n() on a
- * validated snapshot, as hidden functions: the reader calls these directly.
+ * shmring_snapshot_lookup_n() on a validated snapshot, as hidden functions: the
+ * reader calls these directly.
  */
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
                              shmring_node_t *out);

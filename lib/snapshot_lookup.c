@@ -72,7 +72,7 @@ static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *fou
     size_t count = 0;
     if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
-        uint64_t slot = (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
+        uint64_t slot = shmring__snapshot_slot(h, key_hash);
         for (uint32_t step = 0; step < h->table_size && count < wanted; step++) {
             count = add_distinct(found, count, table[slot]);
             if (++slot == h->table_size)
@@ -129,7 +129,12 @@ int shmring_snapshot_lookup_id(const void *buffer, const void *key, size_t len,
  */
 #define BATCH_GROUP 16
 
-/* Owners of the COUNT (<= BATCH_GROUP) key hashes, into IDS, prefetching first. */
+/*
+ * Owners' ids of the COUNT (<= BATCH_GROUP) key hashes, into IDS. The first reads of
+ * every lookup (the maglev slot; the bucket, then the first point of the bucket) are
+ * prefetched for the whole group before any lookup runs. Each algorithm resolves in
+ * its own loop, as shmring__snapshot_owner() would, without its per-key branch.
+ */
 static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t count,
                           uint32_t *ids)
 {
@@ -139,7 +144,7 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slots[BATCH_GROUP];
         for (size_t i = 0; i < count; i++) {
-            slots[i] = (uint64_t)(((unsigned __int128)hashes[i] * h->table_size) >> 64);
+            slots[i] = shmring__snapshot_slot(h, hashes[i]);
             __builtin_prefetch(&table[slots[i]]);
         }
         for (size_t i = 0; i < count; i++)
@@ -149,14 +154,12 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
     const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     for (size_t i = 0; i < count; i++)
-        __builtin_prefetch(&buckets[hashes[i] >> (64 - h->bucket_bits)]);
+        __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
     for (size_t i = 0; i < count; i++)
-        __builtin_prefetch(&points[buckets[hashes[i] >> (64 - h->bucket_bits)]]);
-    for (size_t i = 0; i < count; i++) {
-        const struct snapshot_point *p =
-            &points[shmring__snapshot_first_point(buffer, hashes[i])];
-        ids[i] = nodes[p->node_index].id;
-    }
+        __builtin_prefetch(&points[buckets[shmring__snapshot_bucket(h, hashes[i])]]);
+    for (size_t i = 0; i < count; i++)
+        ids[i] =
+            nodes[points[shmring__snapshot_first_point(buffer, hashes[i])].node_index].id;
 }
 
 int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
