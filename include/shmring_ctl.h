@@ -280,7 +280,8 @@ typedef struct shmring_writer shmring_writer_t;
 
 /* Options for creating a ring; a NULL pointer means the defaults. */
 typedef struct shmring_create_options {
-    /* Permission bits of the ring's objects (default 0644). */
+    /* Permission bits of the ring's objects (default 0644): read and write bits only
+     * (within 0666); execute, setuid, setgid and sticky bits are refused. */
     mode_t mode;
     /* Group of the ring's objects, or (gid_t)-1 to keep the creator's. */
     gid_t group;
@@ -293,8 +294,9 @@ typedef struct shmring_create_options {
 /*
  * Opens RING for writing: takes its writer lock (waiting for another writer to
  * finish), then removes version objects that a killed writer left behind. Returns 0,
- * SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM,
- * SHMRING_ECONTROL or another negated errno value.
+ * SHMRING_EBADRING, SHMRING_EINVAL (OPTIONS' mode has bits outside 0666),
+ * SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL or
+ * another negated errno value.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_open(const char *ring, unsigned flags,

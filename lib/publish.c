@@ -66,7 +66,7 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
 {
     char name[OBJECT_NAME_MAX];
     shmring__control_name(w->ring, name);
-    mode_t mode = options ? options->mode & 07777 : DEFAULT_MODE;
+    mode_t mode = options ? options->mode : DEFAULT_MODE;
     bool created = false;
 
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
@@ -157,6 +157,10 @@ int shmring_writer_open(const char *ring, unsigned flags,
     int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
+    /* Shared memory is never executed, and a setuid or world-anything bit beyond
+     * read and write would only mislead: such modes are refused, not masked. */
+    if (options != NULL && (options->mode & ~(mode_t)0666) != 0)
+        return SHMRING_EINVAL;
     shmring_writer_t *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return SHMRING_ENOMEM;

@@ -318,6 +318,28 @@ static int try_write(void)
     return err == 0 ? 0 : err == SHMRING_EACCES ? 1 : 2;
 }
 
+/* Modes beyond read and write bits are refused before anything is created. */
+START_TEST(test_mode_beyond_read_write_refused)
+{
+    static const mode_t refused[] = {0755, 04666, 02644, 01666, 0100, 07777};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        shmring_create_options_t options = {.mode = refused[i], .group = (gid_t)-1};
+        shmring_writer_t *w = NULL;
+        ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w),
+                         SHMRING_EINVAL);
+        ck_assert_ptr_null(w);
+        ck_assert_int_eq(ring_object_count(), 0);
+    }
+    shmring_create_options_t options = {.mode = 0666, .group = (gid_t)-1};
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w), 0);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, &status), 0);
+    ck_assert_uint_eq(status.mode, 0666);
+    shmring_writer_close(w);
+}
+END_TEST
+
 START_TEST(test_permissions)
 {
     if (geteuid() != 0)
@@ -387,6 +409,7 @@ static Suite *publish_suite(void)
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_failed_publish_changes_nothing);
+    tcase_add_test(errors, test_mode_beyond_read_write_refused);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     suite_add_tcase(s, errors);
 

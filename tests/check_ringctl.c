@@ -1128,11 +1128,19 @@ START_TEST(test_error_numbers)
            "ringctl: error: table size must be 0 or a prime number up to 16777216: "
            "'-7'\n",
            "-r", other, "init", "--table-size", "-7");
-    EXPECT(2, "", "ringctl: error: mode must be an octal number from 0 to 7777: '0648'\n",
+    EXPECT(2, "",
+           "ringctl: error: mode must be octal read and write bits within 0666: '0648'\n",
            "-r", other, "init", "--mode", "0648");
     EXPECT(2, "",
-           "ringctl: error: mode must be an octal number from 0 to 7777: '10000'\n", "-r",
-           other, "init", "--mode", "10000");
+           "ringctl: error: mode must be octal read and write bits within 0666: '4666'\n",
+           "-r", other, "init", "--mode", "4666");
+    EXPECT(2, "",
+           "ringctl: error: mode must be octal read and write bits within 0666: '0755'\n",
+           "-r", other, "init", "--mode", "0755");
+    EXPECT(
+        2, "",
+        "ringctl: error: mode must be octal read and write bits within 0666: '10000'\n",
+        "-r", other, "init", "--mode", "10000");
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
     EXPECT(2, "",

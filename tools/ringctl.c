@@ -176,7 +176,7 @@ static const char usage_text[] =
     "      --vnodes N           ring points per unit of weight, 1-65535 (default 160)\n"
     "      --table-size P       maglev table size: a prime, or 0 (default) to size\n"
     "                           the table from the number of up nodes\n"
-    "      --mode M             octal permission bits of the ring (default 0644)\n"
+    "      --mode M             octal read/write bits of the ring, within 0666 (default 0644)\n"
     "      --group G            group of the ring, by name or number\n"
     "Options of add:\n"
     "      --weight W           the new node's weight, 1-65535 (default 1)\n"
@@ -299,8 +299,10 @@ static int parse_option(struct cli *cli, int code, const char *value)
         return EXIT_OK;
     case CODE_MODE:
         cli->given |= OPTION_MODE;
-        if (!parse_number(value, 8, 0, 07777, &number))
-            return fail(EXIT_USAGE, "mode must be an octal number from 0 to 7777: '%s'",
+        /* Read and write bits only: the library refuses the others. */
+        if (!parse_number(value, 8, 0, 0666, &number) || (number & ~0666) != 0)
+            return fail(EXIT_USAGE,
+                        "mode must be octal read and write bits within 0666: '%s'",
                         value);
         cli->create.mode = (mode_t)number;
         return EXIT_OK;
