@@ -32,14 +32,6 @@ static void *section_start(unsigned char *buf, const struct snapshot_section *s)
     return buf + s->offset;
 }
 
-static unsigned bucket_bits_for(uint64_t point_count)
-{
-    unsigned bits = 1;
-    while (bits < SNAPSHOT_BUCKET_BITS_MAX && (UINT64_C(1) << bits) < point_count)
-        bits++;
-    return bits;
-}
-
 static void hash_le32(XXH3_state_t *state, uint32_t v)
 {
     uint8_t bytes[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
@@ -138,7 +130,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         if (point_count > SHMRING_POINTS_MAX)
             err = SHMRING_ELIMIT;
         else if (point_count > 0)
-            bucket_bits = bucket_bits_for(point_count);
+            bucket_bits = shmring__snapshot_bucket_bits_for(point_count);
     }
     if (err != 0) {
         free(up);

@@ -105,6 +105,23 @@ static inline const void *snapshot_section_at(const void *buffer,
     return (const unsigned char *)buffer + s->offset;
 }
 
+/*
+ * The size of the bucket index for POINT_COUNT (> 0) points: about one bucket per
+ * point, 2^bits >= point_count, at most SNAPSHOT_BUCKET_BITS_MAX bits. The builder
+ * uses it and the validator requires it, so that no snapshot can make lookups scan
+ * long buckets with a small index.
+ */
+static inline unsigned shmring__snapshot_bucket_bits_for(uint64_t point_count)
+{
+    unsigned bits = 1;
+    while (bits < SNAPSHOT_BUCKET_BITS_MAX && (UINT64_C(1) << bits) < point_count)
+        bits++;
+    return bits;
+}
+
+/* Buckets holding more points than this are searched by bisection, not scanned. */
+#define SNAPSHOT_BUCKET_SCAN_MAX 8u
+
 /* The bucket of KEY_HASH in a ring or ketama snapshot's bucket index: its top bits. */
 static inline uint64_t shmring__snapshot_bucket(const struct snapshot_header *h,
                                                 uint64_t key_hash)
@@ -135,8 +152,21 @@ static inline uint32_t shmring__snapshot_first_point(const void *buffer,
     uint32_t end = buckets[bucket + 1];
     /*
      * Points in [buckets[b], buckets[b + 1]) share the hash's top bits; the first
-     * point >= the hash is in that range or, failing that, at its end.
+     * point >= the hash is in that range or, failing that, at its end. The builder's
+     * buckets hold about one point each, so a scan is quickest; but the validator
+     * cannot tell crowded points from honest ones (it does not rehash node names),
+     * and bisection keeps a lookup in a snapshot crowded by another writer
+     * logarithmic.
      */
+    if (end - i > SNAPSHOT_BUCKET_SCAN_MAX) {
+        while (i < end) {
+            uint32_t middle = i + (end - i) / 2;
+            if (points[middle].point < key_hash)
+                i = middle + 1;
+            else
+                end = middle;
+        }
+    }
     while (i < end && points[i].point < key_hash)
         i++;
     return i == h->point_count ? 0 : i;

@@ -61,7 +61,8 @@ static int check_header(const struct snapshot_header *h, size_t size)
     } else {
         bool has_points = h->up_count > 0;
         if (h->table_size != 0 || has_points != (h->point_count > 0) ||
-            has_points != (h->bucket_bits > 0))
+            h->bucket_bits !=
+                (has_points ? shmring__snapshot_bucket_bits_for(h->point_count) : 0))
             return SHMRING_EBADPARAMS;
     }
     return 0;

@@ -123,6 +123,14 @@ static struct guarded small_maglev(void)
     return g;
 }
 
+static struct guarded small_ketama(void)
+{
+    shmring_nodeset_t *set = small_set(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 0);
+    struct guarded g = guarded_build(set);
+    shmring_nodeset_free(set);
+    return g;
+}
+
 static struct snapshot_node *node_at(struct guarded *g, size_t index)
 {
     return (struct snapshot_node *)(void *)(g->data + header_of(g)->nodes.offset) + index;
@@ -665,6 +673,66 @@ START_TEST(bad_bucket_index)
 }
 END_TEST
 
+/* A bucket index of another size than the builder's is refused, whatever it says. */
+START_TEST(bucket_bits_not_derived)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    ck_assert_uint_eq(h->bucket_bits, 4); /* 16 points */
+    static const uint32_t others[] = {1, 3, 5, SNAPSHOT_BUCKET_BITS_MAX};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        h->bucket_bits = others[i];
+        reseal(&g);
+        EXPECT_INT_EQ(validate(&g), SHMRING_EBADPARAMS);
+    }
+    h->bucket_bits = 4;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    guarded_free(&g);
+}
+END_TEST
+
+/*
+ * Every point crowded into bucket 0, as a writer that does not hash node names could
+ * publish: the snapshot is valid, and lookups (by bisection) still find the first
+ * point >= the hash, as a search of the whole point array does.
+ */
+START_TEST(crowded_bucket_bisected)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    struct snapshot_point *points = points_of(&g);
+    uint32_t *buckets = buckets_of(&g);
+    uint32_t count = h->point_count;
+    ck_assert_uint_gt(count, SNAPSHOT_BUCKET_SCAN_MAX);
+    const uint64_t bucket_span = UINT64_C(1) << (64 - h->bucket_bits);
+    for (uint32_t i = 0; i < count; i++)
+        points[i].point = (i + 1) * (bucket_span / (count + 1));
+    buckets[0] = 0;
+    for (uint64_t b = 1; b <= (UINT64_C(1) << h->bucket_bits); b++)
+        buckets[b] = count;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+
+    uint64_t state = 5;
+    for (int k = 0; k < 20000; k++) {
+        /* Mostly hashes inside the crowded bucket, on, beside and between points. */
+        uint64_t hash = test_random(&state);
+        if (k % 4 != 0)
+            hash %= bucket_span;
+        if (k % 8 == 1)
+            hash = points[hash % count].point + (uint64_t)(k % 3) - 1;
+        uint32_t want = 0;
+        while (want < count && points[want].point < hash)
+            want++;
+        if (want == count)
+            want = 0;
+        EXPECT_UINT_EQ(shmring__snapshot_first_point(g.data, hash), want);
+    }
+    guarded_free(&g);
+}
+END_TEST
+
 START_TEST(bad_maglev_table)
 {
     struct guarded g = small_maglev();
@@ -819,7 +887,7 @@ START_TEST(resealed_mutations_never_crash)
     for (int round = 0; round < 6000; round++) {
         struct guarded g = round % 3 == 0   ? small_ring()
                            : round % 3 == 1 ? small_maglev()
-                                            : small_ring();
+                                            : small_ketama();
         int mutations = 1 + (int)(test_random(&state) % 4);
         for (int m = 0; m < mutations; m++)
             mutate_word(&g, &state);
@@ -846,6 +914,10 @@ START_TEST(resealed_mutations_never_crash)
             EXPECT_TRUE(got == 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
             got = shmring_snapshot_lookup_n(g.data, key, len, found, 4);
             EXPECT_TRUE(got > 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
+            uint32_t id;
+            const void *keys[1] = {key};
+            got = shmring_snapshot_lookup_id(g.data, key, len, &id);
+            EXPECT_INT_EQ(shmring_snapshot_lookup_ids(g.data, keys, &len, 1, &id), got);
         }
         guarded_free(&g);
     }
@@ -853,6 +925,7 @@ START_TEST(resealed_mutations_never_crash)
            refused, accepted);
     fflush(stdout);
     ck_assert_uint_gt(refused, 0);
+    ck_assert_uint_gt(accepted, 0);
 }
 END_TEST
 
@@ -1092,6 +1165,8 @@ static Suite *snapshot_suite(void)
     tc = tcase_create("lookup_structures");
     tcase_add_test(tc, bad_points);
     tcase_add_test(tc, bad_bucket_index);
+    tcase_add_test(tc, bucket_bits_not_derived);
+    tcase_add_test(tc, crowded_bucket_bisected);
     tcase_add_test(tc, bad_maglev_table);
     tcase_add_test(tc, empty_and_all_down_snapshots);
     suite_add_tcase(s, tc);
