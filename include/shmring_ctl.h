@@ -137,10 +137,11 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_find(const shmring_nodeset_t 
 /*
  * Gives the nodes of SET that also exist (by name) in PREVIOUS the ids they have
  * there, and every other node a fresh id after PREVIOUS's, so that ids stay stable
- * when a whole node set is replaced. Returns 0.
+ * when a whole node set is replaced. Returns 0, or SHMRING_ELIMIT (the new ids would
+ * reach the id limit, UINT32_MAX) with SET unchanged.
  */
-SHMRING_API int shmring_nodeset_inherit_ids(shmring_nodeset_t *set,
-                                            const shmring_nodeset_t *previous);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous);
 
 /* ---- Snapshots ------------------------------------------------------------ */
 

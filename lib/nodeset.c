@@ -249,6 +249,13 @@ int shmring_nodeset_find(const shmring_nodeset_t *set, const char *name, size_t 
 
 int shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous)
 {
+    /* New ids must stay below UINT32_MAX, the id counter's limit, as in
+     * shmring_nodeset_add(); counted first so that a refusal changes nothing. */
+    size_t fresh = 0;
+    for (size_t i = 0; i < set->count; i++)
+        fresh += find_index(previous, set->nodes[i].name) < 0;
+    if (fresh > UINT32_MAX - previous->next_id)
+        return SHMRING_ELIMIT;
     uint32_t next_id = previous->next_id;
     for (size_t i = 0; i < set->count; i++) {
         long old = find_index(previous, set->nodes[i].name);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodeset_internal.h"
 #include "test_expect.h"
 #include "test_support.h"
 
@@ -221,6 +222,37 @@ START_TEST(inherit_ids_keeps_known_names)
     size_t index;
     ck_assert_int_eq(shmring_nodeset_find(set, "a", &index), 0);
     ck_assert_uint_eq(index, 2);
+    shmring_nodeset_free(set);
+    shmring_nodeset_free(previous);
+}
+END_TEST
+
+/* New ids that would reach the id limit are refused, and the set is left as it was. */
+START_TEST(inherit_ids_stops_at_id_limit)
+{
+    shmring_nodeset_t *previous = new_set();
+    add_node(previous, "kept", 0);
+    shmring__nodeset_set_next_id(previous, UINT32_MAX - 1);
+    shmring_nodeset_t *set = new_set();
+    add_node(set, "new-1", 0);
+    add_node(set, "kept", 1);
+    add_node(set, "new-2", 2);
+    char *before = describe(set);
+    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), SHMRING_ELIMIT);
+    char *after = describe(set);
+    ck_assert_str_eq(after, before);
+    free(before);
+    free(after);
+
+    /* One fresh id is still there to give. */
+    ck_assert_int_eq(shmring_nodeset_remove(set, "new-2"), 0);
+    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
+    char *text = describe(set);
+    ck_assert_str_eq(text,
+                     "0 0 160 0\n4294967294 1 0 'new-1' 'new-1'\n0 1 0 'kept' 'kept'\n");
+    free(text);
+    ck_assert_int_eq(shmring_nodeset_add(set, "more", NULL, 1, SHMRING_STATE_UP, NULL),
+                     SHMRING_ELIMIT);
     shmring_nodeset_free(set);
     shmring_nodeset_free(previous);
 }
@@ -514,6 +546,7 @@ static Suite *nodeset_suite(void)
     tc = tcase_create("inherit_ids");
     tcase_add_test(tc, inherit_ids_keeps_known_names);
     tcase_add_test(tc, inherit_ids_from_empty_previous);
+    tcase_add_test(tc, inherit_ids_stops_at_id_limit);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

@@ -143,7 +143,8 @@ static const char usage_text[] =
     "  weight NAME W            change a node's weight (1-65535)\n"
     "  down NAME                mark a node down: its keys move to the other nodes\n"
     "  up NAME                  mark a node up again\n"
-    "  (weight, down and up publish nothing when the node already is as asked.)\n"
+    "  (weight, down and up publish nothing when the node already is as asked; load,\n"
+    "  when the file gives the ring's node set, in its order, and its parameters.)\n"
     "\n"
     "Commands that read a ring (no lock; read permission is enough):\n"
     "  show                     status, parameters and nodes, with each node's share\n"
@@ -176,7 +177,8 @@ static const char usage_text[] =
     "      --vnodes N           ring points per unit of weight, 1-65535 (default 160)\n"
     "      --table-size P       maglev table size: a prime, or 0 (default) to size\n"
     "                           the table from the number of up nodes\n"
-    "      --mode M             octal read/write bits of the ring, within 0666 (default 0644)\n"
+    "      --mode M             octal read/write bits of the ring, within 0666 (default "
+    "0644)\n"
     "      --group G            group of the ring, by name or number\n"
     "Options of add:\n"
     "      --weight W           the new node's weight, 1-65535 (default 1)\n"
@@ -672,6 +674,21 @@ static void count_differences(const shmring_nodeset_t *before,
     *removed = shmring_nodeset_count(before) - kept;
 }
 
+/* Do BEFORE and AFTER list the same node names in the same order? */
+static bool same_order(const shmring_nodeset_t *before, const shmring_nodeset_t *after)
+{
+    size_t count = shmring_nodeset_count(after);
+    if (shmring_nodeset_count(before) != count)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        shmring_node_info_t old, node;
+        if (shmring_nodeset_get(before, i, &old) != 0 ||
+            shmring_nodeset_get(after, i, &node) != 0 || strcmp(old.name, node.name) != 0)
+            return false;
+    }
+    return true;
+}
+
 static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *out)
 {
     shmring_params_t base, params;
@@ -694,7 +711,12 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
                     "key (to start over, use destroy and init)",
                     load_input.label);
     }
-    (void)shmring_nodeset_inherit_ids(loaded, *set);
+    err = shmring_nodeset_inherit_ids(loaded, *set);
+    if (err != 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED, "%s: cannot give the new nodes ids: %s",
+                    load_input.label, shmring_strerror(err));
+    }
 
     size_t added, removed, changed;
     count_differences(*set, loaded, &added, &removed, &changed);
@@ -713,8 +735,21 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
     json_object_set_new(out->json, "nodes", json_uint(count));
     json_object_set_new(out->json, "added", json_uint(added));
     json_object_set_new(out->json, "removed", json_uint(removed));
-    json_object_set_new(out->json, "changed", json_uint(changed));
+    json_object_set_new(out->json, "changed_nodes", json_uint(changed));
     json_object_set_new(out->json, "params_changed", json_boolean(params_changed));
+    /* The same file loaded again (a configuration run, say) publishes nothing, as
+     * weight, up and down do when nothing changes: every worker would otherwise map
+     * and validate a new version for no change. Node order counts, as the snapshot
+     * keeps it. */
+    if (added == 0 && removed == 0 && changed == 0 && !params_changed &&
+        same_order(*set, loaded)) {
+        out->unchanged = true;
+        snprintf(out->done, sizeof(out->done),
+                 "ring '%s' already has this node set (%zu node%s)", cli->ring, count,
+                 count == 1 ? "" : "s");
+        shmring_nodeset_free(loaded);
+        return EXIT_OK;
+    }
     shmring_nodeset_free(*set);
     *set = loaded;
     return EXIT_OK;
