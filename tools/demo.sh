@@ -12,7 +12,10 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
 ringctl=build/tools/ringctl
 rings=()
+workers=()
 cleanup() {
+    # A step that failed half-way must not leave the workers running.
+    for pid in "${workers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for r in "${rings[@]}"; do "$ringctl" -r "$r" destroy >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
@@ -43,11 +46,13 @@ build/examples/prefork_pool "$ring" 3 6 &
 pool=$!
 build/examples/threaded_worker "$ring" 2 6 &
 threads=$!
+workers=("$pool" "$threads")
 sleep 2.2
 step "$ringctl" -r "$ring" add cache-d 10.0.1.4:11211
 sleep 2
 step "$ringctl" -r "$ring" remove cache-a
 wait "$pool" "$threads"
+workers=()
 step "$ringctl" -r "$ring" show
 echo
 echo "== demo finished"

@@ -4,7 +4,7 @@
 
 SHMRING_PACKAGES="build-essential cmake pkg-config liburcu-dev libjansson-dev check \
 libsubunit-dev libxxhash-dev nettle-dev zlib1g-dev libmemcached-dev clang \
-libclang-rt-14-dev valgrind"
+libclang-rt-14-dev llvm-14 valgrind"
 
 shmring_install_deps() {
     local missing=""

@@ -18,7 +18,7 @@ run_build() {
     local dir=$1
     shift
     echo "== $dir: configure and build"
-    cmake -S . -B "$dir" -DSHMRING_WERROR=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -DSHMRING_WERROR=ON -DSHMRING_REQUIRE_LIBMEMCACHED=ON "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
     echo "== $dir: tests"
     ctest --test-dir "$dir" --output-on-failure -j "$jobs"
@@ -27,7 +27,10 @@ run_build() {
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh
+# installs it; Debian names it with its version).
+symbolizer=external_symbolizer_path=/usr/bin/llvm-symbolizer-14
+ASAN_OPTIONS="detect_leaks=1 $symbolizer" UBSAN_OPTIONS="print_stacktrace=1 $symbolizer" \
     run_build build-sanitize -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
     -DSHMRING_SANITIZE=ON
 
@@ -38,7 +41,7 @@ cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebI
     -DSHMRING_WERROR=ON -DSHMRING_TSAN=ON -DSHMRING_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-tsan -j "$jobs"
 echo "== build-tsan: concurrency tests"
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $symbolizer" \
     ctest --test-dir build-tsan -R "$SHMRING_CONCURRENCY_TESTS" --output-on-failure -j "$jobs"
 
 # ---- Fuzzing: each libFuzzer target runs for SHMRING_FUZZ_SECONDS (default 60) from

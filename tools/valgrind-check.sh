@@ -2,7 +2,9 @@
 # Runs ringctl (every command) and a multi-threaded reader under valgrind memcheck:
 # any memory error or leak fails. Usage: tools/valgrind-check.sh BUILD_DIR
 set -euo pipefail
-build=${1:?usage: $0 BUILD_DIR}
+build=$(realpath "${1:?usage: $0 BUILD_DIR}")
+# examples/nodes.json is read relative to the source tree, wherever this is run from.
+cd "$(dirname "$0")/.."
 ring="valgrind-check-$$"
 vg=(valgrind --quiet --error-exitcode=99 --leak-check=full
     --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect)
