@@ -1,7 +1,8 @@
 /*
- * Node names and addresses: printable UTF-8. They end up in JSON (which must be
- * UTF-8) and in ringctl's line-oriented output (which control characters would
- * corrupt), so both the node-set API and the snapshot validator hold them to this.
+ * Node names and addresses: printable UTF-8, no C0 or C1 control characters and no
+ * DEL. They end up in JSON (which must be UTF-8) and in ringctl's line-oriented
+ * output (which control characters would corrupt), so both the node-set API and the
+ * snapshot validator hold them to this.
  */
 #include "text_internal.h"
 
@@ -47,6 +48,10 @@ bool shmring__text_valid(const char *text, size_t len)
             return false;
         size_t n = utf8_sequence(s + i, len - i);
         if (n == 0)
+            return false;
+        /* The C1 controls, U+0080-U+009F (0xc2 0x80-0x9f), corrupt a terminal's
+         * output as the C0 ones do (U+009B is CSI). */
+        if (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)
             return false;
         i += n;
     }

@@ -292,6 +292,19 @@ START_TEST(name_check_codes)
     ck_assert_int_eq(shmring_node_name_check("a\tb"), SHMRING_EBADNAME);
     ck_assert_int_eq(shmring_node_name_check("\x1f"), SHMRING_EBADNAME);
     ck_assert_int_eq(shmring_node_name_check("a\x7f"), SHMRING_EBADNAME);
+    /* C1 controls: U+0080, U+0085 (NEL), U+009B (CSI), U+009F; U+00A0 is printable. */
+    ck_assert_int_eq(shmring_node_name_check("a\xc2\x80"), SHMRING_EBADNAME);
+    ck_assert_int_eq(shmring_node_name_check("a\xc2\x85"
+                                             "b"),
+                     SHMRING_EBADNAME);
+    ck_assert_int_eq(shmring_node_name_check("\xc2\x9b"
+                                             "31m"),
+                     SHMRING_EBADNAME);
+    ck_assert_int_eq(shmring_node_name_check("\xc2\x9f"), SHMRING_EBADNAME);
+    ck_assert_int_eq(shmring_node_address_check("h\xc2\x85:1"), SHMRING_EBADADDRESS);
+    ck_assert_int_eq(shmring_node_name_check("a\xc2\xa0"
+                                             "b"),
+                     0);
     ck_assert_int_eq(shmring_node_name_check(" "), 0);
     ck_assert_int_eq(shmring_node_name_check("~"), 0);
 
