@@ -1610,12 +1610,37 @@ static void assert_refused(const char *input, const char *const *args)
     assert_ring_unchanged(ring, &saved);
 }
 
+/*
+ * A bad init of a ring that does not exist: a usage error (exit 2, one line) that
+ * creates nothing. Run against an existing ring, a broken parameter check would
+ * hide behind "already exists".
+ */
+static void assert_init_refused(const char *const *args)
+{
+    struct run r;
+    run_as(&r, (uid_t)-1, NULL, args);
+    ck_assert_msg(r.status == 2, "init %s: exit %d", args[3], r.status);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, "ringctl: error: ", 16) == 0 &&
+                      strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+                  "not a one-line diagnostic: '%s'", r.err);
+    run_free(&r);
+    assert_no_objects(other);
+}
+
 /* The number of bad inputs tried, printed for the README's reliability figures. */
 static int bad_inputs_tried;
 
 #define REFUSED(...)                                                                     \
     do {                                                                                 \
         assert_refused(NULL, (const char *const[]){__VA_ARGS__, NULL});                  \
+        bad_inputs_tried++;                                                              \
+    } while (0)
+
+#define INIT_REFUSED(...)                                                                \
+    do {                                                                                 \
+        assert_init_refused(                                                             \
+            (const char *const[]){"-r", other, "init", __VA_ARGS__, NULL});              \
         bad_inputs_tried++;                                                              \
     } while (0)
 
@@ -1681,8 +1706,9 @@ START_TEST(test_bad_arguments_matrix)
         REFUSED("-r", ring, "weight", "node-a", "--", n);
         REFUSED("-r", ring, "add", "new-node", "10.9.9.9:1", "--weight", n);
         REFUSED("-r", ring, "lookup", "-n", n, "k");
-        REFUSED("-r", ring, "init", "--vnodes", n);
-        REFUSED("-r", ring, "init", "--table-size", n);
+        INIT_REFUSED("--vnodes", n);
+        if (strcmp(n, "0") != 0) /* table size 0 asks for the default */
+            INIT_REFUSED("--table-size", n);
     }
     REFUSED("-r", ring, "lookup", "-n", "65", "k");
 
@@ -1696,13 +1722,14 @@ START_TEST(test_bad_arguments_matrix)
 
     /* init of an existing ring, and bad parameters. */
     REFUSED("-r", ring, "init");
-    REFUSED("-r", ring, "init", "--algorithm", "chord");
-    REFUSED("-r", ring, "init", "--hash", "sha1");
-    REFUSED("-r", ring, "init", "--algorithm", "ketama", "--hash", "xxh3");
-    REFUSED("-r", ring, "init", "--table-size", "65536");
-    REFUSED("-r", ring, "init", "--mode", "999");
-    REFUSED("-r", ring, "init", "--mode", "rw");
-    REFUSED("-r", ring, "init", "--group", "no-such-group-here");
+    INIT_REFUSED("--algorithm", "chord");
+    INIT_REFUSED("--hash", "sha1");
+    INIT_REFUSED("--algorithm", "ketama", "--hash", "xxh3");
+    INIT_REFUSED("--table-size", "65536");
+    INIT_REFUSED("--mode", "999");
+    INIT_REFUSED("--mode", "rw");
+    INIT_REFUSED("--mode", "4644");
+    INIT_REFUSED("--group", "no-such-group-here");
 
     /* Invalid ring names and missing rings, for every command that names one. */
     static const char *const commands[][4] = {{"show"},

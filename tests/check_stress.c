@@ -32,9 +32,6 @@
 /* How many lookups each reader thread must complete while the writer is stopped in
  * the middle of a publication. */
 #define STALL_LOOKUPS 500
-/* Absurdly generous: only a reader that blocks on the writer could need this long. */
-#define STALL_TIMEOUT_NS INT64_C(10000000000)
-#define GAP_LIMIT_NS INT64_C(5000000000)
 
 /* What every reader answer is checked against: written before GEN is published. */
 struct reference {
@@ -531,11 +528,15 @@ static bool reached_generation(const struct thread_stats *st, uint64_t generatio
     return uatomic_read(&st->last_generation) >= generation;
 }
 
+/*
+ * Waits, with the writer stopped, until every reader thread is DONE. No deadline of
+ * our own (timings do not belong in tests): a reader that blocked on the writer
+ * would never get there, and the test case's timeout fails the test.
+ */
 static void wait_for_threads(bool (*done)(const struct thread_stats *, uint64_t),
                              const uint64_t *marks)
 {
-    int64_t deadline = now_ns() + STALL_TIMEOUT_NS;
-    while (!all_threads(done, marks) && now_ns() < deadline) {
+    while (!all_threads(done, marks)) {
         for (int r = 0; r < READERS; r++) {
             /* A reader that died will make no progress: fail now, not after the
              * timeout. WNOWAIT leaves it to be reaped. */
@@ -548,8 +549,7 @@ static void wait_for_threads(bool (*done)(const struct thread_stats *, uint64_t)
         }
         sleep_us(200);
     }
-    if (all_threads(done, marks))
-        stalls_done++;
+    stalls_done++;
 }
 
 static void stall_hook(enum publish_step step)
@@ -722,7 +722,6 @@ START_TEST(test_consistent_under_load)
             ck_assert_uint_eq(st->errors, 0);
             ck_assert_uint_eq(st->backwards, 0);
             ck_assert_uint_gt(st->lookups, 0);
-            ck_assert_int_lt(st->max_gap_ns, GAP_LIMIT_NS);
             lookups += st->lookups;
             inconsistent += st->inconsistent;
             changes += st->generation_changes;
