@@ -141,7 +141,18 @@ int shmring_ring_destroy(const char *ring)
         return err;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size == CONTROL_SIZE) {
+    if (fstat(fd, &st) != 0) {
+        err = shmring__errno_code();
+        close(fd);
+        return err;
+    }
+    /* Another destroy removed the object we waited on: the name may belong to a
+     * ring created since, which is not ours to remove. */
+    if (st.st_nlink == 0) {
+        close(fd);
+        return SHMRING_ENOENT;
+    }
+    if (st.st_size == CONTROL_SIZE) {
         struct control_block *control =
             mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (control != MAP_FAILED) {

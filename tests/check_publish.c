@@ -340,6 +340,78 @@ START_TEST(test_mode_beyond_read_write_refused)
 }
 END_TEST
 
+/* Does process PID hold a descriptor of the shared-memory object NAME? */
+static bool holds_object(pid_t pid, const char *name)
+{
+    char want[OBJECT_NAME_MAX + 16];
+    snprintf(want, sizeof(want), "/dev/shm%s", name);
+    for (int fd = 0; fd < 64; fd++) {
+        char link[64], target[OBJECT_NAME_MAX + 32];
+        snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd);
+        ssize_t len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (strcmp(target, want) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * A destroy that waited for the lock while another destroy removed the ring, and a
+ * new ring of the same name was created, leaves the new ring alone.
+ */
+START_TEST(test_late_destroy_spares_new_ring)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_close(w);
+    char name[OBJECT_NAME_MAX];
+    shmring__control_name(ring, name);
+    /* The late destroy runs in a child forked before the writer below opens, so that
+     * it inherits no descriptor of the ring: it waits for that writer's lock. */
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char byte;
+        close(go[1]);
+        if (read(go[0], &byte, 1) != 1)
+            _exit(2);
+        _exit(shmring_ring_destroy(ring) == SHMRING_ENOENT ? 0 : 1);
+    }
+    close(go[0]);
+    ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &w), 0);
+    ck_assert_int_eq(write(go[1], "x", 1), 1);
+    close(go[1]);
+    while (!holds_object(pid, name))
+        usleep(1000);
+
+    /* The first destroy, as the writer that holds the lock could do it: remove the
+     * objects by name; then a new ring takes the name. */
+    ck_assert_int_eq(shm_unlink(name), 0);
+    char version[OBJECT_NAME_MAX];
+    shmring__version_name(ring, 1, version);
+    ck_assert_int_eq(shm_unlink(version), 0);
+    shmring_writer_t *fresh;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &fresh), 0);
+    ck_assert_uint_eq(publish_nodes(fresh, 2), 1);
+    shmring_writer_close(fresh);
+    shmring_writer_close(w); /* the late destroy gets the old lock now */
+
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+    shmring_ring_status_t st;
+    ck_assert_int_eq(shmring_ring_status(ring, &st), 0);
+    ck_assert_uint_eq(st.generation, 1);
+    ck_assert_int_eq(ring_object_count(), 2);
+}
+END_TEST
+
 START_TEST(test_permissions)
 {
     if (geteuid() != 0)
@@ -410,6 +482,7 @@ static Suite *publish_suite(void)
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_failed_publish_changes_nothing);
     tcase_add_test(errors, test_mode_beyond_read_write_refused);
+    tcase_add_test(errors, test_late_destroy_spares_new_ring);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     suite_add_tcase(s, errors);
 
