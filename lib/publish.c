@@ -75,8 +75,12 @@ static int control_open_locked(shmring_writer_t *w, unsigned flags,
         created = fd >= 0;
         if (created)
             PUBLISH_HOOK(PUBLISH_STEP_CONTROL_CREATED);
-        if (fd < 0 && errno == EEXIST) /* another creator won the race */
+        if (fd < 0 && errno == EEXIST) {
+            /* Another creator won the race: an exclusive creator has lost. */
+            if (flags & SHMRING_WRITER_EXCL)
+                return SHMRING_EEXIST;
             fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+        }
     } else if (fd >= 0 && (flags & SHMRING_WRITER_CREATE) &&
                (flags & SHMRING_WRITER_EXCL)) {
         close(fd);

@@ -412,6 +412,43 @@ START_TEST(test_late_destroy_spares_new_ring)
 }
 END_TEST
 
+/*
+ * Racing exclusive creators: in every round exactly one of them gets the ring, the
+ * other SHMRING_EEXIST, also when it loses the race between its existence check and
+ * its O_EXCL create.
+ */
+START_TEST(test_exclusive_creators_race)
+{
+    enum { ROUNDS = 300, RACERS = 2 };
+    int both = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        pid_t pids[RACERS];
+        for (int i = 0; i < RACERS; i++) {
+            pids[i] = fork();
+            ck_assert_int_ge(pids[i], 0);
+            if (pids[i] == 0) {
+                shmring_writer_t *w;
+                int err = shmring_writer_open(
+                    ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL, NULL, &w);
+                shmring_writer_close(err == 0 ? w : NULL);
+                _exit(err == 0 ? 0 : err == SHMRING_EEXIST ? 1 : 2);
+            }
+        }
+        int winners = 0;
+        for (int i = 0; i < RACERS; i++) {
+            int status;
+            ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+            ck_assert(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+            winners += WEXITSTATUS(status) == 0;
+        }
+        both += winners == RACERS;
+        ck_assert_int_eq(winners >= 1, 1);
+        ck_assert_int_eq(shmring_ring_destroy(ring), 0);
+    }
+    ck_assert_int_eq(both, 0);
+}
+END_TEST
+
 START_TEST(test_permissions)
 {
     if (geteuid() != 0)
@@ -483,6 +520,7 @@ static Suite *publish_suite(void)
     tcase_add_test(errors, test_failed_publish_changes_nothing);
     tcase_add_test(errors, test_mode_beyond_read_write_refused);
     tcase_add_test(errors, test_late_destroy_spares_new_ring);
+    tcase_add_test(errors, test_exclusive_creators_race);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     suite_add_tcase(s, errors);
 
