@@ -70,7 +70,7 @@ extern "C" {
     XX(EBADPOINTS, -1010, "snapshot ring points unsorted or owned by no valid node")     \
     XX(EBADINDEX, -1011, "snapshot bucket index or lookup table inconsistent")           \
     XX(ECHECKSUM, -1012, "snapshot checksum mismatch")                                   \
-    XX(EOWNER, -1013, "shared-memory object has an unexpected owner")                    \
+    XX(EOWNER, -1013, "shared-memory object has an unexpected owner or is writable")     \
     XX(ELIMIT, -1014, "size limit exceeded")                                             \
     XX(ENODE, -1015, "no such node")                                                     \
     XX(EDUPLICATE, -1016, "duplicate node name")                                         \

@@ -75,8 +75,8 @@ int shmring__version_map(const char *ring, uint64_t generation, uid_t owner,
     int err = 0;
     if (fstat(fd, &st) != 0)
         err = shmring__errno_code();
-    else if (st.st_uid != owner)
-        err = SHMRING_EOWNER;
+    else if (st.st_uid != owner || (st.st_mode & 0222) != 0)
+        err = SHMRING_EOWNER; /* writable: it could change after validation */
     else if (st.st_size < (off_t)sizeof(struct snapshot_header))
         err = SHMRING_ETRUNCATED;
     else if ((uint64_t)st.st_size > SIZE_MAX)

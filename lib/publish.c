@@ -287,7 +287,10 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
     } else if (fchown(fd, (uid_t)-1, w->group) != 0 && errno != EPERM) {
         err = shmring__errno_code();
     }
-    if (err == 0 && fchmod(fd, w->mode & 0666) != 0)
+    /* Read bits only, even for the owner: readers validate a version once and then
+     * trust it, so nobody may change it afterwards (our descriptor, opened for
+     * writing before this, still writes it). */
+    if (err == 0 && fchmod(fd, w->mode & 0444) != 0)
         err = shmring__errno_code();
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_OWNED);
     if (err == 0) {

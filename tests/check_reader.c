@@ -218,13 +218,14 @@ END_TEST
 
 /* Makes generation GEN current with an object holding BYTES, as a hostile or broken
  * writer could, bypassing the publisher. */
-static void publish_raw(uint64_t gen, const void *bytes, size_t size)
+static void publish_raw_mode(uint64_t gen, const void *bytes, size_t size, mode_t mode)
 {
     char name[OBJECT_NAME_MAX];
     shmring__version_name(ring, gen, name);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0644);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, bytes, size), (ssize_t)size);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
     close(fd);
     shmring__control_name(ring, name);
     fd = shm_open(name, O_RDWR, 0);
@@ -235,6 +236,12 @@ static void publish_raw(uint64_t gen, const void *bytes, size_t size)
     close(fd);
     uatomic_set(&control->generation, gen);
     munmap(control, CONTROL_SIZE);
+}
+
+/* The same, read-only as the publisher leaves its versions. */
+static void publish_raw(uint64_t gen, const void *bytes, size_t size)
+{
+    publish_raw_mode(gen, bytes, size, 0444);
 }
 
 /* Sets the owner of version GEN of the ring (as root only). */
@@ -304,6 +311,16 @@ START_TEST(test_refuses_hostile_versions)
                       cases[c].what, shmring_strerror(shmring_open(ring, &fresh)));
         ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
         ck_assert_uint_eq(after.id, before.id);
+        ck_assert_uint_eq(shmring_generation(r), 1);
+    }
+    /* A valid version that someone could still write to after readers validated it:
+     * writable by its owner, its group or anyone. */
+    static const mode_t writable[] = {0644, 0464, 0446};
+    for (size_t m = 0; m < sizeof(writable) / sizeof(writable[0]); m++, gen++) {
+        publish_raw_mode(gen, good, size, writable[m]);
+        shmring_t *fresh = NULL;
+        ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_EOWNER);
+        ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
         ck_assert_uint_eq(shmring_generation(r), 1);
     }
     /* A valid version that another user planted. */
