@@ -75,13 +75,24 @@ struct shmring {
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* This process's pid, kept here because lookups compare it while another thread
+ * refreshes, and glibc's getpid() is a system call each time. Set once, and again in
+ * every forked child (before any of the child's threads can look up). */
+static _Atomic pid_t process_pid;
+
+static void after_fork_child(void)
+{
+    urcu_bp_after_fork_child();
+    atomic_store_explicit(&process_pid, getpid(), memory_order_relaxed);
+}
+
 static void register_atfork(void)
 {
+    atomic_store_explicit(&process_pid, getpid(), memory_order_relaxed);
     /* liburcu-bp's registry must be made consistent in a forked child, or the child's
      * first grace period could wait forever for a parent thread that does not exist
      * there. */
-    pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent,
-                   urcu_bp_after_fork_child);
+    pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent, after_fork_child);
 }
 
 static int64_t now_ns(void)
@@ -227,7 +238,7 @@ static void refresh(shmring_t *r, uint64_t seen)
     if (seen == atomic_load_explicit(&r->failed_generation, memory_order_relaxed) &&
         now_ns() < atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed))
         return;
-    pid_t self = getpid();
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
     pid_t owner = atomic_load_explicit(&r->refreshing, memory_order_relaxed);
     /* Acquire pairs with the release below: this refresher sees what the previous
      * one did to the handle. */
