@@ -5,7 +5,11 @@
  * ring by name once, then looks keys up from any of its threads. Lookups take no
  * locks and make no system calls: they load the ring's generation, hash the key and
  * read one or two cache lines of the current snapshot. When `ringctl` publishes a new
- * version, the next lookup maps and validates it, then switches to it.
+ * version, the one lookup that first sees it maps and validates it, switches to it,
+ * and waits until no other thread of the process still reads the old one before
+ * unmapping it (a grace period): that call costs the system calls and the
+ * validation, milliseconds on large rings; the other threads keep answering from the
+ * old version meanwhile.
  *
  * Every function that can fail returns 0 (or a count) on success and a negative
  * SHMRING_E* code on failure. The library never prints, exits or aborts.
@@ -120,8 +124,9 @@ typedef struct shmring shmring_t;
  * Opens the ring RING (1-200 bytes of [A-Za-z0-9_.-]) for reading and fills *out.
  * The handle belongs to the caller until shmring_close(). Returns 0,
  * SHMRING_EBADRING, SHMRING_ENOENT (the ring does not exist yet: retry later if you
- * like), SHMRING_EACCES, SHMRING_ENOMEM, or a validation error of the current
- * version. Thread-safe.
+ * like), SHMRING_EACCES, SHMRING_ENOMEM, SHMRING_EMFILE, SHMRING_ECONTROL (a corrupt
+ * control object), SHMRING_EOWNER (a version owned by another user, or writable), or
+ * a validation error of the current version. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **out);
 
@@ -133,10 +138,11 @@ SHMRING_API void shmring_close(shmring_t *r);
 
 /*
  * Finds the node that owns KEY and copies it to *out. Returns 0, SHMRING_EEMPTY (no
- * nodes) or SHMRING_EALLDOWN (every node is down). Never blocks; may be called from
- * any number of threads at once. When a newer version is published, this call
- * switches to it first; if that version cannot be used (it vanished, or fails
- * validation), the call keeps answering from the last good version.
+ * nodes) or SHMRING_EALLDOWN (every node is down). Never waits for a writer or for
+ * another process; may be called from any number of threads at once. When a newer
+ * version is published, this call switches to it first (see above for what that one
+ * call costs); if that version cannot be used (it vanished, or fails validation),
+ * the call keeps answering from the last good version.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_lookup(shmring_t *r, const void *key,
                                                   size_t len, shmring_node_t *out);
@@ -145,7 +151,7 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_lookup(shmring_t *r, const void *key,
  * Finds the node that owns KEY, like shmring_lookup(), and stores only its id in
  * *id: the call for hot paths that keep their own table of nodes (connection pools
  * indexed by id), as it copies no strings. Returns 0, SHMRING_EEMPTY or
- * SHMRING_EALLDOWN. Thread-safe and non-blocking like shmring_lookup().
+ * SHMRING_EALLDOWN. Thread-safe and follows new versions like shmring_lookup().
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_id(shmring_t *r, const void *key,
                                                      size_t len, uint32_t *id);
@@ -156,7 +162,7 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_id(shmring_t *r, const void *k
  * overlaps the keys' memory accesses, so it costs less per key than COUNT calls of
  * shmring_lookup_id() (a multi-get routing its keys, say). Returns 0, SHMRING_EEMPTY
  * or SHMRING_EALLDOWN (whatever COUNT, even 0); on an error IDS is not written.
- * Thread-safe and non-blocking like shmring_lookup().
+ * Thread-safe and follows new versions like shmring_lookup().
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_ids(shmring_t *r,
                                                       const void *const *keys,

@@ -269,8 +269,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_ring_status(const char *ring,
  * Copies the current version of RING (validated) into a new buffer that the caller
  * frees with free(), without taking the writer lock: only read permission is needed.
  * Fills *generation; when nothing is published yet, *buffer is NULL and *generation
- * 0. Returns 0, SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EACCES, SHMRING_EOWNER or a
- * validation error.
+ * 0. Returns 0, SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EACCES, SHMRING_EOWNER,
+ * SHMRING_ECONTROL, SHMRING_ENOMEM, SHMRING_ESTALE (writers kept replacing the version
+ * while it was being copied) or a validation error.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_ring_snapshot(const char *ring,
                                                          uint64_t *generation,
@@ -296,7 +297,8 @@ typedef struct shmring_create_options {
  * Opens RING for writing: takes its writer lock (waiting for another writer to
  * finish), then removes version objects that a killed writer left behind. Returns 0,
  * SHMRING_EBADRING, SHMRING_EINVAL (OPTIONS' mode has bits outside 0666),
- * SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL or
+ * SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL,
+ * SHMRING_ESTALE (the ring kept being destroyed and re-created while we waited) or
  * another negated errno value.
  */
 SHMRING_API SHMRING_MUST_CHECK int
@@ -330,7 +332,10 @@ shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size);
  * /shmring.RING.GEN, sized in full first (a full /dev/shm fails here with
  * SHMRING_ENOSPC), written whole, then made current by one atomic store of GEN into
  * the control object; the superseded object is then unlinked. On any error nothing
- * is published and the ring is unchanged. Fills *generation if not NULL.
+ * is published and the ring is unchanged. Fills *generation if not NULL. Returns 0,
+ * SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large, or the ring's
+ * generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (an object already has the
+ * next version's name), SHMRING_EPERM or another negated errno value.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
                                                           const shmring_nodeset_t *set,

@@ -314,17 +314,16 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
 int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
                            uint64_t *generation)
 {
+    /* The last generation number marks a destroyed ring: never publish it. */
+    uint64_t next = w->generation + 1;
+    if (next == CONTROL_GENERATION_DESTROYED)
+        return SHMRING_ELIMIT;
     void *buffer;
     size_t size;
     int err = shmring_snapshot_build(set, &buffer, &size);
     if (err != 0)
         return err;
 
-    uint64_t next = w->generation + 1;
-    if (next == CONTROL_GENERATION_DESTROYED) {
-        free(buffer);
-        return SHMRING_ELIMIT;
-    }
     char name[OBJECT_NAME_MAX];
     shmring__version_name(w->ring, next, name);
     err = version_create(w, name, buffer, size);
