@@ -58,8 +58,12 @@ void shmring__version_name(const char *ring, uint64_t generation,
 
 bool shmring__control_valid(const struct control_block *control)
 {
-    return uatomic_read(&control->magic) == CONTROL_MAGIC &&
-           control->format_version == CONTROL_FORMAT_VERSION &&
+    if (uatomic_read(&control->magic) != CONTROL_MAGIC)
+        return false;
+    /* Pairs with the creator's write barrier before it stores the magic: the fields
+     * it wrote first are seen here as written. */
+    cmm_smp_rmb();
+    return control->format_version == CONTROL_FORMAT_VERSION &&
            control->byte_order == SNAPSHOT_BYTE_ORDER_MARK;
 }
 

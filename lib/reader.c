@@ -349,9 +349,10 @@ int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {
+    if (n == 0)
+        return SHMRING_EINVAL;
     const struct view *v = view_enter(r);
-    int result = n == 0 ? SHMRING_EINVAL
-                 : v->snapshot != NULL
+    int result = v->snapshot != NULL
                      ? shmring__snapshot_lookup_n(v->snapshot, key, len, out, n)
                      : SHMRING_EEMPTY;
     view_exit(v);

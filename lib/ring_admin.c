@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,9 @@ int shmring_ring_snapshot(const char *ring, uint64_t *generation, void **buffer,
     return SHMRING_ESTALE;
 }
 
-/* Is ENTRY (a /dev/shm file name) a version object of RING: "shmring.RING.DIGITS"? */
+/* Is ENTRY (a /dev/shm file name) a version object of RING: "shmring.RING.GEN", GEN
+ * written as the publisher writes it (no leading zero, no overflow)? Only then is the
+ * name shmring__version_name() gives back the entry itself. */
 static bool is_version_of(const char *entry, const char *ring, uint64_t *generation)
 {
     size_t prefix = strlen(OBJECT_PREFIX), ring_len = strlen(ring);
@@ -100,7 +103,13 @@ static bool is_version_of(const char *entry, const char *ring, uint64_t *generat
     if (*digits == '\0' || strspn(digits, "0123456789") != strlen(digits) ||
         strlen(digits) > 20)
         return false;
-    *generation = strtoull(digits, NULL, 10);
+    errno = 0;
+    uint64_t gen = strtoull(digits, NULL, 10);
+    char canonical[24];
+    snprintf(canonical, sizeof(canonical), "%" PRIu64, gen);
+    if (errno != 0 || strcmp(canonical, digits) != 0)
+        return false;
+    *generation = gen;
     return true;
 }
 
