@@ -60,6 +60,10 @@ typedef struct shmring_params {
 /* Fills *params with the defaults: `ring`, xxh3, 160 vnodes. */
 SHMRING_API void shmring_params_default(shmring_params_t *params);
 
+/* The hash ALGORITHM uses unless told otherwise: md5 for ketama (the only one it
+ * takes), xxh3 for the others. */
+SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
+
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
 SHMRING_API const char *shmring_algorithm_name(shmring_algorithm_t algorithm);
 SHMRING_API const char *shmring_hash_name(shmring_hash_t hash);

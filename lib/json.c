@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "shmring_ctl.h"
+#include "text_internal.h"
 
 /*
  * Error messages quote keys and values from the document. They are cut after
@@ -25,17 +26,6 @@
 
 /* ---- Error messages ------------------------------------------------------- */
 
-/* Length of the UTF-8 sequence that starts at P, never past a NUL or a byte that
- * cannot continue it (the text comes from Jansson, which has checked it already). */
-static size_t utf8_sequence_length(const unsigned char *p)
-{
-    size_t wanted = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
-    size_t length = 1;
-    while (length < wanted && (p[length] & 0xc0) == 0x80)
-        length++;
-    return length;
-}
-
 /*
  * Writes VALUE into BUF (QUOTED_SIZE bytes) as a double-quoted string with JSON's
  * escapes, cut short with "..." after QUOTE_MAX bytes: whatever the document holds,
@@ -47,6 +37,7 @@ static void quote(char *buf, const char *value)
     size_t used = 0;
     buf[used++] = '"';
     const unsigned char *p = (const unsigned char *)value;
+    const unsigned char *end = p + strlen(value);
     while (*p != '\0') {
         char unit[8];
         size_t unit_length;
@@ -62,7 +53,11 @@ static void quote(char *buf, const char *value)
         } else if (*p < 0x20 || *p == 0x7f) {
             unit_length = (size_t)snprintf(unit, sizeof(unit), "\\u%04x", (unsigned)*p);
         } else {
-            consumed = utf8_sequence_length(p);
+            /* Jansson has checked the text is UTF-8; a byte that is not (it cannot
+             * happen) is still copied alone rather than looping. */
+            consumed = shmring__utf8_sequence(p, (size_t)(end - p));
+            if (consumed == 0)
+                consumed = 1;
             memcpy(unit, p, consumed);
             unit_length = consumed;
         }
@@ -193,11 +188,6 @@ static bool integer_in_range(const json_t *value, json_int_t min, json_int_t max
         return false;
     *out = (uint32_t)n;
     return true;
-}
-
-static shmring_hash_t default_hash(shmring_algorithm_t algorithm)
-{
-    return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
 }
 
 static int read_algorithm(const json_t *value, shmring_algorithm_t *out,
@@ -338,14 +328,14 @@ static int settle_params(shmring_params_t *params, bool hash_given,
 {
     int err = shmring_params_check(params);
     if (err == SHMRING_EBADHASH && !hash_given) {
-        params->hash = default_hash(params->algorithm);
+        params->hash = shmring_algorithm_default_hash(params->algorithm);
         err = shmring_params_check(params);
     }
     if (err == SHMRING_EBADHASH && hash_given) {
         return path_error(
             error, "hash", "\"%s\" cannot be used with algorithm \"%s\" (expected %s)",
             shmring_hash_name(params->hash), shmring_algorithm_name(params->algorithm),
-            shmring_hash_name(default_hash(params->algorithm)));
+            shmring_hash_name(shmring_algorithm_default_hash(params->algorithm)));
     }
     if (err != 0) {
         /* Every field the document gives was checked as it was read, so what is

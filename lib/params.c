@@ -73,6 +73,11 @@ bool shmring__is_prime(uint32_t n)
     return true;
 }
 
+shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm)
+{
+    return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+}
+
 int shmring_params_check(const shmring_params_t *params)
 {
     if ((unsigned)params->algorithm >= COUNT_OF(algorithm_names))

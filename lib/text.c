@@ -6,9 +6,7 @@
  */
 #include "text_internal.h"
 
-/* Length of the UTF-8 sequence starting at S (at most LEN bytes), or 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629). */
-static size_t utf8_sequence(const unsigned char *s, size_t len)
+size_t shmring__utf8_sequence(const unsigned char *s, size_t len)
 {
     unsigned char c = s[0];
     size_t n;
@@ -46,7 +44,7 @@ bool shmring__text_valid(const char *text, size_t len)
     for (size_t i = 0; i < len;) {
         if (s[i] < 0x20 || s[i] == 0x7f)
             return false;
-        size_t n = utf8_sequence(s + i, len - i);
+        size_t n = shmring__utf8_sequence(s + i, len - i);
         if (n == 0)
             return false;
         /* The C1 controls, U+0080-U+009F (0xc2 0x80-0x9f), corrupt a terminal's

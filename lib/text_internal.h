@@ -5,7 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Are the LEN bytes at TEXT valid UTF-8 without control characters (C0 or DEL)? */
+/* Are the LEN bytes at TEXT valid UTF-8 without control characters (C0, DEL, C1)? */
 bool shmring__text_valid(const char *text, size_t len);
+
+/* Length of the UTF-8 sequence starting at S (at most LEN bytes), or 0 if invalid:
+ * no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629). */
+size_t shmring__utf8_sequence(const unsigned char *s, size_t len);
 
 #endif

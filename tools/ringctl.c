@@ -946,9 +946,10 @@ static int cmd_init(struct cli *cli)
 {
     if (!(cli->given & OPTION_MODE))
         cli->create.mode = DEFAULT_RING_MODE;
-    /* Ketama is defined with MD5 only: without --hash, use it rather than refuse. */
-    if (cli->params.algorithm == SHMRING_ALGORITHM_KETAMA && !(cli->given & OPTION_HASH))
-        cli->params.hash = SHMRING_HASH_MD5;
+    /* Without --hash, the algorithm's own (ketama takes only md5: use it rather than
+     * refuse). */
+    if (!(cli->given & OPTION_HASH))
+        cli->params.hash = shmring_algorithm_default_hash(cli->params.algorithm);
     int err = shmring_params_check(&cli->params);
     if (err == SHMRING_EBADHASH)
         return fail(EXIT_USAGE, "hash '%s' cannot be used with algorithm '%s'",
