@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,11 @@ extern "C" {
 #define SHMRING_LOOKUP_N_MAX 64
 /* Longest ring name, in bytes. */
 #define SHMRING_RING_NAME_MAX 200
+/* Where rings live unless a caller names another directory (see "Security model" in
+ * the README: system rings belong in a root-only directory such as /run/shmring). */
+#define SHMRING_DEFAULT_DIRECTORY "/dev/shm"
+/* Longest directory path accepted, in bytes. */
+#define SHMRING_DIRECTORY_MAX 1024
 
 /*
  * Error codes. System failures are negated errno values; the library's own codes
@@ -87,7 +93,10 @@ extern "C" {
     XX(EBADVNODES, -1023, "vnodes must be an integer from 1 to 65535")                   \
     XX(EJSON, -1024, "invalid JSON node set")                                            \
     XX(ECONTROL, -1025, "ring control object is corrupt")                                \
-    XX(ESTALE, -1026, "ring changed during the operation")
+    XX(ESTALE, -1026, "ring changed during the operation")                               \
+    XX(ENOTRING, -1027, "the ring's path holds something that is not a ring")            \
+    XX(EBUSY, -1028, "another writer holds the ring's lock")                             \
+    XX(EBASEDIR, -1029, "ring directory is unsafe (writable by others, not sticky)")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
@@ -121,14 +130,38 @@ typedef struct shmring_node {
 typedef struct shmring shmring_t;
 
 /*
- * Opens the ring RING (1-200 bytes of [A-Za-z0-9_.-]) for reading and fills *out.
- * The handle belongs to the caller until shmring_close(). Returns 0,
- * SHMRING_EBADRING, SHMRING_ENOENT (the ring does not exist yet: retry later if you
- * like), SHMRING_EACCES, SHMRING_ENOMEM, SHMRING_EMFILE, SHMRING_ECONTROL (a corrupt
- * control object), SHMRING_EOWNER (a version owned by another user, or writable), or
- * a validation error of the current version. Thread-safe.
+ * Where to find a ring and whom to trust, for shmring_open_with() and the control
+ * API's read-only calls. All zero (or a NULL pointer) means the defaults.
+ */
+typedef struct shmring_open_options {
+    /* The directory holding the rings; NULL means SHMRING_DEFAULT_DIRECTORY. */
+    const char *directory;
+    /* A ring is accepted only when its owner is root, the caller's effective uid, or
+     * this uid (0, the default, adds nobody: root is trusted anyway). A handle then
+     * trusts only the owner it first accepted, even after the ring is re-created. */
+    uid_t trusted_owner;
+} shmring_open_options_t;
+
+/*
+ * Opens the ring RING (1-200 bytes of [A-Za-z0-9_.-]) for reading and fills *out,
+ * like shmring_open_with() with default options.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **out);
+
+/*
+ * Opens the ring RING in OPTIONS' directory (NULL: the defaults) for reading and
+ * fills *out. The handle belongs to the caller until shmring_close(); it holds no
+ * file descriptor. Returns 0, SHMRING_EBADRING, SHMRING_EINVAL (a directory path
+ * longer than SHMRING_DIRECTORY_MAX), SHMRING_ENOENT (the ring does not exist yet:
+ * retry later if you like), SHMRING_EACCES, SHMRING_ENOMEM, SHMRING_EMFILE,
+ * SHMRING_EOWNER (the ring belongs to a user this call does not trust, or others may
+ * write it), SHMRING_ENOTRING (something else has the ring's name: another user's
+ * file, a FIFO, a symbolic link), SHMRING_EBASEDIR, SHMRING_ECONTROL (a corrupt
+ * control object), or a validation error of the current version. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_open_with(const char *ring, const shmring_open_options_t *options,
+                  shmring_t **out);
 
 /*
  * Closes a handle (NULL is accepted). No other thread may use the handle during or

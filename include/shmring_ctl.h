@@ -247,13 +247,31 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset
 /* ---- Publication into shared memory --------------------------------------- */
 
 /*
+ * Layout and trust (the README's "Security model" says the same for operators). A
+ * ring RING lives in a directory DIR (SHMRING_DEFAULT_DIRECTORY unless a caller names
+ * another) as DIR/shmring.RING/, a directory that belongs to the ring's owner and
+ * that nobody else may write, holding:
+ *
+ *   control        the current generation (fixed size, written by the owner only);
+ *   lock           the writers' lock, readable and writable by the owner only;
+ *   version.GEN    one immutable snapshot per published generation, read-only.
+ *
+ * Only the owner's uid can create, change, lock or destroy a ring; group and others
+ * can at most read it. A ring appears whole (created under a hidden name and renamed
+ * into place) and disappears whole (renamed away, then emptied), so no reader or
+ * writer ever sees a half-made or half-removed one. Another user can occupy a ring's
+ * name before its owner creates it (DIR is usually shared, like /dev/shm): then the
+ * owner's calls fail with SHMRING_EOWNER or SHMRING_ENOTRING, and nothing of the
+ * squatter's is ever used, followed or removed.
+ */
+
+/*
  * Checks a ring name: 1-200 bytes of [A-Za-z0-9_.-], not "." or "..", and not ending
- * in a dot followed by digits (that is how version objects are named). Returns 0 or
- * SHMRING_EBADRING.
+ * in a dot followed by digits. Returns 0 or SHMRING_EBADRING.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_ring_name_check(const char *ring);
 
-/* What a ring's control object says. */
+/* What a ring's control object and directory say. */
 typedef struct shmring_ring_status {
     uint64_t generation;
     uint64_t publish_count;
@@ -261,53 +279,107 @@ typedef struct shmring_ring_status {
     int64_t publisher_pid;
     int64_t published_at;
     uid_t owner;
+    gid_t group;
+    /* The ring's mode: 0600, 0640, 0604 or 0644. */
     mode_t mode;
 } shmring_ring_status_t;
 
-/* Reads a ring's control object: 0, SHMRING_EBADRING, SHMRING_ENOENT,
- * SHMRING_EACCES or SHMRING_ECONTROL. */
-SHMRING_API SHMRING_MUST_CHECK int shmring_ring_status(const char *ring,
-                                                       shmring_ring_status_t *out);
+/*
+ * Reads a ring's control object, trusting owners as shmring_open_with() does
+ * (OPTIONS may be NULL). Returns 0, SHMRING_EBADRING, SHMRING_EINVAL, SHMRING_ENOENT,
+ * SHMRING_EACCES, SHMRING_EOWNER, SHMRING_ENOTRING, SHMRING_EBASEDIR or
+ * SHMRING_ECONTROL. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_status(const char *ring, const shmring_open_options_t *options,
+                    shmring_ring_status_t *out);
 
 /*
  * Copies the current version of RING (validated) into a new buffer that the caller
  * frees with free(), without taking the writer lock: only read permission is needed.
- * Fills *generation; when nothing is published yet, *buffer is NULL and *generation
- * 0. Returns 0, SHMRING_EBADRING, SHMRING_ENOENT, SHMRING_EACCES, SHMRING_EOWNER,
- * SHMRING_ECONTROL, SHMRING_ENOMEM, SHMRING_ESTALE (writers kept replacing the version
- * while it was being copied) or a validation error.
+ * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Fills
+ * *generation; when nothing is published yet, *buffer is NULL and *generation 0.
+ * Returns 0, the codes of shmring_ring_status(), SHMRING_ENOMEM, SHMRING_ESTALE
+ * (writers kept replacing the version while it was being copied) or a validation
+ * error.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_ring_snapshot(const char *ring,
-                                                         uint64_t *generation,
-                                                         void **buffer, size_t *size);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
+                      uint64_t *generation, void **buffer, size_t *size);
+
+/* What occupies a ring's path, for error messages that name it. */
+typedef struct shmring_ring_object {
+    /* DIR/shmring.RING, NUL-terminated. */
+    char path[SHMRING_DIRECTORY_MAX + 9 + SHMRING_RING_NAME_MAX + 1];
+    /* False when nothing has that path (the other fields are then zero). */
+    bool exists;
+    /* "directory", "regular file", "FIFO", "socket", "symbolic link", "character
+     * device", "block device" or "unknown": a static string. */
+    const char *kind;
+    uid_t owner;
+    mode_t mode;
+} shmring_ring_object_t;
+
+/*
+ * Describes what has RING's path in DIRECTORY (NULL: the default) without following
+ * a symbolic link or opening anything. Returns 0 (also when nothing is there),
+ * SHMRING_EBADRING, SHMRING_EINVAL or another negated errno value. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_object(const char *ring, const char *directory, shmring_ring_object_t *out);
 
 /* A writer: holds a ring's writer lock from open to close. */
 typedef struct shmring_writer shmring_writer_t;
 
-/* Options for creating a ring; a NULL pointer means the defaults. */
-typedef struct shmring_create_options {
-    /* Permission bits of the ring's objects (default 0644): read and write bits only
-     * (within 0666); execute, setuid, setgid and sticky bits are refused. */
+/* Options of the calls that change a ring; fill them with
+ * shmring_writer_options_default() first. A NULL pointer means the defaults. */
+typedef struct shmring_writer_options {
+    /* The directory holding the rings; NULL means SHMRING_DEFAULT_DIRECTORY. */
+    const char *directory;
+    /* When creating: the ring's mode (default 0644). The owner must keep read and
+     * write; group and others may be given read, nothing else: 0600, 0640, 0604 and
+     * 0644 are the valid modes. */
     mode_t mode;
-    /* Group of the ring's objects, or (gid_t)-1 to keep the creator's. */
+    /* When creating: the ring's group, or (gid_t)-1 (default) to keep the creator's.
+     * The group can only ever read. */
     gid_t group;
-} shmring_create_options_t;
+    /* How long to wait for another writer's lock, in milliseconds: -1 (default) as
+     * long as it takes, 0 not at all. */
+    int wait_ms;
+    /* If not NULL, called once (from the calling thread) when the call starts to
+     * wait for another writer, so that a tool can say so. */
+    void (*on_wait)(const char *ring, void *data);
+    void *on_wait_data;
+} shmring_writer_options_t;
+
+/* Fills *options with the defaults. */
+SHMRING_API void shmring_writer_options_default(shmring_writer_options_t *options);
 
 /* Flags of shmring_writer_open(). */
 #define SHMRING_WRITER_CREATE 1u /* create the ring if it does not exist */
 #define SHMRING_WRITER_EXCL 2u   /* with CREATE: fail with SHMRING_EEXIST if it exists */
+/* With CREATE: a ring created by this call appears only with its first publication,
+ * whole; if the writer is closed before that, or the first publication fails, no
+ * trace of it is left (`ringctl init` and a creating `load` use this). That first
+ * publication fails with SHMRING_EEXIST if another writer created the ring since. */
+#define SHMRING_WRITER_ATOMIC_CREATE 4u
 
 /*
- * Opens RING for writing: takes its writer lock (waiting for another writer to
- * finish), then removes version objects that a killed writer left behind. Returns 0,
- * SHMRING_EBADRING, SHMRING_EINVAL (OPTIONS' mode has bits outside 0666),
- * SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL,
- * SHMRING_ESTALE (the ring kept being destroyed and re-created while we waited) or
- * another negated errno value.
+ * Opens RING for writing: takes its writer lock (waiting for another writer at most
+ * OPTIONS' wait_ms), then removes version objects that a killed writer left behind.
+ * A ring created here appears whole, empty (generation 0), with OPTIONS' mode and
+ * group (with SHMRING_WRITER_ATOMIC_CREATE: at its first publication). Returns 0,
+ * SHMRING_EBADRING, SHMRING_EINVAL (a mode other than the four valid ones, or a directory
+ * path that is too long), SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EOWNER (the ring, or
+ * what has its name, is not the caller's), SHMRING_ENOTRING, SHMRING_EBASEDIR,
+ * SHMRING_EBUSY (another writer kept the lock for wait_ms), SHMRING_ENOSPC,
+ * SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL, SHMRING_ESTALE (the ring kept being
+ * destroyed and re-created while we waited) or another negated errno value. On an error
+ * nothing is left behind.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_open(const char *ring, unsigned flags,
-                    const shmring_create_options_t *options, shmring_writer_t **out);
+                    const shmring_writer_options_t *options, shmring_writer_t **out);
 
 /* Releases the lock and frees the writer (NULL is accepted). */
 SHMRING_API void shmring_writer_close(shmring_writer_t *w);
@@ -332,31 +404,39 @@ SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size);
 
 /*
- * Builds SET's snapshot and publishes it as the next generation: a new object
- * /shmring.RING.GEN, sized in full first (a full /dev/shm fails here with
- * SHMRING_ENOSPC), written whole, then made current by one atomic store of GEN into
- * the control object; the superseded object is then unlinked. On any error nothing
- * is published and the ring is unchanged. Fills *generation if not NULL. Returns 0,
- * SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large, or the ring's
- * generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (an object already has the
- * next version's name), SHMRING_EPERM or another negated errno value.
+ * Builds SET's snapshot and publishes it as the next generation: a new read-only
+ * object version.GEN in the ring's directory, sized in full first (a full file system
+ * fails here with SHMRING_ENOSPC), written whole, then made current by one atomic
+ * store of GEN into the control object; the superseded object is then unlinked. On
+ * any error nothing is published and the ring is unchanged. Fills *generation if not
+ * NULL. Returns 0, SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large,
+ * or the ring's generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (see
+ * SHMRING_WRITER_ATOMIC_CREATE) or another negated errno value.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
                                                           const shmring_nodeset_t *set,
                                                           uint64_t *generation);
 
 /*
- * Removes a ring: its control object and every version object. Readers that have it
- * open keep answering from what they mapped. Returns 0, SHMRING_EBADRING,
- * SHMRING_ENOENT or SHMRING_EACCES.
+ * Removes a ring, whole: under its writer lock (waited for as OPTIONS says; NULL
+ * means the defaults) the ring's directory is renamed away in one step, then
+ * emptied. Readers that have the ring open keep answering from what they mapped.
+ * Returns 0, SHMRING_EBADRING, SHMRING_EINVAL, SHMRING_ENOENT, SHMRING_EOWNER,
+ * SHMRING_ENOTRING, SHMRING_EBASEDIR, SHMRING_EBUSY or SHMRING_EACCES; on an error
+ * the ring is as it was.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_ring_destroy(const char *ring);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options);
 
 /*
- * Lists the rings on this host: *names is a NULL-terminated, sorted array of
- * strings; free it with shmring_ring_list_free(). Returns 0 or SHMRING_ENOMEM.
+ * Lists the names that look like rings in DIRECTORY (NULL: the default), whoever
+ * owns them: *names is a NULL-terminated, sorted array of strings; free it with
+ * shmring_ring_list_free(). Whether a listed ring can be read is for
+ * shmring_ring_status() to say. Returns 0, SHMRING_EINVAL, SHMRING_ENOMEM or another
+ * negated errno value.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_ring_list(char ***names, size_t *count);
+SHMRING_API SHMRING_MUST_CHECK int shmring_ring_list(const char *directory, char ***names,
+                                                     size_t *count);
 SHMRING_API void shmring_ring_list_free(char **names);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /*
- * Control objects and version objects: their names, and mapping a version for
- * reading. Shared by the reader and the publisher.
+ * Control objects and version objects: checking and mapping them for reading.
+ * Shared by the reader, the publisher and the ring-wide operations.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,12 +15,8 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "ring_dir_internal.h"
 #include "snapshot_internal.h"
-
-int shmring__errno_code(void)
-{
-    return errno > 0 ? -errno : SHMRING_EIO;
-}
 
 int shmring_ring_name_check(const char *ring)
 {
@@ -32,8 +29,8 @@ int shmring_ring_name_check(const char *ring)
                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
         len)
         return SHMRING_EBADRING;
-    /* "." and ".." would name directories; a dot and digits at the end would make the
-     * control object's name that of another ring's version object. */
+    /* "." and ".." would name directories; a dot and digits at the end would make
+     * names ambiguous with generation numbers in listings and hidden entries. */
     if (strcmp(ring, ".") == 0 || strcmp(ring, "..") == 0)
         return SHMRING_EBADRING;
     size_t digits = 0;
@@ -42,18 +39,6 @@ int shmring_ring_name_check(const char *ring)
     if (digits > 0 && digits < len && ring[len - 1 - digits] == '.')
         return SHMRING_EBADRING;
     return 0;
-}
-
-void shmring__control_name(const char *ring, char name[OBJECT_NAME_MAX])
-{
-    snprintf(name, OBJECT_NAME_MAX, "/" CONTROL_OBJECT_PREFIX "%s", ring);
-}
-
-void shmring__version_name(const char *ring, uint64_t generation,
-                           char name[OBJECT_NAME_MAX])
-{
-    snprintf(name, OBJECT_NAME_MAX, "/" CONTROL_OBJECT_PREFIX "%s.%llu", ring,
-             (unsigned long long)generation);
 }
 
 bool shmring__control_valid(const struct control_block *control)
@@ -67,19 +52,17 @@ bool shmring__control_valid(const struct control_block *control)
            control->byte_order == SNAPSHOT_BYTE_ORDER_MARK;
 }
 
-int shmring__version_map(const char *ring, uint64_t generation, uid_t owner,
+int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generation,
                          const void **snapshot, size_t *size)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__version_name(ring, generation, name);
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return shmring__errno_code();
+    char name[FILE_NAME_MAX];
+    shmring__version_file(generation, name);
+    int fd;
     struct stat st;
-    int err = 0;
-    if (fstat(fd, &st) != 0)
-        err = shmring__errno_code();
-    else if (st.st_uid != owner || (st.st_mode & 0222) != 0)
+    int err = shmring__object_open(dir_fd, dir_st, name, O_RDONLY, &fd, &st);
+    if (err != 0)
+        return err;
+    if ((st.st_mode & 0222) != 0)
         err = SHMRING_EOWNER; /* writable: it could change after validation */
     else if (st.st_size < (off_t)sizeof(struct snapshot_header))
         err = SHMRING_ETRUNCATED;
@@ -106,34 +89,46 @@ int shmring__version_map(const char *ring, uint64_t generation, uid_t owner,
     return 0;
 }
 
-int shmring__control_map(const char *ring, const struct control_block **out,
-                         struct stat *st)
+int shmring__control_map(int dir_fd, const struct stat *dir_st,
+                         const struct control_block **out, struct stat *st)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__control_name(ring, name);
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return shmring__errno_code();
-    int err = 0;
-    if (fstat(fd, st) != 0)
-        err = shmring__errno_code();
-    else if (st->st_size != CONTROL_SIZE)
-        /* Size 0: a creator has not sized it yet; the ring does not exist so far. */
-        err = st->st_size == 0 ? SHMRING_ENOENT : SHMRING_ECONTROL;
-    void *map = MAP_FAILED;
-    if (err == 0) {
-        map = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-        if (map == MAP_FAILED)
-            err = shmring__errno_code();
+    int fd;
+    int err = shmring__object_open(dir_fd, dir_st, CONTROL_FILE, O_RDONLY, &fd, st);
+    if (err != 0)
+        return err;
+    /* A ring appears only once its control object is allocated in full and
+     * initialized, so any other size is damage, never a creator at work. */
+    if (st->st_size != CONTROL_SIZE) {
+        close(fd);
+        return SHMRING_ECONTROL;
     }
+    void *map = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    err = map == MAP_FAILED ? shmring__errno_code() : 0;
     close(fd);
     if (err != 0)
         return err;
     if (!shmring__control_valid(map)) {
         munmap(map, CONTROL_SIZE);
-        /* A creator that has not finished (or died before) writing the magic. */
-        return SHMRING_ENOENT;
+        return SHMRING_ECONTROL;
     }
     *out = map;
     return 0;
+}
+
+int shmring__unlink_versions(int dir_fd, uint64_t keep)
+{
+    DIR *dir = shmring__dir_stream(dir_fd);
+    if (dir == NULL)
+        return shmring__errno_code();
+    int err = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        uint64_t gen;
+        if (!shmring__is_version_file(entry->d_name, &gen) || gen == keep)
+            continue;
+        if (unlinkat(dir_fd, entry->d_name, 0) != 0 && errno != ENOENT && err == 0)
+            err = shmring__errno_code();
+    }
+    closedir(dir);
+    return err;
 }

@@ -1,18 +1,20 @@
 /*
  * The publisher: RCU-style versioned swaps in shared memory.
  *
- * A writer holds flock() on the control object for as long as it is open, so writers
- * are serialized. To publish, it writes the new snapshot whole into a new object
- * /shmring.RING.GEN (created with O_EXCL and sized in full with posix_fallocate, so
- * a full /dev/shm fails now rather than with SIGBUS later), then stores GEN into the
- * control object, then unlinks the superseded object. The kernel keeps an unlinked
- * object alive while any reader maps it, which makes the kernel the cross-process
- * grace period: no reader can hold a writer up, and no writer can tear a reader's
- * view. A writer killed at any instant leaves the old or the new generation current;
- * the next writer removes what it left behind.
+ * A writer holds flock() on the ring's lock file (which only the owner can open, so
+ * no reader can hold writers up) for as long as it is open, so writers are
+ * serialized. To publish, it writes the new snapshot whole into a new object
+ * version.GEN in the ring's directory (created with O_EXCL and sized in full with
+ * posix_fallocate, so a full file system fails now rather than with SIGBUS later),
+ * then stores GEN into the control object, then unlinks the superseded object. The
+ * kernel keeps an unlinked object alive while any reader maps it, which makes the
+ * kernel the cross-process grace period: no reader can hold a writer up, and no
+ * writer can tear a reader's view. A writer killed at any instant leaves the old or
+ * the new generation current; the next writer removes what it left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -26,6 +28,7 @@
 
 #include "control_internal.h"
 #include "publish_internal.h"
+#include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 
 #define DEFAULT_MODE 0644
@@ -34,9 +37,15 @@ void (*shmring__publish_hook)(enum publish_step step);
 
 struct shmring_writer {
     char ring[SHMRING_RING_NAME_MAX + 1];
-    int control_fd;
+    /* The ring's directory, its status, and the lock file (flock held). */
+    int dir_fd;
+    struct stat dir_st;
+    int lock_fd;
+    /* A ring created with SHMRING_WRITER_ATOMIC_CREATE and not yet published: still
+     * under its hidden name HIDDEN in the directory BASE_FD (else -1). */
+    int base_fd;
+    char hidden[ENTRY_NAME_MAX];
     struct control_block *control;
-    uid_t owner;
     gid_t group;
     mode_t mode;
     uint64_t generation;
@@ -44,6 +53,30 @@ struct shmring_writer {
     const void *snapshot;
     size_t snapshot_size;
 };
+
+void shmring_writer_options_default(shmring_writer_options_t *options)
+{
+    memset(options, 0, sizeof(*options));
+    options->mode = DEFAULT_MODE;
+    options->group = (gid_t)-1;
+    options->wait_ms = -1;
+}
+
+/* The owner keeps read and write; group and others may read, nothing more. Anything
+ * else is refused, not masked: execute or setuid bits would only mislead, write bits
+ * for others would let them change generations, and a mode without the owner's own
+ * read and write would lock the owner out. */
+static bool mode_valid(mode_t mode)
+{
+    return (mode & ~(mode_t)0644) == 0 && (mode & 0600) == 0600;
+}
+
+/* The ring directory's mode for a ring of MODE: whoever may read the ring may list
+ * and enter its directory; nobody but the owner may change it. */
+static mode_t directory_mode(mode_t mode)
+{
+    return 0700 | ((mode & 0040) ? 0050 : 0) | ((mode & 0004) ? 0005 : 0);
+}
 
 /* Initializes a control object this writer has locked: fields first, magic last, so
  * that a reader that sees the magic sees the rest. */
@@ -60,143 +93,260 @@ static void control_initialize(struct control_block *control)
     uatomic_set(&control->magic, CONTROL_MAGIC);
 }
 
-/* Opens (or creates) the control object and takes the writer lock on it. */
-static int control_open_locked(shmring_writer_t *w, unsigned flags,
-                               const shmring_create_options_t *options)
+static void writer_release(shmring_writer_t *w)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__control_name(w->ring, name);
-    mode_t mode = options ? options->mode : DEFAULT_MODE;
-    bool created = false;
-
-    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0 && errno == ENOENT && (flags & SHMRING_WRITER_CREATE)) {
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        created = fd >= 0;
-        if (created)
-            PUBLISH_HOOK(PUBLISH_STEP_CONTROL_CREATED);
-        if (fd < 0 && errno == EEXIST) {
-            /* Another creator won the race: an exclusive creator has lost. */
-            if (flags & SHMRING_WRITER_EXCL)
-                return SHMRING_EEXIST;
-            fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-        }
-    } else if (fd >= 0 && (flags & SHMRING_WRITER_CREATE) &&
-               (flags & SHMRING_WRITER_EXCL)) {
-        close(fd);
-        return SHMRING_EEXIST;
+    /* An atomically created ring that was never published: it was never visible, so
+     * removing it is all there is to undo. */
+    if (w->base_fd >= 0) {
+        shmring__ring_dir_remove(w->base_fd, w->hidden, w->dir_fd);
+        close(w->base_fd);
+        w->base_fd = -1;
     }
+    if (w->control != NULL)
+        munmap(w->control, CONTROL_SIZE);
+    if (w->lock_fd >= 0)
+        close(w->lock_fd); /* also releases the flock */
+    if (w->dir_fd >= 0)
+        close(w->dir_fd);
+    w->control = NULL;
+    w->lock_fd = -1;
+    w->dir_fd = -1;
+}
+
+/*
+ * Renames a created ring from its hidden name into place, failing with
+ * SHMRING_EEXIST if the name was taken since. The ring is then visible and no longer
+ * removed when the writer is closed.
+ */
+static int ring_reveal(shmring_writer_t *w)
+{
+    char entry[ENTRY_NAME_MAX];
+    shmring__ring_entry(w->ring, entry);
+    if (renameat2(w->base_fd, w->hidden, w->base_fd, entry, RENAME_NOREPLACE) != 0)
+        return errno == EEXIST ? SHMRING_EEXIST : shmring__errno_code();
+    close(w->base_fd);
+    w->base_fd = -1;
+    return 0;
+}
+
+/*
+ * Fills the hidden directory DIR_FD of a ring being created: the lock (taken at
+ * once), the control object allocated in full and initialized, then the modes and
+ * group asked for.
+ */
+static int ring_fill(shmring_writer_t *w, const shmring_writer_options_t *options)
+{
+    w->lock_fd =
+        openat(w->dir_fd, LOCK_FILE,
+               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    /* Locked at once: a sweeper leaves a hidden ring with a held lock alone. The
+     * mode is set again because openat()'s is filtered by the umask. */
+    if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0 ||
+        fchmod(w->lock_fd, 0600) != 0)
+        return shmring__errno_code();
+    int fd =
+        openat(w->dir_fd, CONTROL_FILE,
+               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return shmring__errno_code();
-
     int err = 0;
-    /* The lock is taken before the object is initialized, so that nobody else sees
-     * a half-made control object as a usable one. */
-    if (flock(fd, LOCK_EX) != 0)
+    if (options->group != (gid_t)-1 &&
+        (fchown(fd, (uid_t)-1, options->group) != 0 ||
+         fchown(w->dir_fd, (uid_t)-1, options->group) != 0))
         err = shmring__errno_code();
-    struct stat st;
-    if (err == 0 && fstat(fd, &st) != 0)
+    /* openat()'s mode is filtered by the umask; the ring's mode must not be. */
+    if (err == 0 && fchmod(fd, options->mode) != 0)
         err = shmring__errno_code();
-    /* Still empty: new, or its creator died before sizing it. Whoever sizes it gives
-     * it the mode and group asked for: shm_open's mode is filtered by the umask; the
-     * ring's mode must not be. */
-    if (err == 0 && st.st_size == 0 && (flags & SHMRING_WRITER_CREATE)) {
-        if (fchmod(fd, mode) != 0 ||
-            (options && options->group != (gid_t)-1 &&
-             fchown(fd, (uid_t)-1, options->group) != 0) ||
-            ftruncate(fd, CONTROL_SIZE) != 0 || fstat(fd, &st) != 0)
-            err = shmring__errno_code();
+    if (err == 0) {
+        int rc = posix_fallocate(fd, 0, CONTROL_SIZE);
+        if (rc != 0)
+            err = -rc; /* posix_fallocate() returns the errno value */
     }
-    if (err == 0 && st.st_size != CONTROL_SIZE)
-        err = st.st_size == 0 ? 0 : SHMRING_ECONTROL;
-    if (err == 0 && st.st_size == 0 && ftruncate(fd, CONTROL_SIZE) != 0)
-        err = shmring__errno_code();
     void *map = MAP_FAILED;
     if (err == 0) {
         map = mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
             err = shmring__errno_code();
     }
-    if (err != 0) {
-        /* Remove what we created, unless another writer has sized (and so taken
-         * over) the object since: that ring is theirs now. */
-        struct stat now;
-        if (created && fstat(fd, &now) == 0 && now.st_size == 0)
-            shm_unlink(name);
-        close(fd);
+    close(fd);
+    if (err != 0)
         return err;
-    }
-    struct control_block *control = map;
-    if (uatomic_read(&control->magic) == 0) {
-        /* New, or its creator died before finishing: we hold the lock, so finish.
-         * Not `created`: another writer may have finished it between our O_EXCL and
-         * our lock, and published into it. */
-        control_initialize(control);
-    } else if (!shmring__control_valid(control)) {
-        munmap(map, CONTROL_SIZE);
-        close(fd);
-        return SHMRING_ECONTROL;
-    }
-    w->control_fd = fd;
-    w->control = control;
-    w->owner = st.st_uid;
-    w->group = st.st_gid;
-    w->mode = st.st_mode & 07777;
+    w->control = map;
+    control_initialize(w->control);
+    if (fchmod(w->dir_fd, directory_mode(options->mode)) != 0 ||
+        fstat(w->dir_fd, &w->dir_st) != 0)
+        return shmring__errno_code();
+    w->group = w->dir_st.st_gid;
+    w->mode = options->mode;
+    w->generation = 0;
     return 0;
 }
 
-static void writer_release_control(shmring_writer_t *w)
+/*
+ * Creates RING complete under a hidden name in BASE_FD, then renames it into place
+ * in one step that fails if the name is taken: nobody ever sees half a ring, and a
+ * creator that fails or dies leaves nothing under the ring's name. With ATOMIC the
+ * rename waits for the first publication (see shmring_writer_publish()). Returns 0
+ * (the writer holds the new ring, locked), SHMRING_EEXIST (the name was taken
+ * meanwhile) or another error, having removed what it made.
+ */
+static int ring_create(shmring_writer_t *w, int base_fd,
+                       const shmring_writer_options_t *options, bool atomic)
 {
-    if (w->control != NULL)
-        munmap(w->control, CONTROL_SIZE);
-    if (w->control_fd >= 0)
-        close(w->control_fd); /* also releases the flock */
-    w->control = NULL;
-    w->control_fd = -1;
+    /* The name is unguessable, but another user may have made one like it: a taken
+     * name is drawn again, never used. */
+    int err = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        err = shmring__hidden_entry(CREATING_PREFIX, w->ring, w->hidden);
+        /* mkdirat()'s mode is filtered by the umask: the owner needs all of 0700 to
+         * open and fill the directory, whatever the umask says. The name is ours
+         * alone from here on (nobody else may replace an entry of ours in a
+         * sticky or private directory), so setting the mode by name is safe. */
+        if (err == 0 && (mkdirat(base_fd, w->hidden, 0700) != 0 ||
+                         fchmodat(base_fd, w->hidden, 0700, 0) != 0))
+            err = shmring__errno_code();
+        if (err != SHMRING_EEXIST)
+            break;
+    }
+    if (err != 0)
+        return err;
+    PUBLISH_HOOK(PUBLISH_STEP_RING_DIR_CREATED);
+    w->dir_fd =
+        openat(base_fd, w->hidden, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (w->dir_fd < 0) {
+        err = shmring__errno_code();
+        unlinkat(base_fd, w->hidden, AT_REMOVEDIR);
+        return err;
+    }
+    w->base_fd = fcntl(base_fd, F_DUPFD_CLOEXEC, 0);
+    if (w->base_fd < 0) {
+        err = shmring__errno_code();
+        shmring__ring_dir_remove(base_fd, w->hidden, w->dir_fd);
+        writer_release(w);
+        return err;
+    }
+    err = ring_fill(w, options);
+    PUBLISH_HOOK(PUBLISH_STEP_RING_BEFORE_RENAME);
+    if (err == 0 && !atomic)
+        err = ring_reveal(w);
+    if (err != 0)
+        writer_release(w); /* removes the hidden directory */
+    return err;
+}
+
+/*
+ * Opens the existing ring directory DIR_FD for writing: only its owner may, and only
+ * once it holds the lock and the directory is still the ring (not destroyed while
+ * we waited). Returns 0, SHMRING_ESTALE (destroyed meanwhile: look again), or an
+ * error.
+ */
+static int ring_attach(shmring_writer_t *w, int base_fd,
+                       const shmring_writer_options_t *options, bool *announced)
+{
+    if (w->dir_st.st_uid != geteuid())
+        return SHMRING_EOWNER;
+    struct stat st;
+    int err =
+        shmring__object_open(w->dir_fd, &w->dir_st, LOCK_FILE, O_RDWR, &w->lock_fd, &st);
+    if (err == 0)
+        err = shmring__lock_wait(w->lock_fd, w->ring, options, announced);
+    if (err == 0)
+        PUBLISH_HOOK(PUBLISH_STEP_OPEN_LOCKED);
+    char entry[ENTRY_NAME_MAX];
+    shmring__ring_entry(w->ring, entry);
+    if (err == 0 && !shmring__entry_is(base_fd, entry, &w->dir_st))
+        return SHMRING_ESTALE;
+    int fd = -1;
+    if (err == 0)
+        err = shmring__object_open(w->dir_fd, &w->dir_st, CONTROL_FILE, O_RDWR, &fd, &st);
+    if (err == 0 && st.st_size != CONTROL_SIZE)
+        err = SHMRING_ECONTROL;
+    if (err == 0) {
+        void *map = mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+            err = shmring__errno_code();
+        else
+            w->control = map;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (err != 0)
+        return err;
+    if (!shmring__control_valid(w->control))
+        return SHMRING_ECONTROL;
+    w->generation = uatomic_read(&w->control->generation);
+    if (w->generation == CONTROL_GENERATION_DESTROYED)
+        return SHMRING_ESTALE;
+    w->group = st.st_gid;
+    w->mode = st.st_mode & 0777;
+    return 0;
 }
 
 int shmring_writer_open(const char *ring, unsigned flags,
-                        const shmring_create_options_t *options, shmring_writer_t **out)
+                        const shmring_writer_options_t *options, shmring_writer_t **out)
 {
     int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
-    /* Shared memory is never executed, and a setuid or world-anything bit beyond
-     * read and write would only mislead: such modes are refused, not masked. */
-    if (options != NULL && (options->mode & ~(mode_t)0666) != 0)
+    shmring_writer_options_t defaults;
+    if (options == NULL) {
+        shmring_writer_options_default(&defaults);
+        options = &defaults;
+    }
+    if ((flags & SHMRING_WRITER_CREATE) && !mode_valid(options->mode))
         return SHMRING_EINVAL;
+    int base_fd;
+    err = shmring__base_open(options->directory, OWNER_ANY, &base_fd);
+    if (err != 0)
+        return err;
     shmring_writer_t *w = calloc(1, sizeof(*w));
-    if (w == NULL)
+    if (w == NULL) {
+        close(base_fd);
         return SHMRING_ENOMEM;
+    }
     strcpy(w->ring, ring);
-    w->control_fd = -1;
+    w->dir_fd = -1;
+    w->lock_fd = -1;
+    w->base_fd = -1;
 
-    /* A ring destroyed while we waited for its lock is gone: open it again by name
-     * (which creates a new one if we may). */
+    bool announced = false;
+    /* Rings may be created, or destroyed while we wait for their lock, by others of
+     * the owner's processes: look the name up again then. Bounded, for a ring that
+     * keeps being destroyed and re-created. */
     for (int attempt = 0;; attempt++) {
-        err = control_open_locked(w, flags, options);
-        if (err != 0)
+        err = shmring__ring_dir_open(base_fd, ring, &w->dir_fd, &w->dir_st);
+        if (err == SHMRING_ENOENT && (flags & SHMRING_WRITER_CREATE)) {
+            err = ring_create(w, base_fd, options,
+                              (flags & SHMRING_WRITER_ATOMIC_CREATE) != 0);
+            if (err == 0 || err != SHMRING_EEXIST || (flags & SHMRING_WRITER_EXCL))
+                break;
+            err = SHMRING_ESTALE; /* another creator won: open theirs */
+        } else if (err == 0 && (flags & SHMRING_WRITER_CREATE) &&
+                   (flags & SHMRING_WRITER_EXCL)) {
+            err = w->dir_st.st_uid == geteuid() ? SHMRING_EEXIST : SHMRING_EOWNER;
             break;
-        PUBLISH_HOOK(PUBLISH_STEP_OPEN_LOCKED);
-        uint64_t gen = uatomic_read(&w->control->generation);
-        if (gen != CONTROL_GENERATION_DESTROYED) {
-            w->generation = gen;
+        } else if (err == 0) {
+            err = ring_attach(w, base_fd, options, &announced);
+            if (err == 0)
+                break;
+        } else {
             break;
         }
-        writer_release_control(w);
-        if (attempt == 10) {
-            err = SHMRING_ESTALE;
+        writer_release(w);
+        if (err != SHMRING_ESTALE || attempt == 10)
             break;
-        }
     }
     if (err == 0) {
-        /* Objects a killed writer left behind: a version it created but never
-         * published, or the one it superseded but did not unlink yet. */
-        err = shmring__unlink_versions(ring, w->generation);
+        /* What killed writers left behind: a version created but never published,
+         * or the one superseded but not unlinked yet; hidden directories of rings
+         * whose creator or destroyer died. */
+        err = shmring__unlink_versions(w->dir_fd, w->generation);
+        shmring__sweep_leftovers(base_fd, ring);
         PUBLISH_HOOK(PUBLISH_STEP_OPEN_CLEANED);
     }
+    close(base_fd);
     if (err != 0) {
-        writer_release_control(w);
+        writer_release(w);
         free(w);
         return err;
     }
@@ -217,7 +367,7 @@ void shmring_writer_close(shmring_writer_t *w)
     if (w == NULL)
         return;
     writer_unmap_snapshot(w);
-    writer_release_control(w);
+    writer_release(w);
     free(w);
 }
 
@@ -231,7 +381,7 @@ int shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *si
     if (w->generation == 0)
         return SHMRING_ENOENT;
     if (w->snapshot == NULL) {
-        int err = shmring__version_map(w->ring, w->generation, w->owner, &w->snapshot,
+        int err = shmring__version_map(w->dir_fd, &w->dir_st, w->generation, &w->snapshot,
                                        &w->snapshot_size);
         if (err != 0)
             return err;
@@ -268,25 +418,20 @@ static int write_all(int fd, const unsigned char *buffer, size_t from, size_t si
     return 0;
 }
 
-/* Creates version object NAME holding BUFFER, owned and permitted like the control
- * object, so that readers (who check the owner) accept it. */
+/* Creates version object NAME in the ring's directory, holding BUFFER, with the
+ * ring's group and read bits. */
 static int version_create(const shmring_writer_t *w, const char *name, const void *buffer,
                           size_t size)
 {
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd =
+        openat(w->dir_fd, name,
+               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return shmring__errno_code();
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_CREATED);
     int err = 0;
-    if (geteuid() != w->owner) {
-        /* Publishing into another user's ring (as root, or through a group-writable
-         * control object): hand the version to the ring's owner, or readers would
-         * refuse it. Only a privileged writer can. */
-        if (fchown(fd, w->owner, w->group) != 0)
-            err = SHMRING_EPERM;
-    } else if (fchown(fd, (uid_t)-1, w->group) != 0 && errno != EPERM) {
+    if (fchown(fd, (uid_t)-1, w->group) != 0)
         err = shmring__errno_code();
-    }
     /* Read bits only, even for the owner: readers validate a version once and then
      * trust it, so nobody may change it afterwards (our descriptor, opened for
      * writing before this, still writes it). */
@@ -296,7 +441,7 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
     if (err == 0) {
         int rc = posix_fallocate(fd, 0, (off_t)size);
         if (rc != 0)
-            err = rc == ENOSPC ? SHMRING_ENOSPC : -rc;
+            err = -rc; /* posix_fallocate() returns the errno value */
     }
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_SIZED);
     if (err == 0)
@@ -307,7 +452,7 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_WRITTEN);
     close(fd);
     if (err != 0)
-        shm_unlink(name);
+        unlinkat(w->dir_fd, name, 0);
     return err;
 }
 
@@ -324,8 +469,8 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     if (err != 0)
         return err;
 
-    char name[OBJECT_NAME_MAX];
-    shmring__version_name(w->ring, next, name);
+    char name[FILE_NAME_MAX];
+    shmring__version_file(next, name);
     err = version_create(w, name, buffer, size);
     free(buffer);
     if (err != 0)
@@ -342,6 +487,19 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     cmm_smp_mb();
     uatomic_set(&w->control->generation, next);
     PUBLISH_HOOK(PUBLISH_STEP_GENERATION_STORED);
+
+    /* The first publication of an atomically created ring makes it visible. If its
+     * name was taken meanwhile, the hidden ring is put back as it was: nobody ever
+     * saw it. */
+    if (w->base_fd >= 0) {
+        err = ring_reveal(w);
+        if (err != 0) {
+            uatomic_set(&w->control->generation, w->generation);
+            unlinkat(w->dir_fd, name, 0);
+            return err;
+        }
+    }
+
     /* The metadata (for `ringctl show` only) describes a publication that happened:
      * a writer killed before these stores leaves the previous one's. */
     uatomic_set(&w->control->publisher_pid, (int64_t)getpid());
@@ -351,9 +509,9 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
 
     /* The superseded version: readers that map it keep it alive until they unmap. */
     if (w->generation != 0) {
-        char old[OBJECT_NAME_MAX];
-        shmring__version_name(w->ring, w->generation, old);
-        shm_unlink(old);
+        char old[FILE_NAME_MAX];
+        shmring__version_file(w->generation, old);
+        unlinkat(w->dir_fd, old, 0);
     }
     PUBLISH_HOOK(PUBLISH_STEP_OLD_UNLINKED);
     writer_unmap_snapshot(w);

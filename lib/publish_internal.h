@@ -1,17 +1,24 @@
 /*
  * A test-only hook into the publisher. The crash tests set it to stop or kill a
- * writer at each named step of creating a ring, opening a writer and publishing, so
- * that every state a killed writer can leave behind is reached deterministically.
+ * writer at each named step of destroying or creating a ring, opening a writer and
+ * publishing, so that every state a killed writer can leave behind is reached
+ * deterministically.
  * It is NULL (and costs one load and branch per step) everywhere else.
  */
 #ifndef SHMRING_PUBLISH_INTERNAL_H
 #define SHMRING_PUBLISH_INTERNAL_H
 
 enum publish_step {
-    /* The control object was created (O_EXCL), not yet locked, sized or moded. */
-    PUBLISH_STEP_CONTROL_CREATED,
-    /* The control object is initialized except for its magic. */
+    /* shmring_ring_destroy() renamed the ring away, not yet marked or emptied. */
+    PUBLISH_STEP_DESTROY_RENAMED,
+    /* It marked the control object destroyed, not yet emptied the directory. */
+    PUBLISH_STEP_DESTROY_MARKED,
+    /* A new ring's hidden directory exists, empty. */
+    PUBLISH_STEP_RING_DIR_CREATED,
+    /* Its control object is allocated and initialized except for its magic. */
     PUBLISH_STEP_CONTROL_BEFORE_MAGIC,
+    /* The new ring is complete under its hidden name, not yet renamed into place. */
+    PUBLISH_STEP_RING_BEFORE_RENAME,
     /* shmring_writer_open() holds the writer lock. */
     PUBLISH_STEP_OPEN_LOCKED,
     /* shmring_writer_open() removed the versions a killed writer left behind. */

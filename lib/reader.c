@@ -35,6 +35,7 @@
 
 #include "control_internal.h"
 #include "hash_internal.h"
+#include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 
 /* How long a handle waits before retrying a version it could not use. */
@@ -43,7 +44,10 @@
 /* A mapped control object, shared by the views made from it. */
 struct control_map {
     const struct control_block *block;
-    uid_t owner;
+    /* The ring directory it came from: a directory found under the ring's name later
+     * is another ring (destroyed and re-created) and needs its own control object. */
+    dev_t dir_dev;
+    ino_t dir_ino;
     /* Views using this map; changed only by the refreshing thread. */
     unsigned refs;
 };
@@ -56,10 +60,18 @@ struct view {
     const void *snapshot;
     size_t size;
     uint64_t generation;
+    /* The ring's owner, as its directory said when this view was made. */
+    uid_t owner;
 };
 
 struct shmring {
     char ring[SHMRING_RING_NAME_MAX + 1];
+    char directory[SHMRING_DIRECTORY_MAX + 1];
+    /* The uid trusted besides root and the effective uid (OWNER_ANY: none), and the
+     * owner of the ring first accepted: the only one trusted from then on, so a ring
+     * re-created under the same name by another trusted user is never followed. */
+    uid_t trusted_extra;
+    uid_t owner;
     /* The current view: stored with release and loaded with acquire ordering, so a
      * thread that loads the pointer sees the view fully initialized (what
      * rcu_assign_pointer and rcu_dereference do; C11 atomics say the same to
@@ -103,11 +115,12 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int control_map_open(const char *ring, struct control_map **out)
+static int control_map_open(int dir_fd, const struct stat *dir_st,
+                            struct control_map **out)
 {
     const struct control_block *block;
     struct stat st;
-    int err = shmring__control_map(ring, &block, &st);
+    int err = shmring__control_map(dir_fd, dir_st, &block, &st);
     if (err != 0)
         return err;
     struct control_map *map = malloc(sizeof(*map));
@@ -116,7 +129,8 @@ static int control_map_open(const char *ring, struct control_map **out)
         return SHMRING_ENOMEM;
     }
     map->block = block;
-    map->owner = st.st_uid;
+    map->dir_dev = dir_st->st_dev;
+    map->dir_ino = dir_st->st_ino;
     map->refs = 0;
     *out = map;
     return 0;
@@ -182,18 +196,28 @@ static uint64_t load_generation(const struct control_block *control)
 }
 
 /*
- * Makes a view of the ring's current version, reusing CURRENT's control map unless
- * the ring was destroyed (then the ring is looked up by name again).
+ * Makes a view of the ring's current version. The ring's directory is looked up by
+ * name each time (a handle keeps no descriptor) and must belong to the handle's
+ * owner; CURRENT's control map is reused while that directory is the one it came
+ * from and the ring was not destroyed.
  */
-static int view_make(const char *ring, const struct view *current, struct view **out)
+static int view_make(const shmring_t *r, const struct view *current, struct view **out)
 {
+    int dir_fd;
+    struct stat dir_st;
+    int err = shmring__ring_dir_open_trusted(r->directory, r->ring, r->trusted_extra,
+                                             r->owner, &dir_fd, &dir_st);
+    if (err != 0)
+        return err;
     struct control_map *control = current ? current->control : NULL;
-    int err;
-    if (control == NULL ||
+    if (control == NULL || control->dir_dev != dir_st.st_dev ||
+        control->dir_ino != dir_st.st_ino ||
         load_generation(control->block) == CONTROL_GENERATION_DESTROYED) {
-        err = control_map_open(ring, &control);
-        if (err != 0)
+        err = control_map_open(dir_fd, &dir_st, &control);
+        if (err != 0) {
+            close(dir_fd);
             return err;
+        }
     }
     struct view *v = calloc(1, sizeof(*v));
     if (v == NULL) {
@@ -202,6 +226,7 @@ static int view_make(const char *ring, const struct view *current, struct view *
     }
     v->control = control;
     v->block = control->block;
+    v->owner = dir_st.st_uid;
     /* A writer may publish a newer version and unlink this one between our load of
      * the generation and our open: then the generation has moved, so take the newer
      * one. Bounded, for a writer that publishes faster than we can open. */
@@ -211,19 +236,21 @@ static int view_make(const char *ring, const struct view *current, struct view *
         if (v->generation == CONTROL_GENERATION_DESTROYED)
             err = SHMRING_ENOENT;
         else if (v->generation != 0)
-            err = shmring__version_map(ring, v->generation, control->owner, &v->snapshot,
+            err = shmring__version_map(dir_fd, &dir_st, v->generation, &v->snapshot,
                                        &v->size);
         if (err != SHMRING_ENOENT || attempt == 100 ||
             load_generation(control->block) == v->generation)
             break;
     }
     if (err == 0) {
+        close(dir_fd);
         control->refs++;
         *out = v;
         return 0;
     }
     free(v);
 fail:
+    close(dir_fd);
     if (current == NULL || control != current->control) {
         control->refs = 1;
         control_map_release(control);
@@ -250,7 +277,7 @@ static void refresh(shmring_t *r, uint64_t seen)
     /* Only refreshers store r->view, and we are the only one. */
     struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
     struct view *fresh;
-    int err = view_make(r->ring, old, &fresh);
+    int err = view_make(r, old, &fresh);
     if (err != 0) {
         /* Keep serving the last good version; try again later. */
         atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
@@ -283,25 +310,40 @@ static inline const struct view *view_enter(shmring_t *r)
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
-int shmring_open(const char *ring, shmring_t **out)
+int shmring_open_with(const char *ring, const shmring_open_options_t *options,
+                      shmring_t **out)
 {
     int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
+    const char *directory = shmring__directory(options ? options->directory : NULL);
+    if (directory == NULL)
+        return SHMRING_EINVAL;
     pthread_once(&atfork_once, register_atfork);
     shmring_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return SHMRING_ENOMEM;
     strcpy(r->ring, ring);
+    strcpy(r->directory, directory);
+    r->trusted_extra = options != NULL && options->trusted_owner != 0
+                           ? options->trusted_owner
+                           : OWNER_ANY;
+    r->owner = OWNER_ANY;
     struct view *first;
-    err = view_make(ring, NULL, &first);
+    err = view_make(r, NULL, &first);
     if (err != 0) {
         free(r);
         return err;
     }
+    r->owner = first->owner;
     atomic_init(&r->view, first);
     *out = r;
     return 0;
+}
+
+int shmring_open(const char *ring, shmring_t **out)
+{
+    return shmring_open_with(ring, NULL, out);
 }
 
 void shmring_close(shmring_t *r)

@@ -1,15 +1,13 @@
 /*
  * Ring-wide operations that need no writer state: status, reading the current
- * snapshot, listing, destroying, and removing version objects.
+ * snapshot, describing what has a ring's path, listing and destroying.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,164 +15,224 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "publish_internal.h"
+#include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 
-/* POSIX shared-memory objects live here on Linux (glibc's shm_open). */
-#define SHM_DIRECTORY "/dev/shm"
-#define OBJECT_PREFIX CONTROL_OBJECT_PREFIX
+/*
+ * Opens RING's directory as a reader with OPTIONS would (NULL: the defaults) and maps
+ * its control object: on success the caller closes *dir_fd and unmaps *control.
+ */
+static int control_open(const char *ring, const shmring_open_options_t *options,
+                        int *dir_fd, struct stat *dir_st,
+                        const struct control_block **control, struct stat *st)
+{
+    uid_t extra = options != NULL && options->trusted_owner != 0 ? options->trusted_owner
+                                                                 : OWNER_ANY;
+    int err = shmring__ring_dir_open_trusted(options != NULL ? options->directory : NULL,
+                                             ring, extra, OWNER_ANY, dir_fd, dir_st);
+    if (err != 0)
+        return err;
+    err = shmring__control_map(*dir_fd, dir_st, control, st);
+    if (err != 0)
+        close(*dir_fd);
+    return err;
+}
 
-int shmring_ring_status(const char *ring, shmring_ring_status_t *out)
+int shmring_ring_status(const char *ring, const shmring_open_options_t *options,
+                        shmring_ring_status_t *out)
 {
     int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
+    int dir_fd;
+    struct stat dir_st, st;
     const struct control_block *control;
-    struct stat st;
-    err = shmring__control_map(ring, &control, &st);
+    err = control_open(ring, options, &dir_fd, &dir_st, &control, &st);
     if (err != 0)
         return err;
+    close(dir_fd);
     out->generation = uatomic_read(&control->generation);
     out->publish_count = uatomic_read(&control->publish_count);
     out->publisher_pid = uatomic_read(&control->publisher_pid);
     out->published_at = uatomic_read(&control->published_at);
     out->owner = st.st_uid;
-    out->mode = st.st_mode & 07777;
+    out->group = st.st_gid;
+    out->mode = st.st_mode & 0777;
     munmap((void *)control, CONTROL_SIZE);
     if (out->generation == CONTROL_GENERATION_DESTROYED)
         return SHMRING_ENOENT;
     return 0;
 }
 
-int shmring_ring_snapshot(const char *ring, uint64_t *generation, void **buffer,
-                          size_t *size)
+int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
+                          uint64_t *generation, void **buffer, size_t *size)
 {
     int err = shmring_ring_name_check(ring);
+    if (err != 0)
+        return err;
+    int dir_fd;
+    struct stat dir_st, st;
+    const struct control_block *control;
+    err = control_open(ring, options, &dir_fd, &dir_st, &control, &st);
     if (err != 0)
         return err;
     /* A writer may supersede (and unlink) the version between reading the
      * generation and opening it: read the generation again and retry. */
+    err = SHMRING_ESTALE;
     for (int attempt = 0; attempt < 100; attempt++) {
-        const struct control_block *control;
-        struct stat st;
-        err = shmring__control_map(ring, &control, &st);
-        if (err != 0)
-            return err;
         uint64_t gen = uatomic_read(&control->generation);
-        munmap((void *)control, CONTROL_SIZE);
-        if (gen == CONTROL_GENERATION_DESTROYED)
-            return SHMRING_ENOENT;
+        cmm_smp_rmb(); /* the generation before the version it names */
+        if (gen == CONTROL_GENERATION_DESTROYED) {
+            err = SHMRING_ENOENT;
+            break;
+        }
         if (gen == 0) {
             *generation = 0;
             *buffer = NULL;
             *size = 0;
-            return 0;
+            err = 0;
+            break;
         }
         const void *map;
         size_t length;
-        err = shmring__version_map(ring, gen, st.st_uid, &map, &length);
-        if (err == SHMRING_ENOENT)
+        err = shmring__version_map(dir_fd, &dir_st, gen, &map, &length);
+        if (err == SHMRING_ENOENT) {
+            err = SHMRING_ESTALE;
             continue;
+        }
         if (err != 0)
-            return err;
+            break;
         void *copy = malloc(length);
         if (copy != NULL)
             memcpy(copy, map, length);
         munmap((void *)map, length);
-        if (copy == NULL)
-            return SHMRING_ENOMEM;
+        if (copy == NULL) {
+            err = SHMRING_ENOMEM;
+            break;
+        }
         *generation = gen;
         *buffer = copy;
         *size = length;
-        return 0;
+        break;
     }
-    return SHMRING_ESTALE;
-}
-
-/* Is ENTRY (a /dev/shm file name) a version object of RING: "shmring.RING.GEN", GEN
- * written as the publisher writes it (no leading zero, no overflow)? Only then is the
- * name shmring__version_name() gives back the entry itself. */
-static bool is_version_of(const char *entry, const char *ring, uint64_t *generation)
-{
-    size_t prefix = strlen(OBJECT_PREFIX), ring_len = strlen(ring);
-    if (strncmp(entry, OBJECT_PREFIX, prefix) != 0 ||
-        strncmp(entry + prefix, ring, ring_len) != 0 || entry[prefix + ring_len] != '.')
-        return false;
-    const char *digits = entry + prefix + ring_len + 1;
-    if (*digits == '\0' || strspn(digits, "0123456789") != strlen(digits) ||
-        strlen(digits) > 20)
-        return false;
-    errno = 0;
-    uint64_t gen = strtoull(digits, NULL, 10);
-    char canonical[24];
-    snprintf(canonical, sizeof(canonical), "%" PRIu64, gen);
-    if (errno != 0 || strcmp(canonical, digits) != 0)
-        return false;
-    *generation = gen;
-    return true;
-}
-
-int shmring__unlink_versions(const char *ring, uint64_t keep)
-{
-    DIR *dir = opendir(SHM_DIRECTORY);
-    if (dir == NULL)
-        return shmring__errno_code();
-    int err = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        uint64_t gen;
-        if (!is_version_of(entry->d_name, ring, &gen) || gen == keep)
-            continue;
-        char name[OBJECT_NAME_MAX];
-        shmring__version_name(ring, gen, name);
-        if (shm_unlink(name) != 0 && errno != ENOENT && err == 0)
-            err = shmring__errno_code();
-    }
-    closedir(dir);
+    munmap((void *)control, CONTROL_SIZE);
+    close(dir_fd);
     return err;
 }
 
-int shmring_ring_destroy(const char *ring)
+static const char *kind_of(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFDIR:
+        return "directory";
+    case S_IFREG:
+        return "regular file";
+    case S_IFIFO:
+        return "FIFO";
+    case S_IFSOCK:
+        return "socket";
+    case S_IFLNK:
+        return "symbolic link";
+    case S_IFCHR:
+        return "character device";
+    case S_IFBLK:
+        return "block device";
+    default:
+        return "unknown";
+    }
+}
+
+int shmring_ring_object(const char *ring, const char *directory,
+                        shmring_ring_object_t *out)
 {
     int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
-    char name[OBJECT_NAME_MAX];
-    shmring__control_name(ring, name);
-    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0)
-        return shmring__errno_code();
-    /* Wait for a writer in progress, so its version is not left behind. */
-    if (flock(fd, LOCK_EX) != 0) {
-        err = shmring__errno_code();
-        close(fd);
-        return err;
-    }
+    const char *path = shmring__directory(directory);
+    if (path == NULL)
+        return SHMRING_EINVAL;
+    memset(out, 0, sizeof(*out));
+    snprintf(out->path, sizeof(out->path), "%s/" RING_ENTRY_PREFIX "%s", path, ring);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        err = shmring__errno_code();
-        close(fd);
+    if (fstatat(AT_FDCWD, out->path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : shmring__errno_code();
+    out->exists = true;
+    out->kind = kind_of(st.st_mode);
+    out->owner = st.st_uid;
+    out->mode = st.st_mode & 07777;
+    return 0;
+}
+
+int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options)
+{
+    int err = shmring_ring_name_check(ring);
+    if (err != 0)
         return err;
+    shmring_writer_options_t defaults;
+    if (options == NULL) {
+        shmring_writer_options_default(&defaults);
+        options = &defaults;
     }
-    /* Another destroy removed the object we waited on: the name may belong to a
-     * ring created since, which is not ours to remove. */
-    if (st.st_nlink == 0) {
-        close(fd);
-        return SHMRING_ENOENT;
+    int base_fd;
+    err = shmring__base_open(options->directory, OWNER_ANY, &base_fd);
+    if (err != 0)
+        return err;
+    int dir_fd = -1, lock_fd = -1;
+    struct stat dir_st, st;
+    char entry[ENTRY_NAME_MAX], hidden[ENTRY_NAME_MAX];
+    shmring__ring_entry(ring, entry);
+    err = shmring__ring_dir_open(base_fd, ring, &dir_fd, &dir_st);
+    if (err == 0 && dir_st.st_uid != geteuid())
+        err = SHMRING_EOWNER;
+    /* Wait for a writer in progress, so its version is not left behind. */
+    if (err == 0)
+        err = shmring__object_open(dir_fd, &dir_st, LOCK_FILE, O_RDWR, &lock_fd, &st);
+    if (err == 0)
+        err = shmring__lock_wait(lock_fd, ring, options, &(bool){false});
+    /* Another destroy removed the ring we waited on: the name may belong to a ring
+     * created since, which is not ours to remove. */
+    if (err == 0 && !shmring__entry_is(base_fd, entry, &dir_st))
+        err = SHMRING_ENOENT;
+    /* One rename takes the whole ring away: readers and writers that look it up
+     * from now on find nothing, and a failure here leaves the ring as it was. A
+     * hidden name another user happened to take is drawn again. */
+    for (int attempt = 0; err == 0; attempt++) {
+        err = shmring__hidden_entry(REMOVING_PREFIX, ring, hidden);
+        if (err == 0 && renameat2(base_fd, entry, base_fd, hidden, RENAME_NOREPLACE) != 0)
+            err = shmring__errno_code();
+        if (err != SHMRING_EEXIST || attempt == 3)
+            break;
+        err = 0;
     }
-    if (st.st_size == CONTROL_SIZE) {
-        struct control_block *control =
-            mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (control != MAP_FAILED) {
-            /* Readers still holding this control object see the generation change
-             * and look the ring up by name again. */
-            uatomic_set(&control->generation, CONTROL_GENERATION_DESTROYED);
-            munmap(control, CONTROL_SIZE);
+    if (err == 0) {
+        PUBLISH_HOOK(PUBLISH_STEP_DESTROY_RENAMED);
+        /* Readers still holding the control object see the generation change and
+         * look the ring up by name again. */
+        int control_fd;
+        if (shmring__object_open(dir_fd, &dir_st, CONTROL_FILE, O_RDWR, &control_fd,
+                                 &st) == 0) {
+            struct control_block *control =
+                st.st_size == CONTROL_SIZE
+                    ? mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                           control_fd, 0)
+                    : MAP_FAILED;
+            if (control != MAP_FAILED) {
+                uatomic_set(&control->generation, CONTROL_GENERATION_DESTROYED);
+                munmap(control, CONTROL_SIZE);
+            }
+            close(control_fd);
         }
+        PUBLISH_HOOK(PUBLISH_STEP_DESTROY_MARKED);
+        /* The ring is gone; what remains is only storage to free (a sweeper frees
+         * it if we die here), so a failure to free it is not reported. */
+        shmring__ring_dir_remove(base_fd, hidden, dir_fd);
     }
-    err = shmring__unlink_versions(ring, 0);
-    if (shm_unlink(name) != 0 && err == 0)
-        err = shmring__errno_code();
-    close(fd);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    if (dir_fd >= 0)
+        close(dir_fd);
+    close(base_fd);
     return err;
 }
 
@@ -183,20 +241,29 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int shmring_ring_list(char ***names, size_t *count)
+int shmring_ring_list(const char *directory, char ***names, size_t *count)
 {
-    DIR *dir = opendir(SHM_DIRECTORY);
-    if (dir == NULL)
-        return shmring__errno_code();
+    const char *path = shmring__directory(directory);
+    if (path == NULL)
+        return SHMRING_EINVAL;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+    if (dir == NULL) {
+        int err = shmring__errno_code();
+        if (fd >= 0)
+            close(fd);
+        return err;
+    }
     size_t n = 0, capacity = 8;
     char **list = malloc(capacity * sizeof(*list));
     int err = list == NULL ? SHMRING_ENOMEM : 0;
     struct dirent *entry;
+    size_t prefix = strlen(RING_ENTRY_PREFIX);
     while (err == 0 && (entry = readdir(dir)) != NULL) {
-        const char *ring = entry->d_name + strlen(OBJECT_PREFIX);
-        if (strncmp(entry->d_name, OBJECT_PREFIX, strlen(OBJECT_PREFIX)) != 0 ||
+        const char *ring = entry->d_name + prefix;
+        if (strncmp(entry->d_name, RING_ENTRY_PREFIX, prefix) != 0 ||
             shmring_ring_name_check(ring) != 0)
-            continue; /* not a control object: a version object or something else */
+            continue;
         if (n + 1 == capacity) {
             char **grown = realloc(list, capacity * 2 * sizeof(*list));
             if (grown == NULL) {

@@ -1,10 +1,13 @@
 /*
  * Writer crashes: a writer killed at every step of creating a ring, opening a writer
- * and publishing a version (through the publisher's test hook), and at random
- * instants of large publications. After each kill, readers old and new answer
- * exactly as the old or the new version does, the next writer gets the lock and
- * publishes, and /dev/shm holds exactly the control object, the current version and
- * whatever the model of the protocol says the killed writer left behind.
+ * and publishing a version, and a destroyer killed at every step of destroying a
+ * ring (through the publisher's test hook), and writers killed at random instants of
+ * large publications. After each kill, readers old and new answer exactly as the old
+ * or the new version does (or find no ring, when it was being created or destroyed),
+ * the next writer gets the lock and publishes, and the ring's directory holds exactly
+ * the control object, the lock, the current version and whatever the model of the
+ * protocol says the killed writer left behind, with no hidden directory of the ring
+ * left once the next writer has opened it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 
 #include "control_internal.h"
 #include "publish_internal.h"
+#include "ring_dir_internal.h"
 #include "test_support.h"
 
 #define KEYS 256
@@ -41,8 +45,8 @@ struct model {
     uint32_t ids[KEYS];
 };
 
-/* What the protocol says the ring holds: the current generation and its model, and
- * the version objects a killed writer left behind. */
+/* What the protocol says the ring holds: the current generation and its model (NULL
+ * at generation 0), and the version objects a killed writer left behind. */
 struct ring_state {
     uint64_t generation;
     const struct model *current;
@@ -58,6 +62,8 @@ struct trace {
     int last_step;
     /* The generation shmring_writer_open() found. */
     uint64_t open_generation;
+    /* What shmring_writer_publish() returned (1: not called). */
+    int error;
     /* When the writer started publishing, and reached each step (CLOCK_MONOTONIC). */
     int64_t start_ns;
     int64_t step_ns[PUBLISH_STEP_COUNT];
@@ -90,9 +96,21 @@ static void crash_hook(enum publish_step step)
 }
 
 static const char *const step_names[PUBLISH_STEP_COUNT] = {
-    "control created", "control before magic", "open locked",       "open cleaned",
-    "version created", "version owned",        "version sized",     "half written",
-    "written",         "metadata stored",      "generation stored", "old unlinked"};
+    [PUBLISH_STEP_DESTROY_RENAMED] = "destroy renamed",
+    [PUBLISH_STEP_DESTROY_MARKED] = "destroy marked",
+    [PUBLISH_STEP_RING_DIR_CREATED] = "ring directory created",
+    [PUBLISH_STEP_CONTROL_BEFORE_MAGIC] = "control before magic",
+    [PUBLISH_STEP_RING_BEFORE_RENAME] = "ring before rename",
+    [PUBLISH_STEP_OPEN_LOCKED] = "open locked",
+    [PUBLISH_STEP_OPEN_CLEANED] = "open cleaned",
+    [PUBLISH_STEP_VERSION_CREATED] = "version created",
+    [PUBLISH_STEP_VERSION_OWNED] = "version owned",
+    [PUBLISH_STEP_VERSION_SIZED] = "version sized",
+    [PUBLISH_STEP_VERSION_HALF_WRITTEN] = "half written",
+    [PUBLISH_STEP_VERSION_WRITTEN] = "written",
+    [PUBLISH_STEP_GENERATION_STORED] = "generation stored",
+    [PUBLISH_STEP_METADATA_STORED] = "metadata stored",
+    [PUBLISH_STEP_OLD_UNLINKED] = "old unlinked"};
 
 /* ---- Models --------------------------------------------------------------- */
 
@@ -170,30 +188,33 @@ static void setup(void)
     small_models_init();
 }
 
-/* Counts RING_NAME's objects in /dev/shm: whether the control object exists, and the
- * version generations, sorted, into GENS (room for MAX). */
-static size_t ring_objects(const char *ring_name, bool *control, uint64_t *gens,
-                           size_t max)
+/* Lists RING_NAME's directory: whether it holds the control object and the lock,
+ * and the version generations, sorted, into GENS (room for MAX). Anything else in it
+ * fails the test. */
+static size_t ring_files(const char *ring_name, bool *control, bool *lock, uint64_t *gens,
+                         size_t max)
 {
-    char control_entry[OBJECT_NAME_MAX];
-    int prefix = snprintf(control_entry, sizeof(control_entry), "shmring.%s", ring_name);
     *control = false;
+    *lock = false;
     size_t count = 0;
-    DIR *dir = opendir("/dev/shm");
+    DIR *dir = opendir(test_ring_path(ring_name));
     ck_assert_ptr_nonnull(dir);
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
-        if (strcmp(entry->d_name, control_entry) == 0) {
+        uint64_t gen;
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        if (strcmp(entry->d_name, CONTROL_FILE) == 0) {
             *control = true;
             continue;
         }
-        const char *rest = entry->d_name + prefix;
-        if (strncmp(entry->d_name, control_entry, (size_t)prefix) != 0 ||
-            rest[0] != '.' || rest[1] == '\0' ||
-            strspn(rest + 1, "0123456789") != strlen(rest + 1))
+        if (strcmp(entry->d_name, LOCK_FILE) == 0) {
+            *lock = true;
             continue;
+        }
+        ck_assert_msg(shmring__is_version_file(entry->d_name, &gen),
+                      "unexpected '%s' in the ring's directory", entry->d_name);
         ck_assert_uint_lt(count, max);
-        uint64_t gen = strtoull(rest + 1, NULL, 10);
         size_t i = count++;
         for (; i > 0 && gens[i - 1] > gen; i--)
             gens[i] = gens[i - 1];
@@ -205,12 +226,10 @@ static size_t ring_objects(const char *ring_name, bool *control, uint64_t *gens,
 
 static void teardown(void)
 {
-    int err = shmring_ring_destroy(ring);
+    int err = shmring_ring_destroy(ring, NULL);
     ck_assert(err == 0 || err == SHMRING_ENOENT);
-    bool control;
-    uint64_t gens[8];
-    ck_assert_uint_eq(ring_objects(ring, &control, gens, 8), 0);
-    ck_assert(!control);
+    /* Neither the ring's directory nor a hidden one is left. */
+    ck_assert_int_eq(test_ring_entries(ring), 0);
     for (size_t i = 0; i < SMALL_MODELS; i++)
         model_free(&small[i]);
     munmap(trace, sizeof(*trace));
@@ -225,27 +244,36 @@ enum child_exit {
     CHILD_PIPE_FAILED = 12,
 };
 
+/* Arms the hook in a forked child. */
+static void child_arm(int step, int signal_number)
+{
+    /* A umask that would take the group's and others' read bits: a creator must
+     * give its objects their modes explicitly. */
+    umask(077);
+    kill_step = step;
+    kill_signal = signal_number;
+    shmring__publish_hook = crash_hook;
+}
+
 /*
  * Forks a writer that opens RING_NAME and publishes SET (if not NULL), with the hook
  * armed to raise SIGNAL at STEP (-1: at no step). With READY_FD >= 0 it writes a byte
- * there between opening and publishing, and after publishing waits to be killed.
+ * there between opening and publishing, and after publishing waits to be killed. A
+ * failed publication is recorded in trace->error, and the writer closed.
  */
 static pid_t spawn_writer(const char *ring_name, unsigned flags,
-                          const shmring_create_options_t *options,
+                          const shmring_writer_options_t *options,
                           const shmring_nodeset_t *set, int step, int signal_number,
                           int ready_fd)
 {
     uatomic_set(&trace->last_step, -1);
     trace->open_generation = UINT64_MAX;
+    trace->error = 1;
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid != 0)
         return pid;
-    /* A creator's mode then differs from what shm_open() gives it. */
-    umask(022);
-    kill_step = step;
-    kill_signal = signal_number;
-    shmring__publish_hook = crash_hook;
+    child_arm(step, signal_number);
     shmring_writer_t *w;
     if (shmring_writer_open(ring_name, flags, options, &w) != 0)
         _exit(CHILD_OPEN_FAILED);
@@ -253,12 +281,29 @@ static pid_t spawn_writer(const char *ring_name, unsigned flags,
     trace->start_ns = now_ns();
     if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
         _exit(CHILD_PIPE_FAILED);
-    if (set != NULL && shmring_writer_publish(w, set, NULL) != 0)
-        _exit(CHILD_PUBLISH_FAILED);
+    if (set != NULL) {
+        trace->error = shmring_writer_publish(w, set, NULL);
+        if (trace->error != 0) {
+            shmring_writer_close(w);
+            _exit(CHILD_PUBLISH_FAILED);
+        }
+    }
     while (ready_fd >= 0)
         pause();
     shmring_writer_close(w);
     _exit(CHILD_DONE);
+}
+
+/* Forks a process that destroys RING_NAME, with the hook armed as above. */
+static pid_t spawn_destroyer(const char *ring_name, int step, int signal_number)
+{
+    uatomic_set(&trace->last_step, -1);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid != 0)
+        return pid;
+    child_arm(step, signal_number);
+    _exit(shmring_ring_destroy(ring_name, NULL) == 0 ? CHILD_DONE : CHILD_OPEN_FAILED);
 }
 
 static void wait_stopped(pid_t pid)
@@ -277,21 +322,22 @@ static void wait_killed(pid_t pid)
                   "writer not killed: status %#x", status);
 }
 
-static void wait_exited(pid_t pid)
+static void wait_exited(pid_t pid, enum child_exit code)
 {
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == CHILD_DONE,
-                  "writer failed: status %#x", status);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == (int)code,
+                  "writer: status %#x, not exit %d", status, (int)code);
 }
 
 /* ---- Checks --------------------------------------------------------------- */
 
-/* The writer lock is held by someone else (HELD), or free. */
-static void check_lock(const char *ring_name, bool held)
+/* The lock file in the ring directory DIRECTORY is held by someone else (HELD), or
+ * free. */
+static void check_lock_in(const char *directory, bool held)
 {
-    char path[OBJECT_NAME_MAX + 16];
-    snprintf(path, sizeof(path), "/dev/shm/shmring.%s", ring_name);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/" LOCK_FILE, directory);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
     if (held) {
@@ -303,7 +349,34 @@ static void check_lock(const char *ring_name, bool held)
     close(fd); /* also releases the lock */
 }
 
-/* /dev/shm holds exactly S's control object, current version and orphans. */
+/* The writer lock of RING_NAME is held by someone else (HELD), or free. */
+static void check_lock(const char *ring_name, bool held)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s", test_ring_path(ring_name));
+    check_lock_in(path, held);
+}
+
+/* The generation in the control object of the ring directory DIRECTORY, which must
+ * have its magic (a complete ring, visible or not). */
+static uint64_t control_generation_in(const char *directory)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/" CONTROL_FILE, directory);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    const struct control_block *control =
+        mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(control, MAP_FAILED);
+    close(fd);
+    ck_assert(shmring__control_valid(control));
+    uint64_t gen = uatomic_read(&control->generation);
+    munmap((void *)control, CONTROL_SIZE);
+    return gen;
+}
+
+/* The ring's directory holds exactly its control object, its lock, S's current
+ * version and orphans, and the ring has no hidden directory. */
 static void check_objects(const struct ring_state *s)
 {
     uint64_t want[MAX_ORPHANS + 1];
@@ -316,18 +389,26 @@ static void check_objects(const struct ring_state *s)
             want[j] = want[j - 1];
         want[j] = s->orphans[i];
     }
-    bool control;
+    bool control, lock;
     uint64_t got[16];
-    ck_assert_uint_eq(ring_objects(ring, &control, got, 16), n);
+    ck_assert_uint_eq(ring_files(ring, &control, &lock, got, 16), n);
     ck_assert(control);
+    ck_assert(lock);
     for (size_t i = 0; i < n; i++)
         ck_assert_uint_eq(got[i], want[i]);
+    ck_assert_int_eq(test_ring_entries(ring), 1);
 }
 
 /* R answers every key exactly as S's current model does, at S's generation. */
 static void check_answers(shmring_t *r, const struct ring_state *s)
 {
     ck_assert_uint_eq(shmring_generation(r), s->generation);
+    if (s->generation == 0) {
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_lookup(r, keys[0], key_lengths[0], &node),
+                         SHMRING_EEMPTY);
+        return;
+    }
     /* Check records every passing assertion with a write(): count, then assert. */
     size_t wrong = 0, first = KEYS;
     for (size_t k = 0; k < KEYS; k++) {
@@ -342,26 +423,32 @@ static void check_answers(shmring_t *r, const struct ring_state *s)
 }
 
 /* The control object says S's generation, its version object holds exactly S's
- * snapshot, and a fresh and the live reader answer from it. */
+ * snapshot, and a fresh and the live reader (if any) answer from it. */
 static void check_readers(const struct ring_state *s)
 {
     shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, &status), 0);
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.generation, s->generation);
     uint64_t gen;
     void *buffer;
     size_t size;
-    ck_assert_int_eq(shmring_ring_snapshot(ring, &gen, &buffer, &size), 0);
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size), 0);
     ck_assert_uint_eq(gen, s->generation);
-    ck_assert_uint_eq(size, s->current->size);
-    ck_assert_int_eq(memcmp(buffer, s->current->snapshot, size), 0);
+    if (s->generation == 0) {
+        ck_assert_ptr_null(buffer);
+        ck_assert_uint_eq(size, 0);
+    } else {
+        ck_assert_uint_eq(size, s->current->size);
+        ck_assert_int_eq(memcmp(buffer, s->current->snapshot, size), 0);
+    }
     free(buffer);
 
     shmring_t *fresh;
     ck_assert_int_eq(shmring_open(ring, &fresh), 0);
     check_answers(fresh, s);
     shmring_close(fresh);
-    check_answers(s->live, s);
+    if (s->live != NULL)
+        check_answers(s->live, s);
 }
 
 static void check_state(const struct ring_state *s)
@@ -432,14 +519,13 @@ static void apply_kill(struct ring_state *s, int last_step, const struct model *
  * mode and bytes so far. */
 static void check_unpublished(uint64_t gen, int step, const struct model *m)
 {
-    char name[OBJECT_NAME_MAX], path[OBJECT_NAME_MAX + 16];
-    shmring__version_name(ring, gen, name);
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char name[FILE_NAME_MAX];
+    shmring__version_file(gen, name);
+    int fd = open(test_object_path(ring, name), O_RDONLY | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
     struct stat st;
     ck_assert_int_eq(fstat(fd, &st), 0);
-    /* Created 0600, then given the read bits of the control object's mode (0644). */
+    /* Created 0600, then given the read bits of the ring's mode (0644). */
     ck_assert_uint_eq(st.st_mode & 07777,
                       step == PUBLISH_STEP_VERSION_CREATED ? 0600 : 0444);
     if (step <= PUBLISH_STEP_VERSION_OWNED) {
@@ -507,8 +593,8 @@ START_TEST(test_kill_at_each_step)
         }
     }
     recover(&s, next_small(s.current));
-    printf("crash: %d kills at %d steps (%d stopped and inspected first), ring at "
-           "generation %llu, no orphans\n",
+    printf("crash: %d kills at %d steps of opening and publishing (%d stopped and "
+           "inspected first), ring at generation %llu, no orphans\n",
            kills, PUBLISH_STEP_COUNT - PUBLISH_STEP_OPEN_LOCKED, stops,
            (unsigned long long)s.generation);
     shmring_close(s.live);
@@ -607,7 +693,7 @@ START_TEST(test_kill_at_random_instants)
             rest_ns[1] = rest > rest_ns[1] ? rest : rest_ns[1];
         }
         shmring_ring_status_t status;
-        ck_assert_int_eq(shmring_ring_status(ring, &status), 0);
+        ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
         /* Killed after the version was written, the generation store may or may
          * not have happened; everywhere else the step says which. */
         if (last < PUBLISH_STEP_VERSION_WRITTEN)
@@ -625,10 +711,12 @@ START_TEST(test_kill_at_random_instants)
         }
         /* The old version until the unlink, the new one from its creation; a kill
          * between a step and its hook leaves either. */
-        bool control;
+        bool control, lock;
         uint64_t gens[8];
-        size_t n = ring_objects(ring, &control, gens, 8);
+        size_t n = ring_files(ring, &control, &lock, gens, 8);
         ck_assert(control);
+        ck_assert(lock);
+        ck_assert_int_eq(test_ring_entries(ring), 1);
         ck_assert_uint_ge(n, 1);
         ck_assert_uint_le(n, 2);
         bool has_old = gens[0] == old;
@@ -669,98 +757,383 @@ START_TEST(test_kill_at_random_instants)
 }
 END_TEST
 
-/* ---- Kills while the control object is being created ---------------------- */
+/* ---- Kills while a ring is being created or destroyed -------------------- */
 
+/* Sleeps MS milliseconds (at least). */
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * Looks up through R until it answers from generation GEN. A handle that could not
+ * find its ring retries only after 100 ms, so this polls; the bound (at least 10 s,
+ * as each sleep lasts at least 10 ms) only turns a handle that never gets there into
+ * a failure rather than a timeout.
+ */
+static void wait_for_generation(shmring_t *r, uint64_t gen)
+{
+    for (int i = 0; i < 1000 && shmring_generation(r) != gen; i++)
+        sleep_ms(10);
+    ck_assert_uint_eq(shmring_generation(r), gen);
+}
+
+/* Nothing has the ring's name: readers, status, copies, writers that do not create
+ * and destroy all find no ring, and listings do not show it. */
+static void check_no_ring(void)
+{
+    struct stat st;
+    ck_assert_int_eq(lstat(test_ring_path(ring), &st), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    shmring_t *r = NULL;
+    ck_assert_int_eq(shmring_open(ring, &r), SHMRING_ENOENT);
+    ck_assert_ptr_null(r);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), SHMRING_ENOENT);
+    uint64_t gen;
+    void *buffer;
+    size_t size;
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size),
+                     SHMRING_ENOENT);
+    shmring_writer_t *w = NULL;
+    ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &w), SHMRING_ENOENT);
+    ck_assert_ptr_null(w);
+    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), SHMRING_ENOENT);
+    char **names;
+    size_t count;
+    ck_assert_int_eq(shmring_ring_list(NULL, &names, &count), 0);
+    for (size_t i = 0; i < count; i++)
+        ck_assert_str_ne(names[i], ring);
+    shmring_ring_list_free(names);
+}
+
+/* Whether a writer creating a ring (ATOMIC: with SHMRING_WRITER_ATOMIC_CREATE) has
+ * given it its name once it passed STEP. */
+static bool created_visible(int step, bool atomic)
+{
+    return step >= (atomic ? PUBLISH_STEP_METADATA_STORED : PUBLISH_STEP_OPEN_CLEANED);
+}
+
+/* Whether a writer that creates a ring passes STEP (opening a ring that exists and
+ * destroying one have steps of their own). */
+static bool creating_step(int step)
+{
+    return step >= PUBLISH_STEP_RING_DIR_CREATED && step != PUBLISH_STEP_OPEN_LOCKED;
+}
+
+/*
+ * The hidden directory HIDDEN of a creator stopped at STEP, publishing its first
+ * version, before its ring has its name: what it holds so far, with the modes of a
+ * ring of mode 0640, and its lock held from when it exists.
+ */
+static void check_creating(const char *hidden, int step)
+{
+    const char *files = "control,lock,version.1";
+    if (step == PUBLISH_STEP_RING_DIR_CREATED)
+        files = "";
+    else if (step < PUBLISH_STEP_VERSION_CREATED)
+        files = "control,lock";
+    ck_assert_str_eq(test_listing(hidden), files);
+    struct stat st;
+    ck_assert_int_eq(lstat(hidden, &st), 0);
+    ck_assert_uint_eq(st.st_uid, geteuid());
+    /* The directory gets its search bits for readers last, once it is complete. */
+    ck_assert_uint_eq(st.st_mode & 07777,
+                      step <= PUBLISH_STEP_CONTROL_BEFORE_MAGIC ? 0700 : 0750);
+    if (step == PUBLISH_STEP_RING_DIR_CREATED)
+        return;
+    check_lock_in(hidden, true);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/" CONTROL_FILE, hidden);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 07777, 0640);
+    /* Allocated in full before anything else is written into it. */
+    ck_assert_int_eq(st.st_size, CONTROL_SIZE);
+    if (step == PUBLISH_STEP_CONTROL_BEFORE_MAGIC) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        const struct control_block *control =
+            mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        ck_assert_ptr_ne(control, MAP_FAILED);
+        close(fd);
+        ck_assert_uint_eq(control->magic, 0);
+        ck_assert(!shmring__control_valid(control));
+        munmap((void *)control, CONTROL_SIZE);
+        return;
+    }
+    ck_assert_uint_eq(control_generation_in(hidden),
+                      step >= PUBLISH_STEP_GENERATION_STORED ? 1 : 0);
+}
+
+/*
+ * A writer creating a ring of mode 0640 (ATOMIC: with SHMRING_WRITER_ATOMIC_CREATE)
+ * and publishing its first version is stopped (STOP) or killed at STEP. Before its
+ * ring has its name, nobody sees a ring: readers, status and writers that do not
+ * create find none, and another creator meanwhile gets a ring of its own without
+ * touching the living creator's directory. Once it is killed, the next creator makes
+ * the ring afresh and sweeps what the killed one left. After the name is taken, the
+ * ring is whole, at generation 0 or 1 as the step says, and the next writer goes on
+ * from there. Returns whether a leftover was swept.
+ */
+static bool kill_creator(int step, bool atomic, bool stop)
+{
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.mode = 0640;
+    unsigned flags = SHMRING_WRITER_CREATE | (atomic ? SHMRING_WRITER_ATOMIC_CREATE : 0);
+    bool visible = created_visible(step, atomic);
+    /* The ring once visible: generation 0 until the first publication is stored,
+     * with version 1 left behind from its creation until then. */
+    struct ring_state after = {0};
+    if (step >= PUBLISH_STEP_GENERATION_STORED) {
+        after.generation = 1;
+        after.current = &small[1];
+    } else if (step >= PUBLISH_STEP_VERSION_CREATED) {
+        add_orphan(&after, 1);
+    }
+    pid_t pid = spawn_writer(ring, flags, &options, small[1].set, step,
+                             stop ? SIGSTOP : SIGKILL, -1);
+    if (stop) {
+        wait_stopped(pid);
+        ck_assert_int_eq(uatomic_read(&trace->last_step), step);
+        if (visible) {
+            check_lock(ring, true);
+            check_state(&after);
+        } else {
+            check_no_ring();
+            ck_assert_int_eq(test_ring_entries(ring), 1);
+            const char *found = test_hidden_path(ring, CREATING_PREFIX);
+            ck_assert_ptr_nonnull(found);
+            char hidden[600];
+            snprintf(hidden, sizeof(hidden), "%s", found);
+            check_creating(hidden, step);
+            shmring_writer_t *other;
+            ck_assert_int_eq(
+                shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &other), 0);
+            ck_assert_uint_eq(shmring_writer_generation(other), 0);
+            shmring_writer_close(other);
+            ck_assert_int_eq(test_ring_entries(ring), 2);
+            ck_assert_str_eq(test_hidden_path(ring, CREATING_PREFIX), hidden);
+            ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+            ck_assert_int_eq(test_ring_entries(ring), 1);
+        }
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    }
+    wait_killed(pid);
+    ck_assert_int_eq(uatomic_read(&trace->last_step), step);
+
+    shmring_writer_t *w;
+    if (visible) {
+        check_state(&after);
+        ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w),
+                         0);
+        ck_assert_uint_eq(shmring_writer_generation(w), after.generation);
+        after.orphan_count = 0;
+        check_objects(&after);
+    } else {
+        /* Not a ring, only a creator's leftover (check_no_ring() showed that a
+         * writer that does not create leaves it alone). */
+        check_no_ring();
+        ck_assert_int_eq(test_ring_entries(ring), 1);
+        ck_assert_ptr_nonnull(test_hidden_path(ring, CREATING_PREFIX));
+        ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w),
+                         0);
+        ck_assert_uint_eq(shmring_writer_generation(w), 0);
+        ck_assert_ptr_null(test_hidden_path(ring, CREATING_PREFIX));
+        ck_assert_int_eq(test_ring_entries(ring), 1);
+        ck_assert_str_eq(test_ring_listing(ring), "control,lock");
+        /* A ring made afresh, at generation 0. */
+        memset(&after, 0, sizeof(after));
+    }
+    struct ring_state s = {.generation = after.generation, .current = after.current};
+    ck_assert_int_eq(shmring_open(ring, &s.live), 0);
+    check_state(&s);
+    uint64_t gen = 0;
+    ck_assert_int_eq(shmring_writer_publish(w, small[2].set, &gen), 0);
+    ck_assert_uint_eq(gen, after.generation + 1);
+    shmring_writer_close(w);
+    s.generation = gen;
+    s.current = &small[2];
+    check_state(&s);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
+    /* The mode asked for, whatever the creator's umask. */
+    ck_assert_uint_eq(status.mode, 0640);
+    ck_assert_uint_eq(status.owner, geteuid());
+    shmring_close(s.live);
+    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+    ck_assert_int_eq(test_ring_entries(ring), 0);
+    return !visible;
+}
+
+/* Creators, atomic and not, stopped or killed at every step they pass. */
 START_TEST(test_kill_while_creating)
 {
-    const int trials = TEST_ASAN ? 6 : 16;
-    /* 0660 is not what the creator's umask of 022 lets shm_open() create. */
-    shmring_create_options_t options = {.mode = 0660, .group = (gid_t)-1};
+    const int rounds = TEST_ASAN ? 1 : 2;
+    int trial = 0, swept = 0;
+    for (int round = 0; round < rounds; round++) {
+        for (int atomic = 0; atomic <= 1; atomic++) {
+            for (int step = 0; step < PUBLISH_STEP_COUNT; step++) {
+                if (!creating_step(step))
+                    continue;
+                /* A new ring each time; the fixture's name is the last one. */
+                if (trial > 0)
+                    snprintf(ring, sizeof(ring), "%s", test_ring_name("crash"));
+                swept += kill_creator(step, atomic, (trial + round) % 2 == 0);
+                trial++;
+            }
+        }
+    }
+    printf("crash: %d creators killed at every step of creating a ring, %d before it "
+           "had its name (their leftovers swept)\n",
+           trial, swept);
+}
+END_TEST
+
+/*
+ * What a destroyer of S's ring stopped or killed at STEP leaves: no ring under its
+ * name, and the ring's directory whole under a hidden name, its control object
+ * marked destroyed from DESTROY_MARKED on, its lock held while the destroyer lives.
+ * The live reader keeps answering from what it mapped.
+ */
+static void check_destroyed(const struct ring_state *s, int step, bool destroyer_lives)
+{
+    check_no_ring();
+    ck_assert_int_eq(test_ring_entries(ring), 1);
+    const char *found = test_hidden_path(ring, REMOVING_PREFIX);
+    ck_assert_ptr_nonnull(found);
+    char hidden[600];
+    snprintf(hidden, sizeof(hidden), "%s", found);
+    char want[64];
+    snprintf(want, sizeof(want), "control,lock,version.%llu",
+             (unsigned long long)s->generation);
+    ck_assert_str_eq(test_listing(hidden), want);
+    ck_assert_uint_eq(control_generation_in(hidden), step == PUBLISH_STEP_DESTROY_MARKED
+                                                         ? CONTROL_GENERATION_DESTROYED
+                                                         : s->generation);
+    check_lock_in(hidden, destroyer_lives);
+    check_answers(s->live, s);
+}
+
+/*
+ * A destroyer stopped or killed at each step of destroying a ring: the ring is gone
+ * for everyone who looks it up by name from the first step on, a reader that holds
+ * it keeps answering, a creator meanwhile gets a new ring without touching the
+ * living destroyer's directory, and once the destroyer is dead the next creator
+ * makes a fresh ring, sweeps the leftover, and the reader follows the fresh ring.
+ */
+START_TEST(test_kill_while_destroying)
+{
+    const int trials = TEST_ASAN ? 4 : 8;
     for (int trial = 0; trial < trials; trial++) {
         /* A new ring each time; the fixture's name is the last one. */
-        if (trial > 0) {
-            ck_assert_int_eq(shmring_ring_destroy(ring), 0);
+        if (trial > 0)
             snprintf(ring, sizeof(ring), "%s", test_ring_name("crash"));
-        }
-        int step =
-            trial % 2 ? PUBLISH_STEP_CONTROL_BEFORE_MAGIC : PUBLISH_STEP_CONTROL_CREATED;
+        int step = trial % 2 ? PUBLISH_STEP_DESTROY_MARKED : PUBLISH_STEP_DESTROY_RENAMED;
         bool stop = trial % 4 >= 2;
-        pid_t pid = spawn_writer(ring, SHMRING_WRITER_CREATE, &options, small[1].set,
-                                 step, stop ? SIGSTOP : SIGKILL, -1);
+        struct ring_state s;
+        state_init(&s, &small[trial % SMALL_MODELS]);
+        recover(&s, next_small(s.current));
+        pid_t pid = spawn_destroyer(ring, step, stop ? SIGSTOP : SIGKILL);
         if (stop) {
             wait_stopped(pid);
-            /* Before the lock is taken nobody holds it; after, the creator does. */
-            check_lock(ring, step == PUBLISH_STEP_CONTROL_BEFORE_MAGIC);
+            ck_assert_int_eq(uatomic_read(&trace->last_step), step);
+            check_destroyed(&s, step, true);
+            shmring_writer_t *other;
+            ck_assert_int_eq(
+                shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &other), 0);
+            ck_assert_uint_eq(shmring_writer_generation(other), 0);
+            shmring_writer_close(other);
+            ck_assert_int_eq(test_ring_entries(ring), 2);
+            ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+            check_destroyed(&s, step, true);
             ck_assert_int_eq(kill(pid, SIGKILL), 0);
         }
         wait_killed(pid);
         ck_assert_int_eq(uatomic_read(&trace->last_step), step);
+        check_destroyed(&s, step, false);
 
-        /* The object exists, empty or without its magic: not yet a ring. */
-        char path[OBJECT_NAME_MAX + 16];
-        snprintf(path, sizeof(path), "/dev/shm/shmring.%s", ring);
-        struct stat st;
-        ck_assert_int_eq(stat(path, &st), 0);
-        ck_assert_int_eq(st.st_size,
-                         step == PUBLISH_STEP_CONTROL_CREATED ? 0 : CONTROL_SIZE);
-        shmring_t *r;
-        ck_assert_int_eq(shmring_open(ring, &r), SHMRING_ENOENT);
-
-        /* The next writer completes it, whether or not it asks to create. */
         shmring_writer_t *w;
-        ck_assert_int_eq(shmring_writer_open(ring, trial % 3 ? SHMRING_WRITER_CREATE : 0,
-                                             &options, &w),
-                         0);
+        ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
         ck_assert_uint_eq(shmring_writer_generation(w), 0);
-        ck_assert_int_eq(shmring_open(ring, &r), 0);
-        ck_assert_uint_eq(shmring_generation(r), 0);
-        shmring_node_t node;
-        ck_assert_int_eq(shmring_lookup(r, keys[0], key_lengths[0], &node),
-                         SHMRING_EEMPTY);
+        ck_assert_ptr_null(test_hidden_path(ring, REMOVING_PREFIX));
+        ck_assert_int_eq(test_ring_entries(ring), 1);
+        ck_assert_str_eq(test_ring_listing(ring), "control,lock");
+        const struct model *next = next_small(s.current);
         uint64_t gen = 0;
-        ck_assert_int_eq(shmring_writer_publish(w, small[2].set, &gen), 0);
+        ck_assert_int_eq(shmring_writer_publish(w, next->set, &gen), 0);
         ck_assert_uint_eq(gen, 1);
         shmring_writer_close(w);
-        struct ring_state s = {.generation = 1, .current = &small[2], .live = r};
+        s.generation = 1;
+        s.current = next;
+        /* The old control object is marked destroyed now (by the destroyer, or by
+         * the sweep), so the live reader looks the ring up again. */
+        wait_for_generation(s.live, 1);
         check_state(&s);
-        shmring_ring_status_t status;
-        ck_assert_int_eq(shmring_ring_status(ring, &status), 0);
-        /* Whoever sizes the object as a creator gives it the mode asked for; a
-         * writer that does not create keeps what shm_open() made. */
-        bool sized_by_creator = step == PUBLISH_STEP_CONTROL_BEFORE_MAGIC || trial % 3;
-        ck_assert_uint_eq(status.mode, sized_by_creator ? 0660 : 0640);
-        shmring_close(r);
+        shmring_close(s.live);
+        ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+        ck_assert_int_eq(test_ring_entries(ring), 0);
     }
 }
 END_TEST
 
 /*
- * Two creators race: A creates the control object and is stopped before it takes the
- * lock; B opens the object A created, completes it and publishes generation 1; then
- * A goes on. A must find generation 1, not reset the ring to 0 and remove B's version.
+ * Two creators race: A is stopped at a step of creating the ring, before the ring
+ * has its name; B creates it (leaving A's directory alone, as A lives) and
+ * publishes generation 1; then A goes on. A's ring cannot take the name: without
+ * SHMRING_WRITER_ATOMIC_CREATE, A opens B's ring and publishes generation 2 over it,
+ * never resetting it to 0 or removing B's version; with it, A's first publication
+ * fails with SHMRING_EEXIST and changes nothing. Either way A leaves nothing behind.
  */
 START_TEST(test_creators_race)
 {
-    pid_t a = spawn_writer(ring, SHMRING_WRITER_CREATE, NULL, small[3].set,
-                           PUBLISH_STEP_CONTROL_CREATED, SIGSTOP, -1);
-    wait_stopped(a);
-    shmring_writer_t *b;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &b), 0);
-    uint64_t gen = 0;
-    ck_assert_int_eq(shmring_writer_publish(b, small[4].set, &gen), 0);
-    ck_assert_uint_eq(gen, 1);
-    shmring_writer_close(b);
-    struct ring_state s = {.generation = 1, .current = &small[4]};
-    ck_assert_int_eq(shmring_open(ring, &s.live), 0);
-    check_state(&s);
+    static const int steps[] = {PUBLISH_STEP_RING_DIR_CREATED,
+                                PUBLISH_STEP_CONTROL_BEFORE_MAGIC,
+                                PUBLISH_STEP_RING_BEFORE_RENAME};
+    bool first = true;
+    for (int atomic = 0; atomic <= 1; atomic++) {
+        for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+            if (!first)
+                snprintf(ring, sizeof(ring), "%s", test_ring_name("crash"));
+            first = false;
+            unsigned flags =
+                SHMRING_WRITER_CREATE | (atomic ? SHMRING_WRITER_ATOMIC_CREATE : 0);
+            pid_t a =
+                spawn_writer(ring, flags, NULL, small[3].set, steps[i], SIGSTOP, -1);
+            wait_stopped(a);
+            shmring_writer_t *b;
+            ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &b),
+                             0);
+            uint64_t gen = 0;
+            ck_assert_int_eq(shmring_writer_publish(b, small[4].set, &gen), 0);
+            ck_assert_uint_eq(gen, 1);
+            shmring_writer_close(b);
+            ck_assert_int_eq(test_ring_entries(ring), 2);
+            ck_assert_ptr_nonnull(test_hidden_path(ring, CREATING_PREFIX));
+            ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+            struct ring_state s = {.generation = 1, .current = &small[4]};
+            ck_assert_int_eq(shmring_open(ring, &s.live), 0);
+            check_readers(&s);
 
-    ck_assert_int_eq(kill(a, SIGCONT), 0);
-    wait_exited(a);
-    ck_assert_uint_eq(trace->open_generation, 1);
-    s.generation = 2;
-    s.current = &small[3];
-    check_state(&s);
-    shmring_close(s.live);
+            ck_assert_int_eq(kill(a, SIGCONT), 0);
+            if (atomic) {
+                wait_exited(a, CHILD_PUBLISH_FAILED);
+                ck_assert_uint_eq(trace->open_generation, 0);
+                ck_assert_int_eq(trace->error, SHMRING_EEXIST);
+            } else {
+                wait_exited(a, CHILD_DONE);
+                ck_assert_uint_eq(trace->open_generation, 1);
+                ck_assert_int_eq(trace->error, 0);
+                s.generation = 2;
+                s.current = &small[3];
+            }
+            check_state(&s);
+            shmring_close(s.live);
+            ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+            ck_assert_int_eq(test_ring_entries(ring), 0);
+        }
+    }
 }
 END_TEST
 
@@ -771,6 +1144,7 @@ static Suite *crash_suite(void)
     tcase_add_checked_fixture(steps, setup, teardown);
     tcase_add_test(steps, test_kill_at_each_step);
     tcase_add_test(steps, test_kill_while_creating);
+    tcase_add_test(steps, test_kill_while_destroying);
     tcase_add_test(steps, test_creators_race);
     tcase_set_timeout(steps, 120);
     suite_add_tcase(s, steps);

@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 #include "test_support.h"
 
@@ -30,8 +33,9 @@ static void setup(void)
 static void teardown(void)
 {
     shmring_writer_close(writer);
-    int err = shmring_ring_destroy(ring);
+    int err = shmring_ring_destroy(ring, NULL);
     ck_assert(err == 0 || err == SHMRING_ENOENT);
+    ck_assert_int_eq(test_ring_entries(ring), 0);
 }
 
 static uint64_t publish(shmring_nodeset_t *set)
@@ -45,6 +49,19 @@ static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
     nanosleep(&ts, NULL);
+}
+
+/*
+ * Looks up through R until it answers from generation GEN. A handle retries a
+ * generation it could not use only after 100 ms, so this polls; the bound (at least
+ * 10 s, as each sleep lasts at least 10 ms) only turns a handle that never gets
+ * there into a failure rather than a timeout.
+ */
+static void wait_for_generation(shmring_t *r, uint64_t gen)
+{
+    for (int i = 0; i < 1000 && shmring_generation(r) != gen; i++)
+        sleep_ms(10);
+    ck_assert_uint_eq(shmring_generation(r), gen);
 }
 
 START_TEST(test_open_errors)
@@ -216,19 +233,18 @@ START_TEST(test_follows_new_versions)
 }
 END_TEST
 
-/* Makes generation GEN current with an object holding BYTES, as a hostile or broken
- * writer could, bypassing the publisher. */
-static void publish_raw_mode(uint64_t gen, const void *bytes, size_t size, mode_t mode)
+/* The path of the ring's version GEN (a static buffer). */
+static const char *version_path(uint64_t gen)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__version_name(ring, gen, name);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, bytes, size), (ssize_t)size);
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-    shmring__control_name(ring, name);
-    fd = shm_open(name, O_RDWR, 0);
+    char name[FILE_NAME_MAX];
+    shmring__version_file(gen, name);
+    return test_object_path(ring, name);
+}
+
+/* Stores GEN into the ring's control object, bypassing the publisher. */
+static void store_generation(uint64_t gen)
+{
+    int fd = open(test_object_path(ring, CONTROL_FILE), O_RDWR | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
     struct control_block *control =
         mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -236,6 +252,18 @@ static void publish_raw_mode(uint64_t gen, const void *bytes, size_t size, mode_
     close(fd);
     uatomic_set(&control->generation, gen);
     munmap(control, CONTROL_SIZE);
+}
+
+/* Makes generation GEN current with an object holding BYTES, as a hostile or broken
+ * writer could, bypassing the publisher. */
+static void publish_raw_mode(uint64_t gen, const void *bytes, size_t size, mode_t mode)
+{
+    int fd = open(version_path(gen), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, bytes, size), (ssize_t)size);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    close(fd);
+    store_generation(gen);
 }
 
 /* The same, read-only as the publisher leaves its versions. */
@@ -247,12 +275,7 @@ static void publish_raw(uint64_t gen, const void *bytes, size_t size)
 /* Sets the owner of version GEN of the ring (as root only). */
 static void chown_version(uint64_t gen, uid_t owner)
 {
-    char name[OBJECT_NAME_MAX];
-    shmring__version_name(ring, gen, name);
-    int fd = shm_open(name, O_RDWR, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(fchown(fd, owner, (gid_t)-1), 0);
-    close(fd);
+    ck_assert_int_eq(chown(version_path(gen), owner, (gid_t)-1), 0);
 }
 
 /*
@@ -323,6 +346,26 @@ START_TEST(test_refuses_hostile_versions)
         ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
         ck_assert_uint_eq(shmring_generation(r), 1);
     }
+    /* What is not a regular file at the version's name: a symbolic link to a good
+     * version, a FIFO (opening it must not block), a directory. */
+    for (int kind = 0; kind < 3; kind++, gen++) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s", version_path(gen));
+        if (kind == 0)
+            ck_assert_int_eq(symlink(version_path(1), path), 0);
+        else if (kind == 1)
+            ck_assert_int_eq(mkfifo(path, 0444), 0);
+        else
+            ck_assert_int_eq(mkdir(path, 0555), 0);
+        store_generation(gen);
+        shmring_t *fresh = NULL;
+        ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_ENOTRING);
+        ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
+        ck_assert_uint_eq(after.id, before.id);
+        ck_assert_uint_eq(shmring_generation(r), 1);
+        /* Destroying the ring empties its directory of files, nothing else. */
+        ck_assert_int_eq(remove(path), 0);
+    }
     /* A valid version that another user planted. */
     if (geteuid() == 0) {
         publish_raw(gen, good, size);
@@ -361,12 +404,9 @@ START_TEST(test_keeps_last_good_version)
     ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_ECHECKSUM);
 
     /* A version that vanished before the reader could open it. */
-    char name[OBJECT_NAME_MAX];
-    shmring__version_name(ring, 2, name);
-    ck_assert_int_eq(shm_unlink(name), 0);
+    ck_assert_int_eq(unlink(version_path(2)), 0);
     publish_raw(3, bytes, 10);
-    shmring__version_name(ring, 3, name);
-    ck_assert_int_eq(shm_unlink(name), 0);
+    ck_assert_int_eq(unlink(version_path(3)), 0);
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
     ck_assert_uint_eq(after.id, before.id);
     ck_assert_uint_eq(shmring_generation(r), 1);
@@ -377,9 +417,7 @@ START_TEST(test_keeps_last_good_version)
     ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, before.name, SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 4);
-    for (int i = 0; i < 100 && shmring_generation(r) != 4; i++)
-        sleep_ms(10);
-    ck_assert_uint_eq(shmring_generation(r), 4);
+    wait_for_generation(r, 4);
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
     ck_assert_uint_ne(after.id, before.id);
     shmring_nodeset_free(set);
@@ -400,7 +438,7 @@ START_TEST(test_survives_destroy_and_recreate)
 
     shmring_writer_close(writer);
     writer = NULL;
-    ck_assert_int_eq(shmring_ring_destroy(ring), 0);
+    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
     /* Destroyed: the reader keeps answering from what it mapped. */
     ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
     ck_assert_uint_eq(shmring_generation(r), 2);
@@ -410,9 +448,7 @@ START_TEST(test_survives_destroy_and_recreate)
     shmring_nodeset_t *other =
         test_nodeset(1, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
     ck_assert_uint_eq(publish(other), 1);
-    for (int i = 0; i < 100 && shmring_generation(r) != 1; i++)
-        sleep_ms(10);
-    ck_assert_uint_eq(shmring_generation(r), 1);
+    wait_for_generation(r, 1);
     ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
     ck_assert_str_eq(node.name, "node-0");
     shmring_nodeset_free(set);
@@ -425,8 +461,8 @@ END_TEST
 static int ring_mappings(void)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
-    char line[1024], needle[OBJECT_NAME_MAX + 8];
-    snprintf(needle, sizeof(needle), "/dev/shm/shmring.%s", ring);
+    char line[1024], needle[600];
+    snprintf(needle, sizeof(needle), "%s/", test_ring_path(ring));
     int count = 0;
     while (fgets(line, sizeof(line), maps) != NULL)
         count += strstr(line, needle) != NULL;
@@ -487,6 +523,8 @@ struct shared_test {
     uint32_t answer_a[KEYS];
     uint32_t answer_b[KEYS];
     atomic_int stop;
+    /* Reader threads that have made their first lookup. */
+    atomic_int started;
     long lookups[THREADS];
     int wrong[THREADS];
     int backwards[THREADS];
@@ -513,7 +551,8 @@ static void *reader_thread(void *p)
         if (gen < last_gen)
             t->backwards[arg->index]++;
         last_gen = gen;
-        t->lookups[arg->index]++;
+        if (t->lookups[arg->index]++ == 0)
+            atomic_fetch_add(&t->started, 1);
     }
     return NULL;
 }
@@ -554,6 +593,10 @@ START_TEST(test_threads_share_one_handle)
         args[i] = (struct thread_arg){t, i};
         ck_assert_int_eq(pthread_create(&threads[i], NULL, reader_thread, &args[i]), 0);
     }
+    /* Every thread looks keys up before the first publication, however late the
+     * scheduler runs it. */
+    while (atomic_load(&t->started) < THREADS)
+        sched_yield();
     for (int v = 0; v < 300; v++) {
         publish(v % 2 ? a : b);
         if (v % 16 == 0)
@@ -599,23 +642,34 @@ START_TEST(test_forked_child_keeps_working)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        /* The child uses the handle it inherited: before and after a publication. */
+        /* The child uses the handle it inherited: before a publication (then it
+         * reports, and the parent publishes only after that report) and after it. */
+        close(to_child[1]);
+        close(from_child[0]);
         char go;
-        int ok =
-            shmring_lookup(r, key, len, &node) == 0 && strcmp(node.name, "node-7") == 0;
+        bool ok = shmring_lookup(r, key, len, &node) == 0 &&
+                  strcmp(node.name, "node-7") == 0 && shmring_generation(r) == 1;
+        char result = ok ? 'y' : 'n';
+        if (write(from_child[1], &result, 1) != 1)
+            _exit(3);
         if (read(to_child[0], &go, 1) != 1)
             _exit(2);
-        ok = ok && shmring_lookup(r, key, len, &node) == 0 &&
+        ok = shmring_lookup(r, key, len, &node) == 0 &&
              strcmp(node.name, "node-7") != 0 && shmring_generation(r) == 2;
-        char result = ok ? 'y' : 'n';
+        result = ok ? 'y' : 'n';
         _exit(write(from_child[1], &result, 1) == 1 ? 0 : 3);
     }
+    close(to_child[0]);
+    close(from_child[1]);
+    char result = 0;
+    ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+    ck_assert_msg(result == 'y', "the child's lookup before the publication failed");
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-7", SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 2);
     ck_assert_int_eq(write(to_child[1], "g", 1), 1);
-    char result = 0;
+    result = 0;
     ck_assert_int_eq(read(from_child[0], &result, 1), 1);
-    ck_assert_int_eq(result, 'y');
+    ck_assert_msg(result == 'y', "the child's lookup after the publication failed");
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -9,11 +9,13 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +33,8 @@
 #define DRY_RUN_SAMPLES 100000
 /* How long a test waits for one answer of `lookup --stdin`. */
 #define ANSWER_TIMEOUT_MS 20000
+/* The unprivileged user that tests running as root use as "another user". */
+#define NOBODY ((uid_t)65534)
 
 /* ---- Running ringctl ----------------------------------------------------------- */
 
@@ -60,22 +64,37 @@ static bool drain(int fd, char **text, size_t *len)
 
 struct child {
     pid_t pid;
-    int in;  /* the child's stdin, for writing */
-    int out; /* its stdout, for reading */
-    int err; /* its stderr, for reading */
+    int in;  /* the child's stdin, for writing (-1: none) */
+    int out; /* its stdout, for reading (-1: not captured) */
+    int err; /* its stderr, for reading (-1: not captured) */
 };
+
+/* How to start ringctl, beyond its arguments. */
+struct spawn {
+    /* Run with this uid and gid (which needs root), unless (uid_t)-1. */
+    uid_t user;
+    /* A standard descriptor (0, 1 or 2) to close before exec, or -1. */
+    int closed_fd;
+    /* A file to open as stdout instead of a pipe (such as /dev/full), or NULL. */
+    const char *stdout_path;
+};
+
+static const struct spawn spawn_default = {.user = (uid_t)-1, .closed_fd = -1};
 
 /*
  * Starts ringctl with ARGS (NULL-terminated, without argv[0]), its standard streams
- * on pipes. As USER (not (uid_t)-1) it runs with that uid and gid, which needs root.
- * The parent's pipe ends are close-on-exec, so that another child never holds them.
+ * on pipes unless HOW says otherwise. The parent's pipe ends are close-on-exec, so
+ * that another child never holds them.
  */
-static struct child child_start(const char *const *args, uid_t user)
+static struct child child_start_with(const char *const *args, const struct spawn *how)
 {
-    int in[2], out[2], err[2];
-    ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+    int pipes[3][2];
+    for (int fd = 0; fd < 3; fd++) {
+        pipes[fd][0] = pipes[fd][1] = -1;
+        bool captured = fd != how->closed_fd && !(fd == 1 && how->stdout_path != NULL);
+        if (captured)
+            ck_assert_int_eq(pipe2(pipes[fd], O_CLOEXEC), 0);
+    }
     size_t count = 0;
     while (args[count] != NULL)
         count++;
@@ -87,20 +106,41 @@ static struct child child_start(const char *const *args, uid_t user)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
-            dup2(err[1], STDERR_FILENO) < 0)
-            _exit(125);
-        if (user != (uid_t)-1 &&
-            (setgroups(0, NULL) != 0 || setgid((gid_t)user) != 0 || setuid(user) != 0))
+        /* The child's end of each pipe: the read end for stdin, else the write end. */
+        for (int fd = 0; fd < 3; fd++) {
+            int end = pipes[fd][fd == 0 ? 0 : 1];
+            if (end >= 0 && dup2(end, fd) < 0)
+                _exit(125);
+        }
+        if (how->stdout_path != NULL) {
+            int file = open(how->stdout_path, O_WRONLY | O_CLOEXEC);
+            if (file < 0 || dup2(file, STDOUT_FILENO) < 0)
+                _exit(125);
+        }
+        if (how->closed_fd >= 0)
+            close(how->closed_fd);
+        if (how->user != (uid_t)-1 &&
+            (setgroups(0, NULL) != 0 || setgid((gid_t)how->user) != 0 ||
+             setuid(how->user) != 0))
             _exit(126);
         execv(RINGCTL_PATH, (char *const *)argv);
         _exit(127);
     }
     free(argv);
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    return (struct child){.pid = pid, .in = in[1], .out = out[0], .err = err[0]};
+    struct child c = {
+        .pid = pid, .in = pipes[0][1], .out = pipes[1][0], .err = pipes[2][0]};
+    for (int fd = 0; fd < 3; fd++)
+        if (pipes[fd][fd == 0 ? 0 : 1] >= 0)
+            close(pipes[fd][fd == 0 ? 0 : 1]);
+    return c;
+}
+
+/* Starts ringctl with ARGS as USER ((uid_t)-1: ourselves), its streams on pipes. */
+static struct child child_start(const char *const *args, uid_t user)
+{
+    struct spawn how = spawn_default;
+    how.user = user;
+    return child_start_with(args, &how);
 }
 
 /* Waits for CHILD to exit and returns its exit status; a signal fails the test. */
@@ -115,16 +155,18 @@ static int child_wait(struct child *c)
     return WEXITSTATUS(status);
 }
 
-/* Runs ringctl with ARGS and INPUT (NULL: none) on its stdin, to completion. */
-static void run_as(struct run *r, uid_t user, const char *input, const char *const *args)
+/* Runs ringctl as HOW says with ARGS and INPUT (NULL: none) on its stdin, to
+ * completion; a stream that is not captured reads as "". */
+static void run_with(struct run *r, const struct spawn *how, const char *input,
+                     const char *const *args)
 {
-    struct child c = child_start(args, user);
+    struct child c = child_start_with(args, how);
     size_t input_len = input != NULL ? strlen(input) : 0, written = 0;
     size_t out_len = 0, err_len = 0;
     r->out = calloc(1, 1);
     r->err = calloc(1, 1);
-    bool out_open = true, err_open = true;
-    if (input_len == 0) {
+    bool out_open = c.out >= 0, err_open = c.err >= 0;
+    if (input_len == 0 && c.in >= 0) {
         close(c.in);
         c.in = -1;
     }
@@ -153,9 +195,20 @@ static void run_as(struct run *r, uid_t user, const char *input, const char *con
     }
     if (c.in >= 0)
         close(c.in);
-    close(c.out);
-    close(c.err);
+    if (c.out >= 0)
+        close(c.out);
+    if (c.err >= 0)
+        close(c.err);
     r->status = child_wait(&c);
+}
+
+/* Runs ringctl with ARGS and INPUT (NULL: none) on its stdin as USER ((uid_t)-1:
+ * ourselves), to completion. */
+static void run_as(struct run *r, uid_t user, const char *input, const char *const *args)
+{
+    struct spawn how = spawn_default;
+    how.user = user;
+    run_with(r, &how, input, args);
 }
 
 static void run_free(struct run *r)
@@ -202,53 +255,96 @@ static const char *fmt(const char *format, ...)
 static char ring[SHMRING_RING_NAME_MAX + 1];
 static char other[SHMRING_RING_NAME_MAX + 1];
 static char temp_file[64];
+/* A private ring directory that a test made with make_ring_directory() (empty:
+ * none), and the directory that the helpers below read rings from (NULL: the
+ * default). */
+static char temp_dir[64];
+static const char *ring_dir;
 
 static void setup(void)
 {
     snprintf(ring, sizeof(ring), "%s", test_ring_name("ctl"));
     snprintf(other, sizeof(other), "%s", test_ring_name("ctl"));
     snprintf(temp_file, sizeof(temp_file), "/tmp/check_ringctl-%ld.json", (long)getpid());
+    temp_dir[0] = '\0';
+    ring_dir = NULL;
     unsetenv("SHMRING_RING");
+    unsetenv("SHMRING_DIR");
 }
 
-/* Fails the test if /dev/shm holds an object of RING_NAME: its control object
- * "shmring.NAME" or a version "shmring.NAME.GEN". */
+/* Open options that read rings from ring_dir. */
+static const shmring_open_options_t *read_options(void)
+{
+    static shmring_open_options_t options;
+    options = (shmring_open_options_t){.directory = ring_dir};
+    return &options;
+}
+
+/* Makes temp_dir, a new private ring directory, and points the helpers at it. */
+static const char *make_ring_directory(void)
+{
+    snprintf(temp_dir, sizeof(temp_dir), "/tmp/check_ringctl-%ld-XXXXXX", (long)getpid());
+    ck_assert_ptr_nonnull(mkdtemp(temp_dir));
+    ring_dir = temp_dir;
+    return temp_dir;
+}
+
+/* How many entries DIRECTORY has (besides "." and ".."). */
+static int count_entries(const char *directory)
+{
+    DIR *dir = opendir(directory);
+    ck_assert_ptr_nonnull(dir);
+    int count = 0;
+    const struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL)
+        count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+    closedir(dir);
+    return count;
+}
+
+/* Fails the test if the ring directory in use holds anything of RING_NAME: its
+ * directory, or one being created or destroyed. */
 static void assert_no_objects(const char *ring_name)
 {
-    char prefix[SHMRING_RING_NAME_MAX + 16];
-    int prefix_len = snprintf(prefix, sizeof(prefix), "shmring.%s", ring_name);
-    DIR *dir = opendir("/dev/shm");
-    ck_assert_ptr_nonnull(dir);
-    const struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        const char *name = entry->d_name;
-        if (strncmp(name, prefix, (size_t)prefix_len) != 0)
-            continue;
-        const char *rest = name + prefix_len;
-        bool ours = *rest == '\0' || (rest[0] == '.' && rest[1] != '\0' &&
-                                      strspn(rest + 1, "0123456789") == strlen(rest + 1));
-        ck_assert_msg(!ours, "left behind in /dev/shm: %s", name);
-    }
-    closedir(dir);
+    if (ring_dir == NULL)
+        ck_assert_msg(test_ring_entries(ring_name) == 0, "left behind: %s",
+                      test_ring_path(ring_name));
+    else
+        ck_assert_int_eq(access(fmt("%s/shmring.%s", ring_dir, ring_name), F_OK), -1);
 }
 
 static void teardown(void)
 {
     unlink(temp_file);
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = ring_dir;
     const char *rings[] = {ring, other};
     for (size_t i = 0; i < 2; i++) {
-        int err = shmring_ring_destroy(rings[i]);
+        int err = shmring_ring_destroy(rings[i], &options);
         ck_assert_msg(err == 0 || err == SHMRING_ENOENT, "destroy %s: %s", rings[i],
                       shmring_strerror(err));
         assert_no_objects(rings[i]);
+    }
+    if (temp_dir[0] != '\0') {
+        /* Destroyed rings leave nothing behind, not even hidden entries. */
+        ck_assert_int_eq(count_entries(temp_dir), 0);
+        ck_assert_int_eq(rmdir(temp_dir), 0);
     }
 }
 
 static shmring_ring_status_t status_of(const char *ring_name)
 {
     shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring_name, &status), 0);
+    ck_assert_int_eq(shmring_ring_status(ring_name, read_options(), &status), 0);
     return status;
+}
+
+/* The library's answer about RING_NAME: 0 or why it cannot be read. */
+static int status_error(const char *ring_name)
+{
+    shmring_ring_status_t status;
+    return shmring_ring_status(ring_name, read_options(), &status);
 }
 
 static uint64_t generation_of(const char *ring_name)
@@ -262,7 +358,8 @@ static void *snapshot_of(const char *ring_name)
     uint64_t generation;
     void *buffer;
     size_t size;
-    ck_assert_int_eq(shmring_ring_snapshot(ring_name, &generation, &buffer, &size), 0);
+    ck_assert_int_eq(
+        shmring_ring_snapshot(ring_name, read_options(), &generation, &buffer, &size), 0);
     ck_assert_ptr_nonnull(buffer);
     return buffer;
 }
@@ -373,6 +470,10 @@ START_TEST(test_version_and_help)
             "  list",
             "  destroy",
             "--ring RING",
+            "--dir DIR",
+            "$SHMRING_DIR",
+            "--wait SECONDS",
+            "--owner USER",
             "--json",
             "--dry-run",
             "--help",
@@ -386,6 +487,13 @@ START_TEST(test_version_and_help)
             "--weight W",
             "-n N",
             "--stdin",
+            "0644 (default: everyone),\n"
+            "                           0640 (its group), 0604 (others, not the group) "
+            "or\n"
+            "                           0600 (you only)",
+            "a backslash is printed as \\\\, TAB, LF and CR as \\t, \\n\nand \\r",
+            "\\xHH (two lowercase hex digits)",
+            "\"key_base64\"",
             "Exit status: 0 success, 1 the operation failed, 2 usage error."};
         for (size_t j = 0; j < sizeof(documented) / sizeof(documented[0]); j++)
             ck_assert_msg(strstr(r.out, documented[j]) != NULL, "help lacks '%s'",
@@ -427,9 +535,15 @@ START_TEST(test_init_parameters)
     shmring_ring_status_t status = status_of(ring);
     ck_assert_uint_eq(status.generation, 1);
     ck_assert_uint_eq(status.mode, 0640);
+    ck_assert_uint_eq(status.group, getegid());
     struct stat st;
-    ck_assert_int_eq(stat(fmt("/dev/shm/shmring.%s", ring), &st), 0);
+    ck_assert_int_eq(stat(test_object_path(ring, "control"), &st), 0);
     ck_assert_uint_eq(st.st_gid, getegid());
+    ck_assert_uint_eq(st.st_mode & 07777, 0640);
+    /* The group may enter the ring's directory and read; nobody else may. */
+    ck_assert_int_eq(stat(test_ring_path(ring), &st), 0);
+    ck_assert_uint_eq(st.st_gid, getegid());
+    ck_assert_uint_eq(st.st_mode & 07777, 0750);
     void *buffer = snapshot_of(ring);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
@@ -757,13 +871,15 @@ START_TEST(test_lookup_stdin)
     shmring_t *reader;
     ck_assert_int_eq(shmring_open(ring, &reader), 0);
     /* Lines answered in order; the last one has no newline; an empty line is the
-     * empty key. */
+     * empty key; a TAB in a key is printed escaped, as the field separator it is
+     * not. */
     const char *keys[] = {"alpha", "beta", "", "gamma\tdelta", "last"};
+    const char *printed[] = {"alpha", "beta", "", "gamma\\tdelta", "last"};
     char expected[2048] = "";
     for (size_t i = 0; i < 5; i++) {
         shmring_node_t node;
         ck_assert_int_eq(shmring_lookup(reader, keys[i], strlen(keys[i]), &node), 0);
-        strcat(expected, fmt("%s\t%s\t%s\n", keys[i], node.name, node.address));
+        strcat(expected, fmt("%s\t%s\t%s\n", printed[i], node.name, node.address));
     }
     shmring_close(reader);
     struct run r;
@@ -979,8 +1095,7 @@ START_TEST(test_destroy)
            "destroy", "--dry-run");
     ck_assert_uint_eq(generation_of(ring), 3);
     EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
     EXPECT(1, "",
            fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
@@ -1079,8 +1194,7 @@ START_TEST(test_dry_run)
         "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of keys would move "
         "(sampled 100000 keys)\n",
         "", "-r", other, "load", temp_file, "--dry-run");
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
     assert_no_objects(other);
 }
 END_TEST
@@ -1152,19 +1266,16 @@ START_TEST(test_error_numbers)
            "ringctl: error: table size must be 0 or a prime number up to 16777216: "
            "'-7'\n",
            "-r", other, "init", "--table-size", "-7");
-    EXPECT(2, "",
-           "ringctl: error: mode must be octal read and write bits within 0666: '0648'\n",
-           "-r", other, "init", "--mode", "0648");
-    EXPECT(2, "",
-           "ringctl: error: mode must be octal read and write bits within 0666: '4666'\n",
-           "-r", other, "init", "--mode", "4666");
-    EXPECT(2, "",
-           "ringctl: error: mode must be octal read and write bits within 0666: '0755'\n",
-           "-r", other, "init", "--mode", "0755");
-    EXPECT(
-        2, "",
-        "ringctl: error: mode must be octal read and write bits within 0666: '10000'\n",
-        "-r", other, "init", "--mode", "10000");
+    /* Only the four modes that keep the owner's read and write and give others at
+     * most read; the rest would let others write or lock the owner out. */
+    const char *const bad_modes[] = {"0",     "0660", "0666", "0400", "0648",
+                                     "4644",  "0755", "0700", "0622", "0200",
+                                     "10000", "-644", "rw",   "",     "0x1a4"};
+    for (size_t i = 0; i < sizeof(bad_modes) / sizeof(bad_modes[0]); i++)
+        EXPECT(2, "",
+               fmt("ringctl: error: mode must be 0600, 0640, 0604 or 0644: '%s'\n",
+                   bad_modes[i]),
+               "-r", other, "init", "--mode", bad_modes[i]);
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
     EXPECT(2, "",
@@ -1177,8 +1288,7 @@ START_TEST(test_error_numbers)
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
     assert_ring_unchanged(ring, &saved);
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
 }
 END_TEST
 
@@ -1234,8 +1344,7 @@ START_TEST(test_error_bad_json)
         fmt("ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
             temp_file),
         "-r", other, "load", temp_file);
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(other, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
     assert_no_objects(other);
 }
 END_TEST
@@ -1320,9 +1429,10 @@ START_TEST(test_error_ring_names)
     }
     /* Nothing was created under any of them. */
     struct stat st;
-    ck_assert_int_eq(stat("/dev/shm/shmring.x.5", &st), -1);
-    ck_assert_int_eq(stat(fmt("/dev/shm/shmring.%s", long_name), &st), -1);
-    ck_assert_int_eq(stat("/dev/shm/shmring.a b", &st), -1);
+    ck_assert_int_eq(lstat(test_ring_path("x.5"), &st), -1);
+    ck_assert_int_eq(lstat(test_ring_path(long_name), &st), -1);
+    ck_assert_int_eq(lstat(test_ring_path("a b"), &st), -1);
+    ck_assert_int_eq(test_ring_entries("x.5"), 0);
     /* The longest valid name is fine (made unique to this test like the others). */
     size_t len = strlen(other);
     memset(other + len, 'z', SHMRING_RING_NAME_MAX - len);
@@ -1348,8 +1458,7 @@ START_TEST(test_error_missing_ring)
     EXPECT(1, "",
            fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
            "-r", ring, "destroy");
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
 }
 END_TEST
@@ -1438,44 +1547,90 @@ START_TEST(test_all_nodes_down)
 }
 END_TEST
 
+/* "uid UID (NAME)" as ringctl names a user, or "uid UID" for a uid without a name. */
+static const char *owner_text(uid_t uid)
+{
+    const struct passwd *user = getpwuid(uid);
+    if (user != NULL)
+        return fmt("uid %lu (%s)", (unsigned long)uid, user->pw_name);
+    return fmt("uid %lu", (unsigned long)uid);
+}
+
+/* What ringctl says when RING_NAME's directory belongs to OWNER and we change it. */
+static const char *belongs_message(const char *ring_name, uid_t owner)
+{
+    return fmt("ringctl: error: ring '%s': %s is a directory owned by %s: the ring "
+               "belongs to that user, and only its owner can change or destroy it\n",
+               ring_name, test_ring_path(ring_name), owner_text(owner));
+}
+
+/* Runs ringctl as NOBODY and checks its exit status, stdout and stderr exactly. */
+#define EXPECT_NOBODY(status_, out_, err_, ...)                                          \
+    do {                                                                                 \
+        struct run r_;                                                                   \
+        run_as(&r_, NOBODY, NULL, (const char *const[]){__VA_ARGS__, NULL});             \
+        ck_assert_str_eq(r_.err, (err_));                                                \
+        ck_assert_str_eq(r_.out, (out_));                                                \
+        ck_assert_int_eq(r_.status, (status_));                                          \
+        run_free(&r_);                                                                   \
+    } while (0)
+
 START_TEST(test_error_permission)
 {
     make_ring();
     struct saved_ring saved = save_ring(ring);
-    const char *message =
-        fmt("ringctl: error: cannot open ring '%s': permission denied\n", ring);
-    struct run r;
-    if (geteuid() == 0) {
-        /* As an unprivileged user, the 0644 ring can be read but not written. */
-        const uid_t nobody = 65534;
-        run_as(&r, nobody, NULL,
-               (const char *const[]){"-r", ring, "add", "n", "n:1", NULL});
-        ck_assert_str_eq(r.err, message);
-        ck_assert_str_eq(r.out, "");
-        ck_assert_int_eq(r.status, 1);
-        run_free(&r);
-        run_as(&r, nobody, NULL, (const char *const[]){"-r", ring, "dump", NULL});
-        ck_assert_str_eq(r.err, "");
-        ck_assert_str_eq(r.out, saved.json);
-        ck_assert_int_eq(r.status, 0);
-        run_free(&r);
-        run_as(&r, nobody, NULL, (const char *const[]){"-r", ring, "destroy", NULL});
+    if (geteuid() != 0) {
+        /* Another user needs root; the owner itself is refused a lock it cannot
+         * open. */
+        char lock[600];
+        snprintf(lock, sizeof(lock), "%s", test_object_path(ring, "lock"));
+        ck_assert_int_eq(chmod(lock, 0400), 0);
+        struct run r;
+        RUN(&r, "-r", ring, "add", "n", "n:1");
+        ck_assert_int_eq(chmod(lock, 0600), 0);
         ck_assert_str_eq(
             r.err,
-            fmt("ringctl: error: cannot destroy ring '%s': permission denied\n", ring));
-        ck_assert_int_eq(r.status, 1);
-        run_free(&r);
-    } else {
-        /* The owner itself cannot write a ring whose mode says read-only. */
-        ck_assert_int_eq(chmod(fmt("/dev/shm/shmring.%s", ring), 0444), 0);
-        RUN(&r, "-r", ring, "add", "n", "n:1");
-        ck_assert_int_eq(chmod(fmt("/dev/shm/shmring.%s", ring), 0644), 0);
-        ck_assert_str_eq(r.err, message);
+            fmt("ringctl: error: cannot open ring '%s': permission denied\n", ring));
         ck_assert_str_eq(r.out, "");
         ck_assert_int_eq(r.status, 1);
         run_free(&r);
+        assert_ring_unchanged(ring, &saved);
+        return;
     }
+    /* Another user can read a 0644 ring, and change nothing of it: not even root's
+     * writers' lock is open to it. */
+    const char *belongs = belongs_message(ring, 0);
+    write_file(temp_file,
+               "{\"nodes\": [{\"name\": \"evil\", \"address\": \"6.6.6.6\"}]}");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "add", "n", "n:1");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "remove", "node-a");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "load", temp_file);
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "init");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "destroy");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "destroy", "--dry-run");
+    EXPECT_NOBODY(1, "", belongs, "-r", ring, "add", "n", "n:1", "--dry-run");
+    EXPECT_NOBODY(0, saved.json, "", "-r", ring, "dump");
     assert_ring_unchanged(ring, &saved);
+
+    /* A 0640 ring of root's group: another user can neither read nor change it. */
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+           "", "-r", other, "init", "--mode", "0640", "--group", "0");
+    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", other), "", "-r", other,
+           "add", "n", "n:1");
+    saved = save_ring(other);
+    const char *denied =
+        fmt("ringctl: error: cannot open ring '%s': permission denied\n", other);
+    EXPECT_NOBODY(1, "", denied, "-r", other, "show");
+    EXPECT_NOBODY(1, "", denied, "-r", other, "dump");
+    EXPECT_NOBODY(1, "", denied, "-r", other, "lookup", "k");
+    EXPECT_NOBODY(1, "", denied, "-r", other, "add", "m", "m:1");
+    EXPECT_NOBODY(1, "", denied, "-r", other, "down", "n");
+    EXPECT_NOBODY(
+        1, "",
+        fmt("ringctl: error: cannot destroy ring '%s': permission denied\n", other), "-r",
+        other, "destroy");
+    assert_ring_unchanged(other, &saved);
+    ck_assert_uint_eq(status_of(other).mode, 0640);
 }
 END_TEST
 
@@ -1711,6 +1866,10 @@ START_TEST(test_bad_arguments_matrix)
             INIT_REFUSED("--table-size", n);
     }
     REFUSED("-r", ring, "lookup", "-n", "65", "k");
+    REFUSED("-r", ring, "show", "--owner", "no-such-user-here");
+    REFUSED("-r", ring, "show", "--wait", "1");
+    REFUSED("-r", ring, "add", "n", "a", "--owner", "0");
+    REFUSED("-r", ring, "--dir", "/nonexistent", "add", "n", "a");
 
     /* Every bad name and address, and overlong ones. */
     for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
@@ -1729,6 +1888,15 @@ START_TEST(test_bad_arguments_matrix)
     INIT_REFUSED("--mode", "999");
     INIT_REFUSED("--mode", "rw");
     INIT_REFUSED("--mode", "4644");
+    INIT_REFUSED("--mode", "0");
+    INIT_REFUSED("--mode", "0660");
+    INIT_REFUSED("--mode", "0666");
+    INIT_REFUSED("--mode", "0400");
+    INIT_REFUSED("--wait", "-1");
+    INIT_REFUSED("--wait", "1.5");
+    INIT_REFUSED("--wait", "2147484");
+    INIT_REFUSED("--owner", "0");
+    INIT_REFUSED("--dir", "");
     INIT_REFUSED("--group", "no-such-group-here");
 
     /* Invalid ring names and missing rings, for every command that names one. */
@@ -1849,6 +2017,854 @@ START_TEST(test_bad_json_matrix)
 }
 END_TEST
 
+/* ---- hygiene: closed descriptors, failing output, waiting ---------------------- */
+
+/* Runs ringctl with descriptor CLOSED_FD closed (or stdout on STDOUT_PATH) and checks
+ * its exit status, and stdout and stderr where they are captured, exactly. */
+static void expect_spawned(const struct spawn *how, const char *input, int status,
+                           const char *out, const char *err, const char *const *args)
+{
+    struct run r;
+    run_with(&r, how, input, args);
+    ck_assert_msg(r.status == status, "%s %s (fd %d closed): exit %d, stderr '%s'",
+                  args[2], args[3] != NULL ? args[3] : "", how->closed_fd, r.status,
+                  r.err);
+    if (how->closed_fd != 1 && how->stdout_path == NULL)
+        ck_assert_str_eq(r.out, out);
+    if (how->closed_fd != 2)
+        ck_assert_str_eq(r.err, err);
+    run_free(&r);
+}
+
+#define EXPECT_CLOSED(fd_, input_, status_, out_, err_, ...)                             \
+    do {                                                                                 \
+        struct spawn how_ = spawn_default;                                               \
+        how_.closed_fd = (fd_);                                                          \
+        expect_spawned(&how_, (input_), (status_), (out_), (err_),                       \
+                       (const char *const[]){__VA_ARGS__, NULL});                        \
+    } while (0)
+
+/* Runs a reading command once with every descriptor open, then with FD closed, and
+ * checks that both runs give the same exit status and output. */
+static void expect_closed_like_open(int fd, const char *input, const char *const *args)
+{
+    struct run open;
+    run_as(&open, (uid_t)-1, input, args);
+    ck_assert_int_eq(open.status, 0);
+    ck_assert_str_eq(open.err, "");
+    struct spawn how = spawn_default;
+    how.closed_fd = fd;
+    expect_spawned(&how, input, open.status, open.out, open.err, args);
+    run_free(&open);
+}
+
+/* The number of entries of RING_NAME's directory in temp_dir, and its lock file's
+ * size: what a message written into a ring's descriptor would change. */
+static int temp_ring_files(const char *ring_name)
+{
+    return count_entries(fmt("%s/shmring.%s", temp_dir, ring_name));
+}
+
+static off_t temp_lock_size(const char *ring_name)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(fmt("%s/shmring.%s/lock", temp_dir, ring_name), &st), 0);
+    return st.st_size;
+}
+
+/*
+ * Every command with descriptor 0, 1 or 2 closed: ringctl must first put /dev/null
+ * there, so that no ring object it opens takes the number and receives its output or
+ * its messages. Without that, stdout closed makes every report fail ("Bad file
+ * descriptor") and a message could land in a ring's file.
+ */
+START_TEST(test_closed_standard_descriptors)
+{
+    /* A private ring directory, named through the environment, keeps `list`
+     * deterministic. */
+    const char *dir = make_ring_directory();
+    ck_assert_int_eq(setenv("SHMRING_DIR", dir, 1), 0);
+    const char *nodes = "{\"nodes\": [{\"name\": \"node-a\", \"address\": \"a:1\"}, "
+                        "{\"name\": \"node-b\", \"address\": \"b:1\"}]}";
+    write_file(temp_file, nodes);
+    shmring_params_t base;
+    shmring_params_default(&base);
+    shmring_nodeset_t *set = NULL;
+    shmring_json_error_t error;
+    ck_assert_int_eq(shmring_nodeset_from_json("", 0, &base, &set, &error),
+                     SHMRING_EJSON);
+    const char *empty_input = fmt("ringctl: error: <stdin>: %s\n", error.text);
+
+    for (int fd = 0; fd <= 2; fd++) {
+        EXPECT_CLOSED(
+            fd, NULL, 0,
+            fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+            "-r", ring, "init");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
+                          "changed): generation 2\n",
+                          ring),
+                      "", "-r", ring, "load", temp_file);
+        /* Standard input closed reads as empty: a refused node set, not a hang. */
+        if (fd == 0)
+            EXPECT_CLOSED(fd, nodes, 1, "", empty_input, "-r", ring, "load", "-");
+        else
+            EXPECT_CLOSED(fd, nodes, 0,
+                          fmt("ring '%s' already has this node set (2 nodes)\n", ring),
+                          "", "-r", ring, "load", "-");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("added node-c (id 2) to ring '%s': generation 3\n", ring), "",
+                      "-r", ring, "add", "node-c", "c:1");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("changed weight of node-c (id 2) from 1 to 2 in ring '%s': "
+                          "generation 4\n",
+                          ring),
+                      "", "-r", ring, "weight", "node-c", "2");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("marked node-c (id 2) down in ring '%s': generation 5\n", ring),
+                      "", "-r", ring, "down", "node-c");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("marked node-c (id 2) up in ring '%s': generation 6\n", ring),
+                      "", "-r", ring, "up", "node-c");
+        EXPECT_CLOSED(fd, NULL, 0,
+                      fmt("removed node-c (id 2) from ring '%s': generation 7\n", ring),
+                      "", "-r", ring, "remove", "node-c");
+        expect_closed_like_open(fd, NULL,
+                                (const char *const[]){"-r", ring, "show", NULL});
+        expect_closed_like_open(
+            fd, NULL, (const char *const[]){"-r", ring, "--json", "show", NULL});
+        expect_closed_like_open(
+            fd, NULL, (const char *const[]){"-r", ring, "lookup", "k1", "k2", NULL});
+        expect_closed_like_open(fd, NULL,
+                                (const char *const[]){"-r", ring, "dump", NULL});
+        expect_closed_like_open(fd, NULL, (const char *const[]){"list", NULL});
+        expect_closed_like_open(fd, NULL, (const char *const[]){"list", "--json", NULL});
+        if (fd == 0)
+            EXPECT_CLOSED(fd, NULL, 0, "", "", "-r", ring, "lookup", "--stdin");
+        else
+            expect_closed_like_open(
+                fd, "k1\nk2\n",
+                (const char *const[]){"-r", ring, "lookup", "--stdin", NULL});
+
+        /* Failing commands change nothing, and their message goes nowhere but to
+         * stderr (or /dev/null): the ring's files are as they were. */
+        struct saved_ring saved = save_ring(ring);
+        ck_assert_int_eq(temp_ring_files(ring), 3); /* control, lock, version.7 */
+        EXPECT_CLOSED(
+            fd, NULL, 1, "",
+            fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring),
+            "-r", ring, "add", "node-a", "dup");
+        EXPECT_CLOSED(fd, NULL, 1, "",
+                      fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring),
+                      "-r", ring, "down", "nope");
+        EXPECT_CLOSED(fd, NULL, 2, "",
+                      "ringctl: error: weight must be an integer from 1 to 65535: '0'\n",
+                      "-r", ring, "weight", "node-a", "0");
+        EXPECT_CLOSED(fd, NULL, 1, "",
+                      fmt("ringctl: error: ring '%s' already exists\n", ring), "-r", ring,
+                      "init");
+        assert_ring_unchanged(ring, &saved);
+        ck_assert_uint_eq(generation_of(ring), 7);
+        ck_assert_int_eq(temp_ring_files(ring), 3);
+        ck_assert_int_eq(temp_lock_size(ring), 0);
+
+        EXPECT_CLOSED(fd, NULL, 0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring,
+                      "destroy");
+        ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
+        ck_assert_int_eq(count_entries(dir), 0);
+    }
+}
+END_TEST
+
+#define EXPECT_FULL(status_, err_, ...)                                                  \
+    do {                                                                                 \
+        struct spawn how_ = spawn_default;                                               \
+        how_.stdout_path = "/dev/full";                                                  \
+        expect_spawned(&how_, NULL, (status_), "", (err_),                               \
+                       (const char *const[]){__VA_ARGS__, NULL});                        \
+    } while (0)
+#define EXPECT_FULL_INPUT(input_, status_, err_, ...)                                    \
+    do {                                                                                 \
+        struct spawn how_ = spawn_default;                                               \
+        how_.stdout_path = "/dev/full";                                                  \
+        expect_spawned(&how_, (input_), (status_), "", (err_),                           \
+                       (const char *const[]){__VA_ARGS__, NULL});                        \
+    } while (0)
+
+/*
+ * Every command with its stdout on /dev/full: the report cannot be written, and the
+ * error must say whether the ring changed all the same (a retried `init` would
+ * otherwise meet "already exists", a retried `add` a duplicate). A command that
+ * changed nothing fails with a plain error.
+ */
+/* What ringctl says when it published GENERATION of RING_NAME but its report could
+ * not be written to /dev/full. */
+static const char *published(const char *ring_name, int generation)
+{
+    return fmt("ringctl: error: ring '%s': generation %d was published, but its report "
+               "could not be written: No space left on device\n",
+               ring_name, generation);
+}
+
+START_TEST(test_output_full)
+{
+    const char *plain = "ringctl: error: cannot write output: No space left on device\n";
+    EXPECT_FULL(1, published(ring, 1), "-r", ring, "init");
+    ck_assert_uint_eq(generation_of(ring), 1); /* published, so not removed again */
+    EXPECT_FULL(1, published(ring, 2), "-r", ring, "add", "node-a", "a:1");
+    EXPECT_FULL(1, published(ring, 3), "-r", ring, "--json", "add", "node-b", "b:1");
+    EXPECT_FULL(1, published(ring, 4), "-r", ring, "weight", "node-b", "3");
+    EXPECT_FULL(1, published(ring, 5), "-r", ring, "down", "node-b");
+    EXPECT_FULL(1, published(ring, 6), "-r", ring, "up", "node-b");
+    EXPECT_FULL(1, published(ring, 7), "-r", ring, "remove", "node-b");
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-z\", \"address\": \"z:1\"}]}");
+    EXPECT_FULL(1, published(ring, 8), "-r", ring, "load", temp_file);
+    ck_assert_uint_eq(generation_of(ring), 8);
+
+    /* Nothing published: a plain error. */
+    struct saved_ring saved = save_ring(ring);
+    EXPECT_FULL(1, plain, "-r", ring, "load", temp_file);
+    EXPECT_FULL(1, plain, "-r", ring, "up", "node-z");
+    EXPECT_FULL(1, plain, "-r", ring, "add", "node-y", "y:1", "--dry-run");
+    EXPECT_FULL(1, plain, "-r", ring, "destroy", "--dry-run");
+    EXPECT_FULL(1, plain, "-r", ring, "show");
+    EXPECT_FULL(1, plain, "-r", ring, "show", "--json");
+    EXPECT_FULL(1, plain, "-r", ring, "lookup", "k");
+    EXPECT_FULL(1, plain, "-r", ring, "lookup", "k", "--json");
+    EXPECT_FULL_INPUT("k\n", 1, plain, "-r", ring, "lookup", "--stdin");
+    EXPECT_FULL(1, plain, "-r", ring, "dump");
+    EXPECT_FULL(1, plain, "list");
+    EXPECT_FULL(1, plain, "list", "--json");
+    EXPECT_FULL(1, plain, "--help");
+    EXPECT_FULL(1, plain, "--version");
+    /* A command that fails says why, and only that. */
+    EXPECT_FULL(1,
+                fmt("ringctl: error: node 'node-z' already exists in ring '%s'\n", ring),
+                "-r", ring, "add", "node-z", "dup");
+    assert_ring_unchanged(ring, &saved);
+
+    /* Output larger than stdio's buffer fails while it is written, not at the end. */
+    char *big = malloc(64 * 1024);
+    ck_assert_ptr_nonnull(big);
+    size_t len = (size_t)sprintf(big, "{\"nodes\": [");
+    for (int i = 0; i < 500; i++)
+        len += (size_t)sprintf(big + len,
+                               "%s{\"name\": \"node-%03d\", \"address\": "
+                               "\"10.0.%d.%d:11211\"}",
+                               i > 0 ? ", " : "", i, i / 256, i % 256);
+    sprintf(big + len, "]}");
+    write_file(temp_file, big);
+    free(big);
+    /* load creates `other` and publishes it: it stays although the report failed. */
+    EXPECT_FULL(1, published(other, 1), "-r", other, "load", temp_file);
+    ck_assert_uint_eq(generation_of(other), 1);
+    EXPECT_FULL(1, plain, "-r", other, "dump");
+    EXPECT_FULL(1, plain, "-r", other, "show");
+
+    EXPECT_FULL(
+        1,
+        fmt("ringctl: error: ring '%s' was destroyed, but its report could not be "
+            "written: No space left on device\n",
+            ring),
+        "-r", ring, "destroy");
+    ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
+}
+END_TEST
+
+/* A process that holds RING_NAME's writers' lock, as another writer would. */
+struct lock_holder {
+    pid_t pid;
+    int release; /* closing it releases the lock */
+};
+
+static struct lock_holder hold_lock(const char *ring_name)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s", test_object_path(ring_name, "lock"));
+    int ready[2], release[2];
+    ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(release, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        char byte = 1;
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], &byte, 1) != 1)
+            _exit(1);
+        close(release[1]);
+        while (read(release[0], &byte, 1) < 0 && errno == EINTR)
+            continue;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(release[0]);
+    char byte;
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    return (struct lock_holder){.pid = pid, .release = release[1]};
+}
+
+static void release_lock(struct lock_holder *holder)
+{
+    close(holder->release);
+    int status;
+    ck_assert_int_eq(waitpid(holder->pid, &status, 0), holder->pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Reads from FD until TEXT holds a whole line (or end of file); returns it. */
+static char *read_line(int fd)
+{
+    char *text = calloc(1, 1);
+    size_t len = 0;
+    while (strchr(text, '\n') == NULL) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        ck_assert_msg(poll(&pfd, 1, ANSWER_TIMEOUT_MS) == 1, "no line after %d ms",
+                      ANSWER_TIMEOUT_MS);
+        if (!drain(fd, &text, &len))
+            break;
+    }
+    return text;
+}
+
+/* Reads FD to its end. */
+static char *read_all(int fd)
+{
+    char *text = calloc(1, 1);
+    size_t len = 0;
+    while (drain(fd, &text, &len))
+        continue;
+    return text;
+}
+
+/*
+ * Another writer holds the ring's lock: --wait 0 fails at once, --wait N after
+ * saying once that it waits, and both leave the ring as it was; without --wait the
+ * writer says that it waits, then goes on when the lock is free.
+ */
+START_TEST(test_wait_for_lock)
+{
+    make_ring();
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    struct saved_ring saved = save_ring(ring);
+    struct lock_holder holder = hold_lock(ring);
+    const char *busy0 = fmt("ringctl: error: ring '%s': another writer holds the ring's "
+                            "lock (waited 0 s)\n",
+                            ring);
+    EXPECT(1, "", busy0, "--wait", "0", "-r", ring, "add", "n", "n:1");
+    EXPECT(1, "", busy0, "-r", ring, "remove", "node-a", "--wait", "0");
+    EXPECT(1, "", busy0, "-r", ring, "load", temp_file, "--wait=0");
+    EXPECT(1, "", busy0, "-r", ring, "destroy", "--wait", "0");
+    EXPECT(
+        1, "",
+        fmt("ringctl: waiting up to 1 s for another writer of ring '%s' to finish\n"
+            "ringctl: error: ring '%s': another writer holds the ring's lock (waited 1 "
+            "s)\n",
+            ring, ring),
+        "-r", ring, "--wait", "1", "add", "n", "n:1");
+    /* Reading takes no lock. */
+    EXPECT(0, saved.json, "", "-r", ring, "dump");
+    assert_ring_unchanged(ring, &saved);
+
+    struct child c = child_start(
+        (const char *const[]){"-r", ring, "add", "n", "n:1", NULL}, (uid_t)-1);
+    close(c.in);
+    char *line = read_line(c.err);
+    ck_assert_str_eq(line, fmt("ringctl: waiting for another writer of ring '%s' to "
+                               "finish (--wait SECONDS bounds this)\n",
+                               ring));
+    free(line);
+    release_lock(&holder);
+    char *out = read_all(c.out), *err = read_all(c.err);
+    ck_assert_str_eq(err, "");
+    ck_assert_str_eq(out, fmt("added n (id 2) to ring '%s': generation 4\n", ring));
+    free(out);
+    free(err);
+    close(c.out);
+    close(c.err);
+    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_uint_eq(generation_of(ring), 4);
+}
+END_TEST
+
+/* ---- where rings live, and whose rings are read ---------------------------------- */
+
+START_TEST(test_ring_directory)
+{
+    const char *dir = make_ring_directory();
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "--dir", dir, "-r", ring, "init");
+    ck_assert_int_eq(access(fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
+    ck_assert_int_eq(test_ring_entries(ring), 0); /* nothing in the default directory */
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring),
+           "-r", ring, "show");
+
+    /* SHMRING_DIR names it too, for every command. */
+    ck_assert_int_eq(setenv("SHMRING_DIR", dir, 1), 0);
+    EXPECT(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "a", "a:1");
+    EXPECT(0, fmt("%s\t2\t1\tring\n", ring), "", "list");
+    EXPECT(
+        0,
+        fmt("[\n  {\n    \"ring\": \"%s\",\n    \"generation\": 2,\n    \"nodes\": 1,\n"
+            "    \"up\": 1,\n    \"algorithm\": \"ring\"\n  }\n]\n",
+            ring),
+        "", "list", "--json");
+    EXPECT(0, "k\ta\ta:1\n", "", "-r", ring, "lookup", "k");
+    char *json = json_of(ring);
+    EXPECT(0, json, "", "-r", ring, "dump");
+    free(json);
+
+    /* --dir wins over SHMRING_DIR. */
+    ck_assert_int_eq(setenv("SHMRING_DIR", "/nonexistent-ring-dir", 1), 0);
+    EXPECT(0, fmt("%s\t2\t1\tring\n", ring), "", "--dir", dir, "list");
+    EXPECT(1, "",
+           fmt("ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
+               "not exist\n",
+               ring),
+           "-r", ring, "show");
+    EXPECT(1, "",
+           fmt("ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
+               "not exist\n",
+               ring),
+           "-r", ring, "add", "b", "b:1");
+    EXPECT(1, "",
+           "ringctl: error: cannot list rings in /nonexistent-ring-dir: No such file or "
+           "directory\n",
+           "list");
+    ck_assert_int_eq(unsetenv("SHMRING_DIR"), 0);
+
+    /* A directory that others may write, without the sticky bit, lets them rename
+     * rings away: refused for reading and writing. */
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    const char *unsafe =
+        fmt("ringctl: error: ring '%s': the ring directory %s is unsafe: "
+            "others can write it and it is not sticky, so anyone could "
+            "rename or remove rings in it\n",
+            ring, dir);
+    EXPECT(1, "", unsafe, "--dir", dir, "-r", ring, "show");
+    EXPECT(1, "", unsafe, "--dir", dir, "-r", ring, "add", "b", "b:1");
+    ck_assert_int_eq(chmod(dir, 0700), 0);
+    ck_assert_uint_eq(generation_of(ring), 2);
+
+    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "--dir", dir, "-r", ring,
+           "destroy");
+    ck_assert_int_eq(count_entries(dir), 0);
+}
+END_TEST
+
+/* SHMRING_RING= and SHMRING_DIR= (set but empty) are errors, not the defaults. */
+START_TEST(test_environment_empty)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    ck_assert_int_eq(setenv("SHMRING_RING", "", 1), 0);
+    const char *ring_empty = "ringctl: error: SHMRING_RING is set but empty: unset it "
+                             "(for the ring 'default') or name a ring\n";
+    EXPECT(2, "", ring_empty, "show");
+    EXPECT(2, "", ring_empty, "init");
+    EXPECT(2, "", ring_empty, "add", "n", "n:1");
+    EXPECT(2, "", ring_empty, "lookup", "k");
+    EXPECT(2, "", ring_empty, "destroy");
+    /* -r wins, and list names no ring. */
+    char *json = json_of(ring);
+    EXPECT(0, json, "", "-r", ring, "dump");
+    struct run r;
+    RUN(&r, "list");
+    ck_assert_int_eq(r.status, 0);
+    const char *line = strstr(r.out, fmt("%s\t3\t2\tring\n", ring));
+    ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
+    run_free(&r);
+    ck_assert_int_eq(unsetenv("SHMRING_RING"), 0);
+
+    ck_assert_int_eq(setenv("SHMRING_DIR", "", 1), 0);
+    const char *dir_empty = "ringctl: error: SHMRING_DIR is set but empty: unset it (for "
+                            "/dev/shm) or name a directory\n";
+    EXPECT(2, "", dir_empty, "-r", ring, "show");
+    EXPECT(2, "", dir_empty, "-r", ring, "add", "n", "n:1");
+    EXPECT(2, "", dir_empty, "-r", ring, "destroy");
+    EXPECT(2, "", dir_empty, "list");
+    EXPECT(0, json, "", "-r", ring, "--dir", SHMRING_DEFAULT_DIRECTORY, "dump");
+    free(json);
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+/* Each valid mode gives the ring, and its directory, exactly the access it says. */
+START_TEST(test_init_modes)
+{
+    const unsigned modes[] = {0600, 0640, 0604, 0644};
+    const unsigned directory_modes[] = {0700, 0750, 0705, 0755};
+    for (size_t i = 0; i < 4; i++) {
+        EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+               "", "-r", ring, "init", "--mode", fmt("%04o", modes[i]));
+        ck_assert_uint_eq(status_of(ring).mode, modes[i]);
+        struct stat st;
+        ck_assert_int_eq(stat(test_ring_path(ring), &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, directory_modes[i]);
+        ck_assert_int_eq(stat(test_object_path(ring, "lock"), &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        /* Versions are read-only, even for the owner. */
+        ck_assert_int_eq(stat(test_object_path(ring, "version.1"), &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, modes[i] & 0444);
+        EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    }
+    /* Without --mode: 0644. */
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    ck_assert_uint_eq(status_of(ring).mode, 0644);
+}
+END_TEST
+
+/* Checks that COMMAND on RING_NAME, squatted by what MESSAGE describes, fails with
+ * MESSAGE (exit 1) for every command. */
+static void expect_squatted(const char *ring_name, const char *message)
+{
+    EXPECT(1, "", message, "-r", ring_name, "init");
+    EXPECT(1, "", message, "-r", ring_name, "init", "--dry-run");
+    EXPECT(1, "", message, "-r", ring_name, "load", temp_file);
+    EXPECT(1, "", message, "-r", ring_name, "add", "n", "n:1");
+    EXPECT(1, "", message, "-r", ring_name, "add", "n", "n:1", "--dry-run");
+    EXPECT(1, "", message, "-r", ring_name, "down", "n");
+    EXPECT(1, "", message, "-r", ring_name, "show");
+    EXPECT(1, "", message, "-r", ring_name, "dump");
+    EXPECT(1, "", message, "-r", ring_name, "lookup", "k");
+    EXPECT(1, "", message, "-r", ring_name, "lookup", "--stdin");
+    EXPECT(1, "", message, "-r", ring_name, "destroy");
+    EXPECT(1, "", message, "-r", ring_name, "destroy", "--dry-run");
+    /* list names it, and goes on. */
+    struct run r;
+    RUN(&r, "list");
+    ck_assert_int_eq(r.status, 0);
+    char warning[8192];
+    snprintf(warning, sizeof(warning), "ringctl: warning: ring '%s': skipped: %s",
+             ring_name,
+             message + strlen("ringctl: error: ring '': ") + strlen(ring_name));
+    const char *found = strstr(r.err, warning);
+    ck_assert_msg(found != NULL && (found == r.err || found[-1] == '\n'), "%s", r.err);
+    ck_assert_ptr_null(strstr(r.out, ring_name));
+    run_free(&r);
+}
+
+/* What ringctl says of RING_NAME when PATH is a KIND of OWNER. */
+static const char *not_ring(const char *ring_name, const char *path, const char *kind,
+                            uid_t owner)
+{
+    return fmt("ringctl: error: ring '%s': %s is a %s owned by %s, not a ring of yours; "
+               "remove it or use another ring name\n",
+               ring_name, path, kind, owner_text(owner));
+}
+
+/*
+ * Something that is not a ring has a ring's name: a FIFO, a file, a socket, a
+ * symbolic link (even to a real ring), a directory that others can write. Every
+ * command refuses it, naming the path, its kind and its owner, and leaves it alone.
+ */
+START_TEST(test_squatted_names)
+{
+    uid_t squatter = geteuid() == 0 ? NOBODY : geteuid();
+    const char *path = test_ring_path(ring);
+    char saved_path[600];
+    snprintf(saved_path, sizeof(saved_path), "%s", path);
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    struct stat st;
+
+    ck_assert_int_eq(mkfifo(saved_path, 0666), 0);
+    ck_assert_int_eq(lchown(saved_path, squatter, squatter), 0);
+    expect_squatted(ring, not_ring(ring, saved_path, "FIFO", squatter));
+    ck_assert_int_eq(lstat(saved_path, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    ck_assert_int_eq(unlink(saved_path), 0);
+
+    int fd = open(saved_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fchown(fd, squatter, squatter), 0);
+    close(fd);
+    expect_squatted(ring, not_ring(ring, saved_path, "regular file", squatter));
+    ck_assert_int_eq(lstat(saved_path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(unlink(saved_path), 0);
+
+    /* A symbolic link is never followed, even to a ring of ours. */
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+           "", "-r", other, "init");
+    ck_assert_int_eq(symlink(test_ring_path(other), saved_path), 0);
+    ck_assert_int_eq(lchown(saved_path, squatter, squatter), 0);
+    expect_squatted(ring, not_ring(ring, saved_path, "symbolic link", squatter));
+    ck_assert_int_eq(unlink(saved_path), 0);
+    ck_assert_uint_eq(generation_of(other), 1);
+
+    /* A directory that others may write: its owner's or not, its contents could be
+     * anyone's. */
+    ck_assert_int_eq(mkdir(saved_path, 0700), 0);
+    ck_assert_int_eq(chmod(saved_path, 0777), 0);
+    expect_squatted(ring,
+                    fmt("ringctl: error: ring '%s': %s is a directory owned by %s that "
+                        "others can write (mode 0777), not a ring; remove it or use "
+                        "another ring name\n",
+                        ring, saved_path, owner_text(geteuid())));
+    ck_assert_int_eq(rmdir(saved_path), 0);
+    assert_no_objects(ring);
+}
+END_TEST
+
+/*
+ * Root and another user's ring: root may read it only when told to trust that user
+ * (--owner), and can never change or destroy it; nor can it take the name.
+ */
+START_TEST(test_foreign_ring)
+{
+    if (geteuid() != 0) {
+        printf("test_foreign_ring: skipped (needs root to act as another user)\n");
+        return;
+    }
+    EXPECT_NOBODY(0,
+                  fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+                  "", "-r", ring, "init");
+    EXPECT_NOBODY(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+                  ring, "add", "a", "a:1");
+    ck_assert_int_eq(status_error(ring), SHMRING_EOWNER);
+    const char *untrusted = fmt(
+        "ringctl: error: ring '%s': %s is a directory owned by %s, a user whose rings "
+        "are not accepted (to read it anyway, add --owner nobody)\n",
+        ring, test_ring_path(ring), owner_text(NOBODY));
+    EXPECT(1, "", untrusted, "-r", ring, "show");
+    EXPECT(1, "", untrusted, "-r", ring, "dump");
+    EXPECT(1, "", untrusted, "-r", ring, "lookup", "k");
+    EXPECT(0, "k\ta\ta:1\n", "", "-r", ring, "--owner", "nobody", "lookup", "k");
+    EXPECT(0, "k\ta\ta:1\n", "", "-r", ring, "--owner", "65534", "lookup", "k");
+    struct run r;
+    RUN(&r, "-r", ring, "show", "--owner", "nobody");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strncmp(r.out, fmt("ring:          %s\ngeneration:    2\n", ring),
+                          strlen(fmt("ring:          %s\ngeneration:    2\n", ring))) ==
+                      0,
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "\nowner:         uid 65534\n") != NULL, "%s", r.out);
+    run_free(&r);
+
+    const char *belongs = belongs_message(ring, NOBODY);
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    EXPECT(1, "", belongs, "-r", ring, "add", "b", "b:1");
+    EXPECT(1, "", belongs, "-r", ring, "load", temp_file);
+    EXPECT(1, "", belongs, "-r", ring, "init");
+    EXPECT(1, "", belongs, "-r", ring, "destroy");
+    EXPECT(1, "", belongs, "-r", ring, "down", "a", "--dry-run");
+    EXPECT_NOBODY(0, "k\ta\ta:1\n", "", "-r", ring, "lookup", "k");
+    EXPECT_NOBODY(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    assert_no_objects(ring);
+}
+END_TEST
+
+/*
+ * `list` goes on past rings it cannot read, naming each on stderr: a dangling
+ * symbolic link, another user's directory, a private ring of root's. It used to
+ * abort ("double free or corruption") as soon as one sorted after a readable ring.
+ */
+START_TEST(test_list_skips_unreadable)
+{
+    make_ring(); /* sorts first: the others' names come later from the same counter */
+    char third[SHMRING_RING_NAME_MAX + 1], fourth[SHMRING_RING_NAME_MAX + 1];
+    snprintf(third, sizeof(third), "%s", test_ring_name("ctl"));
+    snprintf(fourth, sizeof(fourth), "%s", test_ring_name("ctl"));
+    ck_assert_int_lt(strcmp(ring, other), 0);
+    char link_path[600], third_path[600];
+    snprintf(link_path, sizeof(link_path), "%s", test_ring_path(other));
+    snprintf(third_path, sizeof(third_path), "%s", test_ring_path(third));
+    ck_assert_int_eq(symlink("/nonexistent-ring-target", link_path), 0);
+    const char *link_warning = fmt("ringctl: warning: ring '%s': skipped: %s is a "
+                                   "symbolic link owned by %s, not a ring of yours; "
+                                   "remove it or use another ring name\n",
+                                   other, link_path, owner_text(geteuid()));
+    const char *listed = fmt("%s\t3\t2\tring\n", ring);
+    struct run r;
+    for (int json = 0; json < 2; json++) {
+        if (json)
+            RUN(&r, "list", "--json");
+        else
+            RUN(&r, "list");
+        ck_assert_int_eq(r.status, 0);
+        const char *found = strstr(r.err, link_warning);
+        ck_assert_msg(found != NULL && (found == r.err || found[-1] == '\n'), "%s",
+                      r.err);
+        if (!json) {
+            found = strstr(r.out, listed);
+            ck_assert_msg(found != NULL && (found == r.out || found[-1] == '\n'), "%s",
+                          r.out);
+        } else {
+            ck_assert_msg(strstr(r.out, fmt("\"ring\": \"%s\"", ring)) != NULL, "%s",
+                          r.out);
+        }
+        ck_assert_ptr_null(strstr(r.out, other));
+        run_free(&r);
+    }
+    if (geteuid() == 0) {
+        /* Another user's directory, which root does not trust... */
+        ck_assert_int_eq(mkdir(third_path, 0755), 0);
+        ck_assert_int_eq(chown(third_path, NOBODY, NOBODY), 0);
+        /* ...and a private ring of root's, which that user cannot read. */
+        EXPECT(0,
+               fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", fourth),
+               "", "-r", fourth, "init", "--mode", "0600");
+        RUN(&r, "list");
+        ck_assert_int_eq(r.status, 0);
+        const char *warning =
+            fmt("ringctl: warning: ring '%s': skipped: %s is a directory owned by %s, a "
+                "user whose rings are not accepted (to read it anyway, add --owner "
+                "nobody)\n",
+                third, third_path, owner_text(NOBODY));
+        ck_assert_msg(strstr(r.err, warning) != NULL, "%s", r.err);
+        ck_assert_msg(strstr(r.out, listed) != NULL, "%s", r.out);
+        ck_assert_msg(strstr(r.out, fmt("%s\t1\t0\tring\n", fourth)) != NULL, "%s",
+                      r.out);
+        run_free(&r);
+
+        run_as(&r, NOBODY, NULL, (const char *const[]){"list", NULL});
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_msg(strstr(r.out, listed) != NULL, "%s", r.out);
+        ck_assert_ptr_null(strstr(r.out, fourth));
+        ck_assert_ptr_null(strstr(r.out, third));
+        ck_assert_msg(
+            strstr(r.err, fmt("ringctl: warning: ring '%s': skipped: permission "
+                              "denied\n",
+                              fourth)) != NULL,
+            "%s", r.err);
+        ck_assert_msg(
+            strstr(r.err, fmt("ringctl: warning: ring '%s': skipped: %s is a "
+                              "directory owned by %s that holds no ring; remove "
+                              "it or use another ring name\n",
+                              third, third_path, owner_text(NOBODY))) != NULL,
+            "%s", r.err);
+        run_free(&r);
+        ck_assert_int_eq(rmdir(third_path), 0);
+        ck_assert_int_eq(shmring_ring_destroy(fourth, NULL), 0);
+    }
+    ck_assert_int_eq(unlink(link_path), 0);
+}
+END_TEST
+
+/* A lookup's text answer as ringctl prints it: the key escaped, then the node. */
+static const char *answer_line(const char *key, const char *printed)
+{
+    shmring_t *reader;
+    ck_assert_int_eq(shmring_open(ring, &reader), 0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
+    shmring_close(reader);
+    return fmt("%s\t%s\t%s\n", printed, node.name, node.address);
+}
+
+/*
+ * Keys with control bytes, backslashes and bytes that are not UTF-8 are printed
+ * escaped as --help documents, so that an answer is always one line of three
+ * fields; --json carries them exactly (as a string, or in base64 when not UTF-8).
+ */
+START_TEST(test_lookup_escaping)
+{
+    make_ring();
+    static const char *const keys[][3] = {
+        /* key, as printed, and in JSON as "key" (NULL) or "key_base64" */
+        {"tab\there", "tab\\there", NULL},
+        {"cr\rhere", "cr\\rhere", NULL},
+        {"lf\nhere", "lf\\nhere", NULL},
+        {"back\\slash", "back\\\\slash", NULL},
+        {"\\t", "\\\\t", NULL},
+        {"\x01start", "\\x01start", NULL},
+        {"del\x7f", "del\\x7f", NULL},
+        {"esc\x1b[31m", "esc\\x1b[31m", NULL},
+        {"caf\xc3\xa9", "caf\xc3\xa9", NULL},
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", NULL},
+        {"c1\xc2\x85", "c1\\xc2\\x85", NULL},
+        {"bad\xe9", "bad\\xe9", "YmFk6Q=="},
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80", "7aCA"},
+        {"\xc0\xaf", "\\xc0\\xaf", "wK8="},
+        {"\xe2\x82", "\\xe2\\x82", "4oI="},
+    };
+    const size_t count = sizeof(keys) / sizeof(keys[0]);
+    for (size_t i = 0; i < count; i++) {
+        EXPECT(0, answer_line(keys[i][0], keys[i][1]), "", "-r", ring, "lookup", "--",
+               keys[i][0]);
+        struct run r;
+        RUN(&r, "-r", ring, "--json", "lookup", "--", keys[i][0]);
+        ck_assert_str_eq(r.err, "");
+        ck_assert_int_eq(r.status, 0);
+        json_error_t error;
+        json_t *root = json_loads(r.out, 0, &error);
+        ck_assert_msg(root != NULL, "%s: %s", error.text, r.out);
+        if (keys[i][2] == NULL) {
+            json_t *key = json_object_get(root, "key");
+            ck_assert_uint_eq(json_string_length(key), strlen(keys[i][0]));
+            ck_assert_mem_eq(json_string_value(key), keys[i][0], strlen(keys[i][0]));
+            ck_assert_ptr_null(json_object_get(root, "key_base64"));
+        } else {
+            ck_assert_str_eq(json_string_value(json_object_get(root, "key_base64")),
+                             keys[i][2]);
+            ck_assert_ptr_null(json_object_get(root, "key"));
+        }
+        json_decref(root);
+        run_free(&r);
+    }
+    /* The same through --stdin, one line each (a line cannot hold a LF). */
+    char input[256] = "", expected[2048] = "";
+    for (size_t i = 0; i < count; i++) {
+        if (strchr(keys[i][0], '\n') != NULL)
+            continue;
+        strcat(input, fmt("%s\n", keys[i][0]));
+        strcat(expected, answer_line(keys[i][0], keys[i][1]));
+    }
+    struct run r;
+    RUN_INPUT(&r, input, "-r", ring, "lookup", "--stdin");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+}
+END_TEST
+
+/*
+ * Readers map everything read-only, the owner's readers as another user's: nothing
+ * a reader maps could be written through its mapping. Checked in /proc/PID/maps of a
+ * running `lookup --stdin`.
+ */
+static void assert_maps_read_only(uid_t user)
+{
+    struct child c =
+        child_start((const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, user);
+    ck_assert_str_eq(ask(&c, "k"), owner_line("k"));
+    FILE *maps = fopen(fmt("/proc/%ld/maps", (long)c.pid), "r");
+    ck_assert_ptr_nonnull(maps);
+    char line[1024];
+    char directory[600];
+    snprintf(directory, sizeof(directory), "%s/", test_ring_path(ring));
+    int mapped = 0;
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        if (strstr(line, directory) == NULL)
+            continue;
+        mapped++;
+        /* "START-END PERMS ...": shared and readable, never writable. */
+        const char *perms = strchr(line, ' ');
+        ck_assert_ptr_nonnull(perms);
+        ck_assert_msg(strncmp(perms + 1, "r--s", 4) == 0, "%s", line);
+    }
+    fclose(maps);
+    ck_assert_int_ge(mapped, 1); /* at least the current version */
+    close(c.in);
+    close(c.out);
+    close(c.err);
+    ck_assert_int_eq(child_wait(&c), 0);
+}
+
+START_TEST(test_readers_map_read_only)
+{
+    make_ring();
+    assert_maps_read_only((uid_t)-1);
+    if (geteuid() == 0)
+        assert_maps_read_only(NOBODY);
+}
+END_TEST
+
 static Suite *ringctl_suite(void)
 {
     Suite *suite = suite_create("ringctl");
@@ -1909,6 +2925,27 @@ static Suite *ringctl_suite(void)
     tcase_add_test(live, test_lookup_stdin_follows_changes);
     tcase_add_test(live, test_lookup_stdin_json);
     suite_add_tcase(suite, live);
+
+    TCase *hygiene = tcase_create("hygiene");
+    tcase_add_checked_fixture(hygiene, setup, teardown);
+    tcase_set_timeout(hygiene, 120);
+    tcase_add_test(hygiene, test_closed_standard_descriptors);
+    tcase_add_test(hygiene, test_output_full);
+    tcase_add_test(hygiene, test_wait_for_lock);
+    tcase_add_test(hygiene, test_lookup_escaping);
+    suite_add_tcase(suite, hygiene);
+
+    TCase *trust = tcase_create("trust");
+    tcase_add_checked_fixture(trust, setup, teardown);
+    tcase_set_timeout(trust, 120);
+    tcase_add_test(trust, test_ring_directory);
+    tcase_add_test(trust, test_environment_empty);
+    tcase_add_test(trust, test_init_modes);
+    tcase_add_test(trust, test_squatted_names);
+    tcase_add_test(trust, test_foreign_ring);
+    tcase_add_test(trust, test_list_skips_unreadable);
+    tcase_add_test(trust, test_readers_map_read_only);
+    suite_add_tcase(suite, trust);
     return suite;
 }
 

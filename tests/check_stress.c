@@ -141,28 +141,26 @@ static void setup(void)
 
 static void teardown(void)
 {
-    int err = shmring_ring_destroy(ring);
+    int err = shmring_ring_destroy(ring, NULL);
     ck_assert(err == 0 || err == SHMRING_ENOENT);
+    ck_assert_int_eq(test_ring_entries(ring), 0);
     munmap(shared, sizeof(*shared));
 }
 
 /* ---- Readers -------------------------------------------------------------- */
 
-/* Counts this process's mappings of the ring's objects. */
+/* Counts this process's mappings of the ring's objects (files in its directory). */
 static int ring_mappings(void)
 {
-    char needle[OBJECT_NAME_MAX + 16];
-    int len = snprintf(needle, sizeof(needle), "/dev/shm/shmring.%s", ring);
+    char needle[600];
+    snprintf(needle, sizeof(needle), "%s/", test_ring_path(ring));
     FILE *maps = fopen("/proc/self/maps", "r");
     if (maps == NULL)
         return -1;
     char line[1024];
     int count = 0;
-    while (fgets(line, sizeof(line), maps) != NULL) {
-        const char *at = strstr(line, needle);
-        if (at != NULL && (at[len] == '\n' || at[len] == ' ' || at[len] == '.'))
-            count++;
-    }
+    while (fgets(line, sizeof(line), maps) != NULL)
+        count += strstr(line, needle) != NULL;
     fclose(maps);
     return count;
 }
@@ -265,10 +263,11 @@ static void *reader_main(void *p)
             void *buffer;
             size_t size;
             busy = true;
-            if (shmring_ring_snapshot(ring, &gen, &buffer, &size) == 0) {
+            if (shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size) == 0) {
                 shmring_snapshot_info_t info;
                 shmring_snapshot_info(buffer, &info);
-                t->result->copies++;
+                /* Read by the writer while this process runs. */
+                uatomic_add(&t->result->copies, 1);
                 if (gen > MAX_VERSIONS || uatomic_read(&shared->refs[gen].ready) == 0 ||
                     shared->refs[gen].fingerprint != info.fingerprint ||
                     shared->refs[gen].node_count != info.node_count)
@@ -288,7 +287,7 @@ static void *reader_main(void *p)
                 t->result->open_failures++;
                 t->result->last_open_error = open_err;
             }
-            t->result->reopens++;
+            uatomic_add(&t->result->reopens, 1);
         }
     }
     return NULL;
@@ -528,6 +527,19 @@ static bool reached_generation(const struct thread_stats *st, uint64_t generatio
     return uatomic_read(&st->last_generation) >= generation;
 }
 
+/* A reader that died will make no progress: fail now, not after the timeout.
+ * WNOWAIT leaves it to be reaped. */
+static void check_readers_alive(void)
+{
+    for (int r = 0; r < READERS; r++) {
+        siginfo_t info = {0};
+        ck_assert_int_eq(
+            waitid(P_PID, (id_t)reader_pids[r], &info, WEXITED | WNOHANG | WNOWAIT), 0);
+        ck_assert_msg(info.si_pid == 0, "reader %d ended (code %d, status %d)", r,
+                      info.si_code, info.si_status);
+    }
+}
+
 /*
  * Waits, with the writer stopped, until every reader thread is DONE. No deadline of
  * our own (timings do not belong in tests): a reader that blocked on the writer
@@ -537,19 +549,34 @@ static void wait_for_threads(bool (*done)(const struct thread_stats *, uint64_t)
                              const uint64_t *marks)
 {
     while (!all_threads(done, marks)) {
-        for (int r = 0; r < READERS; r++) {
-            /* A reader that died will make no progress: fail now, not after the
-             * timeout. WNOWAIT leaves it to be reaped. */
-            siginfo_t info = {0};
-            ck_assert_int_eq(
-                waitid(P_PID, (id_t)reader_pids[r], &info, WEXITED | WNOHANG | WNOWAIT),
-                0);
-            ck_assert_msg(info.si_pid == 0, "reader %d ended (code %d, status %d)", r,
-                          info.si_code, info.si_status);
-        }
+        check_readers_alive();
         sleep_us(200);
     }
     stalls_done++;
+}
+
+/*
+ * Waits until every reader that reopens its handle or copies the current version
+ * has done so at least once. They do every few thousand lookups, and the stalls
+ * guarantee only so many lookups; on a slow or loaded machine the last ones may come
+ * after the last publication. No deadline, as above.
+ */
+static void wait_for_reopens_and_copies(void)
+{
+    for (;;) {
+        bool done = true;
+        for (int r = 0; r < READERS; r++) {
+            const struct reader_result *result = &shared->readers[r];
+            if ((reader_kinds[r].reopen_every != 0 &&
+                 uatomic_read(&result->reopens) == 0) ||
+                (reader_kinds[r].copy_every != 0 && uatomic_read(&result->copies) == 0))
+                done = false;
+        }
+        if (done)
+            return;
+        check_readers_alive();
+        sleep_us(200);
+    }
 }
 
 static void stall_hook(enum publish_step step)
@@ -692,6 +719,8 @@ START_TEST(test_consistent_under_load)
             sleep_us(500);
     }
     int64_t elapsed = now_ns() - start;
+    /* The writer still holds its lock: copies need none. */
+    wait_for_reopens_and_copies();
     shmring_writer_close(w.writer);
     shmring_nodeset_free(w.set);
 
@@ -780,7 +809,10 @@ END_TEST
 /*
  * A worker that starts while versions are being published: shmring_open() reads the
  * generation, then opens that version, which a writer may have superseded and
- * unlinked in between. The ring exists all along, so every open must succeed.
+ * unlinked in between. The ring exists all along, so every open must succeed. The
+ * opens start once the writer has published (it says so through a pipe), and go on
+ * past their number until one saw a newer generation than the first, however the
+ * scheduler shares the machine between the two processes.
  */
 START_TEST(test_open_while_publishing)
 {
@@ -795,12 +827,19 @@ START_TEST(test_open_while_publishing)
     ck_assert_int_eq(shmring_writer_publish(w, set, NULL), 0);
     shmring_writer_close(w);
 
+    int publishing[2];
+    ck_assert_int_eq(pipe(publishing), 0);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         /* Publish tiny versions as fast as possible until told to stop. */
+        close(publishing[0]);
         if (shmring_writer_open(ring, 0, NULL, &w) != 0)
             _exit(2);
+        if (shmring_writer_publish(w, set, NULL) != 0 ||
+            write(publishing[1], "p", 1) != 1)
+            _exit(3);
+        close(publishing[1]);
         while (!uatomic_read(&shared->stop))
             if (shmring_writer_publish(w, set, NULL) != 0)
                 _exit(3);
@@ -808,9 +847,21 @@ START_TEST(test_open_while_publishing)
         shmring_writer_close(w);
         _exit(0);
     }
-    int failures = 0, last_error = 0;
+    close(publishing[1]);
+    char byte;
+    ck_assert_int_eq(read(publishing[0], &byte, 1), 1);
+    close(publishing[0]);
+    int failures = 0, last_error = 0, done = 0;
     uint64_t first = 0, last = 0;
-    for (int i = 0; i < opens; i++) {
+    for (; done < opens || last <= first; done++) {
+        if (done >= opens && done % 1000 == 0) {
+            /* A writer that died will publish no more: fail now. */
+            siginfo_t info = {0};
+            ck_assert_int_eq(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT),
+                             0);
+            ck_assert_msg(info.si_pid == 0, "the writer ended (code %d, status %d)",
+                          info.si_code, info.si_status);
+        }
         shmring_t *r;
         int err = shmring_open(ring, &r);
         if (err != 0) {
@@ -827,11 +878,11 @@ START_TEST(test_open_while_publishing)
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    printf("stress: %d opens while %llu versions were published, %d failed\n", opens,
+    printf("stress: %d opens while %llu versions were published, %d failed\n", done,
            (unsigned long long)uatomic_read(&shared->final_generation), failures);
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d of %d opens failed, the last with %s", failures,
-                  opens, shmring_strerror(last_error));
+                  done, shmring_strerror(last_error));
     /* The writer really published meanwhile. */
     ck_assert_uint_gt(last, first);
     shmring_nodeset_free(set);

@@ -1,6 +1,8 @@
 #include "test_support.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +12,183 @@
 /* The pid of the process that runs the suite; each test runs in a child of it. */
 static pid_t runner_pid;
 
+/* Removes DIRECTORY's entry NAME and, if it is a directory, what it holds (a ring's
+ * directory holds files, unless a test planted something else). */
+static void remove_entry(int directory, const char *name)
+{
+    int fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        DIR *dir = fdopendir(fd);
+        struct dirent *entry;
+        while (dir != NULL && (entry = readdir(dir)) != NULL)
+            if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0)
+                remove_entry(fd, entry->d_name);
+        if (dir != NULL)
+            closedir(dir);
+        else
+            close(fd);
+        unlinkat(directory, name, AT_REMOVEDIR);
+    } else {
+        unlinkat(directory, name, 0);
+    }
+}
+
+/* Whether the default ring directory's entry NAME belongs to a ring whose name starts
+ * with PREFIX: "shmring.RING", ".shmring-new.RING.*" or ".shmring-gone.RING.*". */
+static bool entry_of(const char *name, const char *prefix)
+{
+    static const char *const kinds[] = {"shmring.", ".shmring-new.", ".shmring-gone."};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        size_t len = strlen(kinds[i]);
+        if (strncmp(name, kinds[i], len) == 0 &&
+            strncmp(name + len, prefix, strlen(prefix)) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Removes every object of the rings this run's tests created: a test that fails
  * stops before its teardown, and must not leave /dev/shm dirty. */
 static void remove_leftover_rings(void)
 {
     char prefix[64];
-    int len = snprintf(prefix, sizeof(prefix), "shmring.test-%ld-", (long)runner_pid);
-    DIR *dir = opendir("/dev/shm");
+    snprintf(prefix, sizeof(prefix), "test-%ld-", (long)runner_pid);
+    int fd = open(SHMRING_DEFAULT_DIRECTORY, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = fd < 0 ? NULL : fdopendir(fd);
     if (dir == NULL)
         return;
     struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL)
+        if (entry_of(entry->d_name, prefix))
+            remove_entry(fd, entry->d_name);
+    closedir(dir);
+}
+
+const char *test_ring_path(const char *ring)
+{
+    static char path[512];
+    snprintf(path, sizeof(path), SHMRING_DEFAULT_DIRECTORY "/shmring.%s", ring);
+    return path;
+}
+
+const char *test_object_path(const char *ring, const char *name)
+{
+    static char path[600];
+    snprintf(path, sizeof(path), SHMRING_DEFAULT_DIRECTORY "/shmring.%s/%s", ring, name);
+    return path;
+}
+
+/* Counts the entries of DIRECTORY for which KEEP(NAME, RING) holds. */
+static int count_entries(const char *directory, bool (*keep)(const char *, const char *),
+                         const char *ring)
+{
+    DIR *dir = opendir(directory);
+    if (dir == NULL)
+        return 0;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL)
+        if (keep(entry->d_name, ring))
+            count++;
+    closedir(dir);
+    return count;
+}
+
+/* Whether NAME is RING's directory or one of its hidden directories (exactly RING,
+ * not a ring whose name merely starts with it). */
+static bool entry_of_ring(const char *name, const char *ring)
+{
+    char exact[300];
+    snprintf(exact, sizeof(exact), "shmring.%s", ring);
+    if (strcmp(name, exact) == 0)
+        return true;
+    char hidden[300];
+    snprintf(hidden, sizeof(hidden), "%s.", ring);
+    return (strncmp(name, ".shmring-new.", 13) == 0 &&
+            strncmp(name + 13, hidden, strlen(hidden)) == 0) ||
+           (strncmp(name, ".shmring-gone.", 14) == 0 &&
+            strncmp(name + 14, hidden, strlen(hidden)) == 0);
+}
+
+static bool is_file(const char *name, const char *ring)
+{
+    (void)ring;
+    return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+int test_ring_entries(const char *ring)
+{
+    return count_entries(SHMRING_DEFAULT_DIRECTORY, entry_of_ring, ring);
+}
+
+int test_ring_files(const char *ring)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s", test_ring_path(ring));
+    return count_entries(path, is_file, ring);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+const char *test_listing(const char *directory)
+{
+    static char listing[4096];
+    listing[0] = '\0';
+    DIR *dir = opendir(directory);
+    if (dir == NULL)
+        return listing;
+    char *names[64] = {0};
+    size_t count = 0;
+    struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
-        if (strncmp(entry->d_name, prefix, (size_t)len) == 0) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", entry->d_name);
-            shm_unlink(name);
-        }
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        ck_assert_uint_lt(count, sizeof(names) / sizeof(names[0]));
+        names[count] = strdup(entry->d_name);
+        ck_assert_ptr_nonnull(names[count]);
+        count++;
     }
     closedir(dir);
+    qsort(names, count, sizeof(names[0]), compare_names);
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        int n = snprintf(listing + used, sizeof(listing) - used, "%s%s", i ? "," : "",
+                         names[i]);
+        ck_assert(n > 0 && (size_t)n < sizeof(listing) - used);
+        used += (size_t)n;
+        free(names[i]);
+    }
+    return listing;
+}
+
+const char *test_ring_listing(const char *ring)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s", test_ring_path(ring));
+    return test_listing(path);
+}
+
+const char *test_hidden_path(const char *ring, const char *prefix)
+{
+    static char path[600];
+    char start[300];
+    int len = snprintf(start, sizeof(start), "%s%s.", prefix, ring);
+    DIR *dir = opendir(SHMRING_DEFAULT_DIRECTORY);
+    ck_assert_ptr_nonnull(dir);
+    int found = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (strncmp(entry->d_name, start, (size_t)len) != 0)
+            continue;
+        found++;
+        snprintf(path, sizeof(path), SHMRING_DEFAULT_DIRECTORY "/%s", entry->d_name);
+    }
+    closedir(dir);
+    ck_assert_msg(found <= 1, "%d entries start with %s", found, start);
+    return found == 1 ? path : NULL;
 }
 
 int test_run_suite(Suite *suite)

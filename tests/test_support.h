@@ -42,6 +42,33 @@ int test_run_suite(Suite *suite);
  * "test-<runner pid>-<pid>-<tag>-<n>". */
 const char *test_ring_name(const char *tag);
 
+/* The path of RING's directory in the default ring directory, and of the object
+ * NAME ("control", "lock", "version.GEN") in it: a static buffer each, valid until the
+ * next call of the same function. */
+const char *test_ring_path(const char *ring);
+const char *test_object_path(const char *ring, const char *name);
+
+/* Counts the entries of the default ring directory that belong to RING: its directory
+ * and hidden (being created or destroyed) directories. Entries of RING's directory
+ * are counted by test_ring_files(). */
+int test_ring_entries(const char *ring);
+
+/* Counts the files in RING's directory (0 if it has none, or no directory). */
+int test_ring_files(const char *ring);
+
+/* The names in DIRECTORY (without "." and ".."), sorted and joined with commas:
+ * "control,lock,version.3"; "" when it is empty or does not exist. A static buffer,
+ * valid until the next call. */
+const char *test_listing(const char *directory);
+
+/* test_listing() of RING's directory. */
+const char *test_ring_listing(const char *ring);
+
+/* The path of RING's hidden directory whose name starts with PREFIX
+ * (".shmring-new." or ".shmring-gone."), or NULL when there is none; fails the test
+ * when there are several. A static buffer, valid until the next call. */
+const char *test_hidden_path(const char *ring, const char *prefix);
+
 /* A deterministic pseudo-random generator (splitmix64), for reproducible inputs. */
 uint64_t test_random(uint64_t *state);
 

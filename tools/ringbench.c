@@ -360,7 +360,7 @@ static void ring_names_init(void)
 static void cleanup_locked(void)
 {
     for (int i = 0; i < RING_KINDS; i++) {
-        int err = shmring_ring_destroy(ring_names[i]);
+        int err = shmring_ring_destroy(ring_names[i], NULL);
         (void)err; /* SHMRING_ENOENT: this run never created it, or it is gone. */
     }
     if (temporary_path[0] != '\0')
@@ -372,7 +372,7 @@ static void cleanup_locked(void)
 static void ring_remove(enum ring_kind kind)
 {
     pthread_mutex_lock(&cleanup_lock);
-    int err = shmring_ring_destroy(ring_names[kind]);
+    int err = shmring_ring_destroy(ring_names[kind], NULL);
     (void)err;
     pthread_mutex_unlock(&cleanup_lock);
 }
@@ -932,7 +932,7 @@ static int lookup_subjects_open(size_t nodes, struct lookup_subjects *s)
         }
         uint64_t generation;
         size_t size;
-        err = shmring_ring_snapshot(ring, &generation, &s->copies[a], &size);
+        err = shmring_ring_snapshot(ring, NULL, &generation, &s->copies[a], &size);
         if (err == 0 && s->copies[a] == NULL)
             err = SHMRING_EEMPTY;
         if (err != 0) {
@@ -1313,7 +1313,7 @@ static int publish_time(const struct config *cfg, const char *ring,
         out->measured = true;
     }
     shmring_writer_close(writer);
-    int destroyed = shmring_ring_destroy(ring);
+    int destroyed = shmring_ring_destroy(ring, NULL);
     (void)destroyed;
     pthread_mutex_unlock(&cleanup_lock);
     shmring_nodeset_free(set);

@@ -7,16 +7,21 @@
  * one new generation. Any error before the publication leaves the ring as it was.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -33,6 +38,8 @@ enum {
 #define DRY_RUN_SAMPLES 100000
 /* The permission bits of a ring that init creates without --mode (the library's). */
 #define DEFAULT_RING_MODE 0644
+/* The longest --wait, in seconds: the library takes milliseconds in an int. */
+#define WAIT_SECONDS_MAX (INT_MAX / 1000)
 /* Room for one line of a report or diagnostic: a ring name, a node name and a
  * path fit many times over. */
 #define LINE_MAX_BYTES 8192
@@ -49,16 +56,20 @@ enum option_bit {
     OPTION_WEIGHT = 1u << 7,
     OPTION_COUNT = 1u << 8,
     OPTION_STDIN = 1u << 9,
+    OPTION_WAIT = 1u << 10,
+    OPTION_OWNER = 1u << 11,
 };
 
 #define OPTIONS_INIT                                                                     \
-    (OPTION_DRY_RUN | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |                   \
+    (OPTION_DRY_RUN | OPTION_WAIT | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |     \
      OPTION_TABLE_SIZE | OPTION_MODE | OPTION_GROUP)
+/* What every command that changes a ring (or destroys it) accepts. */
+#define OPTIONS_CHANGE (OPTION_DRY_RUN | OPTION_WAIT)
 
 /* Spellings of the option bits, in bit order, for diagnostics. */
 static const char *const option_bit_names[] = {
-    "--dry-run", "--algorithm", "--hash",   "--vnodes", "--table-size",
-    "--mode",    "--group",     "--weight", "-n",       "--stdin",
+    "--dry-run", "--algorithm", "--hash", "--vnodes", "--table-size", "--mode",
+    "--group",   "--weight",    "-n",     "--stdin",  "--wait",       "--owner",
 };
 
 /* getopt_long codes of the options that have no short form. */
@@ -73,6 +84,9 @@ enum option_code {
     CODE_GROUP,
     CODE_WEIGHT,
     CODE_STDIN,
+    CODE_DIR,
+    CODE_WAIT,
+    CODE_OWNER,
 };
 
 static const struct option long_options[] = {
@@ -89,21 +103,39 @@ static const struct option long_options[] = {
     {"group", required_argument, NULL, CODE_GROUP},
     {"weight", required_argument, NULL, CODE_WEIGHT},
     {"stdin", no_argument, NULL, CODE_STDIN},
+    {"dir", required_argument, NULL, CODE_DIR},
+    {"wait", required_argument, NULL, CODE_WAIT},
+    {"owner", required_argument, NULL, CODE_OWNER},
     {NULL, 0, NULL, 0},
 };
 
 /* A leading ':' makes getopt_long report a missing argument as ':', not '?'. */
 static const char short_options[] = ":r:hVn:";
 
-/* The parsed command line. */
+/* The parsed command line, and what the command did that its report must say. */
 struct cli {
     const char *ring;
+    /* The directory holding the rings (NULL: the library's default). */
+    const char *directory;
     bool json;
     bool dry_run;
     unsigned given; /* enum option_bit */
+    /* Where to read rings and whom to trust (--dir, --owner). */
+    shmring_open_options_t open;
+    /* How to change rings: --dir, --wait and, for init, --mode and --group. */
+    shmring_writer_options_t writer;
+    /* --wait in seconds; -1: as long as it takes. */
+    int wait_seconds;
+    /* Whether the "waiting for another writer" line was printed (once at most). */
+    bool said_waiting;
+    /* Whether the command changes the ring, for messages about whose ring it is. */
+    bool writing;
+    /* What the command did before reporting it: the generation it published (0:
+     * none) or that it destroyed the ring. */
+    uint64_t published;
+    bool destroyed;
     /* init */
     shmring_params_t params;
-    shmring_create_options_t create;
     /* add */
     uint32_t weight;
     /* lookup */
@@ -129,7 +161,7 @@ static const char usage_text[] =
     "Inspect and change shmring consistent-hash rings in POSIX shared memory.\n"
     "\n"
     "Commands that change a ring (each publishes exactly one new generation, or\n"
-    "nothing at all on error):\n"
+    "nothing at all on error; only the ring's owner can change it):\n"
     "  init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] [--mode M]\n"
     "       [--group G]         create the ring and publish it, empty, as generation 1\n"
     "  load FILE|-              replace the whole node set with a JSON node set read\n"
@@ -154,8 +186,10 @@ static const char usage_text[] =
     "  lookup [-n N] --stdin    the same for each line of standard input, answered as\n"
     "                           it arrives and following new generations live\n"
     "  dump                     print the node set as JSON, as 'load' reads it\n"
-    "  list                     print every ring of this host, one per line:\n"
-    "                           name, generation, nodes, algorithm (tab-separated)\n"
+    "  list                     print every ring in the ring directory, one per line:\n"
+    "                           name, generation, nodes, algorithm (tab-separated);\n"
+    "                           rings it cannot read are skipped, each named in a\n"
+    "                           warning on standard error\n"
     "\n"
     "Other commands:\n"
     "  destroy                  remove the ring; readers keep their last version\n"
@@ -163,10 +197,20 @@ static const char usage_text[] =
     "Options:\n"
     "  -r, --ring RING          the ring to use (default: $SHMRING_RING, else\n"
     "                           \"default\"); 1-200 characters of A-Z a-z 0-9 _ . -\n"
+    "      --dir DIR            the directory holding the rings (default:\n"
+    "                           $SHMRING_DIR, else /dev/shm); use a directory only\n"
+    "                           root can write, such as /run/shmring, for system rings\n"
     "      --json               print results as JSON\n"
     "      --dry-run            (changing commands and destroy) publish nothing; say\n"
     "                           what would change and which fraction of 100000\n"
     "                           sampled keys would move to another node\n"
+    "      --wait SECONDS       (changing commands and destroy) wait at most SECONDS\n"
+    "                           for another writer of the ring to finish, then fail;\n"
+    "                           0 fails at once (default: wait as long as it takes,\n"
+    "                           saying so once on standard error)\n"
+    "      --owner USER         (show, lookup, dump, list) also accept rings owned by\n"
+    "                           USER (a name or a uid); rings of root and of yourself\n"
+    "                           are always accepted, other users' only this way\n"
     "  -h, --help               print this help and exit\n"
     "  -V, --version            print the version and exit\n"
     "\n"
@@ -177,8 +221,9 @@ static const char usage_text[] =
     "      --vnodes N           ring points per unit of weight, 1-65535 (default 160)\n"
     "      --table-size P       maglev table size: a prime, or 0 (default) to size\n"
     "                           the table from the number of up nodes\n"
-    "      --mode M             octal read/write bits of the ring, within 0666 (default "
-    "0644)\n"
+    "      --mode M             who may read the ring: 0644 (default: everyone),\n"
+    "                           0640 (its group), 0604 (others, not the group) or\n"
+    "                           0600 (you only); nobody but you can ever change it\n"
     "      --group G            group of the ring, by name or number\n"
     "Options of add:\n"
     "      --weight W           the new node's weight, 1-65535 (default 1)\n"
@@ -187,6 +232,14 @@ static const char usage_text[] =
     "                           ring's preference order\n"
     "      --stdin              read keys from standard input, one per line\n"
     "\n"
+    "Keys in lookup's output are escaped, so that every answer is one line of\n"
+    "tab-separated fields: a backslash is printed as \\\\, TAB, LF and CR as \\t, \\n\n"
+    "and \\r, and every other control byte (0x00-0x1f, 0x7f, and the bytes of the\n"
+    "UTF-8 controls U+0080-U+009F) and every byte that is not part of valid UTF-8 as\n"
+    "\\xHH (two lowercase hex digits). With --json, \"key\" holds the key exactly as\n"
+    "a JSON string; a key that is not valid UTF-8 is given instead as \"key_base64\",\n"
+    "its bytes in base64.\n"
+    "\n"
     "Options may come before or after the command; put -- before arguments that\n"
     "begin with '-'.\n"
     "\n"
@@ -194,24 +247,44 @@ static const char usage_text[] =
 
 /* ---- Diagnostics and parsing --------------------------------------------------- */
 
-/* Prints "ringctl: error: MESSAGE" as one line on stderr and returns STATUS. Control
- * characters (from a key or a file name) are shown as '?' to keep it one line. */
+/* Prints "ringctl: KIND: MESSAGE" as one line on stderr. Control characters (from a
+ * key or a file name) are shown as '?' to keep it one line. */
+static void diagnose(const char *kind, const char *format, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static void diagnose(const char *kind, const char *format, va_list ap)
+{
+    char message[LINE_MAX_BYTES];
+    vsnprintf(message, sizeof(message), format, ap);
+    for (char *p = message; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    }
+    fprintf(stderr, "ringctl: %s: %s\n", kind, message);
+}
+
+/* Prints "ringctl: error: MESSAGE" and returns STATUS. */
 static int fail(int status, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
 static int fail(int status, const char *format, ...)
 {
-    char message[LINE_MAX_BYTES];
     va_list ap;
     va_start(ap, format);
-    vsnprintf(message, sizeof(message), format, ap);
+    diagnose("error", format, ap);
     va_end(ap);
-    for (char *p = message; *p != '\0'; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    }
-    fprintf(stderr, "ringctl: error: %s\n", message);
     return status;
+}
+
+/* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
+static void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+static void warn(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    diagnose("warning", format, ap);
+    va_end(ap);
 }
 
 /*
@@ -254,6 +327,28 @@ static int parse_group(const char *text, gid_t *out)
         return fail(EXIT_USAGE, "unknown group '%s'", text);
     *out = group->gr_gid;
     return EXIT_OK;
+}
+
+static int parse_user(const char *text, uid_t *out)
+{
+    unsigned long value;
+    if (parse_number(text, 10, 0, (uid_t)-1 - 1, &value)) {
+        *out = (uid_t)value;
+        return EXIT_OK;
+    }
+    const struct passwd *user = getpwnam(text);
+    if (user == NULL)
+        return fail(EXIT_USAGE, "unknown user '%s'", text);
+    *out = user->pw_uid;
+    return EXIT_OK;
+}
+
+/* The modes the library accepts: the owner reads and writes, the group and others
+ * may read; anything more would let another user write, anything less would lock
+ * the owner out. */
+static bool mode_valid(unsigned long mode)
+{
+    return mode == 0600 || mode == 0640 || mode == 0604 || mode == 0644;
 }
 
 /* Handles one option that getopt_long returned. */
@@ -301,16 +396,13 @@ static int parse_option(struct cli *cli, int code, const char *value)
         return EXIT_OK;
     case CODE_MODE:
         cli->given |= OPTION_MODE;
-        /* Read and write bits only: the library refuses the others. */
-        if (!parse_number(value, 8, 0, 0666, &number) || (number & ~0666) != 0)
-            return fail(EXIT_USAGE,
-                        "mode must be octal read and write bits within 0666: '%s'",
-                        value);
-        cli->create.mode = (mode_t)number;
+        if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
+            return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);
+        cli->writer.mode = (mode_t)number;
         return EXIT_OK;
     case CODE_GROUP:
         cli->given |= OPTION_GROUP;
-        return parse_group(value, &cli->create.group);
+        return parse_group(value, &cli->writer.group);
     case CODE_WEIGHT:
         cli->given |= OPTION_WEIGHT;
         return parse_weight(value, &cli->weight);
@@ -324,6 +416,22 @@ static int parse_option(struct cli *cli, int code, const char *value)
     case CODE_STDIN:
         cli->given |= OPTION_STDIN;
         return EXIT_OK;
+    case CODE_DIR:
+        if (value[0] == '\0')
+            return fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
+        cli->directory = value;
+        return EXIT_OK;
+    case CODE_WAIT:
+        cli->given |= OPTION_WAIT;
+        if (!parse_number(value, 10, 0, WAIT_SECONDS_MAX, &number))
+            return fail(EXIT_USAGE,
+                        "--wait must be a whole number of seconds from 0 to %d: '%s'",
+                        WAIT_SECONDS_MAX, value);
+        cli->wait_seconds = (int)number;
+        return EXIT_OK;
+    case CODE_OWNER:
+        cli->given |= OPTION_OWNER;
+        return parse_user(value, &cli->open.trusted_owner);
     default:
         return fail(EXIT_USAGE, "unexpected option code %d", code);
     }
@@ -346,31 +454,104 @@ static int option_error(int code, char **argv)
     return fail(EXIT_USAGE, "unknown option '%s'", name);
 }
 
-/* ---- JSON output --------------------------------------------------------------- */
+/* ---- Standard output ------------------------------------------------------------ */
+
+/* The errno value of the first write to stdout that failed (0: none). stdio keeps
+ * only an error flag, and the write that failed may be long past when the output is
+ * checked: a large --help or dump fails while it is being written. */
+static int output_errno;
+
+/* Writes stdout's buffered bytes to descriptor 1, keeping the first error. Returns
+ * how many bytes it wrote: fopencookie(3) takes 0 as the error (glibc's stdio
+ * miscounts a negative value and reads past its buffer). */
+static ssize_t write_stdout(void *cookie, const char *buffer, size_t size)
+{
+    (void)cookie;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(STDOUT_FILENO, buffer + done, size - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (output_errno == 0)
+                output_errno = n < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
 
 /*
- * A JSON string of TEXT. Names and addresses are UTF-8, but lookup keys are any bytes
- * (Jansson refuses anything but UTF-8): text that is not valid UTF-8 is written with
- * each non-ASCII byte as '?', so that the output is always valid JSON.
+ * Makes stdout a stream that records why a write failed (glibc's stdin, stdout and
+ * stderr are variables a program may set), buffered as the C library would buffer
+ * descriptor 1: by line on a terminal, else fully. Without it the original stream
+ * stays, and a failed write is reported as an input/output error.
  */
-static json_t *json_text(const char *text, size_t len)
+static void output_open(void)
 {
-    json_t *value = json_stringn(text, len);
-    if (value != NULL)
-        return value;
-    char *copy = malloc(len + 1);
-    if (copy == NULL)
+    FILE *stream = fopencookie(NULL, "w", (cookie_io_functions_t){.write = write_stdout});
+    if (stream == NULL)
+        return;
+    setvbuf(stream, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    stdout = stream;
+}
+
+/* Why writing to stdout failed. */
+static int output_error(void)
+{
+    return output_errno != 0 ? output_errno : EIO;
+}
+
+/* ---- JSON output --------------------------------------------------------------- */
+
+/* A JSON string of TEXT: ring names, node names and addresses, which the library
+ * keeps to valid UTF-8 (lookup keys, which may be any bytes, go through json_key). */
+static json_t *json_str(const char *text)
+{
+    return json_stringn(text, strlen(text));
+}
+
+/* KEY's LEN bytes in base64 (RFC 4648, with padding), as a new JSON string. */
+static json_t *json_base64(const unsigned char *key, size_t len)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *text = malloc((len + 2) / 3 * 4 + 1);
+    if (text == NULL)
         return NULL;
-    for (size_t i = 0; i < len; i++)
-        copy[i] = (unsigned char)text[i] >= 0x80 || text[i] == '\0' ? '?' : text[i];
-    value = json_stringn(copy, len);
-    free(copy);
+    size_t out = 0;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t group = (uint32_t)key[i] << 16;
+        if (i + 1 < len)
+            group |= (uint32_t)key[i + 1] << 8;
+        if (i + 2 < len)
+            group |= key[i + 2];
+        text[out++] = alphabet[group >> 18];
+        text[out++] = alphabet[(group >> 12) & 63];
+        text[out++] = i + 1 < len ? alphabet[(group >> 6) & 63] : '=';
+        text[out++] = i + 2 < len ? alphabet[group & 63] : '=';
+    }
+    text[out] = '\0';
+    json_t *value = json_string(text);
+    free(text);
     return value;
 }
 
-static json_t *json_str(const char *text)
+/*
+ * Sets OBJECT's "key" to KEY exactly: a JSON string (any byte a JSON string can
+ * carry, NUL and control bytes escaped by Jansson) when KEY is valid UTF-8, else
+ * "key_base64", its bytes in base64, as --help documents. Rewriting invalid bytes
+ * would give two keys one answer line, and the reader no way to tell.
+ */
+static void json_key(json_t *object, const char *key, size_t len)
 {
-    return json_text(text, strlen(text));
+    json_t *text = json_stringn(key, len); /* NULL when KEY is not valid UTF-8 */
+    if (text != NULL)
+        json_object_set_new(object, "key", text);
+    else
+        json_object_set_new(object, "key_base64",
+                            json_base64((const unsigned char *)key, len));
 }
 
 static json_t *json_uint(uint64_t value)
@@ -440,8 +621,133 @@ static int find_node(const struct cli *cli, const shmring_nodeset_t *set,
     return EXIT_OK;
 }
 
+/* Writes "uid UID (NAME)", or "uid UID" for a uid without a user name, into OUT. */
+static void describe_user(uid_t uid, char *out, size_t size)
+{
+    const struct passwd *user = getpwuid(uid);
+    if (user != NULL)
+        snprintf(out, size, "uid %lu (%s)", (unsigned long)uid, user->pw_name);
+    else
+        snprintf(out, size, "uid %lu", (unsigned long)uid);
+}
+
+/* Whether a reader with CLI's options accepts a ring of OWNER (as the library
+ * decides: root, ourselves, or --owner). */
+static bool owner_trusted(const struct cli *cli, uid_t owner)
+{
+    return owner == 0 || owner == geteuid() ||
+           (cli->open.trusted_owner != 0 && owner == cli->open.trusted_owner);
+}
+
+/*
+ * Says, into OUT, what has RING's path when the library refused it (ERR is
+ * SHMRING_EOWNER, SHMRING_ENOTRING or SHMRING_ENOENT): the path, its kind and owner,
+ * and what to do, so that an operator can tell another user's squatting file from
+ * their own mistake. Returns false when what is there explains nothing (nothing is
+ * there, or a ring that looks fine), and the library's message must do.
+ */
+static bool describe_occupant(const struct cli *cli, const char *ring, int err, char *out,
+                              size_t size)
+{
+    shmring_ring_object_t object;
+    if (shmring_ring_object(ring, cli->directory, &object) != 0 || !object.exists)
+        return false;
+    char owner[64 + LOGIN_NAME_MAX];
+    describe_user(object.owner, owner, sizeof(owner));
+    if (strcmp(object.kind, "directory") != 0) {
+        snprintf(out, size,
+                 "%s is a %s owned by %s, not a ring of yours; remove it or use another "
+                 "ring name",
+                 object.path, object.kind, owner);
+        return true;
+    }
+    if ((object.mode & 0022) != 0) {
+        snprintf(out, size,
+                 "%s is a directory owned by %s that others can write (mode %04o), not a "
+                 "ring; remove it or use another ring name",
+                 object.path, owner, (unsigned)object.mode);
+        return true;
+    }
+    if (err == SHMRING_EOWNER && cli->writing && object.owner != geteuid()) {
+        snprintf(out, size,
+                 "%s is a directory owned by %s: the ring belongs to that user, and only "
+                 "its owner can change or destroy it",
+                 object.path, owner);
+        return true;
+    }
+    if (err == SHMRING_EOWNER && !owner_trusted(cli, object.owner)) {
+        const struct passwd *user = getpwuid(object.owner);
+        char name[64 + LOGIN_NAME_MAX];
+        if (user != NULL)
+            snprintf(name, sizeof(name), "%s", user->pw_name);
+        else
+            snprintf(name, sizeof(name), "%lu", (unsigned long)object.owner);
+        snprintf(out, size,
+                 "%s is a directory owned by %s, a user whose rings are not accepted "
+                 "(to read it anyway, add --owner %s)",
+                 object.path, owner, name);
+        return true;
+    }
+    if (err == SHMRING_ENOENT) {
+        /* A ring appears only complete (renamed into place with its control object),
+         * so a directory without one is not a ring, whoever made it. */
+        snprintf(out, size,
+                 "%s is a directory owned by %s that holds no ring; remove it or use "
+                 "another ring name",
+                 object.path, owner);
+        return true;
+    }
+    return false;
+}
+
+/* Says, into OUT, why the library found the ring directory unsafe (SHMRING_EBASEDIR). */
+static void describe_base_directory(const struct cli *cli, char *out, size_t size)
+{
+    const char *path =
+        cli->directory != NULL ? cli->directory : SHMRING_DEFAULT_DIRECTORY;
+    struct stat st;
+    if (stat(path, &st) == 0 && !owner_trusted(cli, st.st_uid)) {
+        char owner[64 + LOGIN_NAME_MAX];
+        describe_user(st.st_uid, owner, sizeof(owner));
+        snprintf(out, size,
+                 "the ring directory %s belongs to %s, a user whose rings are not "
+                 "accepted",
+                 path, owner);
+    } else {
+        snprintf(out, size,
+                 "the ring directory %s is unsafe: others can write it and it is not "
+                 "sticky, so anyone could rename or remove rings in it",
+                 path);
+    }
+}
+
+/*
+ * Reports a library error about the ring: the library's message, or, where that
+ * would leave the operator guessing, a precise one (who holds the lock, what has the
+ * ring's name, a missing ring directory).
+ */
 static int library_failure(const char *what, const struct cli *cli, int err)
 {
+    char detail[LINE_MAX_BYTES];
+    if (err == SHMRING_EBUSY)
+        return fail(EXIT_FAILED,
+                    "ring '%s': another writer holds the ring's lock (waited %d s)",
+                    cli->ring, cli->wait_seconds);
+    if ((err == SHMRING_EOWNER || err == SHMRING_ENOTRING || err == SHMRING_ENOENT) &&
+        describe_occupant(cli, cli->ring, err, detail, sizeof(detail)))
+        return fail(EXIT_FAILED, "ring '%s': %s", cli->ring, detail);
+    if (err == SHMRING_EBASEDIR) {
+        describe_base_directory(cli, detail, sizeof(detail));
+        return fail(EXIT_FAILED, "ring '%s': %s", cli->ring, detail);
+    }
+    /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
+     * typo) deserves its own words. */
+    const char *path =
+        cli->directory != NULL ? cli->directory : SHMRING_DEFAULT_DIRECTORY;
+    struct stat st;
+    if (err == SHMRING_ENOENT && stat(path, &st) != 0 && errno == ENOENT)
+        return fail(EXIT_FAILED, "ring '%s': the ring directory %s does not exist",
+                    cli->ring, path);
     return fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, cli->ring,
                 shmring_strerror(err));
 }
@@ -848,8 +1154,6 @@ enum open_mode {
 /* The state of one changing command. */
 struct session {
     shmring_writer_t *writer;
-    /* Whether this command created the ring (and so removes it on failure). */
-    bool created;
     /* For --dry-run: a copy of the current version (NULL: nothing published). */
     void *current;
     shmring_nodeset_t *set;
@@ -859,25 +1163,25 @@ struct session {
 /* Opens the ring for writing and reads its node set. */
 static int session_open_writer(struct cli *cli, enum open_mode mode, struct session *s)
 {
+    /* A ring this command creates appears only with its first publication: if the
+     * command fails before, no trace of it is left, and no other writer's ring is
+     * ever removed in its place. */
+    const unsigned create =
+        SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL | SHMRING_WRITER_ATOMIC_CREATE;
     int err;
     if (mode == OPEN_EXCLUSIVE) {
-        err = shmring_writer_open(cli->ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL,
-                                  &cli->create, &s->writer);
-        s->created = err == 0;
+        err = shmring_writer_open(cli->ring, create, &cli->writer, &s->writer);
         if (err == SHMRING_EEXIST)
             return fail(EXIT_FAILED, "ring '%s' already exists", cli->ring);
         if (err != 0)
             return library_failure("create", cli, err);
     } else {
-        err = shmring_writer_open(cli->ring, 0, NULL, &s->writer);
+        err = shmring_writer_open(cli->ring, 0, &cli->writer, &s->writer);
         if (err == SHMRING_ENOENT && mode == OPEN_CREATE) {
-            /* Create it exclusively, so that we know whether to remove it again if
-             * the command fails; if another process just created it, use that. */
-            err = shmring_writer_open(
-                cli->ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL, NULL, &s->writer);
-            s->created = err == 0;
+            /* If another process just created it, use that. */
+            err = shmring_writer_open(cli->ring, create, &cli->writer, &s->writer);
             if (err == SHMRING_EEXIST)
-                err = shmring_writer_open(cli->ring, 0, NULL, &s->writer);
+                err = shmring_writer_open(cli->ring, 0, &cli->writer, &s->writer);
         }
         if (err != 0)
             return library_failure("open", cli, err);
@@ -889,11 +1193,25 @@ static int session_open_writer(struct cli *cli, enum open_mode mode, struct sess
     return EXIT_OK;
 }
 
-/* For --dry-run: reads the current version without the writer lock. */
+/* Refuses, with SHMRING_EOWNER, to pretend to change a ring of another user (who is
+ * the only one that can change it), for a dry run that reads STATUS. */
+static int dry_run_owner_check(const shmring_ring_status_t *status)
+{
+    return status->owner == geteuid() ? 0 : SHMRING_EOWNER;
+}
+
+/* For --dry-run: reads the current version without the writer lock, and fails where
+ * the command itself would fail to open the ring. */
 static int session_open_readonly(struct cli *cli, enum open_mode mode, struct session *s)
 {
     size_t size;
-    int err = shmring_ring_snapshot(cli->ring, &s->generation, &s->current, &size);
+    shmring_ring_status_t status;
+    int err =
+        shmring_ring_snapshot(cli->ring, &cli->open, &s->generation, &s->current, &size);
+    if (err == 0)
+        err = shmring_ring_status(cli->ring, &cli->open, &status);
+    if (err == 0)
+        err = dry_run_owner_check(&status);
     if (err == 0 && mode == OPEN_EXCLUSIVE)
         return fail(EXIT_FAILED, "ring '%s' already exists", cli->ring);
     if (err == SHMRING_ENOENT && mode != OPEN_EXISTING) {
@@ -914,6 +1232,7 @@ static int run_change(struct cli *cli, enum open_mode mode, change_fn apply)
 {
     struct session s = {0};
     struct change change = {.sample = true};
+    cli->writing = true;
     int status = cli->dry_run ? session_open_readonly(cli, mode, &s)
                               : session_open_writer(cli, mode, &s);
     if (status == EXIT_OK)
@@ -925,17 +1244,13 @@ static int run_change(struct cli *cli, enum open_mode mode, change_fn apply)
             status = report_dry_run(cli, &change, s.current, s.set, s.generation);
         } else {
             int err = shmring_writer_publish(s.writer, s.set, &s.generation);
+            if (err == 0)
+                cli->published = s.generation; /* from now on, the ring has changed */
             status = err != 0 ? library_failure("publish", cli, err)
                               : report_done(cli, &change, s.generation);
         }
     }
     shmring_writer_close(s.writer);
-    if (s.created && status != EXIT_OK) {
-        /* Leave no empty ring behind from a command that failed. The lock is released
-         * first: shmring_ring_destroy() takes it too. */
-        int err = shmring_ring_destroy(cli->ring);
-        (void)err; /* the failure that matters has been reported */
-    }
     free(s.current);
     shmring_nodeset_free(s.set);
     json_decref(change.json);
@@ -945,7 +1260,7 @@ static int run_change(struct cli *cli, enum open_mode mode, change_fn apply)
 static int cmd_init(struct cli *cli)
 {
     if (!(cli->given & OPTION_MODE))
-        cli->create.mode = DEFAULT_RING_MODE;
+        cli->writer.mode = DEFAULT_RING_MODE;
     /* Without --hash, the algorithm's own (ketama takes only md5: use it rather than
      * refuse). */
     if (!(cli->given & OPTION_HASH))
@@ -1154,9 +1469,11 @@ static int cmd_show(struct cli *cli)
      * came in between, so that both describe the same generation. */
     for (int attempt = 0; attempt < 10; attempt++) {
         free(snapshot);
-        int err = shmring_ring_snapshot(cli->ring, &generation, &snapshot, &size);
+        snapshot = NULL;
+        int err =
+            shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot, &size);
         if (err == 0)
-            err = shmring_ring_status(cli->ring, &status);
+            err = shmring_ring_status(cli->ring, &cli->open, &status);
         if (err != 0) {
             free(snapshot);
             return library_failure("open", cli, err);
@@ -1195,6 +1512,76 @@ static int cmd_show(struct cli *cli)
     return result;
 }
 
+/*
+ * The length of the UTF-8 sequence at TEXT (LEN > 0 bytes left) if it encodes a
+ * printable character, else 0. Valid means as RFC 3629 says: shortest form, no
+ * surrogates, nothing above U+10FFFF. The C0 and C1 controls and DEL are not
+ * printable: a terminal would act on them.
+ */
+static size_t printable_length(const unsigned char *text, size_t len)
+{
+    unsigned char lead = text[0];
+    if (lead < 0x80)
+        return lead >= 0x20 && lead != 0x7f ? 1 : 0;
+    /* The sequence's length and the smallest code point it may encode (anything
+     * less is an overlong form), from its lead byte. */
+    size_t length;
+    uint32_t least;
+    if (lead >= 0xc2 && lead <= 0xdf) {
+        length = 2;
+        least = 0x80;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+        length = 3;
+        least = 0x800;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+        length = 4;
+        least = 0x10000;
+    } else {
+        return 0;
+    }
+    uint32_t code = lead & (0x7fu >> length);
+    if (len < length)
+        return 0;
+    for (size_t i = 1; i < length; i++) {
+        if ((text[i] & 0xc0) != 0x80)
+            return 0;
+        code = code << 6 | (text[i] & 0x3f);
+    }
+    if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ||
+        code <= 0x9f)
+        return 0;
+    return length;
+}
+
+/*
+ * Prints KEY escaped as --help documents (\\, \t, \n, \r, \xHH), so that the answer
+ * stays one line of tab-separated fields whatever bytes the key holds, and the key
+ * can be told from every other key.
+ */
+static void print_key(const char *key, size_t len)
+{
+    const unsigned char *text = (const unsigned char *)key;
+    for (size_t i = 0; i < len;) {
+        size_t printable = printable_length(text + i, len - i);
+        if (text[i] == '\\') {
+            fputs("\\\\", stdout);
+        } else if (printable > 0) {
+            fwrite(text + i, 1, printable, stdout);
+            i += printable;
+            continue;
+        } else if (text[i] == '\t') {
+            fputs("\\t", stdout);
+        } else if (text[i] == '\n') {
+            fputs("\\n", stdout);
+        } else if (text[i] == '\r') {
+            fputs("\\r", stdout);
+        } else {
+            printf("\\x%02x", text[i]);
+        }
+        i++;
+    }
+}
+
 /* Prints the answer for one key. */
 static int lookup_one(struct cli *cli, shmring_t *reader, const char *key, size_t len)
 {
@@ -1205,7 +1592,7 @@ static int lookup_one(struct cli *cli, shmring_t *reader, const char *key, size_
                     shmring_strerror(found));
     if (cli->json) {
         json_t *object = json_object();
-        json_object_set_new(object, "key", json_text(key, len));
+        json_key(object, key, len);
         json_t *array = json_array();
         for (int i = 0; i < found; i++) {
             json_t *node = json_object();
@@ -1220,7 +1607,7 @@ static int lookup_one(struct cli *cli, shmring_t *reader, const char *key, size_
         if (status != EXIT_OK)
             return status;
     } else {
-        fwrite(key, 1, len, stdout);
+        print_key(key, len);
         for (int i = 0; i < found; i++)
             printf("\t%s\t%s", nodes[i].name, nodes[i].address);
         putchar('\n');
@@ -1237,7 +1624,7 @@ static int cmd_lookup(struct cli *cli)
         return fail(EXIT_USAGE, "missing arguments for 'lookup' (usage: ringctl lookup "
                                 "[-n N] KEY... or ringctl lookup [-n N] --stdin)");
     shmring_t *reader;
-    int err = shmring_open(cli->ring, &reader);
+    int err = shmring_open_with(cli->ring, &cli->open, &reader);
     if (err != 0)
         return library_failure("open", cli, err);
     int status = EXIT_OK;
@@ -1256,7 +1643,8 @@ static int cmd_lookup(struct cli *cli)
                 len--;
             status = lookup_one(cli, reader, line, (size_t)len);
             if (fflush(stdout) != 0)
-                status = fail(EXIT_FAILED, "cannot write output: %s", strerror(errno));
+                status = fail(EXIT_FAILED, "cannot write output: %s",
+                              strerror(output_error()));
         }
         if (status == EXIT_OK && ferror(stdin))
             status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));
@@ -1271,7 +1659,7 @@ static int cmd_dump(struct cli *cli)
     uint64_t generation;
     void *snapshot;
     size_t size;
-    int err = shmring_ring_snapshot(cli->ring, &generation, &snapshot, &size);
+    int err = shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot, &size);
     if (err != 0)
         return library_failure("open", cli, err);
     shmring_nodeset_t *set = NULL;
@@ -1292,68 +1680,93 @@ static int cmd_dump(struct cli *cli)
     return EXIT_OK;
 }
 
+/* What `list` shows of one ring. */
+struct list_entry {
+    uint64_t generation;
+    /* The header of the current version (zero when nothing is published). */
+    shmring_snapshot_info_t info;
+    bool published;
+};
+
+/*
+ * Reads what `list` shows of RING. The status alone says whether the ring can be
+ * read and its generation; only a ring with a published version needs its snapshot,
+ * for the node count and algorithm. Returns 0 or a library error.
+ */
+static int list_read(const struct cli *cli, const char *ring, struct list_entry *out)
+{
+    memset(out, 0, sizeof(*out));
+    shmring_ring_status_t status;
+    int err = shmring_ring_status(ring, &cli->open, &status);
+    if (err != 0 || status.generation == 0)
+        return err;
+    void *snapshot = NULL;
+    size_t size;
+    err = shmring_ring_snapshot(ring, &cli->open, &out->generation, &snapshot, &size);
+    if (err == 0 && snapshot != NULL) {
+        shmring_snapshot_info(snapshot, &out->info);
+        out->published = true;
+    }
+    free(snapshot);
+    return err;
+}
+
 static int cmd_list(struct cli *cli)
 {
     char **names;
     size_t count;
-    int err = shmring_ring_list(&names, &count);
+    int err = shmring_ring_list(cli->directory, &names, &count);
     if (err != 0)
-        return fail(EXIT_FAILED, "cannot list rings: %s", shmring_strerror(err));
-    int status = EXIT_OK;
+        return fail(EXIT_FAILED, "cannot list rings in %s: %s",
+                    cli->directory != NULL ? cli->directory : SHMRING_DEFAULT_DIRECTORY,
+                    err > -1000 ? strerror(-err) : shmring_strerror(err));
     json_t *array = cli->json ? json_array() : NULL;
     for (size_t i = 0; i < count; i++) {
-        uint64_t generation;
-        void *snapshot;
-        size_t size;
-        err = shmring_ring_snapshot(names[i], &generation, &snapshot, &size);
-        if (err == SHMRING_ENOENT)
+        struct list_entry entry;
+        err = list_read(cli, names[i], &entry);
+        char detail[LINE_MAX_BYTES];
+        if (err == SHMRING_ENOENT &&
+            !describe_occupant(cli, names[i], err, detail, sizeof(detail)))
             continue; /* destroyed since it was listed */
-        shmring_snapshot_info_t info = {0};
-        if (snapshot != NULL)
-            shmring_snapshot_info(snapshot, &info);
-        free(snapshot);
+        /* Another user's ring, or something else that has a ring's name, is no
+         * reason to fail the listing of the others: name it and go on. */
+        if (err != 0) {
+            if ((err == SHMRING_EOWNER || err == SHMRING_ENOTRING ||
+                 err == SHMRING_ENOENT) &&
+                describe_occupant(cli, names[i], err, detail, sizeof(detail)))
+                warn("ring '%s': skipped: %s", names[i], detail);
+            else
+                warn("ring '%s': skipped: %s", names[i], shmring_strerror(err));
+            continue;
+        }
         const char *algorithm =
-            snapshot != NULL ? shmring_algorithm_name(info.params.algorithm) : "-";
-        /* Another user's private ring is listed without details; anything else that
-         * cannot be read is a problem worth an exit status. */
-        if (err != 0 && err != SHMRING_EACCES)
-            status = fail(EXIT_FAILED, "cannot read ring '%s': %s", names[i],
-                          shmring_strerror(err));
+            entry.published ? shmring_algorithm_name(entry.info.params.algorithm) : "-";
         if (array != NULL) {
-            json_t *entry = json_object();
-            json_object_set_new(entry, "ring", json_str(names[i]));
-            if (err == 0) {
-                json_object_set_new(entry, "generation", json_uint(generation));
-                json_object_set_new(entry, "nodes", json_uint(info.node_count));
-                json_object_set_new(entry, "up", json_uint(info.up_count));
-                json_object_set_new(entry, "algorithm",
-                                    snapshot != NULL ? json_string(algorithm)
-                                                     : json_null());
-            } else {
-                json_object_set_new(entry, "error", json_string(shmring_strerror(err)));
-            }
-            json_array_append_new(array, entry);
-        } else if (err == 0) {
-            printf("%s\t%" PRIu64 "\t%" PRIu32 "\t%s\n", names[i], generation,
-                   info.node_count, algorithm);
+            json_t *object = json_object();
+            json_object_set_new(object, "ring", json_str(names[i]));
+            json_object_set_new(object, "generation", json_uint(entry.generation));
+            json_object_set_new(object, "nodes", json_uint(entry.info.node_count));
+            json_object_set_new(object, "up", json_uint(entry.info.up_count));
+            json_object_set_new(object, "algorithm",
+                                entry.published ? json_string(algorithm) : json_null());
+            json_array_append_new(array, object);
         } else {
-            printf("%s\t-\t-\t-\n", names[i]);
+            printf("%s\t%" PRIu64 "\t%" PRIu32 "\t%s\n", names[i], entry.generation,
+                   entry.info.node_count, algorithm);
         }
     }
     shmring_ring_list_free(names);
-    if (array != NULL) {
-        int printed = json_print(array, JSON_INDENT(2));
-        if (status == EXIT_OK)
-            status = printed;
-    }
-    return status;
+    return array != NULL ? json_print(array, JSON_INDENT(2)) : EXIT_OK;
 }
 
 static int cmd_destroy(struct cli *cli)
 {
+    cli->writing = true;
     if (cli->dry_run) {
         shmring_ring_status_t status;
-        int err = shmring_ring_status(cli->ring, &status);
+        int err = shmring_ring_status(cli->ring, &cli->open, &status);
+        if (err == 0)
+            err = dry_run_owner_check(&status);
         if (err != 0)
             return library_failure("open", cli, err);
         if (cli->json) {
@@ -1366,9 +1779,10 @@ static int cmd_destroy(struct cli *cli)
                status.generation);
         return EXIT_OK;
     }
-    int err = shmring_ring_destroy(cli->ring);
+    int err = shmring_ring_destroy(cli->ring, &cli->writer);
     if (err != 0)
         return library_failure("destroy", cli, err);
+    cli->destroyed = true;
     if (cli->json) {
         json_t *object = json_object();
         json_object_set_new(object, "ring", json_str(cli->ring));
@@ -1388,19 +1802,19 @@ static const struct command commands[] = {
      "init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] [--mode M] "
      "[--group G]",
      0, 0, OPTIONS_INIT, cmd_init},
-    {"load", "load FILE|-", 1, 1, OPTION_DRY_RUN, cmd_load},
-    {"add", "add NAME ADDRESS [--weight W]", 2, 2, OPTION_DRY_RUN | OPTION_WEIGHT,
+    {"load", "load FILE|-", 1, 1, OPTIONS_CHANGE, cmd_load},
+    {"add", "add NAME ADDRESS [--weight W]", 2, 2, OPTIONS_CHANGE | OPTION_WEIGHT,
      cmd_add},
-    {"remove", "remove NAME", 1, 1, OPTION_DRY_RUN, cmd_remove},
-    {"weight", "weight NAME W", 2, 2, OPTION_DRY_RUN, cmd_weight},
-    {"down", "down NAME", 1, 1, OPTION_DRY_RUN, cmd_down},
-    {"up", "up NAME", 1, 1, OPTION_DRY_RUN, cmd_up},
-    {"show", "show", 0, 0, 0, cmd_show},
+    {"remove", "remove NAME", 1, 1, OPTIONS_CHANGE, cmd_remove},
+    {"weight", "weight NAME W", 2, 2, OPTIONS_CHANGE, cmd_weight},
+    {"down", "down NAME", 1, 1, OPTIONS_CHANGE, cmd_down},
+    {"up", "up NAME", 1, 1, OPTIONS_CHANGE, cmd_up},
+    {"show", "show", 0, 0, OPTION_OWNER, cmd_show},
     {"lookup", "lookup [-n N] KEY... | --stdin", 0, UNLIMITED,
-     OPTION_COUNT | OPTION_STDIN, cmd_lookup},
-    {"dump", "dump", 0, 0, 0, cmd_dump},
-    {"list", "list", 0, 0, 0, cmd_list},
-    {"destroy", "destroy", 0, 0, OPTION_DRY_RUN, cmd_destroy},
+     OPTION_COUNT | OPTION_STDIN | OPTION_OWNER, cmd_lookup},
+    {"dump", "dump", 0, 0, OPTION_OWNER, cmd_dump},
+    {"list", "list", 0, 0, OPTION_OWNER, cmd_list},
+    {"destroy", "destroy", 0, 0, OPTIONS_CHANGE, cmd_destroy},
 };
 
 static const struct command *find_command(const char *name)
@@ -1412,17 +1826,69 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
+/* Called by the library once it starts to wait for another writer's lock: says so,
+ * once, so that a command that seems to hang explains itself. */
+static void say_waiting(const char *ring, void *data)
+{
+    struct cli *cli = data;
+    if (cli->said_waiting)
+        return;
+    cli->said_waiting = true;
+    if (cli->wait_seconds < 0)
+        fprintf(stderr,
+                "ringctl: waiting for another writer of ring '%s' to finish (--wait "
+                "SECONDS bounds this)\n",
+                ring);
+    else
+        fprintf(stderr,
+                "ringctl: waiting up to %d s for another writer of ring '%s' to finish\n",
+                cli->wait_seconds, ring);
+}
+
+/*
+ * Takes the ring and the ring directory from the environment unless options named
+ * them. A variable that is set but empty is an error, not the default: it is
+ * usually a configuration that meant to name something and did not.
+ */
+static int parse_environment(struct cli *cli, bool ring_given, bool needs_ring)
+{
+    const char *directory = getenv("SHMRING_DIR");
+    if (cli->directory == NULL && directory != NULL) {
+        if (directory[0] == '\0')
+            return fail(EXIT_USAGE,
+                        "SHMRING_DIR is set but empty: unset it (for %s) or "
+                        "name a directory",
+                        SHMRING_DEFAULT_DIRECTORY);
+        cli->directory = directory;
+    }
+    const char *ring = getenv("SHMRING_RING");
+    if (!ring_given && needs_ring && ring != NULL) {
+        if (ring[0] == '\0')
+            return fail(EXIT_USAGE, "SHMRING_RING is set but empty: unset it (for the "
+                                    "ring 'default') or name a ring");
+        cli->ring = ring;
+    }
+    if (cli->directory != NULL && strlen(cli->directory) > SHMRING_DIRECTORY_MAX)
+        return fail(EXIT_USAGE, "the ring directory's path is longer than %d bytes",
+                    SHMRING_DIRECTORY_MAX);
+    cli->open.directory = cli->directory;
+    cli->writer.directory = cli->directory;
+    return EXIT_OK;
+}
+
 /* Parses the command line into *CLI and *COMMAND; *COMMAND stays NULL when the work
  * is done already (--help, --version). Returns an exit status. */
 static int parse_command_line(int argc, char **argv, struct cli *cli,
                               const struct command **command)
 {
     *command = NULL;
-    const char *ring = getenv("SHMRING_RING");
-    cli->ring = ring != NULL && ring[0] != '\0' ? ring : "default";
+    cli->ring = NULL;
     shmring_params_default(&cli->params);
-    cli->create.mode = DEFAULT_RING_MODE;
-    cli->create.group = (gid_t)-1;
+    shmring_writer_options_default(&cli->writer);
+    cli->writer.mode = DEFAULT_RING_MODE;
+    cli->writer.on_wait = say_waiting;
+    cli->writer.on_wait_data = cli;
+    cli->wait_seconds = -1;
     cli->weight = 1;
     cli->count = 1;
 
@@ -1460,6 +1926,13 @@ static int parse_command_line(int argc, char **argv, struct cli *cli,
             return fail(EXIT_USAGE, "option '%s' does not apply to '%s'",
                         option_bit_names[bit], found->name);
     }
+    bool ring_given = cli->ring != NULL;
+    if (!ring_given)
+        cli->ring = "default";
+    int status = parse_environment(cli, ring_given, found->run != cmd_list);
+    if (status != EXIT_OK)
+        return status;
+    cli->writer.wait_ms = cli->wait_seconds < 0 ? -1 : cli->wait_seconds * 1000;
     cli->args = argv + optind + 1;
     cli->arg_count = (size_t)(argc - optind - 1);
     if (cli->arg_count < found->min_args)
@@ -1477,20 +1950,67 @@ static int parse_command_line(int argc, char **argv, struct cli *cli,
     return EXIT_OK;
 }
 
+/*
+ * Makes descriptors 0, 1 and 2 valid, on /dev/null, where they are closed (as sudo
+ * and OpenSSH do). Otherwise the first file this program opens (a ring's directory,
+ * its lock, a version being written) would take the number of a closed standard
+ * stream, and our output or error messages would be written into it. Returns false
+ * if /dev/null cannot be opened.
+ */
+static bool standard_descriptors_valid(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* Every lower descriptor is open by now, so open() returns FD itself. */
+        int opened = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+        if (opened != fd) {
+            if (opened >= 0)
+                close(opened);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Flushes and closes stdout, and reports output that never reached its destination
+ * (a full disk, a closed pipe) as a failure. When the ring changed before, the
+ * message says so: whoever reads it must not take the command for one that changed
+ * nothing (and, say, run `init` again).
+ */
+static int finish_output(const struct cli *cli, int status)
+{
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    failed = fclose(stdout) != 0 || failed;
+    if (!failed)
+        return status;
+    int error = output_error();
+    if (cli->destroyed)
+        return fail(EXIT_FAILED,
+                    "ring '%s' was destroyed, but its report could not be written: %s",
+                    cli->ring, strerror(error));
+    if (cli->published != 0)
+        return fail(EXIT_FAILED,
+                    "ring '%s': generation %" PRIu64
+                    " was published, but its report could not be written: %s",
+                    cli->ring, cli->published, strerror(error));
+    if (status == EXIT_OK)
+        return fail(EXIT_FAILED, "cannot write output: %s", strerror(error));
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    /* Before anything else is opened. */
+    if (!standard_descriptors_valid())
+        return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    output_open();
     struct cli cli;
     memset(&cli, 0, sizeof(cli));
     const struct command *command;
     int status = parse_command_line(argc, argv, &cli, &command);
     if (status == EXIT_OK && command != NULL)
         status = command->run(&cli);
-    /* Output that never reached its destination (a full disk, a closed pipe) is a
-     * failure, not a success. */
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        int saved = errno;
-        if (status == EXIT_OK)
-            status = fail(EXIT_FAILED, "cannot write output: %s", strerror(saved));
-    }
-    return status;
+    return finish_output(&cli, status);
 }
