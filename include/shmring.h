@@ -213,6 +213,50 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_n(shmring_t *r, const void *ke
                                                     size_t n);
 
 /*
+ * Copies the node whose id is ID in the version this handle answers from (after
+ * switching to a newer published version if there is one) to *out: how a worker
+ * that routes with shmring_lookup_id() learns a new id's name and address. Returns
+ * 0, SHMRING_ENODE (no node of this version has that id) or SHMRING_EEMPTY (nothing
+ * is published yet). Thread-safe; O(log nodes).
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_node(shmring_t *r, uint32_t id,
+                                                shmring_node_t *out);
+
+/* Every node of one version, with that version's generation and fingerprint. */
+typedef struct shmring_nodes {
+    uint64_t generation;
+    /* The version's content fingerprint (0 when nothing is published). */
+    uint64_t fingerprint;
+    size_t count;
+    /* COUNT nodes in the version's node order; owned by the library until
+     * shmring_nodes_free(). */
+    shmring_node_t *nodes;
+} shmring_nodes_t;
+
+/*
+ * Fills *out with a copy of every node of the version this handle answers from
+ * (after switching to a newer one if there is one), and that version's generation
+ * and fingerprint: one consistent copy, all from the same version, so a worker can
+ * rebuild its connection pools and know which version they match. When nothing is
+ * published, count is 0 and generation 0. Free with shmring_nodes_free(). Returns 0
+ * or SHMRING_ENOMEM. Thread-safe; the copy holds back another thread's switch to a
+ * newer version until it is done (a grace period), so it is not for hot paths.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodes(shmring_t *r, shmring_nodes_t *out);
+
+/* Frees what shmring_nodes() filled in (NULL is accepted) and zeroes its count. */
+SHMRING_API void shmring_nodes_free(shmring_nodes_t *nodes);
+
+/*
+ * Stores the content fingerprint of the version this handle answers from (after
+ * switching to a newer one if there is one) in *fingerprint: a 64-bit hash of the
+ * algorithm, parameters and nodes, equal for equal content. Returns 0 or
+ * SHMRING_EEMPTY (nothing published yet). Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_fingerprint(shmring_t *r,
+                                                       uint64_t *fingerprint);
+
+/*
  * Returns the generation of the version that this handle currently answers from,
  * after switching to a newer published version if there is one. Thread-safe.
  */

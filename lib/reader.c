@@ -62,6 +62,11 @@ struct view {
     uint64_t generation;
     /* The ring's owner, as its directory said when this view was made. */
     uid_t owner;
+    /* The snapshot's node count and fingerprint, and its nodes by id (NULL when it
+     * has no nodes). */
+    uint32_t node_count;
+    uint64_t fingerprint;
+    struct node_id_entry *id_index;
 };
 
 struct shmring {
@@ -181,6 +186,7 @@ static void view_free(struct view *v)
         return;
     if (v->snapshot != NULL)
         munmap((void *)v->snapshot, v->size);
+    free(v->id_index);
     control_map_release(v->control);
     free(v);
 }
@@ -241,6 +247,15 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
         if (err != SHMRING_ENOENT || attempt == 100 ||
             load_generation(control->block) == v->generation)
             break;
+    }
+    if (err == 0 && v->snapshot != NULL) {
+        shmring_snapshot_info_t info;
+        shmring_snapshot_info(v->snapshot, &info);
+        v->node_count = info.node_count;
+        v->fingerprint = info.fingerprint;
+        err = shmring__node_id_index(v->snapshot, &v->id_index);
+        if (err != 0)
+            munmap((void *)v->snapshot, v->size);
     }
     if (err == 0) {
         close(dir_fd);
@@ -407,4 +422,62 @@ uint64_t shmring_generation(shmring_t *r)
     uint64_t gen = v->generation;
     view_exit(v);
     return gen;
+}
+
+int shmring_node(shmring_t *r, uint32_t id, shmring_node_t *out)
+{
+    const struct view *v = view_enter(r);
+    int err = SHMRING_EEMPTY;
+    if (v->snapshot != NULL) {
+        int64_t index = shmring__node_id_find(v->id_index, v->node_count, id);
+        err = index < 0 ? SHMRING_ENODE : 0;
+        if (err == 0)
+            shmring__snapshot_node_at(v->snapshot, (uint32_t)index, out);
+    }
+    view_exit(v);
+    return err;
+}
+
+int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
+{
+    const struct view *v = view_enter(r);
+    /* Copied inside the read-side critical section, so the generation, the
+     * fingerprint and every node come from one version. */
+    size_t count = v->snapshot != NULL ? v->node_count : 0;
+    shmring_node_t *nodes = NULL;
+    int err = 0;
+    if (count > 0) {
+        nodes = malloc(count * sizeof(*nodes));
+        if (nodes == NULL)
+            err = SHMRING_ENOMEM;
+        for (size_t i = 0; nodes != NULL && i < count; i++)
+            shmring__snapshot_node_at(v->snapshot, (uint32_t)i, &nodes[i]);
+    }
+    if (err == 0) {
+        out->generation = v->generation;
+        out->fingerprint = v->snapshot != NULL ? v->fingerprint : 0;
+        out->count = count;
+        out->nodes = nodes;
+    }
+    view_exit(v);
+    return err;
+}
+
+void shmring_nodes_free(shmring_nodes_t *nodes)
+{
+    if (nodes == NULL)
+        return;
+    free(nodes->nodes);
+    nodes->nodes = NULL;
+    nodes->count = 0;
+}
+
+int shmring_fingerprint(shmring_t *r, uint64_t *fingerprint)
+{
+    const struct view *v = view_enter(r);
+    int err = v->snapshot != NULL ? 0 : SHMRING_EEMPTY;
+    if (err == 0)
+        *fingerprint = v->fingerprint;
+    view_exit(v);
+    return err;
 }

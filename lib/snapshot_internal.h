@@ -235,4 +235,28 @@ int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
 int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
                                shmring_node_t *out, size_t n);
 
+/* Copies node NODE_INDEX (below the header's node_count) of a validated snapshot to
+ * *out. */
+void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,
+                               shmring_node_t *out);
+
+/*
+ * An index from node ids to node positions of one validated snapshot: ids sorted
+ * with their positions, for a binary search (ids are unique but may be sparse, so
+ * no table indexed by id).
+ */
+struct node_id_entry {
+    uint32_t id;
+    uint32_t index;
+};
+
+/* Builds the id index of a validated snapshot into a new array of node_count entries
+ * that the caller frees (NULL for a snapshot without nodes). Returns 0 or
+ * SHMRING_ENOMEM. */
+int shmring__node_id_index(const void *buffer, struct node_id_entry **out);
+
+/* Finds ID in INDEX (COUNT entries): its node position, or -1. */
+int64_t shmring__node_id_find(const struct node_id_entry *index, uint32_t count,
+                              uint32_t id);
+
 #endif /* SHMRING_SNAPSHOT_INTERNAL_H */

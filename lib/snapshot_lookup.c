@@ -2,6 +2,7 @@
  * Lookups on a validated snapshot. Nothing here checks bounds again: the validator
  * has proved every index these functions follow.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hash_internal.h"
@@ -234,4 +235,48 @@ void shmring_snapshot_shares(const void *buffer, double *shares)
         else
             shares[points[i].node_index] += (double)arc / ring_size;
     }
+}
+
+void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,
+                               shmring_node_t *out)
+{
+    node_copy(buffer, node_index, out);
+}
+
+static int compare_id_entries(const void *a, const void *b)
+{
+    uint32_t x = ((const struct node_id_entry *)a)->id;
+    uint32_t y = ((const struct node_id_entry *)b)->id;
+    return (x > y) - (x < y);
+}
+
+int shmring__node_id_index(const void *buffer, struct node_id_entry **out)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    *out = NULL;
+    if (h->node_count == 0)
+        return 0;
+    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+    struct node_id_entry *index = malloc(h->node_count * sizeof(*index));
+    if (index == NULL)
+        return SHMRING_ENOMEM;
+    for (uint32_t i = 0; i < h->node_count; i++)
+        index[i] = (struct node_id_entry){.id = nodes[i].id, .index = i};
+    qsort(index, h->node_count, sizeof(*index), compare_id_entries);
+    *out = index;
+    return 0;
+}
+
+int64_t shmring__node_id_find(const struct node_id_entry *index, uint32_t count,
+                              uint32_t id)
+{
+    uint32_t low = 0, high = count;
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        if (index[middle].id < id)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < count && index[low].id == id ? (int64_t)index[low].index : -1;
 }

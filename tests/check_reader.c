@@ -108,6 +108,98 @@ START_TEST(test_nothing_published_yet)
 }
 END_TEST
 
+/* Asserts that NODE is the node set's node INFO, field by field. */
+static void assert_same_node(const shmring_node_t *node, const shmring_node_info_t *info)
+{
+    ck_assert_uint_eq(node->id, info->id);
+    ck_assert_uint_eq(node->weight, info->weight);
+    ck_assert_str_eq(node->name, info->name);
+    ck_assert_str_eq(node->address, info->address);
+}
+
+/*
+ * shmring_node(), shmring_nodes() and shmring_fingerprint(): what a worker routing by
+ * id needs to know about ids, from the version it answers from. Ids are made sparse
+ * (removed nodes) and nodes have distinct weights, so a wrong index shows.
+ */
+START_TEST(test_nodes_by_id)
+{
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t node = {.id = 99};
+    uint64_t fingerprint = 7;
+    ck_assert_int_eq(shmring_node(r, 0, &node), SHMRING_EEMPTY);
+    ck_assert_uint_eq(node.id, 99);
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), SHMRING_EEMPTY);
+    ck_assert_uint_eq(fingerprint, 7);
+    shmring_nodes_t all;
+    ck_assert_int_eq(shmring_nodes(r, &all), 0);
+    ck_assert_uint_eq(all.generation, 0);
+    ck_assert_uint_eq(all.fingerprint, 0);
+    ck_assert_uint_eq(all.count, 0);
+    ck_assert_ptr_null(all.nodes);
+    shmring_nodes_free(&all);
+
+    shmring_nodeset_t *set = test_nodeset(40, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    for (int i = 0; i < 40; i += 3) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%d", i);
+        ck_assert_int_eq(shmring_nodeset_remove(set, name), 0);
+    }
+    for (size_t i = 0; i < shmring_nodeset_count(set); i++) {
+        shmring_node_info_t info;
+        ck_assert_int_eq(shmring_nodeset_get(set, i, &info), 0);
+        ck_assert_int_eq(shmring_nodeset_set_weight(set, info.name, 1 + (uint32_t)i), 0);
+    }
+    ck_assert_uint_eq(publish(set), 1);
+    size_t size;
+    void *buffer = test_build(set, &size);
+    shmring_snapshot_info_t snapshot;
+    shmring_snapshot_info(buffer, &snapshot);
+    free(buffer);
+
+    ck_assert_int_eq(shmring_nodes(r, &all), 0);
+    ck_assert_uint_eq(all.generation, 1);
+    ck_assert_uint_eq(all.fingerprint, snapshot.fingerprint);
+    ck_assert_uint_eq(all.count, 26);
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    ck_assert_uint_eq(fingerprint, snapshot.fingerprint);
+    for (size_t i = 0; i < shmring_nodeset_count(set); i++) {
+        shmring_node_info_t info;
+        ck_assert_int_eq(shmring_nodeset_get(set, i, &info), 0);
+        assert_same_node(&all.nodes[i], &info);
+        ck_assert_int_eq(shmring_node(r, info.id, &node), 0);
+        assert_same_node(&node, &info);
+    }
+    shmring_nodes_free(&all);
+    ck_assert_ptr_null(all.nodes);
+    ck_assert_uint_eq(all.count, 0);
+    shmring_nodes_free(NULL);
+    /* Removed ids, an id never given and the largest id are no nodes. */
+    static const uint32_t absent[] = {0, 3, 39, 40, 1000, UINT32_MAX};
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+        ck_assert_int_eq(shmring_node(r, absent[i], &node), SHMRING_ENODE);
+
+    /* A new node is known by id from the next call on. */
+    shmring_node_info_t added;
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "late", "10.9.9.9:1", 9, SHMRING_STATE_UP, &added.id),
+        0);
+    ck_assert_uint_eq(publish(set), 2);
+    ck_assert_int_eq(shmring_node(r, added.id, &node), 0);
+    ck_assert_str_eq(node.name, "late");
+    ck_assert_str_eq(node.address, "10.9.9.9:1");
+    ck_assert_uint_eq(node.weight, 9);
+    ck_assert_int_eq(shmring_nodes(r, &all), 0);
+    ck_assert_uint_eq(all.generation, 2);
+    ck_assert_uint_eq(all.count, 27);
+    ck_assert_uint_ne(all.fingerprint, snapshot.fingerprint);
+    shmring_nodes_free(&all);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
 /* Every algorithm: the reader answers exactly what the snapshot it maps answers. */
 START_TEST(test_lookups_match_snapshot)
 {
@@ -740,6 +832,7 @@ static Suite *reader_suite(void)
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_add_test(core, test_open_errors);
     tcase_add_test(core, test_nothing_published_yet);
+    tcase_add_test(core, test_nodes_by_id);
     tcase_add_loop_test(core, test_lookups_match_snapshot, 0, 3);
     tcase_add_test(core, test_follows_new_versions);
     suite_add_tcase(s, core);
