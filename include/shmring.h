@@ -134,7 +134,9 @@ typedef struct shmring shmring_t;
  * API's read-only calls. All zero (or a NULL pointer) means the defaults.
  */
 typedef struct shmring_open_options {
-    /* The directory holding the rings; NULL means SHMRING_DEFAULT_DIRECTORY. */
+    /* The directory holding the rings, an absolute path (only its last component is
+     * checked, so every directory above it must be one only trusted users can
+     * change); NULL means SHMRING_DEFAULT_DIRECTORY. */
     const char *directory;
     /* A ring is accepted only when its owner is root, the caller's effective uid, or
      * this uid (0, the default, adds nobody: root is trusted anyway). A handle then
@@ -152,11 +154,11 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **ou
  * Opens the ring RING in OPTIONS' directory (NULL: the defaults) for reading and
  * fills *out. The handle belongs to the caller until shmring_close(); it holds no
  * file descriptor. Returns 0, SHMRING_EBADRING, SHMRING_EINVAL (a directory path
- * longer than SHMRING_DIRECTORY_MAX), SHMRING_ENOENT (the ring does not exist yet:
- * retry later if you like), SHMRING_EACCES, SHMRING_ENOMEM, SHMRING_EMFILE,
- * SHMRING_EOWNER (the ring belongs to a user this call does not trust, or others may
- * write it), SHMRING_ENOTRING (something else has the ring's name: another user's
- * file, a FIFO, a symbolic link), SHMRING_EBASEDIR, SHMRING_ECONTROL (a corrupt
+ * that is relative or longer than SHMRING_DIRECTORY_MAX), SHMRING_ENOENT (the ring does
+ * not exist yet: retry later if you like), SHMRING_EACCES, SHMRING_ENOMEM,
+ * SHMRING_EMFILE, SHMRING_EOWNER (the ring belongs to a user this call does not trust, or
+ * others may write it), SHMRING_ENOTRING (something else has the ring's name: another
+ * user's file, a FIFO, a symbolic link), SHMRING_EBASEDIR, SHMRING_ECONTROL (a corrupt
  * control object), or a validation error of the current version. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int

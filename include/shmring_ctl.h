@@ -334,7 +334,8 @@ typedef struct shmring_writer shmring_writer_t;
 /* Options of the calls that change a ring; fill them with
  * shmring_writer_options_default() first. A NULL pointer means the defaults. */
 typedef struct shmring_writer_options {
-    /* The directory holding the rings; NULL means SHMRING_DEFAULT_DIRECTORY. */
+    /* The directory holding the rings, an absolute path; NULL means
+     * SHMRING_DEFAULT_DIRECTORY. */
     const char *directory;
     /* When creating: the ring's mode (default 0644). The owner must keep read and
      * write; group and others may be given read, nothing else: 0600, 0640, 0604 and
@@ -381,7 +382,10 @@ SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_open(const char *ring, unsigned flags,
                     const shmring_writer_options_t *options, shmring_writer_t **out);
 
-/* Releases the lock and frees the writer (NULL is accepted). */
+/* Releases the lock and frees the writer (NULL is accepted). A writer belongs to the
+ * process that opened it: a forked child must neither use nor close it (closing
+ * would remove a ring created with SHMRING_WRITER_ATOMIC_CREATE and not yet
+ * published); the child only keeps the lock until it exits or execs. */
 SHMRING_API void shmring_writer_close(shmring_writer_t *w);
 
 /* The generation currently published (0: nothing published yet). */
@@ -397,8 +401,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_writer_nodeset(shmring_writer_t *w,
 
 /*
  * Maps the current version read-only (validated) for inspection: *buffer stays valid
- * until shmring_writer_close(). Returns 0, SHMRING_ENOENT (nothing published) or a
- * validation error.
+ * until the writer's next publication or shmring_writer_close(), whichever comes
+ * first. Returns 0, SHMRING_ENOENT (nothing published) or a validation error.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size);

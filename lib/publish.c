@@ -330,6 +330,9 @@ int shmring_writer_open(const char *ring, unsigned flags,
             if (err == 0)
                 break;
         } else {
+            /* A directory we may not even enter is another user's squat. */
+            if (err == SHMRING_EACCES && w->dir_st.st_uid != geteuid())
+                err = SHMRING_EOWNER;
             break;
         }
         writer_release(w);

@@ -183,7 +183,7 @@ int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *optio
     char entry[ENTRY_NAME_MAX], hidden[ENTRY_NAME_MAX];
     shmring__ring_entry(ring, entry);
     err = shmring__ring_dir_open(base_fd, ring, &dir_fd, &dir_st);
-    if (err == 0 && dir_st.st_uid != geteuid())
+    if ((err == 0 || err == SHMRING_EACCES) && dir_st.st_uid != geteuid())
         err = SHMRING_EOWNER;
     /* Wait for a writer in progress, so its version is not left behind. */
     if (err == 0)

@@ -49,8 +49,11 @@ const char *shmring__directory(const char *directory)
 {
     if (directory == NULL)
         return SHMRING_DEFAULT_DIRECTORY;
+    /* Relative paths would follow the caller's working directory from one refresh
+     * to the next. */
     size_t len = strnlen(directory, SHMRING_DIRECTORY_MAX + 1);
-    return len == 0 || len > SHMRING_DIRECTORY_MAX ? NULL : directory;
+    return len == 0 || len > SHMRING_DIRECTORY_MAX || directory[0] != '/' ? NULL
+                                                                          : directory;
 }
 
 void shmring__ring_entry(const char *ring, char entry[ENTRY_NAME_MAX])
@@ -130,7 +133,13 @@ int shmring__ring_dir_open(int base_fd, const char *ring, int *out, struct stat 
          * the ring's name: never a ring, whoever made it. */
         if (errno == ENOTDIR || errno == ELOOP)
             return SHMRING_ENOTRING;
-        return shmring__errno_code();
+        int err = shmring__errno_code();
+        /* A directory we may not enter: *st says whose it is, so that callers can
+         * tell another user's squat from a ring they may not read. */
+        if (err == SHMRING_EACCES &&
+            fstatat(base_fd, entry, st, AT_SYMLINK_NOFOLLOW) != 0)
+            err = shmring__errno_code();
+        return err;
     }
     int err = 0;
     if (fstat(fd, st) != 0)
@@ -155,6 +164,8 @@ int shmring__ring_dir_open_trusted(const char *directory, const char *ring, uid_
     int fd;
     err = shmring__ring_dir_open(base_fd, ring, &fd, st);
     close(base_fd);
+    if (err == SHMRING_EACCES && !shmring__owner_trusted(st->st_uid, extra))
+        return SHMRING_EOWNER;
     if (err != 0)
         return err;
     if (!shmring__owner_trusted(st->st_uid, extra) ||
@@ -194,14 +205,30 @@ bool shmring__entry_is(int base_fd, const char *entry, const struct stat *dir_st
            now.st_dev == dir_st->st_dev && now.st_ino == dir_st->st_ino;
 }
 
+/* A tag of this process's pid namespace (the low 32 bits of its inode), 0 when
+ * /proc cannot tell: a pid in a hidden name is only meaningful to kill() in the
+ * namespace it came from. */
+static uint32_t pid_namespace_tag(void)
+{
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) != 0)
+        return 0;
+    return (uint32_t)st.st_ino;
+}
+
 int shmring__hidden_entry(const char *prefix, const char *ring,
                           char entry[ENTRY_NAME_MAX])
 {
-    uint64_t random;
-    if (getrandom(&random, sizeof(random), 0) != (ssize_t)sizeof(random))
-        return shmring__errno_code();
-    snprintf(entry, ENTRY_NAME_MAX, "%s%s.%ld.%016" PRIx64, prefix, ring, (long)getpid(),
-             random);
+    /* The name must be unguessable, not secret: never wait for the entropy pool
+     * (early at boot), fall back to the clock. */
+    uint32_t random;
+    if (getrandom(&random, sizeof(random), GRND_NONBLOCK) != (ssize_t)sizeof(random)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        random = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u;
+    }
+    snprintf(entry, ENTRY_NAME_MAX, "%s%s.%ld.%08" PRIx32 "%08" PRIx32, prefix, ring,
+             (long)getpid(), pid_namespace_tag(), random);
     return 0;
 }
 
@@ -302,10 +329,10 @@ int shmring__ring_dir_remove(int base_fd, const char *entry, int dir_fd)
     return err;
 }
 
-/* Whether ENTRY is PREFIX RING.PID.RANDOM as shmring__hidden_entry() writes it;
- * fills *pid. */
+/* Whether ENTRY is PREFIX RING.PID.TAGRANDOM as shmring__hidden_entry() writes it;
+ * fills *pid and *tag (the creator's pid namespace tag). */
 static bool is_hidden_entry_of(const char *entry, const char *prefix, const char *ring,
-                               pid_t *pid)
+                               pid_t *pid, uint32_t *tag)
 {
     size_t prefix_len = strlen(prefix), ring_len = strlen(ring);
     if (strncmp(entry, prefix, prefix_len) != 0 ||
@@ -324,6 +351,10 @@ static bool is_hidden_entry_of(const char *entry, const char *prefix, const char
     if (!parse_canonical(digits, &value) || value == 0 || value > INT32_MAX)
         return false;
     *pid = (pid_t)value;
+    char tag_digits[9];
+    memcpy(tag_digits, dot + 1, 8);
+    tag_digits[8] = '\0';
+    *tag = (uint32_t)strtoul(tag_digits, NULL, 16);
     return true;
 }
 
@@ -345,33 +376,61 @@ static void mark_destroyed(int dir_fd, const struct stat *dir_st)
     close(fd);
 }
 
+/* How long a hidden directory of a process in another pid namespace (whose pid
+ * kill() cannot check) must have been left unchanged before it counts as abandoned. */
+#define FOREIGN_GRACE_SECONDS 60
+
 /*
- * Removes BASE_FD's hidden ENTRY if the process working on it (PID) is gone. Creators
- * and destroyers hold the ring's lock for as long as they work on the directory, so
- * a held lock always means "in use"; a free lock or a missing one (a creator between
- * making its directory and locking, or a destroyer that removed it) also needs the
- * process to be gone, as far as kill() can tell: a process in another pid namespace
- * that shares this directory looks gone, so only its held lock protects it.
+ * Whether the process that made a hidden directory (PID, of the namespace TAG; the
+ * directory's status DIR_ST) is gone. In our own pid namespace kill() tells; from
+ * another one only time can: a directory nobody changed for a minute is abandoned.
  */
-static void sweep_one(int base_fd, const char *entry, pid_t pid)
+static bool maker_gone(pid_t pid, uint32_t tag, const struct stat *dir_st)
+{
+    uint32_t own = pid_namespace_tag();
+    if (own != 0 && tag == own)
+        return kill(pid, 0) != 0 && errno == ESRCH;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec - dir_st->st_ctim.tv_sec > FOREIGN_GRACE_SECONDS;
+}
+
+/*
+ * Removes BASE_FD's hidden ENTRY if the process that worked on it is gone and its
+ * lock (if it has one yet) is free: creators and destroyers hold the ring's lock for
+ * as long as they work on the directory. The leftover is first claimed by renaming
+ * it to a hidden name of ours, under its lock, and removed only if the claimed entry
+ * is the directory inspected: a creator that revealed its ring meanwhile took the
+ * directory away from the hidden name, so a live ring is never emptied.
+ */
+static void sweep_one(int base_fd, const char *ring, const char *entry, pid_t pid,
+                      uint32_t tag)
 {
     int dir_fd = openat(base_fd, entry, O_RDONLY | O_DIRECTORY | SAFE_OPEN_FLAGS);
     if (dir_fd < 0)
         return;
     struct stat dir_st;
-    if (fstat(dir_fd, &dir_st) != 0 || dir_st.st_uid != geteuid()) {
+    if (fstat(dir_fd, &dir_st) != 0 || dir_st.st_uid != geteuid() ||
+        !maker_gone(pid, tag, &dir_st)) {
         close(dir_fd);
         return;
     }
-    bool gone = kill(pid, 0) != 0 && errno == ESRCH;
     int lock_fd = -1;
     struct stat lock_st;
-    if (gone &&
-        shmring__object_open(dir_fd, &dir_st, LOCK_FILE, O_RDWR, &lock_fd, &lock_st) == 0)
-        gone = flock(lock_fd, LOCK_EX | LOCK_NB) == 0;
-    if (gone) {
-        mark_destroyed(dir_fd, &dir_st);
-        shmring__ring_dir_remove(base_fd, entry, dir_fd);
+    int err =
+        shmring__object_open(dir_fd, &dir_st, LOCK_FILE, O_RDWR, &lock_fd, &lock_st);
+    bool free_to_take =
+        err == SHMRING_ENOENT || (err == 0 && flock(lock_fd, LOCK_EX | LOCK_NB) == 0);
+    char claimed[ENTRY_NAME_MAX];
+    if (free_to_take && shmring__hidden_entry(REMOVING_PREFIX, ring, claimed) == 0 &&
+        renameat2(base_fd, entry, base_fd, claimed, RENAME_NOREPLACE) == 0) {
+        if (shmring__entry_is(base_fd, claimed, &dir_st)) {
+            mark_destroyed(dir_fd, &dir_st);
+            shmring__ring_dir_remove(base_fd, claimed, dir_fd);
+        } else {
+            /* Not what we inspected: give the name back. */
+            renameat2(base_fd, claimed, base_fd, entry, RENAME_NOREPLACE);
+        }
     }
     if (lock_fd >= 0)
         close(lock_fd);
@@ -386,9 +445,10 @@ void shmring__sweep_leftovers(int base_fd, const char *ring)
     struct dirent *item;
     while ((item = readdir(dir)) != NULL) {
         pid_t pid;
-        if (is_hidden_entry_of(item->d_name, CREATING_PREFIX, ring, &pid) ||
-            is_hidden_entry_of(item->d_name, REMOVING_PREFIX, ring, &pid))
-            sweep_one(base_fd, item->d_name, pid);
+        uint32_t tag;
+        if (is_hidden_entry_of(item->d_name, CREATING_PREFIX, ring, &pid, &tag) ||
+            is_hidden_entry_of(item->d_name, REMOVING_PREFIX, ring, &pid, &tag))
+            sweep_one(base_fd, ring, item->d_name, pid, tag);
     }
     closedir(dir);
 }

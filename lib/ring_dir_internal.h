@@ -7,10 +7,14 @@
  *   DIR/shmring.RING/control          the current generation (struct control_block);
  *   DIR/shmring.RING/lock             the writers' flock(), mode 0600;
  *   DIR/shmring.RING/version.GEN      the snapshot of generation GEN, read-only;
- *   DIR/.shmring-new.RING.PID.RANDOM  a ring being created by process PID, renamed
+ *   DIR/.shmring-new.RING.PID.TAGRAND a ring being created by process PID, renamed
  *                                     to shmring.RING once complete;
- *   DIR/.shmring-gone.RING.PID.RANDOM a ring being destroyed, renamed away from
+ *   DIR/.shmring-gone.RING.PID.TAGRAND a ring being destroyed, renamed away from
  *                                     shmring.RING before it is emptied.
+ *
+ * TAGRAND is 8 hex digits of the creator's pid namespace (so that a sweeper in
+ * another namespace does not ask kill() about a pid that is not its own) and 8
+ * random ones.
  *
  * Because a ring's directory is writable by its owner alone, nobody else can add,
  * replace or remove anything inside it; the only name another user can take is the
@@ -46,7 +50,8 @@
 /* An "any owner" value for shmring__ring_dir_open_trusted(). */
 #define OWNER_ANY ((uid_t)-1)
 
-/* The directory to use: DIRECTORY or the default; NULL when it is too long. */
+/* The directory to use: DIRECTORY or the default; NULL when it is too long or not
+ * absolute. */
 const char *shmring__directory(const char *directory);
 
 /* Writes "shmring.RING" into ENTRY. */
@@ -76,7 +81,8 @@ int shmring__base_open(const char *directory, uid_t extra, int *fd);
  * Opens the directory of RING in BASE_FD, without following a symbolic link or
  * blocking on a FIFO, and checks it: a directory that only its owner can write.
  * Returns 0 (with *fd and *st), SHMRING_ENOENT, SHMRING_ENOTRING (something else has
- * the name), SHMRING_EOWNER (others may write it) or a negated errno value.
+ * the name), SHMRING_EOWNER (others may write it), SHMRING_EACCES (a directory we may
+ * not enter; *st says whose) or a negated errno value.
  */
 int shmring__ring_dir_open(int base_fd, const char *ring, int *fd, struct stat *st);
 
@@ -102,8 +108,7 @@ int shmring__object_open(int dir_fd, const struct stat *dir_st, const char *name
  * waited for the lock checks that the ring was not destroyed meanwhile). */
 bool shmring__entry_is(int base_fd, const char *entry, const struct stat *dir_st);
 
-/* Writes a hidden entry name PREFIX RING.PID.RANDOM into ENTRY. Returns 0 or a
- * negated errno value (no randomness available). */
+/* Writes a hidden entry name PREFIX RING.PID.TAGRAND into ENTRY. Returns 0. */
 int shmring__hidden_entry(const char *prefix, const char *ring,
                           char entry[ENTRY_NAME_MAX]);
 
@@ -124,8 +129,9 @@ int shmring__ring_dir_remove(int base_fd, const char *entry, int dir_fd);
 
 /*
  * Removes what killed creators and destroyers of RING left behind in BASE_FD: hidden
- * directories of this effective uid whose process no longer exists and whose lock,
- * if it has one, nobody holds. A destroyed ring's control object
+ * directories of this effective uid whose process no longer exists (or, from another
+ * pid namespace, that nobody changed for a minute) and whose lock, if it has one,
+ * nobody holds. A destroyed ring's control object
  * is marked destroyed first, so readers still holding it look the ring up again.
  */
 void shmring__sweep_leftovers(int base_fd, const char *ring);

@@ -317,9 +317,9 @@ START_TEST(test_ring_snapshot_copy)
 }
 END_TEST
 
-/* Runs FN in a child process as user and group "nobody", in no other group, and
+/* Runs FN in a child process as user UID and group GID, in no other group, and
  * returns what FN returned. */
-static int as_other_user(int (*fn)(void))
+static int as_user(uid_t uid, gid_t gid, int (*fn)(void))
 {
     int result_pipe[2];
     ck_assert_int_eq(pipe(result_pipe), 0);
@@ -327,7 +327,7 @@ static int as_other_user(int (*fn)(void))
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         close(result_pipe[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
             _exit(100);
         int result = fn();
         _exit(write(result_pipe[1], &result, sizeof(result)) == sizeof(result) ? 0 : 101);
@@ -340,6 +340,12 @@ static int as_other_user(int (*fn)(void))
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
     return result;
+}
+
+/* Runs FN in a child process as user and group "nobody". */
+static int as_other_user(int (*fn)(void))
+{
+    return as_user(65534, 65534, fn);
 }
 
 static int try_read(void)
@@ -658,6 +664,65 @@ START_TEST(test_exclusive_creators_race)
 }
 END_TEST
 
+static int try_exclusive_create(void)
+{
+    shmring_writer_t *w;
+    int err =
+        shmring_writer_open(ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL, NULL, &w);
+    shmring_writer_close(err == 0 ? w : NULL);
+    return err;
+}
+
+/*
+ * Another user's private directory (mode 0700) at a ring's name: a non-root owner
+ * cannot even enter it, and is told it is another user's (SHMRING_EOWNER), not
+ * "permission denied" as if it were a ring of a trusted owner.
+ */
+START_TEST(test_private_squat_is_foreign)
+{
+    if (geteuid() != 0)
+        return; /* needs root to act as two other users */
+    ck_assert_int_eq(mkdir(test_ring_path(ring), 0700), 0);
+    ck_assert_int_eq(chown(test_ring_path(ring), 65534, 65534), 0);
+    /* uid 1 (daemon) is the would-be owner; nobody squats. */
+    ck_assert_int_eq(as_user(1, 1, try_create), SHMRING_EOWNER);
+    ck_assert_int_eq(as_user(1, 1, try_exclusive_create), SHMRING_EOWNER);
+    ck_assert_int_eq(as_user(1, 1, try_write), SHMRING_EOWNER);
+    ck_assert_int_eq(as_user(1, 1, try_destroy), SHMRING_EOWNER);
+    ck_assert_int_eq(as_user(1, 1, try_read), SHMRING_EOWNER);
+    ck_assert_int_eq(as_user(1, 1, try_status), SHMRING_EOWNER);
+    /* Root enters it, and does not trust nobody either. */
+    ck_assert_int_eq(try_read(), SHMRING_EOWNER);
+    struct stat st;
+    ck_assert_int_eq(lstat(test_ring_path(ring), &st), 0);
+    ck_assert_uint_eq(st.st_uid, 65534);
+    ck_assert_int_eq(rmdir(test_ring_path(ring)), 0);
+}
+END_TEST
+
+/* A directory of rings is named by an absolute path: a relative one would follow
+ * the caller's working directory from one refresh to the next. */
+START_TEST(test_relative_directory_refused)
+{
+    shmring_open_options_t open_options = {.directory = "dev/shm"};
+    shmring_t *r = NULL;
+    ck_assert_int_eq(shmring_open_with(ring, &open_options, &r), SHMRING_EINVAL);
+    ck_assert_ptr_null(r);
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = ".";
+    shmring_writer_t *w = NULL;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w),
+                     SHMRING_EINVAL);
+    ck_assert_ptr_null(w);
+    ck_assert_int_eq(shmring_ring_destroy(ring, &options), SHMRING_EINVAL);
+    char **names;
+    size_t count;
+    ck_assert_int_eq(shmring_ring_list("", &names, &count), SHMRING_EINVAL);
+    ck_assert_int_eq(test_ring_entries(ring), 0);
+}
+END_TEST
+
 /* The umask of the child that as_other_user() runs create_under_umask() in. */
 static mode_t creator_umask;
 
@@ -740,11 +805,13 @@ START_TEST(test_permissions)
     ck_assert_uint_eq(st.st_mode & 07777, 0440);
 
     /* Mode 0640, group root: another user can neither read nor write the ring, nor
-     * reach its lock. */
+     * reach its lock. Reading a ring of a trusted owner is denied by its mode;
+     * writing or destroying is refused as for any ring of another user, though its
+     * directory cannot even be entered. */
     ck_assert_int_eq(as_other_user(try_read), SHMRING_EACCES);
     ck_assert_int_eq(as_other_user(try_status), SHMRING_EACCES);
-    ck_assert_int_eq(as_other_user(try_write), SHMRING_EACCES);
-    ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EACCES);
+    ck_assert_int_eq(as_other_user(try_write), SHMRING_EOWNER);
+    ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EOWNER);
     ck_assert_int_eq(as_other_user(try_lock_file), EACCES);
     shmring_writer_close(w);
     ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
@@ -871,6 +938,8 @@ static Suite *publish_suite(void)
     tcase_add_checked_fixture(permissions, setup, teardown);
     tcase_add_test(permissions, test_permissions);
     tcase_add_test(permissions, test_restrictive_umask);
+    tcase_add_test(permissions, test_private_squat_is_foreign);
+    tcase_add_test(permissions, test_relative_directory_refused);
     tcase_add_test(permissions, test_other_users_ring);
     tcase_add_test(permissions, test_version_with_another_owner_refused);
     suite_add_tcase(s, permissions);

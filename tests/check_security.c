@@ -1707,11 +1707,33 @@ static const struct hidden_squat {
     {"shmring.", ".1000", HIDDEN_FILE},
 };
 
-/* What the owner's killed creators and destroyers left: the sweep must remove these. */
-static const struct hidden_squat owner_leftovers[] = {
-    {".shmring-new.", ".2147483647.aaaaaaaaaaaaaaaa", HIDDEN_DIRECTORY},
-    {".shmring-gone.", ".2147483647.bbbbbbbbbbbbbbbb", HIDDEN_RING_LIKE},
+/* What the owner's killed creators and destroyers left, named by pids of this pid
+ * namespace that do not exist: the sweep must remove these. Their suffixes carry
+ * this namespace's tag (set_leftover_suffixes()), as a creator here writes it. */
+static char leftover_suffixes[2][48];
+static struct hidden_squat owner_leftovers[] = {
+    {".shmring-new.", leftover_suffixes[0], HIDDEN_DIRECTORY},
+    {".shmring-gone.", leftover_suffixes[1], HIDDEN_RING_LIKE},
 };
+
+/* A creator's leftover from another pid namespace, changed just now: its pid means
+ * nothing here, so the sweep must leave it for the grace period. */
+static const struct hidden_squat foreign_leftover = {
+    ".shmring-new.", ".2147483647.00000000cccccccc", HIDDEN_DIRECTORY};
+
+/* Writes the owner's leftover suffixes: a dead pid, this pid namespace's tag (the
+ * low 32 bits of its inode, as lib/ring_dir.c writes it) and a random part. */
+static void set_leftover_suffixes(void)
+{
+    struct stat st;
+    ck_assert_int_eq(stat("/proc/self/ns/pid", &st), 0);
+    unsigned tag = (unsigned)(uint32_t)st.st_ino;
+    ck_assert_uint_ne(tag, 0);
+    snprintf(leftover_suffixes[0], sizeof(leftover_suffixes[0]),
+             ".2147483647.%08xaaaaaaaa", tag);
+    snprintf(leftover_suffixes[1], sizeof(leftover_suffixes[1]),
+             ".2147483647.%08xbbbbbbbb", tag);
+}
 
 /* The path of SQUAT, and of NAME in it (NULL: none). */
 static struct path hidden_path(const struct hidden_squat *squat, const char *name)
@@ -1747,8 +1769,9 @@ static int make_hidden(const struct hidden_squat *squat)
 static void hidden_step(const void *arg, struct outcome *out)
 {
     const struct hidden_squat *list = arg;
-    size_t count =
-        list == hidden_squats ? COUNT_OF(hidden_squats) : COUNT_OF(owner_leftovers);
+    size_t count = list == hidden_squats     ? COUNT_OF(hidden_squats)
+                   : list == owner_leftovers ? COUNT_OF(owner_leftovers)
+                                             : 1;
     for (size_t i = 0; i < count; i++)
         out->codes[i] = make_hidden(&list[i]);
 }
@@ -1769,13 +1792,19 @@ START_TEST(test_hidden_names_squatted)
         assert_code(out.codes[i], 0);
         prints[i] = fingerprint(hidden_path(&hidden_squats[i], NULL).text);
     }
+    set_leftover_suffixes();
     out = run_step(&scene.owner, hidden_step, owner_leftovers, "the owner's leftovers");
     for (size_t i = 0; i < COUNT_OF(owner_leftovers); i++)
         assert_code(out.codes[i], 0);
+    out = run_step(&scene.owner, hidden_step, &foreign_leftover, "a foreign leftover");
+    assert_code(out.codes[0], 0);
+    uint64_t foreign_print = fingerprint(hidden_path(&foreign_leftover, NULL).text);
 
     ck_assert_uint_eq(owner_publish(scene.ring, CREATE, scene.first), 1);
     for (size_t i = 0; i < COUNT_OF(owner_leftovers); i++)
         ck_assert_uint_eq(fingerprint(hidden_path(&owner_leftovers[i], NULL).text), 0);
+    ck_assert_uint_eq(fingerprint(hidden_path(&foreign_leftover, NULL).text),
+                      foreign_print);
     ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
     ck_assert_uint_eq(owner_publish(scene.ring, 0, scene.second), 2);
