@@ -39,18 +39,22 @@ extern "C" {
 
 #define SHMRING_MUST_CHECK __attribute__((warn_unused_result))
 
-/* Longest node name and address, in bytes, without the terminating NUL. */
-#define SHMRING_NAME_MAX 255
-#define SHMRING_ADDRESS_MAX 255
-/* Most nodes one shmring_lookup_n() call returns; a larger N is treated as this. */
-#define SHMRING_LOOKUP_N_MAX 64
-/* Longest ring name, in bytes. */
-#define SHMRING_RING_NAME_MAX 200
+/* The limits, as enum constants rather than macros so that FFI declarations
+ * generated from this header (shmring_ffi.h) carry them too. */
+enum shmring_limits {
+    /* Longest node name and address, in bytes, without the terminating NUL. */
+    SHMRING_NAME_MAX = 255,
+    SHMRING_ADDRESS_MAX = 255,
+    /* Most nodes one shmring_lookup_n() call returns; a larger N is treated as this. */
+    SHMRING_LOOKUP_N_MAX = 64,
+    /* Longest ring name, in bytes. */
+    SHMRING_RING_NAME_MAX = 200,
+    /* Longest directory path accepted, in bytes. */
+    SHMRING_DIRECTORY_MAX = 1024
+};
 /* Where rings live unless a caller names another directory (see "Security model" in
  * the README: system rings belong in a root-only directory such as /run/shmring). */
 #define SHMRING_DEFAULT_DIRECTORY "/dev/shm"
-/* Longest directory path accepted, in bytes. */
-#define SHMRING_DIRECTORY_MAX 1024
 
 /*
  * Error codes. System failures are negated errno values; the library's own codes
