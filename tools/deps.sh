@@ -4,7 +4,15 @@
 
 SHMRING_PACKAGES="build-essential cmake pkg-config liburcu-dev libjansson-dev check \
 libsubunit-dev libxxhash-dev nettle-dev zlib1g-dev libmemcached-dev clang \
-libclang-rt-14-dev llvm-14 valgrind"
+libclang-rt-14-dev llvm-14 valgrind strace python3"
+# The bindings and the real servers their tests start: Python's headers, setuptools,
+# pytest and gunicorn; OpenResty's LuaJIT (luajit2, which lua-resty-core needs;
+# Debian's luajit conflicts with it) and nginx's Lua module; PHP's headers, CLI and
+# FPM, and cgi-fcgi to speak FastCGI to it.
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-dev python3-setuptools python3-wheel \
+python3-pip python3-venv python3-pytest \
+gunicorn luajit2 nginx libnginx-mod-http-lua php8.2-dev php8.2-cli php8.2-fpm \
+libfcgi-bin"
 
 shmring_install_deps() {
     local missing=""

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and tests shmring in every configuration
 # (warnings are errors in each):
-#   1. gcc: the whole test suite, then ringctl and a reader under valgrind memcheck;
+#   1. gcc: the whole test suite with the language bindings and the servers they run
+#      in, then ringctl and a reader under valgrind memcheck;
 #   2. clang with AddressSanitizer and UndefinedBehaviorSanitizer: the whole suite;
 #   3. clang with ThreadSanitizer: the concurrency tests;
 #   4. clang with libFuzzer: each fuzz target for a bounded time.
@@ -24,7 +25,11 @@ run_build() {
     ctest --test-dir "$dir" --output-on-failure -j "$jobs"
 }
 
-run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The bindings (Python, LuaJIT, PHP) and their real-server tests run in this build;
+# the sanitizer builds leave them out (an interpreter would need the sanitizer's
+# runtime preloaded).
+run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSHMRING_REQUIRE_BINDINGS=ON
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
 # Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh

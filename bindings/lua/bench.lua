@@ -1,0 +1,151 @@
+-- bench.lua: the cost of ring:lookup_id() from LuaJIT next to the same
+-- shmring_lookup_id() call from C, in one run, in one process, on one handle, over
+-- the same keys (issue 11's target: Lua within 1.3x of C).
+--
+--   luajit bench.lua [--quick] [--nodes N] [--keys K] [--rounds R] [--repeat M]
+--
+-- Needs LUA_PATH to find shmring.lua, SHMRING_LIBRARY (or an installed libshmring),
+-- RINGCTL (ringctl, to publish the ring) and SHMRING_LUA_BENCH_C (the C loop,
+-- shmring_lua_bench.so from the build). Publishes a ring of N nodes (default 100)
+-- under a name with this process's id, looks up K distinct keys (default 100,000,
+-- 8-40 bytes) R times per measurement, repeats each measurement M times
+-- alternating the contenders, and prints the best (fewest ns per lookup) of each:
+--   C           lua_bench_lookup_id_loop(): a C loop of shmring_lookup_id()
+--   Lua module  ring:lookup_id(key) in a Lua loop
+-- Timing is no test: the exit status is 0 whenever the benchmark ran, PASS or MISS.
+
+local ffi = require "ffi"
+local shmring = require "shmring"
+
+ffi.cdef [[
+    struct shmring_bench_timespec { long tv_sec; long tv_nsec; };
+    int clock_gettime(int clock, struct shmring_bench_timespec *ts);
+    int getpid(void);
+    int lua_bench_lookup_id_loop(shmring_t *r, const char *const *keys,
+                                      const size_t *lens, size_t count, size_t rounds,
+                                      uint64_t *checksum);
+]]
+
+local options = {nodes = 100, keys = 100000, rounds = 10, ["repeat"] = 5}
+local i = 1
+while i <= #arg do
+    local a = arg[i]
+    if a == "--quick" then
+        options.keys, options.rounds, options["repeat"] = 2000, 1, 1
+    elseif a:match("^%-%-") and options[a:sub(3)] then
+        options[a:sub(3)] = assert(tonumber(arg[i + 1]), a .. " needs a number")
+        i = i + 1
+    else
+        io.stderr:write("usage: luajit bench.lua [--quick] [--nodes N] [--keys K]",
+            " [--rounds R] [--repeat M]\n")
+        os.exit(2)
+    end
+    i = i + 1
+end
+
+local RINGCTL = assert(os.getenv("RINGCTL"), "RINGCTL must name ringctl")
+local BENCH_C = assert(os.getenv("SHMRING_LUA_BENCH_C"),
+    "SHMRING_LUA_BENCH_C must name shmring_lua_bench.so")
+local RING = "lua-bench-" .. ffi.C.getpid()
+local bench_c = ffi.load(BENCH_C)
+
+local timespec = ffi.new("struct shmring_bench_timespec")
+local function now()
+    ffi.C.clock_gettime(1, timespec) -- CLOCK_MONOTONIC
+    return tonumber(timespec.tv_sec) * 1e9 + tonumber(timespec.tv_nsec)
+end
+
+local function publish()
+    local nodes = {}
+    for n = 1, options.nodes do
+        nodes[n] = string.format(
+            '{"name": "node-%d", "address": "10.%d.%d.%d:11211", "weight": 1}',
+            n, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+    end
+    local pipe = assert(io.popen("'" .. RINGCTL .. "' -r " .. RING .. " load - >/dev/null",
+        "w"))
+    pipe:write('{"algorithm": "ring", "hash": "xxh3", "vnodes": 160, "nodes": [',
+        table.concat(nodes, ", "), "]}")
+    assert(pipe:close(), "ringctl load failed")
+end
+
+local function destroy()
+    os.execute("'" .. RINGCTL .. "' -r " .. RING .. " destroy >/dev/null 2>&1")
+end
+
+local function run()
+    publish()
+    local ring = assert(shmring.open(RING))
+
+    -- Distinct keys of 8-40 bytes from a fixed seed; the C side reads the very same
+    -- bytes (its pointers point into these Lua strings, anchored by KEYS).
+    math.randomseed(11)
+    local count = options.keys
+    local keys = {}
+    local key_ptrs = ffi.new("const char *[?]", count)
+    local key_lens = ffi.new("size_t[?]", count)
+    for k = 1, count do
+        local prefix = "key:" .. k .. ":"
+        local key = prefix .. string.rep("x", math.random(math.max(0, 8 - #prefix),
+            40 - #prefix))
+        keys[k] = key
+        key_ptrs[k - 1] = key
+        key_lens[k - 1] = #key
+    end
+
+    local rounds = options.rounds
+    local lookups = count * rounds
+    local checksum = ffi.new("uint64_t[1]")
+
+    local function bench_c_loop()
+        local start = now()
+        local rc = bench_c.lua_bench_lookup_id_loop(ring.handle, key_ptrs, key_lens,
+            count, rounds, checksum)
+        local elapsed = now() - start
+        assert(rc == 0, shmring.strerror(rc))
+        return elapsed / lookups, tonumber(checksum[0])
+    end
+
+    local function bench_lua_module()
+        local sum = 0
+        local start = now()
+        for _ = 1, rounds do
+            for k = 1, count do
+                sum = sum + ring:lookup_id(keys[k])
+            end
+        end
+        return (now() - start) / lookups, sum
+    end
+
+    -- Every contender must route every key the same way.
+    local expected_sum = 0
+    for k = 1, count do
+        expected_sum = expected_sum + ring:lookup_id(keys[k])
+    end
+    checksum[0] = 0
+    local _, c_sum = bench_c_loop()
+    assert(c_sum == expected_sum * rounds, "C and Lua disagree")
+
+    local best = {c = math.huge, lua = math.huge}
+    for _ = 1, options["repeat"] do
+        checksum[0] = 0
+        best.c = math.min(best.c, (bench_c_loop()))
+        best.lua = math.min(best.lua, (bench_lua_module()))
+    end
+    ring:close()
+
+    print(string.format("ring: %d nodes x 160 vnodes (xxh3), %d distinct keys x %d "
+        .. "rounds, best of %d", options.nodes, count, rounds, options["repeat"]))
+    print(string.format("  C           shmring_lookup_id()       %7.1f ns/lookup", best.c))
+    print(string.format("  Lua module  ring:lookup_id(key)       %7.1f ns/lookup  %.2fx C",
+        best.lua, best.lua / best.c))
+    print(string.format("target: Lua module within 1.3x of C: %s",
+        best.lua / best.c <= 1.3 and "PASS" or "MISS"))
+end
+
+local ok, err = xpcall(run, debug.traceback)
+destroy()
+if not ok then
+    io.stderr:write(tostring(err), "\n")
+    os.exit(1)
+end

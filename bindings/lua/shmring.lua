@@ -1,0 +1,385 @@
+-- shmring: a consistent-hash ring in POSIX shared memory, for LuaJIT and
+-- OpenResty/nginx workers, over libshmring's reader API with LuaJIT's FFI.
+--
+--     local shmring = require "shmring"
+--     local ring, err = shmring.open("backends")
+--     local id, err = ring:lookup_id(key)
+--
+-- Open a ring once per process (in nginx: init_worker_by_lua*), then look keys up
+-- on every request. Errors follow the lua-resty-* convention: the call returns nil,
+-- a message ("shmring: ring has no nodes") and the SHMRING_E* code as a number.
+-- Only a programming error (a key that is not a string or a number, an option of
+-- the wrong type) raises.
+--
+-- The library is found, in this order, at $SHMRING_LIBRARY (in nginx, pass it with
+-- the `env SHMRING_LIBRARY;` directive), in the library directory of the install
+-- this module belongs to, by its soname through the dynamic linker, then in the
+-- library directory the build was configured for.
+
+local ffi = require "ffi"
+local cdef = require "shmring.cdef"
+
+local ffi_string, ffi_gc = ffi.string, ffi.gc
+local type, tostring, tonumber, setmetatable, error = type, tostring, tonumber,
+    setmetatable, error
+local string_format = string.format
+
+-- Declare once per Lua state, even if the program already declared shmring_ffi.h.
+if not pcall(ffi.typeof, "shmring_nodes_t") then
+    ffi.cdef(cdef.declarations)
+end
+
+local function load_library()
+    local path = os.getenv("SHMRING_LIBRARY")
+    if path and path ~= "" then
+        return ffi.load(path)
+    end
+    local first_error
+    local candidates = {}
+    if cdef.libdirs[1] then
+        candidates[#candidates + 1] = cdef.libdirs[1] .. "/" .. cdef.soname
+    end
+    candidates[#candidates + 1] = cdef.soname
+    candidates[#candidates + 1] = cdef.libdirs[2] .. "/" .. cdef.soname
+    for _, candidate in ipairs(candidates) do
+        local ok, lib = pcall(ffi.load, candidate)
+        if ok then
+            return lib
+        end
+        first_error = first_error or lib
+    end
+    error("shmring: cannot load " .. cdef.soname .. ": " .. tostring(first_error), 0)
+end
+
+local C = load_library()
+
+local _M = {
+    _VERSION = ffi_string(C.shmring_version()),
+    -- The most nodes one lookup_n() call returns (SHMRING_LOOKUP_N_MAX).
+    LOOKUP_N_MAX = 64,
+}
+
+-- The codes, by name (shmring.EEMPTY == -1000) and by value, for callers that
+-- compare codes rather than messages.
+local code_names = {
+    "ENOENT", "EACCES", "EPERM", "ENOMEM", "ENOSPC", "EEXIST", "EINVAL", "EMFILE",
+    "EIO", "EEMPTY", "EALLDOWN", "EBADMAGIC", "EFORMAT", "EBYTEORDER", "ETRUNCATED",
+    "EBADSECTION", "EBADPARAMS", "EBADNODE", "EBADSTRING", "EBADPOINTS", "EBADINDEX",
+    "ECHECKSUM", "EOWNER", "ELIMIT", "ENODE", "EDUPLICATE", "EBADNAME", "EBADADDRESS",
+    "EBADWEIGHT", "EBADRING", "EBADALGORITHM", "EBADHASH", "EBADVNODES", "EJSON",
+    "ECONTROL", "ESTALE", "ENOTRING", "EBUSY", "EBASEDIR",
+}
+for _, name in ipairs(code_names) do
+    _M[name] = tonumber(C["SHMRING_" .. name])
+end
+
+-- Messages are made once per code, so an error path allocates nothing either.
+local messages = {}
+local function errmsg(code)
+    local message = messages[code]
+    if not message then
+        message = "shmring: " .. ffi_string(C.shmring_strerror(code))
+        messages[code] = message
+    end
+    return message
+end
+_M.strerror = errmsg
+
+local EINVAL = _M.EINVAL
+local ERR_CLOSED = "shmring: ring is closed"
+local LOOKUP_N_MAX = _M.LOOKUP_N_MAX
+
+local node_array_t = ffi.typeof("shmring_node_t[?]")
+local uint32_array_t = ffi.typeof("uint32_t[?]")
+local uint64_array_t = ffi.typeof("uint64_t[?]")
+local size_array_t = ffi.typeof("size_t[?]")
+local key_array_t = ffi.typeof("const void *[?]")
+local ring_out_t = ffi.typeof("shmring_t *[1]")
+local options_t = ffi.typeof("shmring_open_options_t")
+local nodes_t = ffi.typeof("shmring_nodes_t[1]")
+
+local function node_table(node)
+    return {
+        id = tonumber(node.id),
+        weight = tonumber(node.weight),
+        name = ffi_string(node.name),
+        address = ffi_string(node.address),
+    }
+end
+
+local function fingerprint_hex(value)
+    return string_format("%016x", value)
+end
+
+local function check_key(key)
+    local key_type = type(key)
+    if key_type == "number" then
+        return tostring(key)
+    end
+    if key_type ~= "string" then
+        error("shmring: key must be a string or a number, not " .. key_type, 3)
+    end
+    return key
+end
+
+local Ring = {}
+Ring.__index = Ring
+
+-- Opens ring NAME. OPTIONS (optional): directory (a string, default /dev/shm) and
+-- trusted_owner (a uid whose rings are accepted besides root's and one's own).
+-- Returns the ring, or nil, err, code.
+function _M.open(name, options)
+    if type(name) ~= "string" then
+        error("shmring: ring name must be a string", 2)
+    end
+    local opts = options_t()
+    local directory
+    if options ~= nil then
+        if type(options) ~= "table" then
+            error("shmring: options must be a table", 2)
+        end
+        directory = options.directory
+        if directory ~= nil then
+            if type(directory) ~= "string" then
+                error("shmring: options.directory must be a string", 2)
+            end
+            opts.directory = directory
+        end
+        local owner = options.trusted_owner
+        if owner ~= nil then
+            if type(owner) ~= "number" or owner < 0 or owner > 0xffffffff
+                or owner % 1 ~= 0 then
+                error("shmring: options.trusted_owner must be a uid", 2)
+            end
+            opts.trusted_owner = owner
+        end
+    end
+    local out = ring_out_t()
+    -- DIRECTORY stays referenced by this frame until the call returns; the library
+    -- copies it.
+    local rc = C.shmring_open_with(name, opts, out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    local self = {
+        handle = ffi_gc(out[0], C.shmring_close),
+        -- Out parameters, one set per handle, so that lookups allocate nothing
+        -- but what they return.
+        id_out = uint32_array_t(1),
+        u64_out = uint64_array_t(1),
+        node_out = node_array_t(1),
+        nodes_out = node_array_t(LOOKUP_N_MAX),
+        batch_capacity = 0,
+        batch_keys = nil,
+        batch_lens = nil,
+        batch_ids = nil,
+        batch_anchors = {},
+    }
+    return setmetatable(self, Ring)
+end
+
+-- Closes the handle now rather than when it is collected. Further calls answer
+-- nil, "shmring: ring is closed". Closing twice is harmless.
+function Ring:close()
+    local handle = self.handle
+    if handle ~= nil then
+        self.handle = nil
+        ffi_gc(handle, nil)
+        C.shmring_close(handle)
+    end
+    return true
+end
+
+-- The id of the node that owns KEY: the call for hot paths (no strings copied).
+function Ring:lookup_id(key)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(key) ~= "string" then
+        key = check_key(key)
+    end
+    local id_out = self.id_out
+    local rc = C.shmring_lookup_id(handle, key, #key, id_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return tonumber(id_out[0])
+end
+
+-- The node that owns KEY, as {id =, name =, address =, weight =}.
+function Ring:lookup(key)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(key) ~= "string" then
+        key = check_key(key)
+    end
+    local node_out = self.node_out
+    local rc = C.shmring_lookup(handle, key, #key, node_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return node_table(node_out[0])
+end
+
+-- The ids of the owners of KEYS (a list), in one call into the library, all from
+-- one version. OUT (optional) is a table to fill and return instead of a new one.
+function Ring:lookup_ids(keys, out)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(keys) ~= "table" then
+        error("shmring: keys must be a list", 2)
+    end
+    local count = #keys
+    if count > self.batch_capacity then
+        local capacity = self.batch_capacity * 2
+        if capacity < count then
+            capacity = count
+        end
+        self.batch_keys = key_array_t(capacity)
+        self.batch_lens = size_array_t(capacity)
+        self.batch_ids = uint32_array_t(capacity)
+        self.batch_capacity = capacity
+    end
+    local batch_keys, batch_lens, batch_ids = self.batch_keys, self.batch_lens,
+        self.batch_ids
+    local converted = nil
+    for i = 1, count do
+        local key = keys[i]
+        if type(key) ~= "string" then
+            -- A number's string must stay alive until the call returns: the
+            -- handle's table anchors it (KEYS anchors the others).
+            key = check_key(key)
+            converted = self.batch_anchors
+            converted[i] = key
+        end
+        batch_keys[i - 1] = key
+        batch_lens[i - 1] = #key
+    end
+    local rc = C.shmring_lookup_ids(handle, batch_keys, batch_lens, count, batch_ids)
+    -- The key pointers point into Lua strings: drop them before they can dangle.
+    for i = 0, count - 1 do
+        batch_keys[i] = nil
+    end
+    if converted then
+        for i in pairs(converted) do
+            converted[i] = nil
+        end
+    end
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    out = out or {}
+    for i = 1, count do
+        out[i] = tonumber(batch_ids[i - 1])
+    end
+    for i = count + 1, #out do
+        out[i] = nil
+    end
+    return out
+end
+
+-- Up to N (1-64) distinct up nodes for KEY in preference order, as a list of node
+-- tables; fewer when the ring has fewer up nodes.
+function Ring:lookup_n(key, n)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(key) ~= "string" then
+        key = check_key(key)
+    end
+    if type(n) ~= "number" or n < 0 or n % 1 ~= 0 then
+        error("shmring: n must be a non-negative integer", 2)
+    end
+    if n > LOOKUP_N_MAX then
+        n = LOOKUP_N_MAX
+    end
+    local nodes_out = self.nodes_out
+    local rc = C.shmring_lookup_n(handle, key, #key, nodes_out, n)
+    if rc < 0 then
+        return nil, errmsg(rc), rc
+    end
+    local list = {}
+    for i = 1, rc do
+        list[i] = node_table(nodes_out[i - 1])
+    end
+    return list
+end
+
+-- The node whose id is ID in the current version.
+function Ring:node(id)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(id) ~= "number" or id < 0 or id > 0xffffffff or id % 1 ~= 0 then
+        return nil, errmsg(C.SHMRING_ENODE), tonumber(C.SHMRING_ENODE)
+    end
+    local node_out = self.node_out
+    local rc = C.shmring_node(handle, id, node_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return node_table(node_out[0])
+end
+
+-- Every node of the current version as one consistent copy:
+-- {generation =, fingerprint = "16 hex digits", nodes = {node, ...}}.
+function Ring:nodes()
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    local copy = nodes_t()
+    local rc = C.shmring_nodes(handle, copy)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    local result = copy[0]
+    local list = {}
+    for i = 1, tonumber(result.count) do
+        list[i] = node_table(result.nodes[i - 1])
+    end
+    local answer = {
+        generation = tonumber(result.generation),
+        fingerprint = fingerprint_hex(result.fingerprint),
+        nodes = list,
+    }
+    C.shmring_nodes_free(copy)
+    return answer
+end
+
+-- The generation of the version this handle answers from (after following a newer
+-- one), a number. 0 when nothing was ever published.
+function Ring:generation()
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    return tonumber(C.shmring_generation(handle))
+end
+
+-- The current version's content fingerprint, as 16 hex digits (as ringctl shows it).
+function Ring:fingerprint()
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    local u64_out = self.u64_out
+    local rc = C.shmring_fingerprint(handle, u64_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return fingerprint_hex(u64_out[0])
+end
+
+Ring.__tostring = function(self)
+    return "shmring.ring (" .. (self.handle ~= nil and "open" or "closed") .. ")"
+end
+
+return _M
