@@ -1,0 +1,28 @@
+#!/bin/sh
+# Builds shmring.so out of tree, the PHP way: build_ext.sh SRCDIR EXTDIR PHPIZE
+# PHP_CONFIG INCLUDE_DIR LIBRARY_DIR CFLAGS. Logs go to EXTDIR/*.log and are printed
+# on failure. The module gets no run path into the build tree (it would follow it
+# into an installation): the tests find the in-tree libshmring with LD_LIBRARY_PATH.
+set -eu
+src=$1 ext=$2 phpize=$3 php_config=$4 include_dir=$5 library_dir=$6 cflags=$7
+mkdir -p "$ext"
+for f in config.m4 shmring.c php_shmring.h shmring_arginfo.h shmring.stub.php; do
+    cp -p "$src/$f" "$ext/$f"
+done
+cd "$ext"
+run() {
+    log=$1
+    shift
+    if ! "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        exit 1
+    fi
+}
+run phpize.log "$phpize"
+run configure.log ./configure --with-php-config="$php_config" --with-shmring \
+    CPPFLAGS="-I$include_dir" \
+    LDFLAGS="-L$library_dir" \
+    CFLAGS="$cflags"
+# configure may have changed the flags: rebuild everything (one source file).
+run clean.log make clean
+run make.log make

@@ -1,0 +1,537 @@
+/*
+ * Shmring\Ring over libshmring's reader API. The extension adds no ring logic of its
+ * own: it converts arguments, makes the call, and maps the SHMRING_E* code to an
+ * exception carrying it (getCode()).
+ *
+ * Handles are per process, not per request: PHP frees everything a request allocated
+ * when it ends, so a ring opened per request would be mapped and validated again on
+ * every request (milliseconds on a large ring). The registry in the module globals
+ * keeps each handle from its first `new Shmring\Ring` until the module shuts down;
+ * Ring objects only point at a registry entry. A handle keeps working in a forked
+ * child (libshmring re-registers its reader state after fork), so a ring the PHP-FPM
+ * master opened before forking (opcache.preload, say) is inherited by its workers
+ * together with the registry, which is a plain copy-on-write copy in each child.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "php.h"
+#include "ext/standard/info.h"
+#include "ext/spl/spl_exceptions.h"
+#include "zend_exceptions.h"
+#include "zend_smart_str.h"
+
+#include <shmring.h>
+
+#include "php_shmring.h"
+#include "shmring_arginfo.h"
+
+ZEND_DECLARE_MODULE_GLOBALS(shmring)
+
+static zend_class_entry *shmring_node_ce;
+static zend_class_entry *shmring_ring_ce;
+static zend_class_entry *shmring_exception_ce;
+static zend_class_entry *shmring_ring_not_found_ce;
+static zend_class_entry *shmring_permission_ce;
+static zend_class_entry *shmring_invalid_ring_ce;
+static zend_class_entry *shmring_empty_ring_ce;
+static zend_class_entry *shmring_all_down_ce;
+static zend_class_entry *shmring_node_not_found_ce;
+
+static zend_object_handlers shmring_ring_handlers;
+
+/* A Shmring\Ring: a borrowed pointer to a handle the registry owns. */
+typedef struct shmring_ring_object {
+    shmring_t *ring;
+    zend_object std;
+} shmring_ring_object;
+
+static inline shmring_ring_object *ring_from_obj(zend_object *obj)
+{
+    return (shmring_ring_object *)((char *)obj - XtOffsetOf(shmring_ring_object, std));
+}
+
+static zend_object *ring_create_object(zend_class_entry *ce)
+{
+    shmring_ring_object *intern = zend_object_alloc(sizeof(shmring_ring_object), ce);
+
+    intern->ring = NULL;
+    zend_object_std_init(&intern->std, ce);
+    object_properties_init(&intern->std, ce);
+    intern->std.handlers = &shmring_ring_handlers;
+    return &intern->std;
+}
+
+/* The exception class for a code: the caller decides nothing but the message. */
+static zend_class_entry *exception_class(int code)
+{
+    switch (code) {
+    case SHMRING_ENOENT:
+        return shmring_ring_not_found_ce;
+    case SHMRING_EACCES:
+    case SHMRING_EPERM:
+    case SHMRING_EOWNER:
+    case SHMRING_EBASEDIR:
+        return shmring_permission_ce;
+    case SHMRING_EBADRING:
+    case SHMRING_EINVAL:
+    case SHMRING_ENOTRING:
+        return shmring_invalid_ring_ce;
+    case SHMRING_EEMPTY:
+        return shmring_empty_ring_ce;
+    case SHMRING_EALLDOWN:
+        return shmring_all_down_ce;
+    case SHMRING_ENODE:
+        return shmring_node_not_found_ce;
+    default:
+        return shmring_exception_ce;
+    }
+}
+
+static void throw_code(int code)
+{
+    zend_throw_exception(exception_class(code), shmring_strerror(code), code);
+}
+
+/* Fetches the handle of `$this`, or throws when the constructor never completed. */
+static shmring_t *this_ring(zval *this_zv)
+{
+    shmring_ring_object *intern = ring_from_obj(Z_OBJ_P(this_zv));
+
+    if (intern->ring == NULL) {
+        zend_throw_error(NULL, "Shmring\\Ring object is not initialized");
+    }
+    return intern->ring;
+}
+
+/* Fills a new Shmring\Node from NODE. The properties are written in declaration
+ * order into their slots, as an internal class may do with its own readonly
+ * properties (nothing outside the class can write them afterwards). */
+static void node_to_zval(const shmring_node_t *node, zval *out)
+{
+    zend_object *obj;
+
+    object_init_ex(out, shmring_node_ce);
+    obj = Z_OBJ_P(out);
+    ZVAL_LONG(OBJ_PROP_NUM(obj, 0), (zend_long)node->id);
+    ZVAL_STRING(OBJ_PROP_NUM(obj, 1), node->name);
+    ZVAL_STRING(OBJ_PROP_NUM(obj, 2), node->address);
+    ZVAL_LONG(OBJ_PROP_NUM(obj, 3), (zend_long)node->weight);
+}
+
+static void registry_entry_dtor(zval *entry)
+{
+    shmring_close((shmring_t *)Z_PTR_P(entry));
+}
+
+/* {{{ Shmring\Node */
+ZEND_METHOD(Shmring_Node, __construct)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::__construct(string $name, ?string $directory = null,
+ *                               ?int $trustedOwner = null) */
+ZEND_METHOD(Shmring_Ring, __construct)
+{
+    zend_string *name;
+    zend_string *directory = NULL;
+    zend_long owner = 0;
+    bool owner_is_null = true;
+    shmring_ring_object *intern = ring_from_obj(Z_OBJ_P(ZEND_THIS));
+    smart_str key = {0};
+    shmring_t *ring;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 3)
+        Z_PARAM_PATH_STR(name)
+        Z_PARAM_OPTIONAL
+        Z_PARAM_PATH_STR_OR_NULL(directory)
+        Z_PARAM_LONG_OR_NULL(owner, owner_is_null)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if (intern->ring != NULL) {
+        zend_throw_error(NULL, "Shmring\\Ring object is already initialized");
+        RETURN_THROWS();
+    }
+    if (!owner_is_null && (owner < 0 || (zend_ulong)owner >= (uid_t)-1)) {
+        zend_argument_value_error(3, "must be a uid from 0 to %u", (unsigned)((uid_t)-1 - 1));
+        RETURN_THROWS();
+    }
+
+    /* Neither name nor directory holds a NUL byte (Z_PARAM_PATH), so NUL separates. */
+    smart_str_append(&key, name);
+    smart_str_appendc(&key, '\0');
+    if (directory != NULL) {
+        smart_str_appendc(&key, '/');
+        smart_str_append(&key, directory);
+    }
+    smart_str_appendc(&key, '\0');
+    if (!owner_is_null) {
+        smart_str_append_long(&key, owner);
+    }
+    smart_str_0(&key);
+
+    ring = zend_hash_find_ptr(&SHMRING_G(rings), key.s);
+    if (ring == NULL) {
+        shmring_open_options_t options = {
+            .directory = directory != NULL ? ZSTR_VAL(directory) : NULL,
+            .trusted_owner = owner_is_null ? 0 : (uid_t)owner,
+        };
+
+        rc = shmring_open_with(ZSTR_VAL(name), &options, &ring);
+        if (rc != 0) {
+            smart_str_free(&key);
+            zend_throw_exception_ex(exception_class(rc), rc, "cannot open ring '%s': %s",
+                                    ZSTR_VAL(name), shmring_strerror(rc));
+            RETURN_THROWS();
+        }
+        /* The table is persistent, so it copies the key persistently. */
+        zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s), ring);
+    }
+    smart_str_free(&key);
+    intern->ring = ring;
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::lookup(string $key): Shmring\Node */
+ZEND_METHOD(Shmring_Ring, lookup)
+{
+    char *key;
+    size_t key_len;
+    shmring_t *ring;
+    shmring_node_t node;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+        Z_PARAM_STRING(key, key_len)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    rc = shmring_lookup(ring, key, key_len, &node);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    node_to_zval(&node, return_value);
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::lookupId(string $key): int */
+ZEND_METHOD(Shmring_Ring, lookupId)
+{
+    char *key;
+    size_t key_len;
+    shmring_t *ring;
+    uint32_t id;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+        Z_PARAM_STRING(key, key_len)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    rc = shmring_lookup_id(ring, key, key_len, &id);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    RETURN_LONG((zend_long)id);
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::lookupIds(array $keys): array
+ * One call into the library for the whole batch, answered from one version. The
+ * result has the same keys as $keys, in the same order. */
+ZEND_METHOD(Shmring_Ring, lookupIds)
+{
+    HashTable *keys;
+    shmring_t *ring;
+    const void **key_ptrs;
+    size_t *key_lens;
+    uint32_t *ids;
+    uint32_t count;
+    size_t i = 0;
+    zend_string *str_key;
+    zend_ulong num_key;
+    zval *value;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+        Z_PARAM_ARRAY_HT(keys)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    count = zend_hash_num_elements(keys);
+    key_ptrs = safe_emalloc(count, sizeof(*key_ptrs), 0);
+    key_lens = safe_emalloc(count, sizeof(*key_lens), 0);
+    ids = safe_emalloc(count, sizeof(*ids), 0);
+
+    ZEND_HASH_FOREACH_VAL(keys, value) {
+        ZVAL_DEREF(value);
+        if (Z_TYPE_P(value) != IS_STRING) {
+            zend_argument_type_error(1, "must contain only strings, %s given",
+                                     zend_zval_type_name(value));
+            goto out;
+        }
+        key_ptrs[i] = Z_STRVAL_P(value);
+        key_lens[i] = Z_STRLEN_P(value);
+        i++;
+    } ZEND_HASH_FOREACH_END();
+
+    rc = shmring_lookup_ids(ring, key_ptrs, key_lens, count, ids);
+    if (rc != 0) {
+        throw_code(rc);
+        goto out;
+    }
+
+    array_init_size(return_value, count);
+    i = 0;
+    ZEND_HASH_FOREACH_KEY(keys, num_key, str_key) {
+        zval id;
+
+        ZVAL_LONG(&id, (zend_long)ids[i]);
+        if (str_key != NULL) {
+            zend_hash_add_new(Z_ARRVAL_P(return_value), str_key, &id);
+        } else {
+            zend_hash_index_add_new(Z_ARRVAL_P(return_value), num_key, &id);
+        }
+        i++;
+    } ZEND_HASH_FOREACH_END();
+
+out:
+    efree(key_ptrs);
+    efree(key_lens);
+    efree(ids);
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::lookupN(string $key, int $n): array */
+ZEND_METHOD(Shmring_Ring, lookupN)
+{
+    char *key;
+    size_t key_len;
+    zend_long n;
+    shmring_t *ring;
+    shmring_node_t nodes[SHMRING_LOOKUP_N_MAX];
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(2, 2)
+        Z_PARAM_STRING(key, key_len)
+        Z_PARAM_LONG(n)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    if (n < 1) {
+        zend_argument_value_error(2, "must be greater than 0");
+        RETURN_THROWS();
+    }
+    /* The library answers at most SHMRING_LOOKUP_N_MAX nodes whatever N says. */
+    if (n > SHMRING_LOOKUP_N_MAX) {
+        n = SHMRING_LOOKUP_N_MAX;
+    }
+    rc = shmring_lookup_n(ring, key, key_len, nodes, (size_t)n);
+    if (rc < 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    array_init_size(return_value, (uint32_t)rc);
+    for (int i = 0; i < rc; i++) {
+        zval node;
+
+        node_to_zval(&nodes[i], &node);
+        add_next_index_zval(return_value, &node);
+    }
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::nodes(): array */
+ZEND_METHOD(Shmring_Ring, nodes)
+{
+    shmring_t *ring;
+    shmring_nodes_t nodes;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    rc = shmring_nodes(ring, &nodes);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    array_init_size(return_value, (uint32_t)nodes.count);
+    for (size_t i = 0; i < nodes.count; i++) {
+        zval node;
+
+        node_to_zval(&nodes.nodes[i], &node);
+        add_next_index_zval(return_value, &node);
+    }
+    shmring_nodes_free(&nodes);
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::node(int $id): Shmring\Node */
+ZEND_METHOD(Shmring_Ring, node)
+{
+    zend_long id;
+    shmring_t *ring;
+    shmring_node_t node;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+        Z_PARAM_LONG(id)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    /* Ids are uint32_t: any other integer names no node. */
+    if (id < 0 || (zend_ulong)id > UINT32_MAX) {
+        throw_code(SHMRING_ENODE);
+        RETURN_THROWS();
+    }
+    rc = shmring_node(ring, (uint32_t)id, &node);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    node_to_zval(&node, return_value);
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::generation(): int */
+ZEND_METHOD(Shmring_Ring, generation)
+{
+    shmring_t *ring;
+
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    /* Generations count publishes from 1; 2^63 of them is out of reach. */
+    RETURN_LONG((zend_long)shmring_generation(ring));
+}
+/* }}} */
+
+/* {{{ Shmring\Ring::fingerprint(): ?string
+ * A string of 16 lowercase hex digits (as `ringctl show` prints it), since PHP's
+ * integers are signed and the fingerprint is an unsigned 64-bit value. */
+ZEND_METHOD(Shmring_Ring, fingerprint)
+{
+    shmring_t *ring;
+    uint64_t fingerprint;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    rc = shmring_fingerprint(ring, &fingerprint);
+    if (rc == SHMRING_EEMPTY) {
+        RETURN_NULL();
+    }
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    RETURN_STR(zend_strpprintf(0, "%016" PRIx64, fingerprint));
+}
+/* }}} */
+
+static PHP_GINIT_FUNCTION(shmring)
+{
+#if defined(COMPILE_DL_SHMRING) && defined(ZTS)
+    ZEND_TSRMLS_CACHE_UPDATE();
+#endif
+    zend_hash_init(&shmring_globals->rings, 8, NULL, registry_entry_dtor, 1);
+}
+
+static PHP_GSHUTDOWN_FUNCTION(shmring)
+{
+    zend_hash_destroy(&shmring_globals->rings);
+}
+
+static PHP_MINIT_FUNCTION(shmring)
+{
+    shmring_node_ce = register_class_Shmring_Node();
+    shmring_ring_ce = register_class_Shmring_Ring();
+    shmring_ring_ce->create_object = ring_create_object;
+
+    memcpy(&shmring_ring_handlers, zend_get_std_object_handlers(),
+           sizeof(zend_object_handlers));
+    shmring_ring_handlers.offset = XtOffsetOf(shmring_ring_object, std);
+    /* A copy would share the handle anyway; there is nothing a clone could add. */
+    shmring_ring_handlers.clone_obj = NULL;
+
+    shmring_exception_ce = register_class_Shmring_Exception(spl_ce_RuntimeException);
+    shmring_ring_not_found_ce =
+        register_class_Shmring_RingNotFoundException(shmring_exception_ce);
+    shmring_permission_ce = register_class_Shmring_PermissionException(shmring_exception_ce);
+    shmring_invalid_ring_ce =
+        register_class_Shmring_InvalidRingException(shmring_exception_ce);
+    shmring_empty_ring_ce = register_class_Shmring_EmptyRingException(shmring_exception_ce);
+    shmring_all_down_ce = register_class_Shmring_AllNodesDownException(shmring_exception_ce);
+    shmring_node_not_found_ce =
+        register_class_Shmring_NodeNotFoundException(shmring_exception_ce);
+    return SUCCESS;
+}
+
+static PHP_MSHUTDOWN_FUNCTION(shmring)
+{
+    /* The registry's handles are closed by GSHUTDOWN, which runs after this. */
+    return SUCCESS;
+}
+
+static PHP_MINFO_FUNCTION(shmring)
+{
+    char count[32];
+
+    snprintf(count, sizeof(count), "%u", zend_hash_num_elements(&SHMRING_G(rings)));
+    php_info_print_table_start();
+    php_info_print_table_row(2, "shmring support", "enabled");
+    php_info_print_table_row(2, "extension version", PHP_SHMRING_VERSION);
+    php_info_print_table_row(2, "libshmring version", shmring_version());
+    php_info_print_table_row(2, "libshmring headers version", SHMRING_VERSION_STRING);
+    php_info_print_table_row(2, "default ring directory", SHMRING_DEFAULT_DIRECTORY);
+    php_info_print_table_row(2, "rings open in this process", count);
+    php_info_print_table_end();
+}
+
+zend_module_entry shmring_module_entry = {
+    STANDARD_MODULE_HEADER,
+    "shmring",
+    NULL,
+    PHP_MINIT(shmring),
+    PHP_MSHUTDOWN(shmring),
+    NULL,
+    NULL,
+    PHP_MINFO(shmring),
+    PHP_SHMRING_VERSION,
+    PHP_MODULE_GLOBALS(shmring),
+    PHP_GINIT(shmring),
+    PHP_GSHUTDOWN(shmring),
+    NULL,
+    STANDARD_MODULE_PROPERTIES_EX,
+};
+
+#ifdef COMPILE_DL_SHMRING
+#ifdef ZTS
+ZEND_TSRMLS_CACHE_DEFINE()
+#endif
+ZEND_GET_MODULE(shmring)
+#endif

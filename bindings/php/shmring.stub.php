@@ -1,0 +1,63 @@
+<?php
+
+/**
+ * @generate-class-entries
+ * @strict-properties
+ */
+
+namespace Shmring {
+    /** One node of a ring, as a lookup answers it: a copy, valid whatever is published later. */
+    final class Node
+    {
+        public readonly int $id;
+        public readonly string $name;
+        public readonly string $address;
+        public readonly int $weight;
+
+        private function __construct() {}
+    }
+
+    /**
+     * A reader of the ring NAME. The underlying handle is opened once per process and
+     * shared by every Ring of the same name, directory and trusted owner.
+     * @not-serializable
+     */
+    final class Ring
+    {
+        public function __construct(string $name, ?string $directory = null, ?int $trustedOwner = null) {}
+
+        public function lookup(string $key): Node {}
+
+        public function lookupId(string $key): int {}
+
+        /** @param array<array-key, string> $keys @return array<array-key, int> */
+        public function lookupIds(array $keys): array {}
+
+        /** @return list<Node> */
+        public function lookupN(string $key, int $n): array {}
+
+        /** @return list<Node> */
+        public function nodes(): array {}
+
+        public function node(int $id): Node {}
+
+        public function generation(): int {}
+
+        /** 16 lowercase hex digits, or null when nothing is published yet. */
+        public function fingerprint(): ?string {}
+    }
+
+    class Exception extends \RuntimeException {}
+
+    class RingNotFoundException extends Exception {}
+
+    class PermissionException extends Exception {}
+
+    class InvalidRingException extends Exception {}
+
+    class EmptyRingException extends Exception {}
+
+    class AllNodesDownException extends Exception {}
+
+    class NodeNotFoundException extends Exception {}
+}
