@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""What a lookup costs from Python, next to its floor and a pure-Python ring.
+
+For rings of 100 and 10,000 nodes (160 points per node, xxh3, made with ringctl in
+a private directory under /dev/shm), prints from one run, in ns per call over
+100,000 distinct str keys (best of several passes, loop included):
+
+  - the empty loop over the keys;
+  - shmring._noop(key): a no-op function of the same C module with one argument,
+    the floor for any call from Python into C;
+  - ring.lookup_id(key), ring.lookup(key), and lookup_ids(keys) per key;
+  - pure-Python rings of the same size and points (bisect over sorted points,
+    owners in a parallel list), hashing the key with MD5 (what pure-Python rings
+    such as uhashring and hash_ring use) and with zlib.crc32 (the cheapest hash
+    in the standard library);
+
+then the ratios lookup_id / _noop (target: at most 1.5) and pure-Python /
+lookup_id (target: at least 20). Targets are reported, never enforced here.
+
+Usage: bench.py [--quick] [--ringctl PATH]   (PATH defaults to $SHMRING_RINGCTL,
+then ringctl on PATH). --quick: small sizes, one pass (a smoke test).
+"""
+
+import argparse
+import bisect
+import gc
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+import shmring
+
+VNODES = 160
+HOT_KEYS = 1024
+TARGET_NOOP_RATIO = 1.5
+TARGET_PURE_PYTHON_RATIO = 20.0
+
+
+def node_set(count):
+    return [
+        {"name": "node%d" % i, "address": "10.%d.%d.%d:11211" % (i >> 16 & 255, i >> 8 & 255, i & 255)}
+        for i in range(count)
+    ]
+
+
+class PurePythonRing:
+    """The usual pure-Python consistent-hash ring: VNODES points per node."""
+
+    def __init__(self, names, hash_bytes):
+        self.hash_bytes = hash_bytes
+        points = []
+        for node_id, name in enumerate(names):
+            encoded = name.encode()
+            for i in range(VNODES):
+                points.append((hash_bytes(encoded + i.to_bytes(4, "little")), node_id))
+        points.sort()
+        self.points = [p for p, _ in points]
+        self.owners = [o for _, o in points]
+
+    def lookup_id(self, key):
+        index = bisect.bisect_right(self.points, self.hash_bytes(key.encode()))
+        if index == len(self.points):
+            index = 0
+        return self.owners[index]
+
+
+def md5_hash(data):
+    return int.from_bytes(hashlib.md5(data).digest()[:8], "little")
+
+
+def loop_timer(call):
+    """A timer of `for key in keys: call(key)`, in ns per key."""
+    def run(keys):
+        start = time.perf_counter_ns()
+        for key in keys:
+            call(key)
+        return (time.perf_counter_ns() - start) / len(keys)
+    return run
+
+
+def empty_loop(keys):
+    start = time.perf_counter_ns()
+    for key in keys:
+        pass
+    return (time.perf_counter_ns() - start) / len(keys)
+
+
+def batch_timer(call):
+    def run(keys):
+        start = time.perf_counter_ns()
+        call(keys)
+        return (time.perf_counter_ns() - start) / len(keys)
+    return run
+
+
+def best_of(contenders, keys, passes):
+    """Best ns per key of each contender over PASSES interleaved passes, so that a
+    slow phase of a shared machine falls on all of them."""
+    best = {}
+    gc.disable()
+    try:
+        for _ in range(passes):
+            for label, timer in contenders.items():
+                ns = timer(keys)
+                best[label] = min(ns, best.get(label, ns))
+    finally:
+        gc.enable()
+    return best
+
+
+def bench_ring(ringctl, directory, nodes, key_sets, passes):
+    name = "pybench-%d-%d" % (os.getpid(), nodes)
+    subprocess.run(
+        [ringctl, "--dir", directory, "-r", name, "load", "-"],
+        input=json.dumps({"algorithm": "ring", "hash": "xxh3", "vnodes": VNODES,
+                          "nodes": node_set(nodes)}).encode(),
+        check=True, capture_output=True,
+    )
+    names = [n["name"] for n in node_set(nodes)]
+    pure_md5 = PurePythonRing(names, md5_hash)
+    pure_crc = PurePythonRing(names, zlib.crc32)
+    results = {}
+    with shmring.Ring(name, directory) as ring:
+        for label, keys in key_sets.items():
+            assert [pure_md5.lookup_id(k) for k in keys[:10]]  # warm like the others
+            ring.lookup_ids(keys)  # Maps the version before any timing.
+            contenders = {
+                "empty loop": empty_loop,
+                "shmring._noop(key)": loop_timer(shmring._noop),
+                "ring.lookup_id(key)": loop_timer(ring.lookup_id),
+                "ring.lookup(key)": loop_timer(ring.lookup),
+                "ring.lookup_ids(keys), per key": batch_timer(ring.lookup_ids),
+                "pure Python, MD5 + bisect": loop_timer(pure_md5.lookup_id),
+                "pure Python, crc32 + bisect": loop_timer(pure_crc.lookup_id),
+            }
+            results[label] = best_of(contenders, keys, passes)
+    subprocess.run([ringctl, "--dir", directory, "-r", name, "destroy"], check=True,
+                   capture_output=True)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one pass")
+    parser.add_argument("--ringctl", default=os.environ.get("SHMRING_RINGCTL") or shutil.which("ringctl"))
+    args = parser.parse_args()
+    if not args.ringctl:
+        parser.error("ringctl not found: pass --ringctl or set SHMRING_RINGCTL")
+    sizes = [100] if args.quick else [100, 10000]
+    key_count = 2000 if args.quick else 100000
+    passes = 1 if args.quick else 7
+    keys = ["user:%d:%x" % (i, i * 2654435761 & 0xFFFFFFFF) for i in range(key_count)]
+    hot = keys[:HOT_KEYS]
+    key_sets = {
+        "distinct": keys,
+        "hot": (hot * (key_count // len(hot) + 1))[:key_count],
+    }
+
+    print("shmring %s (library %s), Python %s" % (
+        shmring.__version__, shmring.library_version, sys.version.split()[0]))
+    print("%d str keys, %d points per node; ns per key, best of %d interleaved passes"
+          % (key_count, VNODES, passes))
+    print("distinct: %d distinct keys; hot: %d distinct keys, repeated"
+          % (key_count, HOT_KEYS))
+    directory = tempfile.mkdtemp(prefix="shmring-bench-", dir="/dev/shm")
+    try:
+        for nodes in sizes:
+            results = bench_ring(args.ringctl, directory, nodes, key_sets, passes)
+            print("\nring of %d nodes (%d points)      %12s %12s"
+                  % (nodes, nodes * VNODES, "distinct", "hot"))
+            columns = list(results.values())
+            for label in columns[0]:
+                print("  %-34s" % label + "".join("%9.1f ns" % c[label] for c in columns))
+
+            def ratios(label, target, compare, numerator, denominator):
+                values = [c[numerator] / c[denominator] for c in columns]
+                print("  %-34s" % label + "".join("%11.2fx" % v for v in values)
+                      + "   (target %s: %s)" % (target, ", ".join(
+                          "met" if compare(v) else "NOT met" for v in values)))
+
+            ratios("lookup_id / _noop", "<= %.1fx" % TARGET_NOOP_RATIO,
+                   lambda v: v <= TARGET_NOOP_RATIO, "ring.lookup_id(key)", "shmring._noop(key)")
+            ratios("pure Python MD5 / lookup_id", ">= %.0fx" % TARGET_PURE_PYTHON_RATIO,
+                   lambda v: v >= TARGET_PURE_PYTHON_RATIO, "pure Python, MD5 + bisect",
+                   "ring.lookup_id(key)")
+            ratios("pure Python crc32 / lookup_id", ">= %.0fx" % TARGET_PURE_PYTHON_RATIO,
+                   lambda v: v >= TARGET_PURE_PYTHON_RATIO, "pure Python, crc32 + bisect",
+                   "ring.lookup_id(key)")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

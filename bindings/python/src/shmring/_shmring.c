@@ -1,0 +1,939 @@
+/*
+ * _shmring: the CPython extension module over libshmring's reader API.
+ *
+ * The binding adds no logic of its own: it converts arguments, makes one call into
+ * the library and maps its error code to an exception. Lookups keep the GIL: they
+ * cost tens of nanoseconds, less than releasing and re-taking it. Only the calls that
+ * may take milliseconds (opening, closing, copying every node) release it.
+ *
+ * Closing while another thread is inside such a call is deferred: Ring.close() hides
+ * the handle at once (every later call raises ValueError), and the last call that
+ * still uses it closes it on its way out. Every other call holds the GIL for its
+ * whole use of the handle, so close() can never run in the middle of it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <shmring.h>
+
+/* Keys of lookup_ids() converted on the stack, before falling back to the heap. */
+#define STACK_KEYS 32
+
+typedef struct {
+    PyObject_HEAD
+        /* The handle every call uses; NULL once close() ran. */
+        shmring_t *handle;
+    /* A handle close() could not close because a call that released the GIL still
+     * uses it; that call closes it when it is the last one out. */
+    shmring_t *deferred_close;
+    /* How many calls are using the handle with the GIL released. */
+    Py_ssize_t busy;
+    PyObject *name;
+    PyObject *directory;
+} RingObject;
+
+/* The module's state lives in statics: the module is single-phase and its types are
+ * created once per process, like most extension modules of its size. */
+static PyTypeObject NodeType;
+static PyTypeObject SnapshotType;
+static PyObject *Error;
+static PyObject *RingNotFound;
+static PyObject *PermissionDenied;
+static PyObject *NotTrusted;
+static PyObject *EmptyRing;
+static PyObject *AllNodesDown;
+static PyObject *NoSuchNode;
+static PyObject *InvalidArgument;
+static PyObject *CorruptRing;
+static PyObject *OutOfMemory;
+
+/* Exceptions ------------------------------------------------------------------- */
+
+static PyObject *error_class(int code)
+{
+    switch (code) {
+    case SHMRING_ENOENT:
+        return RingNotFound;
+    case SHMRING_EACCES:
+    case SHMRING_EPERM:
+        return PermissionDenied;
+    case SHMRING_EOWNER:
+    case SHMRING_ENOTRING:
+    case SHMRING_EBASEDIR:
+        return NotTrusted;
+    case SHMRING_EEMPTY:
+        return EmptyRing;
+    case SHMRING_EALLDOWN:
+        return AllNodesDown;
+    case SHMRING_ENODE:
+        return NoSuchNode;
+    case SHMRING_EINVAL:
+    case SHMRING_EBADRING:
+        return InvalidArgument;
+    case SHMRING_ENOMEM:
+        return OutOfMemory;
+    case SHMRING_EBADMAGIC:
+    case SHMRING_EFORMAT:
+    case SHMRING_EBYTEORDER:
+    case SHMRING_ETRUNCATED:
+    case SHMRING_EBADSECTION:
+    case SHMRING_EBADPARAMS:
+    case SHMRING_EBADNODE:
+    case SHMRING_EBADSTRING:
+    case SHMRING_EBADPOINTS:
+    case SHMRING_EBADINDEX:
+    case SHMRING_ECHECKSUM:
+    case SHMRING_ECONTROL:
+        return CorruptRing;
+    default:
+        return Error;
+    }
+}
+
+/* Raises the exception of CODE, its message the library's text (followed by CONTEXT
+ * when not NULL), with the code in its `code` attribute. Returns NULL. */
+static PyObject *raise_code(int code, PyObject *context)
+{
+    PyObject *message;
+    if (context != NULL)
+        message = PyUnicode_FromFormat("%s: %R", shmring_strerror(code), context);
+    else
+        message = PyUnicode_FromString(shmring_strerror(code));
+    if (message == NULL)
+        return NULL;
+    PyObject *exc = PyObject_CallOneArg(error_class(code), message);
+    Py_DECREF(message);
+    if (exc == NULL)
+        return NULL;
+    PyObject *value = PyLong_FromLong(code);
+    if (value == NULL || PyObject_SetAttrString(exc, "code", value) < 0) {
+        Py_XDECREF(value);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    Py_DECREF(value);
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+static PyObject *raise_closed(void)
+{
+    PyErr_SetString(PyExc_ValueError, "operation on a closed shmring.Ring");
+    return NULL;
+}
+
+/* Keys -------------------------------------------------------------------------- */
+
+/*
+ * Points *DATA and *LEN at KEY's bytes: a bytes object's own, a str's UTF-8 form
+ * (cached by the str itself, so it lives as long as KEY), or any other C-contiguous
+ * buffer's, exported into VIEW (then *HAS_VIEW is set and the caller releases it).
+ * Returns 0, or -1 with TypeError (not a key type), UnicodeEncodeError (a str with
+ * lone surrogates) or BufferError (a non-contiguous buffer).
+ */
+static inline __attribute__((always_inline)) int key_bytes(PyObject *key,
+                                                           const char **data,
+                                                           Py_ssize_t *len,
+                                                           Py_buffer *view, int *has_view)
+{
+    *has_view = 0;
+    if (PyBytes_CheckExact(key)) {
+        *data = PyBytes_AS_STRING(key);
+        *len = PyBytes_GET_SIZE(key);
+        return 0;
+    }
+    if (PyUnicode_Check(key)) {
+        if (PyUnicode_IS_COMPACT_ASCII(key)) {
+            *data = (const char *)PyUnicode_DATA(key);
+            *len = PyUnicode_GET_LENGTH(key);
+            return 0;
+        }
+        *data = PyUnicode_AsUTF8AndSize(key, len);
+        return *data == NULL ? -1 : 0;
+    }
+    if (PyObject_CheckBuffer(key)) {
+        if (PyObject_GetBuffer(key, view, PyBUF_SIMPLE) < 0)
+            return -1;
+        *has_view = 1;
+        *data = (const char *)view->buf;
+        *len = view->len;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "a key must be str, bytes or a bytes-like object, not %.100s",
+                 Py_TYPE(key)->tp_name);
+    return -1;
+}
+
+/* Nodes ------------------------------------------------------------------------- */
+
+static PyStructSequence_Field node_fields[] = {
+    {"id", "the node's id: stable for as long as the node exists, never reused"},
+    {"name", "the node's unique name"},
+    {"address", "the node's address, e.g. '10.0.1.1:11211'"},
+    {"weight", "the node's weight, 1-65535"},
+    {NULL, NULL}};
+
+static PyStructSequence_Desc node_desc = {
+    "shmring.Node",
+    "Node(id, name, address, weight)\n--\n\n"
+    "One node of a ring, as a lookup answers it: an immutable copy, unaffected by\n"
+    "later versions of the ring. A named tuple: compares, hashes and unpacks as the\n"
+    "tuple (id, name, address, weight).",
+    node_fields, 4};
+
+static PyStructSequence_Field snapshot_fields[] = {
+    {"generation", "the generation of the version the nodes were copied from"},
+    {"fingerprint",
+     "that version's content fingerprint (an int), or None when nothing is published"},
+    {"nodes", "a tuple of every Node of that version, in the version's node order"},
+    {NULL, NULL}};
+
+static PyStructSequence_Desc snapshot_desc = {
+    "shmring.Snapshot",
+    "Snapshot(generation, fingerprint, nodes)\n--\n\n"
+    "Every node of one version of a ring, with that version's generation and\n"
+    "fingerprint: one consistent copy, as Ring.snapshot() returns it.",
+    snapshot_fields, 3};
+
+/* Decodes a node string: names are valid UTF-8, addresses are opaque text, so bytes
+ * that are not UTF-8 become surrogate escapes instead of an error. */
+static PyObject *node_text(const char *text)
+{
+    return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strnlen(text, SHMRING_NAME_MAX + 1),
+                                "surrogateescape");
+}
+
+static PyObject *node_new(const shmring_node_t *node)
+{
+    PyObject *result = PyStructSequence_New(&NodeType);
+    if (result == NULL)
+        return NULL;
+    PyObject *id = PyLong_FromUnsignedLong(node->id);
+    PyObject *name = node_text(node->name);
+    PyObject *address = node_text(node->address);
+    PyObject *weight = PyLong_FromUnsignedLong(node->weight);
+    if (id == NULL || name == NULL || address == NULL || weight == NULL) {
+        Py_XDECREF(id);
+        Py_XDECREF(name);
+        Py_XDECREF(address);
+        Py_XDECREF(weight);
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyStructSequence_SET_ITEM(result, 0, id);
+    PyStructSequence_SET_ITEM(result, 1, name);
+    PyStructSequence_SET_ITEM(result, 2, address);
+    PyStructSequence_SET_ITEM(result, 3, weight);
+    return result;
+}
+
+/* Ring -------------------------------------------------------------------------- */
+
+static PyObject *Ring_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    /* PyArg_ParseTupleAndKeywords() takes char ** before Python 3.13. */
+    static char *keywords[] = {(char *)"name", (char *)"directory",
+                               (char *)"trusted_owner", NULL};
+    PyObject *name;
+    PyObject *directory_arg = Py_None;
+    PyObject *owner_arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OO:Ring", keywords, &name,
+                                     &directory_arg, &owner_arg))
+        return NULL;
+
+    Py_ssize_t name_len;
+    const char *name_utf8 = PyUnicode_AsUTF8AndSize(name, &name_len);
+    if (name_utf8 == NULL)
+        return NULL;
+    if (strlen(name_utf8) != (size_t)name_len)
+        return raise_code(SHMRING_EBADRING, name);
+
+    shmring_open_options_t options = {NULL, 0};
+    if (owner_arg != Py_None) {
+        if (!PyLong_Check(owner_arg)) {
+            PyErr_Format(PyExc_TypeError, "trusted_owner must be a uid (int), not %.100s",
+                         Py_TYPE(owner_arg)->tp_name);
+            return NULL;
+        }
+        unsigned long uid = PyLong_AsUnsignedLong(owner_arg);
+        if ((uid == (unsigned long)-1 && PyErr_Occurred()) || uid != (uid_t)uid ||
+            (uid_t)uid == (uid_t)-1) {
+            PyErr_Clear();
+            return raise_code(SHMRING_EINVAL, owner_arg);
+        }
+        options.trusted_owner = (uid_t)uid;
+    }
+    PyObject *directory_bytes = NULL;
+    if (directory_arg != Py_None) {
+        /* str, bytes or os.PathLike; embedded NULs raise ValueError. */
+        if (!PyUnicode_FSConverter(directory_arg, &directory_bytes))
+            return NULL;
+        options.directory = PyBytes_AS_STRING(directory_bytes);
+    }
+
+    shmring_t *handle = NULL;
+    int rc;
+    /* Opening maps and validates the current version: milliseconds on large rings. */
+    PyThreadState *saved = PyEval_SaveThread();
+    rc = shmring_open_with(name_utf8, &options, &handle);
+    PyEval_RestoreThread(saved);
+
+    PyObject *directory;
+    if (directory_bytes != NULL) {
+        directory = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(directory_bytes));
+        Py_DECREF(directory_bytes);
+    } else {
+        directory = PyUnicode_FromString(SHMRING_DEFAULT_DIRECTORY);
+    }
+    if (rc < 0) {
+        Py_XDECREF(directory);
+        return raise_code(rc, name);
+    }
+    if (directory == NULL) {
+        shmring_close(handle);
+        return NULL;
+    }
+    RingObject *self = (RingObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(directory);
+        shmring_close(handle);
+        return NULL;
+    }
+    self->handle = handle;
+    self->deferred_close = NULL;
+    self->busy = 0;
+    Py_INCREF(name);
+    self->name = name;
+    self->directory = directory;
+    return (PyObject *)self;
+}
+
+static void close_handle(shmring_t *handle)
+{
+    /* Closing may wait for a grace period of liburcu: let other threads run. */
+    PyThreadState *saved = PyEval_SaveThread();
+    shmring_close(handle);
+    PyEval_RestoreThread(saved);
+}
+
+static void Ring_dealloc(RingObject *self)
+{
+    /* No call can be running: each holds a reference to self. */
+    if (self->handle != NULL)
+        shmring_close(self->handle);
+    if (self->deferred_close != NULL)
+        shmring_close(self->deferred_close);
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->directory);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Marks the start of a call that will use the handle with the GIL released. */
+static shmring_t *ring_enter(RingObject *self)
+{
+    if (self->handle == NULL)
+        return NULL;
+    self->busy++;
+    return self->handle;
+}
+
+/* Marks its end (with the GIL held again), closing the handle when close() ran
+ * meanwhile and this call was the last one using it. */
+static void ring_leave(RingObject *self)
+{
+    self->busy--;
+    if (self->busy == 0 && self->deferred_close != NULL) {
+        shmring_t *handle = self->deferred_close;
+        self->deferred_close = NULL;
+        close_handle(handle);
+    }
+}
+
+PyDoc_STRVAR(Ring_close_doc,
+             "close()\n--\n\n"
+             "Close the ring. Every later call raises ValueError; closing again does\n"
+             "nothing. Nodes already returned stay valid. A call that another thread\n"
+             "is still making (nodes(), snapshot()) finishes first; the handle is\n"
+             "released when it returns.");
+
+static PyObject *Ring_close(RingObject *self, PyObject *Py_UNUSED(ignored))
+{
+    shmring_t *handle = self->handle;
+    if (handle != NULL) {
+        self->handle = NULL;
+        if (self->busy > 0)
+            self->deferred_close = handle;
+        else
+            close_handle(handle);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Ring_enter(RingObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *Ring_exit(RingObject *self, PyObject *const *Py_UNUSED(args),
+                           Py_ssize_t Py_UNUSED(nargs))
+{
+    return Ring_close(self, NULL);
+}
+
+PyDoc_STRVAR(Ring_lookup_id_doc,
+             "lookup_id(key, /)\n--\n\n"
+             "Return the id (an int) of the node that owns KEY (str, bytes or a\n"
+             "bytes-like object; a str is looked up as its UTF-8 bytes). Raises\n"
+             "EmptyRing or AllNodesDown. The fastest lookup: index your connection\n"
+             "pools by node id and learn new ids with node().");
+
+static PyObject *Ring_lookup_id(RingObject *self, PyObject *key)
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    const char *data;
+    Py_ssize_t len;
+    Py_buffer view;
+    int has_view;
+    if (key_bytes(key, &data, &len, &view, &has_view) < 0)
+        return NULL;
+    uint32_t id;
+    int rc = shmring_lookup_id(self->handle, data, (size_t)len, &id);
+    if (has_view)
+        PyBuffer_Release(&view);
+    if (rc < 0)
+        return raise_code(rc, NULL);
+    return PyLong_FromUnsignedLong(id);
+}
+
+PyDoc_STRVAR(Ring_lookup_doc,
+             "lookup(key, /)\n--\n\n"
+             "Return the Node that owns KEY (str, bytes or a bytes-like object).\n"
+             "Raises EmptyRing or AllNodesDown.");
+
+static PyObject *Ring_lookup(RingObject *self, PyObject *key)
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    const char *data;
+    Py_ssize_t len;
+    Py_buffer view;
+    int has_view;
+    if (key_bytes(key, &data, &len, &view, &has_view) < 0)
+        return NULL;
+    shmring_node_t node;
+    int rc = shmring_lookup(self->handle, data, (size_t)len, &node);
+    if (has_view)
+        PyBuffer_Release(&view);
+    if (rc < 0)
+        return raise_code(rc, NULL);
+    return node_new(&node);
+}
+
+PyDoc_STRVAR(Ring_lookup_n_doc,
+             "lookup_n(key, n, /)\n--\n\n"
+             "Return a list of up to N distinct up Nodes for KEY, in the ring's\n"
+             "preference order (the first is what lookup() answers): fewer when the\n"
+             "ring has fewer up nodes, and at most LOOKUP_N_MAX (64) whatever N.\n"
+             "Raises ValueError when N < 1, EmptyRing or AllNodesDown.");
+
+static PyObject *Ring_lookup_n(RingObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "lookup_n() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (self->handle == NULL)
+        return raise_closed();
+    if (!PyLong_Check(args[1])) {
+        PyErr_Format(PyExc_TypeError, "n must be an int, not %.100s",
+                     Py_TYPE(args[1])->tp_name);
+        return NULL;
+    }
+    int overflow;
+    long long n = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow > 0 || n > SHMRING_LOOKUP_N_MAX)
+        n = SHMRING_LOOKUP_N_MAX;
+    if (overflow < 0 || n < 1) {
+        PyErr_SetString(PyExc_ValueError, "n must be at least 1");
+        return NULL;
+    }
+    const char *data;
+    Py_ssize_t len;
+    Py_buffer view;
+    int has_view;
+    if (key_bytes(args[0], &data, &len, &view, &has_view) < 0)
+        return NULL;
+    /* On the heap: 64 nodes are 33 KB, more than a small thread stack should hold. */
+    shmring_node_t *nodes = PyMem_New(shmring_node_t, (size_t)n);
+    if (nodes == NULL) {
+        if (has_view)
+            PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    int rc = shmring_lookup_n(self->handle, data, (size_t)len, nodes, (size_t)n);
+    if (has_view)
+        PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    if (rc < 0) {
+        raise_code(rc, NULL);
+    } else if ((result = PyList_New(rc)) != NULL) {
+        for (int i = 0; i < rc; i++) {
+            PyObject *node = node_new(&nodes[i]);
+            if (node == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyList_SET_ITEM(result, i, node);
+        }
+    }
+    PyMem_Free(nodes);
+    return result;
+}
+
+PyDoc_STRVAR(Ring_lookup_ids_doc,
+             "lookup_ids(keys, /)\n--\n\n"
+             "Return a list of the ids of the nodes that own each of KEYS (an iterable\n"
+             "of str, bytes or bytes-like objects), all answered from one version of\n"
+             "the ring in one call into the library: cheaper per key than lookup_id()\n"
+             "for a batch, e.g. the keys of a multi-get. Raises EmptyRing or\n"
+             "AllNodesDown (even for no keys), TypeError for a key of another type.");
+
+static PyObject *Ring_lookup_ids(RingObject *self, PyObject *keys)
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    PyObject *seq = PySequence_Fast(keys, "lookup_ids() needs an iterable of keys");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+
+    const void *stack_data[STACK_KEYS];
+    size_t stack_lens[STACK_KEYS];
+    uint32_t stack_ids[STACK_KEYS];
+    const void **data = stack_data;
+    size_t *lens = stack_lens;
+    uint32_t *ids = stack_ids;
+    /* Exported buffers, only for keys that are neither bytes nor str. */
+    Py_buffer *views = NULL;
+    Py_ssize_t view_count = 0;
+    PyObject *result = NULL;
+
+    if (count > STACK_KEYS) {
+        data = PyMem_New(const void *, (size_t)count);
+        lens = PyMem_New(size_t, (size_t)count);
+        ids = PyMem_New(uint32_t, (size_t)count);
+        if (data == NULL || lens == NULL || ids == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *key = items[i];
+        const char *key_data;
+        Py_ssize_t key_len;
+        Py_buffer view;
+        int has_view;
+        if (key_bytes(key, &key_data, &key_len, &view, &has_view) < 0)
+            goto done;
+        if (has_view) {
+            if (views == NULL && (views = PyMem_New(Py_buffer, (size_t)count)) == NULL) {
+                PyBuffer_Release(&view);
+                PyErr_NoMemory();
+                goto done;
+            }
+            views[view_count++] = view;
+        }
+        data[i] = key_data;
+        lens[i] = (size_t)key_len;
+    }
+    /* The sequence holds a reference to every key, and the views pin the buffers, so
+     * every pointer stays valid through the call. */
+    int rc = shmring_lookup_ids(self->handle, data, lens, (size_t)count, ids);
+    if (rc < 0) {
+        raise_code(rc, NULL);
+        goto done;
+    }
+    if ((result = PyList_New(count)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *id = PyLong_FromUnsignedLong(ids[i]);
+        if (id == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, id);
+    }
+
+done:
+    for (Py_ssize_t i = 0; i < view_count; i++)
+        PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    if (data != stack_data)
+        PyMem_Free((void *)data);
+    if (lens != stack_lens)
+        PyMem_Free(lens);
+    if (ids != stack_ids)
+        PyMem_Free(ids);
+    Py_DECREF(seq);
+    return result;
+}
+
+PyDoc_STRVAR(Ring_node_doc,
+             "node(id, /)\n--\n\n"
+             "Return the Node whose id is ID in the version the ring answers from\n"
+             "(switching to a newer published version first): how a worker routing\n"
+             "with lookup_id() learns a new id's name and address. Raises NoSuchNode\n"
+             "when no node has that id (whatever the int), EmptyRing when nothing is\n"
+             "published.");
+
+static PyObject *Ring_node(RingObject *self, PyObject *id_arg)
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    if (!PyLong_Check(id_arg)) {
+        PyErr_Format(PyExc_TypeError, "a node id must be an int, not %.100s",
+                     Py_TYPE(id_arg)->tp_name);
+        return NULL;
+    }
+    int overflow;
+    long long id = PyLong_AsLongLongAndOverflow(id_arg, &overflow);
+    if (id == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow != 0 || id < 0 || id > (long long)UINT32_MAX)
+        return raise_code(SHMRING_ENODE, id_arg);
+    shmring_node_t node;
+    int rc = shmring_node(self->handle, (uint32_t)id, &node);
+    if (rc < 0)
+        return raise_code(rc, rc == SHMRING_ENODE ? id_arg : NULL);
+    return node_new(&node);
+}
+
+/* Copies every node of the current version, with the GIL released: at 10,000 nodes
+ * that is 5 MB and a grace period. Returns 0 or -1 with an exception set. */
+static int copy_nodes(RingObject *self, shmring_nodes_t *nodes, PyObject **tuple)
+{
+    shmring_t *handle = ring_enter(self);
+    if (handle == NULL) {
+        raise_closed();
+        return -1;
+    }
+    int rc;
+    PyThreadState *saved = PyEval_SaveThread();
+    rc = shmring_nodes(handle, nodes);
+    PyEval_RestoreThread(saved);
+    ring_leave(self);
+    if (rc < 0) {
+        raise_code(rc, NULL);
+        return -1;
+    }
+    if (nodes->count > (size_t)PY_SSIZE_T_MAX ||
+        (*tuple = PyTuple_New((Py_ssize_t)nodes->count)) == NULL) {
+        shmring_nodes_free(nodes);
+        return -1;
+    }
+    for (size_t i = 0; i < nodes->count; i++) {
+        PyObject *node = node_new(&nodes->nodes[i]);
+        if (node == NULL) {
+            Py_CLEAR(*tuple);
+            shmring_nodes_free(nodes);
+            return -1;
+        }
+        PyTuple_SET_ITEM(*tuple, (Py_ssize_t)i, node);
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(Ring_nodes_doc,
+             "nodes()\n--\n\n"
+             "Return a tuple of every Node (up and down) of the version the ring\n"
+             "answers from, in the version's node order; empty when nothing is\n"
+             "published. One consistent copy: use snapshot() to also learn which\n"
+             "generation it is. Not for hot paths.");
+
+static PyObject *Ring_nodes(RingObject *self, PyObject *Py_UNUSED(ignored))
+{
+    shmring_nodes_t nodes;
+    PyObject *tuple = NULL;
+    if (copy_nodes(self, &nodes, &tuple) < 0)
+        return NULL;
+    shmring_nodes_free(&nodes);
+    return tuple;
+}
+
+PyDoc_STRVAR(Ring_snapshot_doc,
+             "snapshot()\n--\n\n"
+             "Return a Snapshot(generation, fingerprint, nodes): every Node of the\n"
+             "version the ring answers from, with that version's generation and\n"
+             "fingerprint, all from one version (rebuild connection pools from it and\n"
+             "know which version they match). When nothing is published, generation\n"
+             "is 0, fingerprint None and nodes empty.");
+
+static PyObject *Ring_snapshot(RingObject *self, PyObject *Py_UNUSED(ignored))
+{
+    shmring_nodes_t nodes;
+    PyObject *tuple = NULL;
+    if (copy_nodes(self, &nodes, &tuple) < 0)
+        return NULL;
+    PyObject *generation = PyLong_FromUnsignedLongLong(nodes.generation);
+    PyObject *fingerprint;
+    if (nodes.generation == 0) {
+        fingerprint = Py_NewRef(Py_None);
+    } else {
+        fingerprint = PyLong_FromUnsignedLongLong(nodes.fingerprint);
+    }
+    shmring_nodes_free(&nodes);
+    PyObject *result = NULL;
+    if (generation != NULL && fingerprint != NULL &&
+        (result = PyStructSequence_New(&SnapshotType)) != NULL) {
+        PyStructSequence_SET_ITEM(result, 0, generation);
+        PyStructSequence_SET_ITEM(result, 1, fingerprint);
+        PyStructSequence_SET_ITEM(result, 2, tuple);
+        return result;
+    }
+    Py_XDECREF(generation);
+    Py_XDECREF(fingerprint);
+    Py_DECREF(tuple);
+    return NULL;
+}
+
+static PyObject *Ring_get_generation(RingObject *self, void *Py_UNUSED(closure))
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    return PyLong_FromUnsignedLongLong(shmring_generation(self->handle));
+}
+
+static PyObject *Ring_get_fingerprint(RingObject *self, void *Py_UNUSED(closure))
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    uint64_t fingerprint;
+    int rc = shmring_fingerprint(self->handle, &fingerprint);
+    if (rc == SHMRING_EEMPTY)
+        Py_RETURN_NONE;
+    if (rc < 0)
+        return raise_code(rc, NULL);
+    return PyLong_FromUnsignedLongLong(fingerprint);
+}
+
+static PyObject *Ring_get_closed(RingObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->handle == NULL);
+}
+
+static PyObject *Ring_repr(RingObject *self)
+{
+    return PyUnicode_FromFormat("<shmring.Ring %R directory=%R%s>", self->name,
+                                self->directory, self->handle == NULL ? " closed" : "");
+}
+
+static PyMethodDef Ring_methods[] = {
+    {"lookup", (PyCFunction)Ring_lookup, METH_O, Ring_lookup_doc},
+    {"lookup_id", (PyCFunction)Ring_lookup_id, METH_O, Ring_lookup_id_doc},
+    {"lookup_ids", (PyCFunction)Ring_lookup_ids, METH_O, Ring_lookup_ids_doc},
+    {"lookup_n", (PyCFunction)(void (*)(void))Ring_lookup_n, METH_FASTCALL,
+     Ring_lookup_n_doc},
+    {"node", (PyCFunction)Ring_node, METH_O, Ring_node_doc},
+    {"nodes", (PyCFunction)Ring_nodes, METH_NOARGS, Ring_nodes_doc},
+    {"snapshot", (PyCFunction)Ring_snapshot, METH_NOARGS, Ring_snapshot_doc},
+    {"close", (PyCFunction)Ring_close, METH_NOARGS, Ring_close_doc},
+    {"__enter__", (PyCFunction)Ring_enter, METH_NOARGS,
+     "__enter__()\n--\n\nReturn the ring itself."},
+    {"__exit__", (PyCFunction)(void (*)(void))Ring_exit, METH_FASTCALL,
+     "__exit__(*exc_info)\n--\n\nClose the ring."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Ring_getset[] = {
+    {"generation", (getter)Ring_get_generation, NULL,
+     "The generation (an int) of the version the ring answers from, after switching\n"
+     "to a newer published version if there is one; 0 before anything is published.",
+     NULL},
+    {"fingerprint", (getter)Ring_get_fingerprint, NULL,
+     "The 64-bit content fingerprint (an int) of the version the ring answers from,\n"
+     "equal for equal content; None when nothing is published.",
+     NULL},
+    {"closed", (getter)Ring_get_closed, NULL, "True once close() was called.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMemberDef Ring_members[] = {
+    {"name", T_OBJECT, offsetof(RingObject, name), READONLY, "The ring's name."},
+    {"directory", T_OBJECT, offsetof(RingObject, directory), READONLY,
+     "The directory holding the ring."},
+    {NULL, 0, 0, 0, NULL}};
+
+PyDoc_STRVAR(Ring_doc,
+             "Ring(name, directory=None, trusted_owner=None)\n--\n\n"
+             "A reader of the shmring ring NAME, opened once and shared by every thread\n"
+             "of the process (and inherited by forked children: open it in a prefork\n"
+             "server's master). DIRECTORY is where rings live (default /dev/shm; a\n"
+             "str, bytes or os.PathLike); TRUSTED_OWNER is a uid whose rings are\n"
+             "accepted besides root's and the process's own.\n\n"
+             "Raises RingNotFound, NotTrusted, PermissionDenied, InvalidArgument (a\n"
+             "bad name), CorruptRing or another shmring.Error. A context manager:\n"
+             "leaving the block closes it.");
+
+static PyTypeObject RingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmring.Ring",
+    .tp_basicsize = sizeof(RingObject),
+    .tp_dealloc = (destructor)Ring_dealloc,
+    .tp_repr = (reprfunc)Ring_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = Ring_doc,
+    .tp_methods = Ring_methods,
+    .tp_members = Ring_members,
+    .tp_getset = Ring_getset,
+    .tp_new = Ring_new,
+};
+
+/* Module functions ----------------------------------------------------------------- */
+
+PyDoc_STRVAR(strerror_doc, "strerror(code, /)\n--\n\n"
+                           "Return the library's description of a SHMRING_E* code.");
+
+static PyObject *module_strerror(PyObject *Py_UNUSED(module), PyObject *code_arg)
+{
+    int overflow;
+    long code = PyLong_AsLongAndOverflow(code_arg, &overflow);
+    if (code == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow != 0 || code < INT_MIN || code > INT_MAX)
+        code = INT_MIN;
+    return PyUnicode_FromString(shmring_strerror((int)code));
+}
+
+PyDoc_STRVAR(noop_doc, "_noop(x, /)\n--\n\n"
+                       "Do nothing and return None: the cost of the cheapest call into\n"
+                       "this module with one argument, the floor bench.py compares\n"
+                       "lookup_id() with.");
+
+static PyObject *module_noop(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(arg))
+{
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"strerror", module_strerror, METH_O, strerror_doc},
+    {"_noop", module_noop, METH_O, noop_doc},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef shmring_module = {
+    PyModuleDef_HEAD_INIT,
+    "_shmring",
+    "The C extension under the shmring package; import shmring instead.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL};
+
+/* Creates the exception QUALIFIED ("shmring.Name") with BASES (a reference this call
+ * consumes), adds it to MODULE as Name and stores a reference in *OUT. Returns 0 or
+ * -1. */
+static int add_exception(PyObject *module, PyObject **out, const char *qualified,
+                         const char *doc, PyObject *bases)
+{
+    if (bases == NULL)
+        return -1;
+    *out = PyErr_NewExceptionWithDoc(qualified, doc, bases, NULL);
+    Py_DECREF(bases);
+    if (*out == NULL)
+        return -1;
+    return PyModule_AddObjectRef(module, strchr(qualified, '.') + 1, *out);
+}
+
+static int add_exceptions(PyObject *m)
+{
+    if (add_exception(m, &Error, "shmring.Error",
+                      "Base class of every error of the ring library. `code` holds the\n"
+                      "library's (negative) SHMRING_E* code, e.g. shmring.EEMPTY.",
+                      Py_NewRef(PyExc_Exception)) < 0)
+        return -1;
+#define ERROR_AND(base) PyTuple_Pack(2, Error, base)
+    if (add_exception(m, &RingNotFound, "shmring.RingNotFound",
+                      "The ring does not exist (ENOENT). Also a FileNotFoundError.",
+                      ERROR_AND(PyExc_FileNotFoundError)) < 0 ||
+        add_exception(m, &PermissionDenied, "shmring.PermissionDenied",
+                      "The ring exists but this process may not read it (EACCES,\n"
+                      "EPERM). Also a PermissionError.",
+                      ERROR_AND(PyExc_PermissionError)) < 0 ||
+        add_exception(m, &NotTrusted, "shmring.NotTrusted",
+                      "The ring's objects or directory belong to an owner this process\n"
+                      "does not trust, others may write them, or something else holds\n"
+                      "the ring's name (EOWNER, ENOTRING, EBASEDIR).",
+                      PyTuple_Pack(1, PermissionDenied)) < 0 ||
+        add_exception(m, &EmptyRing, "shmring.EmptyRing",
+                      "The ring has no nodes (EEMPTY). Also a LookupError.",
+                      ERROR_AND(PyExc_LookupError)) < 0 ||
+        add_exception(m, &AllNodesDown, "shmring.AllNodesDown",
+                      "Every node of the ring is down (EALLDOWN). Also a LookupError.",
+                      ERROR_AND(PyExc_LookupError)) < 0 ||
+        add_exception(m, &NoSuchNode, "shmring.NoSuchNode",
+                      "No node of the ring's version has that id (ENODE). Also a\n"
+                      "LookupError.",
+                      ERROR_AND(PyExc_LookupError)) < 0 ||
+        add_exception(m, &InvalidArgument, "shmring.InvalidArgument",
+                      "A bad argument: an invalid ring name (EBADRING), a directory\n"
+                      "path too long (EINVAL), ... Also a ValueError.",
+                      ERROR_AND(PyExc_ValueError)) < 0 ||
+        add_exception(m, &CorruptRing, "shmring.CorruptRing",
+                      "The ring's current version or control object fails validation\n"
+                      "(EBADMAGIC ... ECHECKSUM, ECONTROL).",
+                      PyTuple_Pack(1, Error)) < 0 ||
+        add_exception(m, &OutOfMemory, "shmring.OutOfMemory",
+                      "The library ran out of memory (ENOMEM). Also a MemoryError.",
+                      ERROR_AND(PyExc_MemoryError)) < 0)
+        return -1;
+#undef ERROR_AND
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__shmring(void);
+
+PyMODINIT_FUNC PyInit__shmring(void)
+{
+    if (NodeType.tp_name == NULL &&
+        (PyStructSequence_InitType2(&NodeType, &node_desc) < 0 ||
+         PyStructSequence_InitType2(&SnapshotType, &snapshot_desc) < 0))
+        return NULL;
+    if (PyType_Ready(&RingType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&shmring_module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Ring", (PyObject *)&RingType) < 0 ||
+        PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0 ||
+        PyModule_AddObjectRef(m, "Snapshot", (PyObject *)&SnapshotType) < 0 ||
+        add_exceptions(m) < 0)
+        goto fail;
+        /* The codes, generated from the header's one list, so they cannot drift. */
+#define ADD_CODE(name, value, text)                                                      \
+    if (PyModule_AddIntConstant(m, #name, value) < 0)                                    \
+        goto fail;
+    SHMRING_ERRNO_MAP(ADD_CODE)
+#undef ADD_CODE
+    if (PyModule_AddIntConstant(m, "LOOKUP_N_MAX", SHMRING_LOOKUP_N_MAX) < 0 ||
+        PyModule_AddStringConstant(m, "DEFAULT_DIRECTORY", SHMRING_DEFAULT_DIRECTORY) <
+            0 ||
+        PyModule_AddStringConstant(m, "library_version", shmring_version()) < 0)
+        goto fail;
+    return m;
+
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
