@@ -22,7 +22,8 @@ local cdef = require "shmring.cdef"
 local ffi_string, ffi_gc = ffi.string, ffi.gc
 local type, tostring, tonumber, setmetatable, error = type, tostring, tonumber,
     setmetatable, error
-local string_format = string.format
+local string_format, find = string.format, string.find
+local rawget = rawget
 
 -- Declare once per Lua state, even if the program already declared shmring_ffi.h.
 if not pcall(ffi.typeof, "shmring_nodes_t") then
@@ -85,7 +86,7 @@ local function errmsg(code)
 end
 _M.strerror = errmsg
 
-local EINVAL = _M.EINVAL
+local EINVAL, EBADRING = _M.EINVAL, _M.EBADRING
 local ERR_CLOSED = "shmring: ring is closed"
 local LOOKUP_N_MAX = _M.LOOKUP_N_MAX
 
@@ -132,6 +133,10 @@ function _M.open(name, options)
     if type(name) ~= "string" then
         error("shmring: ring name must be a string", 2)
     end
+    -- C sees a string only up to its first NUL: "web\0x" would open "web".
+    if find(name, "\0", 1, true) then
+        return nil, errmsg(EBADRING), EBADRING
+    end
     local opts = options_t()
     local directory
     if options ~= nil then
@@ -143,11 +148,15 @@ function _M.open(name, options)
             if type(directory) ~= "string" then
                 error("shmring: options.directory must be a string", 2)
             end
+            if find(directory, "\0", 1, true) then
+                return nil, errmsg(EINVAL), EINVAL
+            end
             opts.directory = directory
         end
         local owner = options.trusted_owner
         if owner ~= nil then
-            if type(owner) ~= "number" or owner < 0 or owner > 0xffffffff
+            -- 0xffffffff is (uid_t)-1, no uid: the library reads it as "nobody".
+            if type(owner) ~= "number" or owner < 0 or owner >= 0xffffffff
                 or owner % 1 ~= 0 then
                 error("shmring: options.trusted_owner must be a uid", 2)
             end
@@ -248,8 +257,14 @@ function Ring:lookup_ids(keys, out)
     local batch_keys, batch_lens, batch_ids = self.batch_keys, self.batch_lens,
         self.batch_ids
     local converted = nil
+    -- rawget: no __index metamethod may run between filling the pointers and the
+    -- call (it could return a string nothing keeps alive, close the ring, or call
+    -- lookup_ids again and reuse these arrays). KEYS itself keeps its strings alive.
     for i = 1, count do
-        local key = keys[i]
+        local key = rawget(keys, i)
+        if key == nil then
+            error("shmring: keys[" .. i .. "] is nil", 2)
+        end
         if type(key) ~= "string" then
             -- A number's string must stay alive until the call returns: the
             -- handle's table anchors it (KEYS anchors the others).

@@ -37,11 +37,15 @@ end
 
 local function ringctl(args, ring)
     local command = shell_quote(RINGCTL) .. " -r " .. (ring or RING) .. " " .. args
-    local pipe = assert(io.popen(command .. " 2>&1"))
+    -- LuaJIT's pipe:close() says true whatever the exit status: the shell reports
+    -- it on a last line of its own.
+    local pipe = assert(io.popen(command .. " 2>&1; echo \"ringctl-status=$?\""))
     local output = pipe:read("*a")
-    local ok = pipe:close()
-    if not ok then
-        error("ringctl " .. args .. " failed: " .. output, 2)
+    pipe:close()
+    local status = output:match("ringctl%-status=(%d+)\n$")
+    output = output:gsub("ringctl%-status=%d+\n$", "")
+    if status ~= "0" then
+        error("ringctl " .. args .. " failed (" .. tostring(status) .. "): " .. output, 2)
     end
     return output
 end
@@ -289,6 +293,45 @@ local ok, err = xpcall(function()
         closed("generation", ring:generation())
         closed("fingerprint", ring:fingerprint())
         eq(tostring(ring), "shmring.ring (closed)", "tostring")
+    end)
+
+    test("names with a NUL and keys behind metamethods", function()
+        ringctl("init")
+        ringctl("add a 10.0.0.1:1")
+        ringctl("add b 10.0.0.2:1")
+        local handle, err, code = shmring.open(RING .. "\0x")
+        eq(handle, nil, "a name with a NUL opens nothing")
+        eq(code, shmring.EBADRING, "its code")
+        handle, err, code = shmring.open(RING, {directory = "/dev/shm\0/elsewhere"})
+        eq(handle, nil, "a directory with a NUL opens nothing")
+        eq(code, shmring.EINVAL, "its code")
+        local ring = assert(shmring.open(RING))
+        local keys = {}
+        for i = 1, 100 do
+            keys[i] = "key-" .. i
+        end
+        local expected = assert(ring:lookup_ids(keys))
+        -- Keys an __index would make (and could let be collected, or use to close
+        -- the ring or re-enter lookup_ids) are not read: only the table's own are.
+        local calls = 0
+        local lazy = setmetatable({}, {__index = function(_, i)
+            calls = calls + 1
+            ring:close()
+            return "key-" .. i
+        end})
+        local ok_call = pcall(ring.lookup_ids, ring, lazy)
+        eq(calls, 0, "no __index ran")
+        eq(ok_call, true, "an empty table is an empty batch")
+        local own = setmetatable({}, {__index = function() error("not called") end})
+        for i = 1, 100 do
+            own[i] = keys[i]
+        end
+        local got = assert(ring:lookup_ids(own))
+        for i = 1, 100 do
+            eq(got[i], expected[i], "id of key " .. i)
+        end
+        ring:close()
+        ringctl("destroy")
     end)
 
     test("handles are collected", function()

@@ -40,6 +40,10 @@ def wait_until(predicate, what, timeout=30.0):
         time.sleep(0.01)
 
 
+class PortTaken(Exception):
+    """php-fpm could not bind the port chosen for it."""
+
+
 class Test:
     def __init__(self, args, tmp):
         self.args = args
@@ -58,6 +62,19 @@ class Test:
         return [line.split("\t")[1:3] for line in out.splitlines()]
 
     def start_fpm(self):
+        # The free port is chosen before php-fpm binds it, so another process may
+        # take it meanwhile: then php-fpm exits saying so, and a new port is tried.
+        for attempt in range(5):
+            try:
+                return self.start_fpm_on_port()
+            except PortTaken:
+                self.port = free_port()
+        raise AssertionError("php-fpm found no free port in 5 tries: " + self.log())
+
+    def start_fpm_on_port(self):
+        # A log of this attempt only, so an earlier attempt's bind error is not read
+        # as this one's.
+        open(os.path.join(self.tmp, "php-fpm.log"), "w").close()
         conf = os.path.join(self.tmp, "php-fpm.conf")
         with open(conf, "w") as f:
             f.write(f"""[global]
@@ -82,6 +99,8 @@ catch_workers_output = yes
 
         def listening():
             if self.fpm.poll() is not None:
+                if "Address already in use" in self.log():
+                    raise PortTaken()
                 raise AssertionError("php-fpm exited: " + self.log())
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()

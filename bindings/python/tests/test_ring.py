@@ -353,6 +353,34 @@ def test_close_and_context_manager(small_ring):
     gc.collect()
 
 
+def test_close_while_keys_are_converted(small_ring):
+    """Converting keys runs Python code (an iterator here; a __buffer__ on 3.12)
+    that may close the ring: the call raises instead of using a closed handle, and
+    changing the caller's list meanwhile cannot free keys in use."""
+    ring = open_ring(small_ring)
+
+    def closing_keys():
+        yield b"a"
+        ring.close()
+        yield b"b"
+
+    with pytest.raises(ValueError, match="closed"):
+        ring.lookup_ids(closing_keys())
+    assert ring.closed
+
+    ring = open_ring(small_ring)
+    keys = [b"k%d" % i for i in range(100)]
+    expected = ring.lookup_ids(keys)
+
+    def clearing_keys():
+        for key in list(keys):
+            keys.clear()
+            yield key
+
+    assert ring.lookup_ids(clearing_keys()) == expected
+    ring.close()
+
+
 def test_close_while_other_threads_copy(small_ring):
     """close() from one thread while others call nodes() (which releases the GIL):
     each call returns its copy or raises ValueError, and nothing crashes."""

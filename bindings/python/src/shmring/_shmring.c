@@ -23,6 +23,9 @@
 
 /* Keys of lookup_ids() converted on the stack, before falling back to the heap. */
 #define STACK_KEYS 32
+/* What a lookup "returns" when the ring was closed while its key was converted: no
+ * library code is this. */
+#define SHMRING_CLOSED INT_MIN
 
 typedef struct {
     PyObject_HEAD
@@ -97,8 +100,12 @@ static PyObject *error_class(int code)
 
 /* Raises the exception of CODE, its message the library's text (followed by CONTEXT
  * when not NULL), with the code in its `code` attribute. Returns NULL. */
+static PyObject *raise_closed(void);
+
 static PyObject *raise_code(int code, PyObject *context)
 {
+    if (code == SHMRING_CLOSED)
+        return raise_closed();
     PyObject *message;
     if (context != NULL)
         message = PyUnicode_FromFormat("%s: %R", shmring_strerror(code), context);
@@ -408,7 +415,11 @@ static PyObject *Ring_lookup_id(RingObject *self, PyObject *key)
     if (key_bytes(key, &data, &len, &view, &has_view) < 0)
         return NULL;
     uint32_t id;
-    int rc = shmring_lookup_id(self->handle, data, (size_t)len, &id);
+    /* Read the handle again: converting the key can run Python code (a buffer's
+     * __buffer__, another thread taking the GIL) that closes the ring. */
+    shmring_t *handle = self->handle;
+    int rc = handle != NULL ? shmring_lookup_id(handle, data, (size_t)len, &id)
+                            : SHMRING_CLOSED;
     if (has_view)
         PyBuffer_Release(&view);
     if (rc < 0)
@@ -432,7 +443,9 @@ static PyObject *Ring_lookup(RingObject *self, PyObject *key)
     if (key_bytes(key, &data, &len, &view, &has_view) < 0)
         return NULL;
     shmring_node_t node;
-    int rc = shmring_lookup(self->handle, data, (size_t)len, &node);
+    shmring_t *handle = self->handle; /* again: see lookup_id() */
+    int rc = handle != NULL ? shmring_lookup(handle, data, (size_t)len, &node)
+                            : SHMRING_CLOSED;
     if (has_view)
         PyBuffer_Release(&view);
     if (rc < 0)
@@ -483,7 +496,9 @@ static PyObject *Ring_lookup_n(RingObject *self, PyObject *const *args, Py_ssize
             PyBuffer_Release(&view);
         return PyErr_NoMemory();
     }
-    int rc = shmring_lookup_n(self->handle, data, (size_t)len, nodes, (size_t)n);
+    shmring_t *handle = self->handle; /* again: see lookup_id() */
+    int rc = handle != NULL ? shmring_lookup_n(handle, data, (size_t)len, nodes, (size_t)n)
+                            : SHMRING_CLOSED;
     if (has_view)
         PyBuffer_Release(&view);
     PyObject *result = NULL;
@@ -515,7 +530,9 @@ static PyObject *Ring_lookup_ids(RingObject *self, PyObject *keys)
 {
     if (self->handle == NULL)
         return raise_closed();
-    PyObject *seq = PySequence_Fast(keys, "lookup_ids() needs an iterable of keys");
+    /* A tuple of our own: the caller's list could be changed (and its items freed)
+     * by code a key's conversion runs. */
+    PyObject *seq = PySequence_Tuple(keys);
     if (seq == NULL)
         return NULL;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
@@ -562,7 +579,9 @@ static PyObject *Ring_lookup_ids(RingObject *self, PyObject *keys)
     }
     /* The sequence holds a reference to every key, and the views pin the buffers, so
      * every pointer stays valid through the call. */
-    int rc = shmring_lookup_ids(self->handle, data, lens, (size_t)count, ids);
+    shmring_t *handle = self->handle; /* again: see lookup_id() */
+    int rc = handle != NULL ? shmring_lookup_ids(handle, data, lens, (size_t)count, ids)
+                            : SHMRING_CLOSED;
     if (rc < 0) {
         raise_code(rc, NULL);
         goto done;
