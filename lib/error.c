@@ -16,9 +16,10 @@ const char *shmring_strerror(int err)
     default:
         break;
     }
-    /* Any other negated errno value: strerror() texts are static for known codes and
-     * glibc's "Unknown error N" is returned from a thread-local buffer. */
-    if (err < 0 && err > -4096)
+    /* Any other negated errno value (errno values stay below the library's own
+     * -1000): strerror() texts are static for known codes; the library's unused codes
+     * get the static text below rather than glibc's thread-local "Unknown error N". */
+    if (err < 0 && err > SHMRING_EEMPTY)
         return strerror(-err);
     return "unknown shmring error";
 }

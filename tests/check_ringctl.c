@@ -674,11 +674,20 @@ START_TEST(test_change_json)
             "\"changed\":false}\n",
             ring),
         "", "-r", ring, "down", "n\xc3\xa9", "--json");
-    /* A name that is not UTF-8 is refused (JSON could not carry it). */
+    /* A name that is not UTF-8 is refused (JSON could not carry it), and echoed with
+     * '?' for the byte a terminal could misread. */
     EXPECT(2, "",
-           "ringctl: error: invalid node name 'x\xff': it must have 1 to 255 bytes of "
+           "ringctl: error: invalid node name 'x?': it must have 1 to 255 bytes of "
            "UTF-8 and no control characters\n",
            "-r", ring, "add", "x\xff", "b:1", "--json");
+    /* A C1 control (CSI, U+009B) is valid UTF-8 but no printable text either. */
+    EXPECT(2, "",
+           "ringctl: error: invalid node name 'a??31m': it must have 1 to 255 bytes of "
+           "UTF-8 and no control characters\n",
+           "-r", ring, "add",
+           "a\xc2\x9b"
+           "31m",
+           "b:1");
 }
 END_TEST
 
@@ -1747,9 +1756,9 @@ END_TEST
 /* ---- bad input: every command, every kind of bad value ----------------------- */
 
 /*
- * Runs ringctl with ARGS and checks what every refusal must do: exit 1 or 2, nothing
- * on stdout, exactly one line "ringctl: error: ..." on stderr, and `ring` unchanged
- * (generation, publish count and node set).
+ * Runs ringctl with ARGS and checks what every refusal of a bad JSON node set must
+ * do: exit 1 or 2, nothing on stdout, exactly one line "ringctl: error: ..." on
+ * stderr, and `ring` unchanged (generation, publish count and node set).
  */
 static void assert_refused(const char *input, const char *const *args)
 {
@@ -1769,19 +1778,46 @@ static void assert_refused(const char *input, const char *const *args)
 }
 
 /*
- * A bad init of a ring that does not exist: a usage error (exit 2, one line) that
- * creates nothing. Run against an existing ring, a broken parameter check would
+ * Runs ringctl with ARGS and checks a refusal exactly: exit STATUS, nothing on stdout,
+ * the one line ERR on stderr, and `ring` unchanged. When ECHO_END is not NULL, ERR is
+ * only the line's start and ECHO_END its end: what ringctl echoes between them is not
+ * asserted (see the rows that use it).
+ */
+static void assert_refused_exactly(int status, const char *err, const char *echo_end,
+                                   const char *const *args)
+{
+    struct saved_ring saved = save_ring(ring);
+    struct run r;
+    run_as(&r, (uid_t)-1, NULL, args);
+    ck_assert_msg(r.status == status, "%s %s: exit %d, expected %d", args[1],
+                  args[2] != NULL ? args[2] : "", r.status, status);
+    ck_assert_str_eq(r.out, "");
+    if (echo_end == NULL) {
+        ck_assert_str_eq(r.err, err);
+    } else {
+        size_t len = strlen(r.err), end_len = strlen(echo_end);
+        ck_assert_msg(strncmp(r.err, err, strlen(err)) == 0 && len >= end_len &&
+                          strcmp(r.err + len - end_len, echo_end) == 0,
+                      "'%s' is not '%s...%s'", r.err, err, echo_end);
+        ck_assert_msg(strchr(r.err, '\n') == r.err + len - 1, "not one line: '%s'",
+                      r.err);
+    }
+    run_free(&r);
+    assert_ring_unchanged(ring, &saved);
+}
+
+/*
+ * A bad init of a ring that does not exist: a usage error (exit 2, the one line ERR)
+ * that creates nothing. Run against an existing ring, a broken parameter check would
  * hide behind "already exists".
  */
-static void assert_init_refused(const char *const *args)
+static void assert_init_refused(const char *err, const char *const *args)
 {
     struct run r;
     run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_msg(r.status == 2, "init %s: exit %d", args[3], r.status);
     ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strncmp(r.err, "ringctl: error: ", 16) == 0 &&
-                      strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
-                  "not a one-line diagnostic: '%s'", r.err);
+    ck_assert_str_eq(r.err, err);
     run_free(&r);
     assert_no_objects(other);
 }
@@ -1789,18 +1825,38 @@ static void assert_init_refused(const char *const *args)
 /* The number of bad inputs tried, printed for the README's reliability figures. */
 static int bad_inputs_tried;
 
-#define REFUSED(...)                                                                     \
+/* A refusal with exit STATUS_ and exactly the stderr line ERR_. */
+#define REFUSED(status_, err_, ...)                                                      \
     do {                                                                                 \
-        assert_refused(NULL, (const char *const[]){__VA_ARGS__, NULL});                  \
+        assert_refused_exactly((status_), (err_), NULL,                                  \
+                               (const char *const[]){__VA_ARGS__, NULL});                \
         bad_inputs_tried++;                                                              \
     } while (0)
 
-#define INIT_REFUSED(...)                                                                \
+/* A refusal whose stderr line starts with START_ and ends with END_. */
+#define REFUSED_ECHO(status_, start_, end_, ...)                                         \
     do {                                                                                 \
-        assert_init_refused(                                                             \
-            (const char *const[]){"-r", other, "init", __VA_ARGS__, NULL});              \
+        assert_refused_exactly((status_), (start_), (end_),                              \
+                               (const char *const[]){__VA_ARGS__, NULL});                \
         bad_inputs_tried++;                                                              \
     } while (0)
+
+#define INIT_REFUSED(err_, ...)                                                          \
+    do {                                                                                 \
+        assert_init_refused(                                                             \
+            (err_), (const char *const[]){"-r", other, "init", __VA_ARGS__, NULL});      \
+        bad_inputs_tried++;                                                              \
+    } while (0)
+
+/* The messages of the rows below. */
+#define ERR "ringctl: error: "
+#define TEXT_RULE "': it must have 1 to 255 bytes of UTF-8 and no control characters\n"
+#define RING_RULE                                                                        \
+    "' (1-200 characters of A-Z a-z 0-9 _ . -, not ending in a dot and digits)\n"
+#define NUMBER_RULE(what, max) ERR what " must be an integer from 1 to " max ": '%s'\n"
+#define TABLE_RULE ERR "table size must be 0 or a prime number up to 16777216: '%s'\n"
+#define MODE_RULE ERR "mode must be 0600, 0640, 0604 or 0644: '%s'\n"
+#define WAIT_RULE ERR "--wait must be a whole number of seconds from 0 to 2147483: '%s'\n"
 
 START_TEST(test_bad_arguments_matrix)
 {
@@ -1824,108 +1880,187 @@ START_TEST(test_bad_arguments_matrix)
                                               "99999999999999999999",
                                               "+3",
                                               "4294967297"};
-    static const char *const bad_texts[] = {"",      "a\tb",    "a\nb",         "\x01",
-                                            "a\x7f", "caf\xe9", "\xed\xa0\x80", "\xc3"};
+    /* Bad names and addresses, and how the message shows them: control characters
+     * as '?'. ECHO NULL: ringctl echoes the bytes as they came, which for text that
+     * is not UTF-8 (or holds a C1 control, which is UTF-8) puts them raw on the
+     * terminal; that echo is reported as a bug, not asserted. */
+    static const struct {
+        const char *text;
+        const char *echo;
+    } bad_texts[] = {{"", ""},
+                     {"a\tb", "a?b"},
+                     {"a\nb", "a?b"},
+                     {"\x01", "?"},
+                     {"a\x7f", "a?"},
+                     {"caf\xe9", NULL},
+                     {"\xed\xa0\x80", NULL},
+                     {"\xc3", NULL},
+                     {"a\xc2\x9b"
+                      "31m",
+                      NULL}};
 
     /* Missing and extra arguments, unknown commands and options. */
-    REFUSED("-r", ring);
-    REFUSED("-r", ring, "frobnicate");
-    REFUSED("-r", ring, "--bogus", "show");
-    REFUSED("-r", ring, "show", "--weight", "3");
-    REFUSED("-r", ring, "show", "extra");
-    REFUSED("-r", ring, "list", "extra");
-    REFUSED("-r", ring, "dump", "extra");
-    REFUSED("-r", ring, "destroy", "extra");
-    REFUSED("-r", ring, "add");
-    REFUSED("-r", ring, "add", "x");
-    REFUSED("-r", ring, "add", "x", "y", "z");
-    REFUSED("-r", ring, "add", "x", "y", "--weight");
-    REFUSED("-r", ring, "remove");
-    REFUSED("-r", ring, "remove", "a", "b");
-    REFUSED("-r", ring, "weight");
-    REFUSED("-r", ring, "weight", "node-a");
-    REFUSED("-r", ring, "down");
-    REFUSED("-r", ring, "up", "node-a", "node-b");
-    REFUSED("-r", ring, "load");
-    REFUSED("-r", ring, "load", "a", "b");
-    REFUSED("-r", ring, "lookup");
-    REFUSED("-r", ring, "lookup", "--stdin", "k");
+    REFUSED(2, ERR "no command given (see 'ringctl --help')\n", "-r", ring);
+    REFUSED(2, ERR "unknown command 'frobnicate' (see 'ringctl --help')\n", "-r", ring,
+            "frobnicate");
+    REFUSED(2, ERR "unknown option '--bogus'\n", "-r", ring, "--bogus", "show");
+    REFUSED(2, ERR "option '--weight' does not apply to 'show'\n", "-r", ring, "show",
+            "--weight", "3");
+    REFUSED(2, ERR "too many arguments for 'show' (usage: ringctl show)\n", "-r", ring,
+            "show", "extra");
+    REFUSED(2, ERR "too many arguments for 'list' (usage: ringctl list)\n", "-r", ring,
+            "list", "extra");
+    REFUSED(2, ERR "too many arguments for 'dump' (usage: ringctl dump)\n", "-r", ring,
+            "dump", "extra");
+    REFUSED(2, ERR "too many arguments for 'destroy' (usage: ringctl destroy)\n", "-r",
+            ring, "destroy", "extra");
+    const char *add_usage = "(usage: ringctl add NAME ADDRESS [--weight W])\n";
+    REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add");
+    REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add",
+            "x");
+    REFUSED(2, fmt(ERR "too many arguments for 'add' %s", add_usage), "-r", ring, "add",
+            "x", "y", "z");
+    REFUSED(2, ERR "option '--weight' needs an argument\n", "-r", ring, "add", "x", "y",
+            "--weight");
+    REFUSED(2, ERR "missing arguments for 'remove' (usage: ringctl remove NAME)\n", "-r",
+            ring, "remove");
+    REFUSED(2, ERR "too many arguments for 'remove' (usage: ringctl remove NAME)\n", "-r",
+            ring, "remove", "a", "b");
+    REFUSED(2, ERR "missing arguments for 'weight' (usage: ringctl weight NAME W)\n",
+            "-r", ring, "weight");
+    REFUSED(2, ERR "missing arguments for 'weight' (usage: ringctl weight NAME W)\n",
+            "-r", ring, "weight", "node-a");
+    REFUSED(2, ERR "missing arguments for 'down' (usage: ringctl down NAME)\n", "-r",
+            ring, "down");
+    REFUSED(2, ERR "too many arguments for 'up' (usage: ringctl up NAME)\n", "-r", ring,
+            "up", "node-a", "node-b");
+    REFUSED(2, ERR "missing arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
+            ring, "load");
+    REFUSED(2, ERR "too many arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
+            ring, "load", "a", "b");
+    REFUSED(2,
+            ERR "missing arguments for 'lookup' (usage: ringctl lookup [-n N] KEY... or "
+                "ringctl lookup [-n N] --stdin)\n",
+            "-r", ring, "lookup");
+    REFUSED(2, ERR "lookup takes either keys or --stdin, not both\n", "-r", ring,
+            "lookup", "--stdin", "k");
 
-    /* Unknown nodes and duplicates. */
-    REFUSED("-r", ring, "remove", "nope");
-    REFUSED("-r", ring, "weight", "nope", "3");
-    REFUSED("-r", ring, "down", "nope");
-    REFUSED("-r", ring, "up", "nope");
-    REFUSED("-r", ring, "add", "node-a", "10.9.9.9:1");
+    /* Unknown nodes and duplicates: the operation fails (exit 1). */
+    char no_node[SHMRING_RING_NAME_MAX + 64];
+    snprintf(no_node, sizeof(no_node), ERR "no node named 'nope' in ring '%s'\n", ring);
+    REFUSED(1, no_node, "-r", ring, "remove", "nope");
+    REFUSED(1, no_node, "-r", ring, "weight", "nope", "3");
+    REFUSED(1, no_node, "-r", ring, "down", "nope");
+    REFUSED(1, no_node, "-r", ring, "up", "nope");
+    REFUSED(1, fmt(ERR "node 'node-a' already exists in ring '%s'\n", ring), "-r", ring,
+            "add", "node-a", "10.9.9.9:1");
 
-    /* Every bad number wherever a number goes. */
+    /* Every bad number wherever a number goes: a usage error that quotes it. */
     for (size_t i = 0; i < sizeof(bad_numbers) / sizeof(bad_numbers[0]); i++) {
         const char *n = bad_numbers[i];
-        REFUSED("-r", ring, "weight", "node-a", "--", n);
-        REFUSED("-r", ring, "add", "new-node", "10.9.9.9:1", "--weight", n);
-        REFUSED("-r", ring, "lookup", "-n", n, "k");
-        INIT_REFUSED("--vnodes", n);
+        REFUSED(2, fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "weight", "node-a",
+                "--", n);
+        REFUSED(2, fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "add", "new-node",
+                "10.9.9.9:1", "--weight", n);
+        REFUSED(2, fmt(NUMBER_RULE("-n", "64"), n), "-r", ring, "lookup", "-n", n, "k");
+        INIT_REFUSED(fmt(NUMBER_RULE("vnodes", "65535"), n), "--vnodes", n);
         if (strcmp(n, "0") != 0) /* table size 0 asks for the default */
-            INIT_REFUSED("--table-size", n);
+            INIT_REFUSED(fmt(TABLE_RULE, n), "--table-size", n);
     }
-    REFUSED("-r", ring, "lookup", "-n", "65", "k");
-    REFUSED("-r", ring, "show", "--owner", "no-such-user-here");
-    REFUSED("-r", ring, "show", "--wait", "1");
-    REFUSED("-r", ring, "add", "n", "a", "--owner", "0");
-    REFUSED("-r", ring, "--dir", "/nonexistent", "add", "n", "a");
+    REFUSED(2, fmt(NUMBER_RULE("-n", "64"), "65"), "-r", ring, "lookup", "-n", "65", "k");
+    REFUSED(2, ERR "unknown user 'no-such-user-here'\n", "-r", ring, "show", "--owner",
+            "no-such-user-here");
+    REFUSED(2, ERR "option '--wait' does not apply to 'show'\n", "-r", ring, "show",
+            "--wait", "1");
+    REFUSED(2, ERR "option '--owner' does not apply to 'add'\n", "-r", ring, "add", "n",
+            "a", "--owner", "0");
+    REFUSED(1,
+            fmt(ERR "ring '%s': the ring directory /nonexistent does not exist\n", ring),
+            "-r", ring, "--dir", "/nonexistent", "add", "n", "a");
 
     /* Every bad name and address, and overlong ones. */
     for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
-        REFUSED("-r", ring, "add", bad_texts[i], "10.9.9.9:1");
-        REFUSED("-r", ring, "add", "new-node", bad_texts[i]);
+        const char *text = bad_texts[i].text, *echo = bad_texts[i].echo;
+        if (echo != NULL) {
+            REFUSED(2, fmt(ERR "invalid node name '%s" TEXT_RULE, echo), "-r", ring,
+                    "add", text, "10.9.9.9:1");
+            REFUSED(2, fmt(ERR "invalid address '%s" TEXT_RULE, echo), "-r", ring, "add",
+                    "new-node", text);
+        } else {
+            REFUSED_ECHO(2, ERR "invalid node name '", TEXT_RULE, "-r", ring, "add", text,
+                         "10.9.9.9:1");
+            REFUSED_ECHO(2, ERR "invalid address '", TEXT_RULE, "-r", ring, "add",
+                         "new-node", text);
+        }
     }
-    REFUSED("-r", ring, "add", long_name, "10.9.9.9:1");
-    REFUSED("-r", ring, "add", "new-node", long_name);
+    REFUSED(2, fmt(ERR "invalid node name '%s" TEXT_RULE, long_name), "-r", ring, "add",
+            long_name, "10.9.9.9:1");
+    REFUSED(2, fmt(ERR "invalid address '%s" TEXT_RULE, long_name), "-r", ring, "add",
+            "new-node", long_name);
 
     /* init of an existing ring, and bad parameters. */
-    REFUSED("-r", ring, "init");
-    INIT_REFUSED("--algorithm", "chord");
-    INIT_REFUSED("--hash", "sha1");
-    INIT_REFUSED("--algorithm", "ketama", "--hash", "xxh3");
-    INIT_REFUSED("--table-size", "65536");
-    INIT_REFUSED("--mode", "999");
-    INIT_REFUSED("--mode", "rw");
-    INIT_REFUSED("--mode", "4644");
-    INIT_REFUSED("--mode", "0");
-    INIT_REFUSED("--mode", "0660");
-    INIT_REFUSED("--mode", "0666");
-    INIT_REFUSED("--mode", "0400");
-    INIT_REFUSED("--wait", "-1");
-    INIT_REFUSED("--wait", "1.5");
-    INIT_REFUSED("--wait", "2147484");
-    INIT_REFUSED("--owner", "0");
-    INIT_REFUSED("--dir", "");
-    INIT_REFUSED("--group", "no-such-group-here");
+    REFUSED(1, fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
+    INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev or ketama)\n",
+                 "--algorithm", "chord");
+    INIT_REFUSED(ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3)\n",
+                 "--hash", "sha1");
+    INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
+                 "--algorithm", "ketama", "--hash", "xxh3");
+    INIT_REFUSED(fmt(TABLE_RULE, "65536"), "--table-size", "65536");
+    static const char *const bad_modes[] = {"999",  "rw",   "4644", "0",
+                                            "0660", "0666", "0400"};
+    for (size_t i = 0; i < sizeof(bad_modes) / sizeof(bad_modes[0]); i++)
+        INIT_REFUSED(fmt(MODE_RULE, bad_modes[i]), "--mode", bad_modes[i]);
+    static const char *const bad_waits[] = {"-1", "1.5", "2147484"};
+    for (size_t i = 0; i < sizeof(bad_waits) / sizeof(bad_waits[0]); i++)
+        INIT_REFUSED(fmt(WAIT_RULE, bad_waits[i]), "--wait", bad_waits[i]);
+    INIT_REFUSED(ERR "option '--owner' does not apply to 'init'\n", "--owner", "0");
+    INIT_REFUSED(ERR "option '--dir' needs a directory, not ''\n", "--dir", "");
+    INIT_REFUSED(ERR "unknown group 'no-such-group-here'\n", "--group",
+                 "no-such-group-here");
 
-    /* Invalid ring names and missing rings, for every command that names one. */
-    static const char *const commands[][4] = {{"show"},
-                                              {"dump"},
-                                              {"destroy"},
-                                              {"lookup", "k"},
-                                              {"remove", "node-a"},
-                                              {"add", "n", "a"},
-                                              {"weight", "node-a", "2"},
-                                              {"down", "node-a"},
-                                              {"up", "node-a"},
-                                              {"init"},
-                                              {"load", "-"}};
+    /* Invalid ring names (a usage error) and missing rings (the operation fails), for
+     * every command that names one; VERB is what the missing ring's message says
+     * ringctl could not do (NULL: the command creates rings). */
+    static const struct {
+        const char *args[4];
+        const char *verb;
+    } commands[] = {{{"show"}, "open"},
+                    {{"dump"}, "open"},
+                    {{"destroy"}, "destroy"},
+                    {{"lookup", "k"}, "open"},
+                    {{"remove", "node-a"}, "open"},
+                    {{"add", "n", "a"}, "open"},
+                    {{"weight", "node-a", "2"}, "open"},
+                    {{"down", "node-a"}, "open"},
+                    {{"up", "node-a"}, "open"},
+                    {{"init"}, NULL},
+                    {{"load", "-"}, NULL}};
     const char *const bad_rings[] = {"", "a/b", "x.5", "..", "a b", long_ring};
     for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
-        const char *const *cmd = commands[c];
+        const char *const *cmd = commands[c].args;
         for (size_t b = 0; b < sizeof(bad_rings) / sizeof(bad_rings[0]); b++)
-            REFUSED("-r", bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
-        if (strcmp(cmd[0], "init") != 0 && strcmp(cmd[0], "load") != 0)
-            REFUSED("-r", other, cmd[0], cmd[1], cmd[2], cmd[3]); /* missing ring */
+            REFUSED(2, fmt(ERR "invalid ring name '%s" RING_RULE, bad_rings[b]), "-r",
+                    bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
+        if (commands[c].verb != NULL)
+            REFUSED(1,
+                    fmt(ERR "cannot %s ring '%s': no such ring or node\n",
+                        commands[c].verb, other),
+                    "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
     }
-    printf("ringctl bad arguments: %d refused, each with one line, ring unchanged\n",
+    printf("ringctl bad arguments: %d refused, each with its exact exit status and "
+           "message, ring unchanged\n",
            bad_inputs_tried);
 }
 END_TEST
+
+#undef ERR
+#undef TEXT_RULE
+#undef RING_RULE
+#undef NUMBER_RULE
+#undef TABLE_RULE
+#undef MODE_RULE
+#undef WAIT_RULE
 
 START_TEST(test_bad_json_matrix)
 {

@@ -247,8 +247,12 @@ static const char usage_text[] =
 
 /* ---- Diagnostics and parsing --------------------------------------------------- */
 
-/* Prints "ringctl: KIND: MESSAGE" as one line on stderr. Control characters (from a
- * key or a file name) are shown as '?' to keep it one line. */
+static size_t printable_length(const unsigned char *text, size_t len);
+
+/* Prints "ringctl: KIND: MESSAGE" as one line on stderr. Every byte that is not part
+ * of a printable UTF-8 character (controls, C1 controls such as CSI, invalid UTF-8:
+ * from a key, a node name or a file name) is shown as '?', so the message stays one
+ * line and a terminal acts on none of it. */
 static void diagnose(const char *kind, const char *format, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
@@ -256,11 +260,20 @@ static void diagnose(const char *kind, const char *format, va_list ap)
 {
     char message[LINE_MAX_BYTES];
     vsnprintf(message, sizeof(message), format, ap);
-    for (char *p = message; *p != '\0'; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    const unsigned char *text = (const unsigned char *)message;
+    size_t len = strlen(message);
+    fprintf(stderr, "ringctl: %s: ", kind);
+    for (size_t i = 0; i < len;) {
+        size_t printable = printable_length(text + i, len - i);
+        if (printable > 0) {
+            fwrite(text + i, 1, printable, stderr);
+            i += printable;
+        } else {
+            fputc('?', stderr);
+            i++;
+        }
     }
-    fprintf(stderr, "ringctl: %s: %s\n", kind, message);
+    fputc('\n', stderr);
 }
 
 /* Prints "ringctl: error: MESSAGE" and returns STATUS. */
