@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The pid of the process that runs the suite; each test runs in a child of it. */
@@ -62,6 +63,46 @@ static void remove_leftover_rings(void)
         if (entry_of(entry->d_name, prefix))
             remove_entry(fd, entry->d_name);
     closedir(dir);
+}
+
+/* The prefix of the private directories of this run in /tmp. */
+static void private_prefix(char prefix[64])
+{
+    snprintf(prefix, 64, "shmring-check-%ld-", (long)runner_pid);
+}
+
+/* Removes the private directories this run's tests left in /tmp. */
+static void remove_private_directories(void)
+{
+    char prefix[64];
+    private_prefix(prefix);
+    int fd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+    if (dir == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL)
+        if (strncmp(entry->d_name, prefix, strlen(prefix)) == 0)
+            remove_entry(fd, entry->d_name);
+    closedir(dir);
+}
+
+void test_private_directory(const char *tag, char path[TEST_PATH_MAX])
+{
+    char prefix[64];
+    private_prefix(prefix);
+    int n = snprintf(path, TEST_PATH_MAX, "/tmp/%s%s.XXXXXX", prefix, tag);
+    ck_assert(n > 0 && n < TEST_PATH_MAX);
+    ck_assert_ptr_nonnull(mkdtemp(path));
+    ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+void test_remove_tree(const char *path)
+{
+    remove_entry(AT_FDCWD, path);
 }
 
 const char *test_ring_path(const char *ring)
@@ -200,6 +241,7 @@ int test_run_suite(Suite *suite)
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);
     remove_leftover_rings();
+    remove_private_directories();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 

@@ -69,6 +69,18 @@ const char *test_ring_listing(const char *ring);
  * when there are several. A static buffer, valid until the next call. */
 const char *test_hidden_path(const char *ring, const char *prefix);
 
+/* The longest path test_private_directory() writes, with its NUL. */
+#define TEST_PATH_MAX 256
+
+/* Makes a private ring directory "/tmp/shmring-check-<runner pid>-<tag>.XXXXXX"
+ * (mkdtemp, then mode 0755) and writes its path into PATH; fails the test on error.
+ * test_run_suite() removes what the tests of its run left behind. */
+void test_private_directory(const char *tag, char path[TEST_PATH_MAX]);
+
+/* Removes PATH and, if it is a directory, everything in it (symbolic links are
+ * removed, never followed). */
+void test_remove_tree(const char *path);
+
 /* A deterministic pseudo-random generator (splitmix64), for reproducible inputs. */
 uint64_t test_random(uint64_t *state);
 

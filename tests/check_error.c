@@ -1,0 +1,178 @@
+/*
+ * Tests of lib/error.c: the error list's texts and the library version.
+ *
+ * The codes come from SHMRING_ERRNO_MAP, the one list the library generates its enum
+ * and its texts from; the expected values (the errno codes are the negated errno
+ * values, the library's own codes run from -1000 without a gap) are written here.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_support.h"
+
+struct code {
+    const char *name;
+    int value;
+    const char *text;
+};
+
+static const struct code codes[] = {
+#define CODE_ENTRY(name, value, text) {#name, SHMRING_##name, text},
+    SHMRING_ERRNO_MAP(CODE_ENTRY)
+#undef CODE_ENTRY
+};
+
+#define CODE_COUNT (sizeof(codes) / sizeof(codes[0]))
+
+/* Whether TEXT is the text of one of the listed codes. */
+static bool is_listed_text(const char *text)
+{
+    for (size_t i = 0; i < CODE_COUNT; i++)
+        if (strcmp(text, codes[i].text) == 0)
+            return true;
+    return false;
+}
+
+START_TEST(every_code_has_its_own_text)
+{
+    for (size_t i = 0; i < CODE_COUNT; i++) {
+        const char *text = shmring_strerror(codes[i].value);
+        ck_assert_msg(text != NULL, "%s has no text", codes[i].name);
+        ck_assert_msg(strlen(text) > 0, "%s has an empty text", codes[i].name);
+        ck_assert_str_eq(text, codes[i].text);
+        ck_assert_str_ne(text, "success");
+        ck_assert_str_ne(text, "unknown shmring error");
+        for (size_t j = 0; j < i; j++) {
+            ck_assert_msg(codes[i].value != codes[j].value, "%s and %s share %d",
+                          codes[i].name, codes[j].name, codes[i].value);
+            ck_assert_msg(strcmp(text, shmring_strerror(codes[j].value)) != 0,
+                          "%s and %s share the text '%s'", codes[i].name, codes[j].name,
+                          text);
+        }
+    }
+    ck_assert_uint_eq(CODE_COUNT, 39);
+}
+END_TEST
+
+START_TEST(system_codes_are_negated_errno)
+{
+    ck_assert_int_eq(SHMRING_ENOENT, -ENOENT);
+    ck_assert_int_eq(SHMRING_EACCES, -EACCES);
+    ck_assert_int_eq(SHMRING_EPERM, -EPERM);
+    ck_assert_int_eq(SHMRING_ENOMEM, -ENOMEM);
+    ck_assert_int_eq(SHMRING_ENOSPC, -ENOSPC);
+    ck_assert_int_eq(SHMRING_EEXIST, -EEXIST);
+    ck_assert_int_eq(SHMRING_EINVAL, -EINVAL);
+    ck_assert_int_eq(SHMRING_EMFILE, -EMFILE);
+    ck_assert_int_eq(SHMRING_EIO, -EIO);
+}
+END_TEST
+
+START_TEST(library_codes_start_at_minus_1000_without_a_gap)
+{
+    ck_assert_int_eq(SHMRING_EEMPTY, -1000);
+    ck_assert_int_eq(SHMRING_ECHECKSUM, -1012);
+    ck_assert_int_eq(SHMRING_EOWNER, -1013);
+    ck_assert_int_eq(SHMRING_EBADRING, -1020);
+    ck_assert_int_eq(SHMRING_EBASEDIR, -1029);
+    /* Every value from -1000 to -1029 is exactly one listed code. */
+    for (int value = -1000; value >= -1029; value--) {
+        int found = 0;
+        for (size_t i = 0; i < CODE_COUNT; i++)
+            found += codes[i].value == value;
+        ck_assert_msg(found == 1, "%d is listed %d times", value, found);
+    }
+}
+END_TEST
+
+START_TEST(zero_is_success)
+{
+    ck_assert_str_eq(shmring_strerror(0), "success");
+}
+END_TEST
+
+START_TEST(positive_numbers_are_unknown)
+{
+    static const int positives[] = {1, ENOENT, EINVAL, 1000, 1029, 4096, INT_MAX};
+    for (size_t i = 0; i < sizeof(positives) / sizeof(positives[0]); i++)
+        ck_assert_str_eq(shmring_strerror(positives[i]), "unknown shmring error");
+}
+END_TEST
+
+START_TEST(unlisted_errno_values_get_the_system_text)
+{
+    /* Negated errno values outside the list are described as the C library does. */
+    ck_assert_str_eq(shmring_strerror(-EAGAIN), strerror(EAGAIN));
+    ck_assert_str_eq(shmring_strerror(-ENOTDIR), "Not a directory");
+    ck_assert_str_eq(shmring_strerror(-ELOOP), "Too many levels of symbolic links");
+    /* SHMRING_EBUSY is the library's -1028, not -EBUSY. */
+    ck_assert_int_ne(SHMRING_EBUSY, -EBUSY);
+    ck_assert_str_eq(shmring_strerror(-EBUSY), "Device or resource busy");
+}
+END_TEST
+
+START_TEST(unknown_negative_codes)
+{
+    /* Beyond the errno range: never NULL, never a listed text. */
+    static const int far[] = {-4096, -5000, -100000, INT_MIN};
+    for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++)
+        ck_assert_str_eq(shmring_strerror(far[i]), "unknown shmring error");
+    /* Unused library codes (from -1000 down, where no errno value lies) get the same
+     * static text: a second call cannot overwrite the first one's. */
+    static const int unused[] = {-1030, -1031, -4095};
+    for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
+        ck_assert_str_eq(shmring_strerror(unused[i]), "unknown shmring error");
+    const char *first = shmring_strerror(-1030);
+    ck_assert_ptr_eq(shmring_strerror(-1031), first);
+    /* An unused errno value gets the C library's text, neither NULL nor listed. */
+    const char *text = shmring_strerror(-999);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_gt(strlen(text), 0);
+    ck_assert_msg(!is_listed_text(text), "-999 reads as a listed code: '%s'", text);
+}
+END_TEST
+
+START_TEST(version_string_matches_the_macros_and_the_build)
+{
+    char expected[64];
+    snprintf(expected, sizeof(expected), "%d.%d.%d", SHMRING_VERSION_MAJOR,
+             SHMRING_VERSION_MINOR, SHMRING_VERSION_PATCH);
+    ck_assert_ptr_nonnull(shmring_version());
+    ck_assert_str_eq(shmring_version(), SHMRING_VERSION_STRING);
+    ck_assert_str_eq(shmring_version(), expected);
+    /* The project's version in CMake, passed in by tests/CMakeLists.txt. */
+    ck_assert_str_eq(shmring_version(), SHMRING_BUILD_VERSION);
+    ck_assert_int_ge(SHMRING_VERSION_MAJOR, 0);
+    ck_assert_int_ge(SHMRING_VERSION_MINOR, 0);
+    ck_assert_int_ge(SHMRING_VERSION_PATCH, 0);
+}
+END_TEST
+
+static Suite *error_suite(void)
+{
+    Suite *s = suite_create("error");
+    TCase *tc = tcase_create("codes");
+    tcase_add_test(tc, every_code_has_its_own_text);
+    tcase_add_test(tc, system_codes_are_negated_errno);
+    tcase_add_test(tc, library_codes_start_at_minus_1000_without_a_gap);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("unlisted");
+    tcase_add_test(tc, zero_is_success);
+    tcase_add_test(tc, positive_numbers_are_unknown);
+    tcase_add_test(tc, unlisted_errno_values_get_the_system_text);
+    tcase_add_test(tc, unknown_negative_codes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("version");
+    tcase_add_test(tc, version_string_matches_the_macros_and_the_build);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(error_suite());
+}

@@ -1,0 +1,433 @@
+/*
+ * Tests of lib/ring_admin.c: what has a ring's path, listing rings, destroying them,
+ * and a ring's status and snapshot. Everything runs in a private directory under
+ * /tmp (options.directory), never in /dev/shm.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+static char directory[TEST_PATH_MAX];
+
+static void setup(void)
+{
+    test_private_directory("ring_admin", directory);
+}
+
+static void teardown(void)
+{
+    test_remove_tree(directory);
+}
+
+/* The path of NAME in the private directory: a static buffer. */
+static const char *in_directory(const char *name)
+{
+    static char path[TEST_PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", directory, name);
+    return path;
+}
+
+static void make_file(const char *path, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    close(fd);
+}
+
+static void make_directory(const char *path, mode_t mode)
+{
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+static void make_socket(const char *path)
+{
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(path), sizeof(address.sun_path));
+    strcpy(address.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+    close(fd);
+}
+
+static shmring_writer_options_t writer_options(void)
+{
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = directory;
+    return options;
+}
+
+/* Creates the ring RING in the private directory and publishes COUNT nodes. */
+static void make_ring(const char *ring, size_t count)
+{
+    shmring_writer_options_t options = writer_options();
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w), 0);
+    if (count > 0) {
+        shmring_nodeset_t *set =
+            test_nodeset(count, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+        uint64_t generation = 0;
+        ck_assert_int_eq(shmring_writer_publish(w, set, &generation), 0);
+        ck_assert_uint_eq(generation, 1);
+        shmring_nodeset_free(set);
+    }
+    shmring_writer_close(w);
+}
+
+/* ---- what has a ring's path ---- */
+
+START_TEST(object_kinds_and_owners)
+{
+    make_file(in_directory("shmring.file"), 0640);
+    make_directory(in_directory("shmring.dir"), 0750);
+    make_directory(in_directory("shmring.sticky"), 01755);
+    ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
+    ck_assert_int_eq(chmod(in_directory("shmring.fifo"), 0604), 0);
+    ck_assert_int_eq(symlink("shmring.dir", in_directory("shmring.link")), 0);
+    make_socket(in_directory("shmring.socket"));
+    ck_assert_int_eq(chmod(in_directory("shmring.socket"), 0755), 0);
+
+    static const struct {
+        const char *ring;
+        const char *kind;
+        mode_t mode;
+    } cases[] = {{"file", "regular file", 0640},  {"dir", "directory", 0750},
+                 {"sticky", "directory", 01755},  {"fifo", "FIFO", 0604},
+                 {"link", "symbolic link", 0777}, {"socket", "socket", 0755}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmring_ring_object_t object;
+        memset(&object, 0xa5, sizeof(object));
+        ck_assert_int_eq(shmring_ring_object(cases[i].ring, directory, &object), 0);
+        char entry[64];
+        snprintf(entry, sizeof(entry), "shmring.%s", cases[i].ring);
+        ck_assert_str_eq(object.path, in_directory(entry));
+        ck_assert(object.exists);
+        ck_assert_str_eq(object.kind, cases[i].kind);
+        ck_assert_uint_eq(object.owner, geteuid());
+        ck_assert_msg(object.mode == cases[i].mode, "%s: mode %04o", cases[i].ring,
+                      (unsigned)object.mode);
+    }
+}
+END_TEST
+
+START_TEST(object_of_another_owner)
+{
+    if (geteuid() != 0)
+        return; /* only root can give a file away */
+    make_file(in_directory("shmring.squat"), 0644);
+    ck_assert_int_eq(chown(in_directory("shmring.squat"), 65534, 65534), 0);
+    ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
+    ck_assert_int_eq(lchown(in_directory("shmring.fifo"), 1, 1), 0);
+    shmring_ring_object_t object;
+    ck_assert_int_eq(shmring_ring_object("squat", directory, &object), 0);
+    ck_assert_str_eq(object.kind, "regular file");
+    ck_assert_uint_eq(object.owner, 65534);
+    ck_assert_int_eq(shmring_ring_object("fifo", directory, &object), 0);
+    ck_assert_str_eq(object.kind, "FIFO");
+    ck_assert_uint_eq(object.owner, 1);
+}
+END_TEST
+
+START_TEST(object_absent_and_refused)
+{
+    shmring_ring_object_t object;
+    memset(&object, 0xa5, sizeof(object));
+    ck_assert_int_eq(shmring_ring_object("none", directory, &object), 0);
+    ck_assert_str_eq(object.path, in_directory("shmring.none"));
+    ck_assert(!object.exists);
+    ck_assert_ptr_null(object.kind);
+    ck_assert_uint_eq(object.owner, 0);
+    ck_assert_uint_eq(object.mode, 0);
+
+    ck_assert_int_eq(shmring_ring_object("x.5", directory, &object), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_object("", directory, &object), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_object("a/b", directory, &object), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_object("ok", "relative", &object), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_ring_object("ok", "", &object), SHMRING_EINVAL);
+    /* A missing directory holds nothing either. */
+    ck_assert_int_eq(shmring_ring_object("ok", in_directory("missing"), &object), 0);
+    ck_assert(!object.exists);
+    make_file(in_directory("file"), 0644);
+    ck_assert_int_eq(shmring_ring_object("ok", in_directory("file"), &object), -ENOTDIR);
+    /* The default directory. */
+    ck_assert_int_eq(shmring_ring_object("none-here", NULL, &object), 0);
+    ck_assert_str_eq(object.path, "/dev/shm/shmring.none-here");
+}
+END_TEST
+
+/* ---- listing ---- */
+
+/* Lists the private directory and joins the names with commas (static buffer). */
+static const char *listed(void)
+{
+    static char joined[4096];
+    char **names = NULL;
+    size_t count = 12345;
+    ck_assert_int_eq(shmring_ring_list(directory, &names, &count), 0);
+    ck_assert_ptr_nonnull(names);
+    ck_assert_ptr_null(names[count]);
+    joined[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        ck_assert_ptr_nonnull(names[i]);
+        if (i > 0)
+            strcat(joined, ",");
+        strcat(joined, names[i]);
+    }
+    shmring_ring_list_free(names);
+    return joined;
+}
+
+START_TEST(list_sorts_and_filters)
+{
+    ck_assert_str_eq(listed(), "");
+    /* Rings of every kind of object are listed; what only looks like one is not. */
+    make_directory(in_directory("shmring.web"), 0755);
+    make_directory(in_directory("shmring.Web"), 0755);
+    make_directory(in_directory("shmring.api-2"), 0755);
+    make_directory(in_directory("shmring._x"), 0755);
+    make_file(in_directory("shmring.file"), 0644);
+    ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
+    ck_assert_int_eq(symlink("shmring.web", in_directory("shmring.link")), 0);
+    make_directory(in_directory(".shmring-new.web.123.0000000000000000"), 0700);
+    make_directory(in_directory(".shmring-gone.api-2.9.0123456789abcdef"), 0700);
+    make_directory(in_directory("shmring.x.5"), 0755); /* a bad ring name */
+    make_directory(in_directory("shmring.."), 0755);   /* ring "." */
+    make_directory(in_directory("shmring..."), 0755);  /* ring "..": bad */
+    make_file(in_directory("shmring."), 0644);         /* ring "" */
+    make_file(in_directory("shmring.a b"), 0644);      /* a space */
+    make_file(in_directory("shmringweb"), 0644);       /* no dot */
+    make_file(in_directory("SHMRING.web"), 0644);      /* another prefix */
+    make_file(in_directory("other"), 0644);
+    make_file(in_directory(".hidden"), 0644);
+    /* strcmp order: digits, then upper case, then '_', then lower case. */
+    ck_assert_str_eq(listed(), "Web,_x,api-2,fifo,file,link,web");
+}
+END_TEST
+
+START_TEST(list_many)
+{
+    /* More than the list's first allocation (8). */
+    for (int i = 99; i >= 0; i--) {
+        char entry[64];
+        snprintf(entry, sizeof(entry), "shmring.ring-%03d", i);
+        make_directory(in_directory(entry), 0755);
+    }
+    char **names = NULL;
+    size_t count = 0;
+    ck_assert_int_eq(shmring_ring_list(directory, &names, &count), 0);
+    ck_assert_uint_eq(count, 100);
+    for (size_t i = 0; i < count; i++) {
+        char expected[32];
+        snprintf(expected, sizeof(expected), "ring-%03zu", i);
+        ck_assert_str_eq(names[i], expected);
+    }
+    ck_assert_ptr_null(names[100]);
+    shmring_ring_list_free(names);
+    shmring_ring_list_free(NULL);
+}
+END_TEST
+
+START_TEST(list_errors)
+{
+    char **names = NULL;
+    size_t count = 0;
+    ck_assert_int_eq(shmring_ring_list("relative", &names, &count), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_ring_list("", &names, &count), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_ring_list(in_directory("missing"), &names, &count),
+                     SHMRING_ENOENT);
+    make_file(in_directory("file"), 0644);
+    ck_assert_int_eq(shmring_ring_list(in_directory("file"), &names, &count), -ENOTDIR);
+    ck_assert_ptr_null(names);
+}
+END_TEST
+
+/* ---- destroying ---- */
+
+START_TEST(destroy_a_ring)
+{
+    make_ring("web", 3);
+    make_ring("other", 2);
+    ck_assert_str_eq(test_listing(in_directory("shmring.web")), "control,lock,version.1");
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("web", &options), 0);
+    /* Nothing of it is left, hidden or not; the other ring is untouched. */
+    ck_assert_str_eq(test_listing(directory), "shmring.other");
+    ck_assert_int_eq(shmring_ring_destroy("web", &options), SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_destroy("other", &options), 0);
+    ck_assert_str_eq(test_listing(directory), "");
+}
+END_TEST
+
+START_TEST(destroy_an_empty_ring)
+{
+    make_ring("empty", 0);
+    ck_assert_str_eq(test_listing(in_directory("shmring.empty")), "control,lock");
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("empty", &options), 0);
+    ck_assert_str_eq(test_listing(directory), "");
+}
+END_TEST
+
+START_TEST(destroy_refusals)
+{
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("none", &options), SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_destroy("x.5", &options), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_destroy("", &options), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_destroy(NULL, &options), SHMRING_EBADRING);
+
+    /* Something that is not a ring has the name: it is left alone. */
+    make_file(in_directory("shmring.file"), 0644);
+    ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0644), 0);
+    make_directory(in_directory("target"), 0755);
+    ck_assert_int_eq(symlink("target", in_directory("shmring.link")), 0);
+    ck_assert_int_eq(shmring_ring_destroy("file", &options), SHMRING_ENOTRING);
+    ck_assert_int_eq(shmring_ring_destroy("fifo", &options), SHMRING_ENOTRING);
+    ck_assert_int_eq(shmring_ring_destroy("link", &options), SHMRING_ENOTRING);
+
+    /* A directory others may write is not a ring we may trust, even our own. */
+    make_directory(in_directory("shmring.open"), 0775);
+    ck_assert_int_eq(shmring_ring_destroy("open", &options), SHMRING_EOWNER);
+    /* A directory of ours without a lock file is not a ring either. */
+    make_directory(in_directory("shmring.bare"), 0755);
+    ck_assert_int_eq(shmring_ring_destroy("bare", &options), SHMRING_ENOENT);
+    ck_assert_str_eq(test_listing(directory),
+                     "shmring.bare,shmring.fifo,shmring.file,shmring.link,shmring.open,"
+                     "target");
+
+    /* The options' directory is checked. */
+    options.directory = "relative";
+    ck_assert_int_eq(shmring_ring_destroy("none", &options), SHMRING_EINVAL);
+    options.directory = directory;
+    ck_assert_int_eq(chmod(directory, 0777), 0);
+    ck_assert_int_eq(shmring_ring_destroy("bare", &options), SHMRING_EBASEDIR);
+    ck_assert_int_eq(chmod(directory, 0755), 0);
+}
+END_TEST
+
+START_TEST(destroy_another_owners_ring)
+{
+    if (geteuid() != 0)
+        return; /* only root can make a ring of another owner */
+    make_ring("theirs", 1);
+    ck_assert_int_eq(chown(in_directory("shmring.theirs"), 65534, 65534), 0);
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("theirs", &options), SHMRING_EOWNER);
+    /* Not even root destroys a ring of another owner; nothing was touched. */
+    ck_assert_str_eq(test_listing(directory), "shmring.theirs");
+    ck_assert_str_eq(test_listing(in_directory("shmring.theirs")),
+                     "control,lock,version.1");
+    ck_assert_int_eq(chmod(in_directory("shmring.theirs"), 0), 0);
+    ck_assert_int_eq(shmring_ring_destroy("theirs", &options), SHMRING_EOWNER);
+    ck_assert_int_eq(chmod(in_directory("shmring.theirs"), 0755), 0);
+}
+END_TEST
+
+START_TEST(destroy_waits_for_no_busy_writer)
+{
+    make_ring("busy", 1);
+    shmring_writer_options_t options = writer_options();
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open("busy", 0, &options, &w), 0);
+    options.wait_ms = 0;
+    ck_assert_int_eq(shmring_ring_destroy("busy", &options), SHMRING_EBUSY);
+    ck_assert_str_eq(test_listing(in_directory("shmring.busy")),
+                     "control,lock,version.1");
+    shmring_writer_close(w);
+    ck_assert_int_eq(shmring_ring_destroy("busy", &options), 0);
+    ck_assert_str_eq(test_listing(directory), "");
+}
+END_TEST
+
+/* ---- status and snapshot ---- */
+
+START_TEST(status_and_snapshot)
+{
+    make_ring("fresh", 0);
+    shmring_open_options_t options = {.directory = directory};
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status("fresh", &options, &status), 0);
+    ck_assert_uint_eq(status.generation, 0);
+    ck_assert_uint_eq(status.publish_count, 0);
+    ck_assert_uint_eq(status.owner, geteuid());
+    ck_assert_uint_eq(status.mode, 0644);
+    uint64_t generation = 99;
+    void *buffer = (void *)1;
+    size_t size = 99;
+    ck_assert_int_eq(
+        shmring_ring_snapshot("fresh", &options, &generation, &buffer, &size), 0);
+    ck_assert_uint_eq(generation, 0);
+    ck_assert_ptr_null(buffer);
+    ck_assert_uint_eq(size, 0);
+
+    make_ring("full", 4);
+    ck_assert_int_eq(shmring_ring_status("full", &options, &status), 0);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.publish_count, 1);
+    ck_assert_int_eq(status.publisher_pid, getpid());
+    ck_assert_int_eq(shmring_ring_snapshot("full", &options, &generation, &buffer, &size),
+                     0);
+    ck_assert_uint_eq(generation, 1);
+    ck_assert_ptr_nonnull(buffer);
+    ck_assert_int_eq(shmring_snapshot_validate(buffer, size), 0);
+    free(buffer);
+
+    ck_assert_int_eq(shmring_ring_status("none", &options, &status), SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_status("x.5", &options, &status), SHMRING_EBADRING);
+    ck_assert_int_eq(shmring_ring_snapshot("none", &options, &generation, &buffer, &size),
+                     SHMRING_ENOENT);
+    make_file(in_directory("shmring.file"), 0644);
+    ck_assert_int_eq(shmring_ring_status("file", &options, &status), SHMRING_ENOTRING);
+    options.directory = "relative";
+    ck_assert_int_eq(shmring_ring_status("full", &options, &status), SHMRING_EINVAL);
+}
+END_TEST
+
+static Suite *ring_admin_suite(void)
+{
+    Suite *s = suite_create("ring_admin");
+    TCase *tc = tcase_create("object");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, object_kinds_and_owners);
+    tcase_add_test(tc, object_of_another_owner);
+    tcase_add_test(tc, object_absent_and_refused);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("list");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, list_sorts_and_filters);
+    tcase_add_test(tc, list_many);
+    tcase_add_test(tc, list_errors);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("destroy");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, destroy_a_ring);
+    tcase_add_test(tc, destroy_an_empty_ring);
+    tcase_add_test(tc, destroy_refusals);
+    tcase_add_test(tc, destroy_another_owners_ring);
+    tcase_add_test(tc, destroy_waits_for_no_busy_writer);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("status");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, status_and_snapshot);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(ring_admin_suite());
+}
