@@ -13,6 +13,13 @@
  *
  * Every function that can fail returns 0 (or a count) on success and a negative
  * SHMRING_E* code on failure. The library never prints, exits or aborts.
+ *
+ * Public structs that callers allocate (here and in shmring_ctl.h) have room to grow:
+ * each ends in `uint64_t reserved[4]`, so that a later version can add fields there
+ * without changing the struct's size. The rule for every such struct: a caller zeroes
+ * what it passes in (`= {0}`, designated or positional initializers, memset, or the
+ * matching *_default() call); the library fills what it fills in whole, reserved
+ * fields zero. A field added later means the old behaviour when it is zero.
  */
 #ifndef SHMRING_H
 #define SHMRING_H
@@ -26,10 +33,9 @@
 extern "C" {
 #endif
 
-#define SHMRING_VERSION_MAJOR 0
-#define SHMRING_VERSION_MINOR 1
-#define SHMRING_VERSION_PATCH 0
-#define SHMRING_VERSION_STRING "0.1.0"
+/* SHMRING_VERSION_MAJOR, _MINOR, _PATCH and _STRING, generated from the build's
+ * project version. */
+#include "shmring_version.h"
 
 #if defined(SHMRING_BUILDING)
 #define SHMRING_API __attribute__((visibility("default")))
@@ -37,7 +43,12 @@ extern "C" {
 #define SHMRING_API
 #endif
 
+/* A call whose result must not be ignored (it can fail). */
+#if defined(__GNUC__) || defined(__clang__)
 #define SHMRING_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define SHMRING_MUST_CHECK
+#endif
 
 /* The limits, as enum constants rather than macros so that FFI declarations
  * generated from this header (shmring_ffi.h) carry them too. */
@@ -128,6 +139,8 @@ typedef struct shmring_node {
     uint32_t weight;
     char name[SHMRING_NAME_MAX + 1];
     char address[SHMRING_ADDRESS_MAX + 1];
+    /* Room to grow (see the top of this header). */
+    uint64_t reserved[4];
 } shmring_node_t;
 
 /* A reader handle. One handle may be shared by all threads of a process. */
@@ -146,6 +159,8 @@ typedef struct shmring_open_options {
      * this uid (0, the default, adds nobody: root is trusted anyway). A handle then
      * trusts only the owner it first accepted, even after the ring is re-created. */
     uid_t trusted_owner;
+    /* Room to grow: zero (see the top of this header). */
+    uint64_t reserved[4];
 } shmring_open_options_t;
 
 /*
@@ -237,6 +252,8 @@ typedef struct shmring_nodes {
     /* COUNT nodes in the version's node order; owned by the library until
      * shmring_nodes_free(). */
     shmring_node_t *nodes;
+    /* Room to grow (see the top of this header). */
+    uint64_t reserved[4];
 } shmring_nodes_t;
 
 /*

@@ -5,6 +5,10 @@
  * placement parameters. A snapshot is the immutable, position-independent buffer
  * built from a node set; it is what gets published into shared memory and what
  * readers look keys up in.
+ *
+ * The structs that callers allocate end in reserved room, under the rule stated at
+ * the top of shmring.h: callers zero what they pass in, the library zeroes the
+ * reserved fields of what it fills in.
  */
 #ifndef SHMRING_CTL_H
 #define SHMRING_CTL_H
@@ -55,6 +59,8 @@ typedef struct shmring_params {
     uint32_t vnodes;
     /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes. */
     uint32_t table_size;
+    /* Room to grow: zero (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_params_t;
 
 /* Fills *params with the defaults: `ring`, xxh3, 160 vnodes. */
@@ -90,6 +96,8 @@ typedef struct shmring_node_info {
     shmring_state_t state;
     const char *name;
     const char *address;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_node_info_t;
 
 /* Creates an empty node set with default parameters. Returns 0 or SHMRING_ENOMEM. */
@@ -177,6 +185,8 @@ typedef struct shmring_snapshot_info {
     uint32_t next_node_id;
     uint64_t size;
     uint64_t fingerprint;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_snapshot_info_t;
 
 /*
@@ -221,6 +231,8 @@ typedef struct shmring_json_error {
     /* The complete one-line message, e.g. "nodes[3].weight: must be an integer from 1
      * to 65535" or "line 4, column 7: ...". */
     char text[320];
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_json_error_t;
 
 /*
@@ -282,6 +294,8 @@ typedef struct shmring_ring_status {
     gid_t group;
     /* The ring's mode: 0600, 0640, 0604 or 0644. */
     mode_t mode;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_ring_status_t;
 
 /*
@@ -318,6 +332,8 @@ typedef struct shmring_ring_object {
     const char *kind;
     uid_t owner;
     mode_t mode;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_ring_object_t;
 
 /*
@@ -351,6 +367,8 @@ typedef struct shmring_writer_options {
      * wait for another writer, so that a tool can say so. */
     void (*on_wait)(const char *ring, void *data);
     void *on_wait_data;
+    /* Room to grow: zero (see shmring.h). */
+    uint64_t reserved[4];
 } shmring_writer_options_t;
 
 /* Fills *options with the defaults. */

@@ -396,9 +396,8 @@ int shmring_nodeset_from_json(const char *text, size_t len, const shmring_params
     shmring_json_error_t unused;
     if (error == NULL)
         error = &unused;
-    error->line = 0;
-    error->column = 0;
-    error->text[0] = '\0';
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    memset(error, 0, sizeof(*error));
 
     shmring_params_t params;
     if (base != NULL)

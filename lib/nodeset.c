@@ -35,8 +35,12 @@ void shmring_nodeset_free(shmring_nodeset_t *set)
 int shmring_nodeset_set_params(shmring_nodeset_t *set, const shmring_params_t *params)
 {
     int err = shmring_params_check(params);
+    /* Only the fields this version knows: reserved fields read back as zero. */
     if (err == 0)
-        set->params = *params;
+        set->params = (shmring_params_t){.algorithm = params->algorithm,
+                                         .hash = params->hash,
+                                         .vnodes = params->vnodes,
+                                         .table_size = params->table_size};
     return err;
 }
 
@@ -230,11 +234,12 @@ int shmring_nodeset_get(const shmring_nodeset_t *set, size_t index,
     if (index >= set->count)
         return SHMRING_EINVAL;
     const struct nodeset_node *n = &set->nodes[index];
-    out->id = n->id;
-    out->weight = n->weight;
-    out->state = n->state;
-    out->name = n->name;
-    out->address = n->address;
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    *out = (shmring_node_info_t){.id = n->id,
+                                 .weight = n->weight,
+                                 .state = n->state,
+                                 .name = n->name,
+                                 .address = n->address};
     return 0;
 }
 

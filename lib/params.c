@@ -18,10 +18,10 @@ static const uint32_t maglev_primes[] = {65537,   131071,  262139,  524287,  104
 
 void shmring_params_default(shmring_params_t *params)
 {
-    params->algorithm = SHMRING_ALGORITHM_RING;
-    params->hash = SHMRING_HASH_XXH3;
-    params->vnodes = SHMRING_DEFAULT_VNODES;
-    params->table_size = 0;
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    *params = (shmring_params_t){.algorithm = SHMRING_ALGORITHM_RING,
+                                 .hash = SHMRING_HASH_XXH3,
+                                 .vnodes = SHMRING_DEFAULT_VNODES};
 }
 
 const char *shmring_algorithm_name(shmring_algorithm_t algorithm)

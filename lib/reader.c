@@ -454,6 +454,8 @@ int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
             shmring__snapshot_node_at(v->snapshot, (uint32_t)i, &nodes[i]);
     }
     if (err == 0) {
+        /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+        memset(out, 0, sizeof(*out));
         out->generation = v->generation;
         out->fingerprint = v->snapshot != NULL ? v->fingerprint : 0;
         out->count = count;

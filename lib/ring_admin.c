@@ -52,6 +52,8 @@ int shmring_ring_status(const char *ring, const shmring_open_options_t *options,
     if (err != 0)
         return err;
     close(dir_fd);
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    memset(out, 0, sizeof(*out));
     out->generation = uatomic_read(&control->generation);
     out->publish_count = uatomic_read(&control->publish_count);
     out->publisher_pid = uatomic_read(&control->publisher_pid);

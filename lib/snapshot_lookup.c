@@ -32,6 +32,8 @@ static inline void node_copy(const void *buffer, uint32_t node_index, shmring_no
     const char *strings = snapshot_section_at(buffer, &h->strings);
     out->id = n->id;
     out->weight = n->weight;
+    /* Reserved fields zero (see shmring.h's rule for public structs). */
+    memset(out->reserved, 0, sizeof(out->reserved));
     copy_string(out->name, strings, h->strings.size, n->name_offset, n->name_length);
     copy_string(out->address, strings, h->strings.size, n->address_offset,
                 n->address_length);
@@ -195,17 +197,19 @@ int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
 void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    out->params.algorithm = (shmring_algorithm_t)h->algorithm;
-    out->params.hash = (shmring_hash_t)h->hash;
-    out->params.vnodes = h->vnodes;
-    out->params.table_size = h->table_size;
-    out->node_count = h->node_count;
-    out->up_count = h->up_count;
-    out->point_count =
-        h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
-    out->next_node_id = h->next_node_id;
-    out->size = h->total_size;
-    out->fingerprint = h->fingerprint;
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    *out = (shmring_snapshot_info_t){
+        .params = {.algorithm = (shmring_algorithm_t)h->algorithm,
+                   .hash = (shmring_hash_t)h->hash,
+                   .vnodes = h->vnodes,
+                   .table_size = h->table_size},
+        .node_count = h->node_count,
+        .up_count = h->up_count,
+        .point_count =
+            h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count,
+        .next_node_id = h->next_node_id,
+        .size = h->total_size,
+        .fingerprint = h->fingerprint};
 }
 
 void shmring_snapshot_shares(const void *buffer, double *shares)

@@ -28,8 +28,10 @@ run_build() {
 # The bindings (Python, LuaJIT, PHP) and their real-server tests run in this build;
 # the sanitizer builds leave them out (an interpreter would need the sanitizer's
 # runtime preloaded).
+# This build also checks each library's exported symbols and ABI against the baseline
+# in lib/abi/ (abidiff).
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSHMRING_REQUIRE_BINDINGS=ON
+    -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
 # Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh

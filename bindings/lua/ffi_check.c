@@ -20,4 +20,4 @@ _Static_assert(SHMRING_EINVAL == -EINVAL, "EINVAL");
 _Static_assert(SHMRING_EMFILE == -EMFILE, "EMFILE");
 _Static_assert(SHMRING_EIO == -EIO, "EIO");
 _Static_assert(SHMRING_EEMPTY == -1000, "EEMPTY");
-_Static_assert(sizeof(shmring_node_t) == 520, "shmring_node_t");
+_Static_assert(sizeof(shmring_node_t) == 552, "shmring_node_t");

@@ -1,6 +1,7 @@
 # Generates the FFI-ready declarations of the reader API from include/shmring.h:
-# run as `cmake -DCC=... -DHEADER=... -DFFI_HEADER=... -DCDEF_LUA=... -DWORK_DIR=...
-# -DSONAME=... -DLIBDIR=... -DLIBDIR_RELATIVE=... -P gen_ffi.cmake`.
+# run as `cmake -DCC=... -DHEADER=... -DGENERATED_INCLUDE_DIR=... -DFFI_HEADER=...
+# -DCDEF_LUA=... -DWORK_DIR=... -DSONAME=... -DLIBDIR=... -DLIBDIR_RELATIVE=... -P
+# gen_ffi.cmake`, where GENERATED_INCLUDE_DIR holds the build's shmring_version.h.
 #
 # LuaJIT's ffi.cdef() (and cffi's) takes C declarations but no preprocessor
 # directives, so the header cannot be given to it as it is: its error codes come from
@@ -15,7 +16,8 @@
 # The result is one line per declaration, then reformatted: shmring_ffi.h, installed
 # next to shmring.h, and shmring/cdef.lua, the same text as a Lua string for the Lua
 # module.
-foreach(var CC HEADER FFI_HEADER CDEF_LUA WORK_DIR SONAME LIBDIR LIBDIR_RELATIVE)
+foreach(var CC HEADER GENERATED_INCLUDE_DIR FFI_HEADER CDEF_LUA WORK_DIR SONAME LIBDIR
+        LIBDIR_RELATIVE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "gen_ffi.cmake: ${var} is not set")
   endif()
@@ -39,7 +41,8 @@ file(WRITE ${stub_dir}/stdint.h "")
 file(WRITE ${stub_dir}/sys/types.h "typedef unsigned int uid_t;\n")
 
 execute_process(
-  COMMAND ${CC} -E -P -nostdinc -I${stub_dir} "-D__attribute__(x)=" -x c ${HEADER}
+  COMMAND ${CC} -E -P -nostdinc -I${stub_dir} -I${GENERATED_INCLUDE_DIR}
+          "-D__attribute__(x)=" -x c ${HEADER}
   OUTPUT_VARIABLE expanded
   ERROR_VARIABLE errors
   RESULT_VARIABLE rc)

@@ -22,7 +22,7 @@ end
 assert(code("SHMRING_ENOENT") == -2, "ENOENT")
 assert(code("SHMRING_EEMPTY") == -1000, "EEMPTY")
 assert(code("SHMRING_EBASEDIR") == -1029, "EBASEDIR")
-assert(ffi.sizeof("shmring_node_t") == 520, "shmring_node_t")
+assert(ffi.sizeof("shmring_node_t") == 552, "shmring_node_t")
 assert(ffi.string(C.shmring_strerror(C.SHMRING_EALLDOWN)) == "all nodes of the ring are down")
 assert(ffi.string(C.shmring_version()) == "0.1.0")
 
