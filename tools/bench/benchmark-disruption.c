@@ -1,0 +1,148 @@
+/*
+ * Disruption: the share of sampled keys that move when node-100 joins
+ * DISRUPTION_NODES nodes, and when node-0 leaves them, next to the ideal share.
+ */
+#include <stdlib.h>
+
+#include "ringbench.h"
+
+#define DISRUPTION_KEYS 1000000
+
+struct disruption_result {
+    double added;
+    double removed;
+};
+
+static struct disruption_result results[ALGORITHMS];
+static size_t sampled;
+
+static int snapshot_of(const shmring_nodeset_t *set, void **out)
+{
+    size_t size;
+    int err = shmring_snapshot_build(set, out, &size);
+    if (err != 0)
+        fail("cannot build a snapshot: %s", shmring_strerror(err));
+    return err != 0 ? -1 : 0;
+}
+
+/*
+ * All three snapshots come from one node set, so a node keeps its id through the
+ * changes and answers compare by id.
+ */
+static int disruption_of(shmring_algorithm_t algorithm, const struct keyset *keys,
+                         struct disruption_result *out)
+{
+    shmring_nodeset_t *set;
+    if (nodeset_make(algorithm, DISRUPTION_NODES, &set) != 0)
+        return -1;
+    void *before = NULL, *added = NULL, *removed = NULL;
+    char name[32], address[48];
+    node_name(DISRUPTION_NODES, name);
+    node_address(DISRUPTION_NODES, address);
+    int status = -1;
+    if (snapshot_of(set, &before) != 0)
+        goto out;
+    int err = shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL);
+    if (err == 0 && snapshot_of(set, &added) != 0)
+        goto out;
+    if (err == 0)
+        err = shmring_nodeset_remove(set, name);
+    if (err == 0)
+        err = shmring_nodeset_remove(set, "node-0");
+    if (err != 0) {
+        fail("cannot change the node set: %s", shmring_strerror(err));
+        goto out;
+    }
+    if (snapshot_of(set, &removed) != 0)
+        goto out;
+    uint64_t moved_added = 0, moved_removed = 0;
+    for (size_t i = 0; i < keys->count; i++) {
+        const uint8_t *key = key_at(keys, i);
+        size_t len = keys->length[i];
+        shmring_node_t a, b, c;
+        if (shmring_snapshot_lookup(before, key, len, &a) != 0 ||
+            shmring_snapshot_lookup(added, key, len, &b) != 0 ||
+            shmring_snapshot_lookup(removed, key, len, &c) != 0) {
+            fail("a lookup failed");
+            goto out;
+        }
+        moved_added += a.id != b.id;
+        moved_removed += a.id != c.id;
+    }
+    out->added = (double)moved_added / (double)keys->count;
+    out->removed = (double)moved_removed / (double)keys->count;
+    status = 0;
+out:
+    free(before);
+    free(added);
+    free(removed);
+    shmring_nodeset_free(set);
+    return status;
+}
+
+static int run(const struct config *cfg, const struct keyset *cold)
+{
+    (void)cfg;
+    struct keyset sample = keyset_prefix(
+        cold, cold->count < DISRUPTION_KEYS ? cold->count : DISRUPTION_KEYS);
+    sampled = sample.count;
+    for (int a = 0; a < ALGORITHMS; a++) {
+        if (disruption_of(algorithms[a], &sample, &results[a]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static const double ideal_add = 1.0 / (DISRUPTION_NODES + 1);
+static const double ideal_remove = 1.0 / DISRUPTION_NODES;
+
+static void print(const struct config *cfg)
+{
+    (void)cfg;
+    char count[32];
+    printf("\n6. Disruption: share of %s sampled keys that move when node-100 "
+           "joins 100 nodes or node-0 leaves them\n",
+           group_digits(sampled, count));
+    printf("%-10s%12s%10s%10s%14s%10s%10s\n", "algorithm", "add: moved", "ideal", "ratio",
+           "remove: moved", "ideal", "ratio");
+    for (int a = 0; a < ALGORITHMS; a++) {
+        const struct disruption_result *d = &results[a];
+        printf("%-10s%11.3f%%%9.3f%%%9.2fx%13.3f%%%9.3f%%%9.2fx\n",
+               shmring_algorithm_name(algorithms[a]), 100.0 * d->added, 100.0 * ideal_add,
+               d->added / ideal_add, 100.0 * d->removed, 100.0 * ideal_remove,
+               d->removed / ideal_remove);
+    }
+}
+
+static void derive(const struct config *cfg, struct figures *out)
+{
+    (void)cfg;
+    for (int a = 0; a < ALGORITHMS; a++)
+        figure_add(out, FIGURE_VALUE, DISRUPTION_NODES, results[a].added / ideal_add, 0.0,
+                   "%s: add 1 node to %d, moved / ideal",
+                   shmring_algorithm_name(algorithms[a]), DISRUPTION_NODES);
+}
+
+static void json(const struct config *cfg, json_t *root)
+{
+    (void)cfg;
+    json_t *disruption = json_array();
+    for (int a = 0; a < ALGORITHMS; a++)
+        json_array_append_new(
+            disruption,
+            json_pack("{sssisosososo}", "algorithm",
+                      shmring_algorithm_name(algorithms[a]), "nodes", DISRUPTION_NODES,
+                      "add_moved", json_real(results[a].added), "add_ideal",
+                      json_real(ideal_add), "remove_moved", json_real(results[a].removed),
+                      "remove_ideal", json_real(ideal_remove)));
+    json_object_set_new(root, "disruption", disruption);
+}
+
+static const struct target_row targets[] = {
+    {"ring: adding 1 node to 100 moves at most 1.1x the ideal",
+     "ring: add 1 node to 100, moved / ideal", AT_MOST, 1.1},
+    {"maglev: adding 1 node to 100 moves at most 2x the ideal",
+     "maglev: add 1 node to 100, moved / ideal", AT_MOST, 2.0},
+};
+
+BENCHMARK(disruption, .derive = derive, BENCHMARK_TARGETS(targets));

@@ -1,0 +1,310 @@
+/*
+ * The contenders of the lookup measurements: one loop each over keys
+ * [first, first + count) (the key-hash floors, each algorithm's lookups through the
+ * reader and on an in-process copy, the peers), the subjects they look keys up in, and
+ * the interleaved timing of all of them.
+ */
+#include <math.h>
+#include <nettle/md5.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The floor is xxh3 as the library compiles it: inlined, not called. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "ringbench.h"
+
+/* Measurements read this many consecutive keys between two clock readings. */
+#define CHUNK_KEYS 16384
+
+const char *const contender_names[CONTENDERS] = {
+    "xxh3 floor",         "md5 floor",           "ring reader",
+    "ring reader id",     "ring reader batch",   "ring in-process",
+    "ring in-process id", "ring in-proc. batch", "maglev reader",
+    "maglev reader id",   "maglev reader batch", "maglev in-process",
+    "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
+    "ketama reader id",   "ketama reader batch", "ketama in-process",
+    "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
+    "libmemcached",
+};
+
+const char *const contender_keys[CONTENDERS] = {
+    "xxh3_floor",           "md5_floor",
+    "ring_reader",          "ring_reader_id",
+    "ring_reader_batch",    "ring_in_process",
+    "ring_in_process_id",   "ring_in_process_batch",
+    "maglev_reader",        "maglev_reader_id",
+    "maglev_reader_batch",  "maglev_in_process",
+    "maglev_in_process_id", "maglev_in_process_batch",
+    "ketama_reader",        "ketama_reader_id",
+    "ketama_reader_batch",  "ketama_in_process",
+    "ketama_in_process_id", "ketama_in_process_batch",
+    "textbook_ring",        "libmemcached_ketama",
+};
+
+enum contender_id contender_of(int alg, enum lookup_kind kind)
+{
+    return (enum contender_id)(C_ALGORITHM_FIRST + alg * KINDS + kind);
+}
+
+enum contender_id floor_of(int alg)
+{
+    return alg == ALG_KETAMA ? C_MD5_FLOOR : C_XXH3_FLOOR;
+}
+
+/* One key's lookup: the answer to add up, 0 if it failed. */
+typedef uint64_t (*key_fn)(const void *subject, const uint8_t *key, size_t len);
+
+/*
+ * Looks the keys up one at a time with LOOKUP. Inline, and always called with a
+ * constant LOOKUP, so that the call it makes is direct (and the hash floors inline),
+ * as a caller's would be.
+ */
+static inline __attribute__((always_inline)) uint64_t run_keys(key_fn lookup,
+                                                               const void *subject,
+                                                               const struct keyset *keys,
+                                                               size_t first, size_t count)
+{
+    uint64_t sum = 0;
+    for (size_t i = first; i < first + count; i++)
+        sum += lookup(subject, key_at(keys, i), keys->length[i]);
+    return sum;
+}
+
+static uint64_t xxh3_of(const void *subject, const uint8_t *key, size_t len)
+{
+    (void)subject;
+    return XXH3_64bits(key, len);
+}
+
+static uint64_t md5_of(const void *subject, const uint8_t *key, size_t len)
+{
+    (void)subject;
+    struct md5_ctx ctx;
+    uint8_t digest[MD5_DIGEST_SIZE];
+    md5_init(&ctx);
+    md5_update(&ctx, len, key);
+    md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+    return (uint32_t)digest[0] | (uint32_t)digest[1] << 8 | (uint32_t)digest[2] << 16 |
+           (uint32_t)digest[3] << 24;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+reader_node(const void *subject, const uint8_t *key, size_t len)
+{
+    shmring_node_t node;
+    return shmring_lookup((shmring_t *)(uintptr_t)subject, key, len, &node) == 0 ? node.id
+                                                                                 : 0;
+}
+
+static uint64_t reader_id(const void *subject, const uint8_t *key, size_t len)
+{
+    uint32_t id;
+    return shmring_lookup_id((shmring_t *)(uintptr_t)subject, key, len, &id) == 0 ? id
+                                                                                  : 0;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+in_process_node(const void *subject, const uint8_t *key, size_t len)
+{
+    shmring_node_t node;
+    return shmring_snapshot_lookup(subject, key, len, &node) == 0 ? node.id : 0;
+}
+
+static uint64_t in_process_id(const void *subject, const uint8_t *key, size_t len)
+{
+    uint32_t id;
+    return shmring_snapshot_lookup_id(subject, key, len, &id) == 0 ? id : 0;
+}
+
+/* Fills the arrays a batch call takes for the keys FIRST .. FIRST + COUNT - 1. */
+static void batch_prepare(const struct keyset *keys, size_t first, size_t count,
+                          const void **pointers, size_t *lengths)
+{
+    for (size_t i = 0; i < count; i++) {
+        pointers[i] = key_at(keys, first + i);
+        lengths[i] = keys->length[first + i];
+    }
+}
+
+/* A batch lookup through the reader or on an in-process copy. */
+typedef int (*ids_fn)(const void *subject, const void *const *keys, const size_t *lens,
+                      size_t count, uint32_t *ids);
+
+static int reader_ids(const void *subject, const void *const *keys, const size_t *lens,
+                      size_t count, uint32_t *ids)
+{
+    return shmring_lookup_ids((shmring_t *)(uintptr_t)subject, keys, lens, count, ids);
+}
+
+/*
+ * Looks the keys up BATCH_KEYS at a time with LOOKUP. Inline, and always called with
+ * a constant LOOKUP, so that the call it makes is direct, as a caller's would be.
+ */
+static inline __attribute__((always_inline)) uint64_t
+run_batches(ids_fn lookup, const void *subject, const struct keyset *keys, size_t first,
+            size_t count)
+{
+    const void *pointers[BATCH_KEYS];
+    size_t lengths[BATCH_KEYS];
+    uint32_t ids[BATCH_KEYS];
+    uint64_t sum = 0;
+    for (size_t at = first; at < first + count; at += BATCH_KEYS) {
+        size_t batch = first + count - at < BATCH_KEYS ? first + count - at : BATCH_KEYS;
+        batch_prepare(keys, at, batch, pointers, lengths);
+        if (lookup(subject, pointers, lengths, batch, ids) == 0) {
+            for (size_t i = 0; i < batch; i++)
+                sum += ids[i];
+        }
+    }
+    return sum;
+}
+
+/*
+ * Defines NAME, a contender's loop over keys [first, first + count) that calls LOOKUP
+ * once per key (LOOP is run_keys) or once per batch (run_batches).
+ */
+#define CONTENDER_LOOP(name, loop, lookup)                                               \
+    uint64_t name(const void *context, const struct keyset *keys, size_t first,          \
+                  size_t count)                                                          \
+    {                                                                                    \
+        return loop(lookup, context, keys, first, count);                                \
+    }
+
+/* clang-format off */
+static CONTENDER_LOOP(run_xxh3_floor, run_keys, xxh3_of)
+static CONTENDER_LOOP(run_md5_floor, run_keys, md5_of)
+static CONTENDER_LOOP(run_reader, run_keys, reader_node)
+CONTENDER_LOOP(run_reader_id, run_keys, reader_id)
+static CONTENDER_LOOP(run_reader_batch, run_batches, reader_ids)
+static CONTENDER_LOOP(run_in_process, run_keys, in_process_node)
+static CONTENDER_LOOP(run_in_process_id, run_keys, in_process_id)
+static CONTENDER_LOOP(run_in_process_batch, run_batches, shmring_snapshot_lookup_ids)
+    /* clang-format on */
+
+    void lookup_subjects_close(struct lookup_subjects *s)
+{
+    for (int a = 0; a < ALGORITHMS; a++) {
+        shmring_close(s->readers[a]);
+        free(s->copies[a]);
+    }
+    textbook_free(&s->textbook);
+    libmemcached_close(s->libmemcached);
+    memset(s, 0, sizeof(*s));
+}
+
+int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (int a = 0; a < ALGORITHMS; a++) {
+        const char *ring = scratch_ring((enum ring_kind)(RING_LOOKUP_RING + a));
+        if (ring_publish_new(ring, algorithms[a], nodes) != 0)
+            goto fail;
+        int err = shmring_open(ring, &s->readers[a]);
+        if (err != 0) {
+            fail("cannot open ring '%s': %s", ring, shmring_strerror(err));
+            goto fail;
+        }
+        uint64_t generation;
+        size_t size;
+        err = shmring_ring_snapshot(ring, NULL, &generation, &s->copies[a], &size);
+        if (err == 0 && s->copies[a] == NULL)
+            err = SHMRING_EEMPTY;
+        if (err != 0) {
+            fail("cannot copy ring '%s': %s", ring, shmring_strerror(err));
+            goto fail;
+        }
+    }
+    if (peers && textbook_build(nodes, &s->textbook) != 0)
+        goto fail;
+    if (peers && nodes <= LIBMEMCACHED_SERVERS_MAX &&
+        libmemcached_open(nodes, &s->libmemcached) != 0)
+        goto fail;
+    return 0;
+fail:
+    lookup_subjects_close(s);
+    return -1;
+}
+
+void lookup_contenders(const struct lookup_subjects *s,
+                       struct contender contenders[CONTENDERS])
+{
+    memset(contenders, 0, CONTENDERS * sizeof(*contenders));
+    contenders[C_XXH3_FLOOR].run = run_xxh3_floor;
+    contenders[C_MD5_FLOOR].run = run_md5_floor;
+    static const batch_fn runs[KINDS] = {
+        [K_READER] = run_reader,
+        [K_READER_ID] = run_reader_id,
+        [K_READER_BATCH] = run_reader_batch,
+        [K_LOCAL] = run_in_process,
+        [K_LOCAL_ID] = run_in_process_id,
+        [K_LOCAL_BATCH] = run_in_process_batch,
+    };
+    for (int a = 0; a < ALGORITHMS; a++) {
+        for (int k = 0; k < KINDS; k++) {
+            const void *subject =
+                k < K_LOCAL ? (const void *)s->readers[a] : s->copies[a];
+            contenders[contender_of(a, (enum lookup_kind)k)] =
+                (struct contender){runs[k], subject};
+        }
+    }
+    if (s->textbook.count > 0)
+        contenders[C_TEXTBOOK] = (struct contender){run_textbook, &s->textbook};
+    if (s->libmemcached != NULL)
+        contenders[C_LIBMEMCACHED] =
+            (struct contender){run_libmemcached, s->libmemcached};
+}
+
+/*
+ * Runs C over KEYS for at least SECONDS and returns ns per lookup. Keys are taken in
+ * chunks from *CURSOR on, wrapping at the end of the set; the clock is read once per
+ * chunk.
+ */
+static double measure(const struct contender *c, const struct keyset *keys,
+                      size_t *cursor, double seconds)
+{
+    size_t chunk = keys->count < CHUNK_KEYS ? keys->count : CHUNK_KEYS;
+    uint64_t lookups = 0, sum = 0;
+    double start = now_seconds(), elapsed;
+    do {
+        if (*cursor + chunk > keys->count)
+            *cursor = 0;
+        sum += c->run(c->context, keys, *cursor, chunk);
+        *cursor += chunk;
+        lookups += chunk;
+        elapsed = now_seconds() - start;
+    } while (elapsed < seconds);
+    sink += sum;
+    return elapsed * 1e9 / (double)lookups;
+}
+
+void contest(const struct config *cfg, const struct contender *contenders,
+             const struct keyset *keys, size_t *cursor, double ns[CONTENDERS])
+{
+    double samples[CONTENDERS][REPS_MAX];
+    for (int i = 0; i < CONTENDERS; i++) {
+        if (contenders[i].run != NULL)
+            (void)measure(&contenders[i], keys, cursor, cfg->warmup_seconds);
+    }
+    for (int rep = 0; rep < cfg->reps; rep++) {
+        for (int i = 0; i < CONTENDERS; i++) {
+            if (contenders[i].run != NULL)
+                samples[i][rep] = measure(&contenders[i], keys, cursor, cfg->run_seconds);
+        }
+    }
+    for (int i = 0; i < CONTENDERS; i++)
+        ns[i] = contenders[i].run != NULL ? median(samples[i], cfg->reps) : NAN;
+}
+
+void print_cost_row(const char *name, const double *ns, size_t stride, size_t count)
+{
+    printf("%-20s", name);
+    for (size_t n = 0; n < count; n++) {
+        if (isnan(ns[n * stride]))
+            printf("%10s", "-");
+        else
+            printf("%10.1f", ns[n * stride]);
+    }
+    printf("\n");
+}

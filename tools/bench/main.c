@@ -1,0 +1,286 @@
+/*
+ * ringbench: measures shmring on the machine at hand, next to its floors and its peers.
+ *
+ * The runner: it reads the command line, runs the benchmarks of benchmark-list.h in
+ * order (one measurement a file, benchmark-*.c), prints their tables, then the
+ * comparisons and the targets (each benchmark's own rows, judged on the figures the
+ * benchmarks derive). Every comparison is a ratio of two figures measured in this
+ * run. Misses are results, not failures: the exit status is 0 whenever the benchmark
+ * ran, 1 on an error and 2 on a usage error.
+ *
+ * Every contender runs over the same key arrays (keys.c); nothing is pinned: the
+ * figures are what an unpinned worker would see.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "benchmark-list.h"
+
+/* The full run, and the smoke run (--quick) that CI does. */
+static const struct config full_preset = {
+    .node_counts = {10, 100, 1000, 10000, 100000},
+    .node_count_n = 5,
+    .publish_counts = {10, 100, 1000, 10000, 100000},
+    .publish_count_n = 5,
+    .ringctl_counts = {10000, 100000},
+    .ringctl_count_n = 2,
+    .cold_keys = COLD_KEYS,
+    .reps = 5,
+    .run_seconds = 0.2,
+    .warmup_seconds = 0.05,
+    .publish_reps = 3,
+    .window_reps = 3,
+    .window_seconds = 1.0,
+};
+
+static const struct config quick_preset = {
+    .quick = true,
+    .node_counts = {10, 1000},
+    .node_count_n = 2,
+    .publish_counts = {10000},
+    .publish_count_n = 1,
+    .ringctl_counts = {10000},
+    .ringctl_count_n = 1,
+    .cold_keys = QUICK_COLD_KEYS,
+    .reps = 3,
+    .run_seconds = 0.02,
+    .warmup_seconds = 0.005,
+    .publish_reps = 1,
+    .window_reps = 1,
+    .window_seconds = 0.1,
+};
+
+static void usage(FILE *out)
+{
+    fputs("Usage: ringbench [OPTIONS]\n"
+          "\n"
+          "Measure shmring on this machine: lookup cost through the reader library\n"
+          "next to its floors (the key hash alone, the same lookup in-process) and its\n"
+          "peers (libmemcached's ketama, a textbook ring), worker-process scaling,\n"
+          "publish time, ringctl's peak memory, balance and disruption. Prints each\n"
+          "comparison as a ratio and each target of issue 5 with PASS or MISS.\n"
+          "\n"
+          "Options:\n"
+          "      --quick         smoke mode (< 30 s): 10 and 1,000 nodes, short runs,\n"
+          "                      10,000-node publication only\n"
+          "      --json          print one JSON object with every figure\n"
+          "      --nodes LIST    node counts to measure lookups and publication at,\n"
+          "                      comma-separated (default 10,100,1000,10000,100000)\n"
+          "  -h, --help          print this help and exit\n"
+          "\n"
+          "Exit status: 0 the benchmark ran (misses are results), 1 an error, 2 usage\n"
+          "error.\n",
+          out);
+}
+
+static int parse_nodes(const char *text, struct config *cfg)
+{
+    cfg->node_count_n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        unsigned long value = strtoul(p, &end, 10);
+        if (end == p || errno != 0 || value < 1 || value > SHMRING_NODES_MAX ||
+            (*end != ',' && *end != '\0') || cfg->node_count_n == NODE_COUNTS_MAX ||
+            *p == '-' || *p == '+' || *p == ' ')
+            return -1;
+        cfg->node_counts[cfg->node_count_n++] = value;
+        if (*end == '\0')
+            return 0;
+        p = end + 1;
+    }
+}
+
+enum option_code {
+    CODE_QUICK = 256,
+    CODE_JSON,
+    CODE_NODES,
+};
+
+static const struct option long_options[] = {
+    {"quick", no_argument, NULL, CODE_QUICK},
+    {"json", no_argument, NULL, CODE_JSON},
+    {"nodes", required_argument, NULL, CODE_NODES},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void copy_counts(size_t *to, size_t *to_n, const size_t *from, size_t from_n)
+{
+    memcpy(to, from, from_n * sizeof(*from));
+    *to_n = from_n;
+}
+
+/* Returns 0, or the exit status to leave with. */
+static int parse_command_line(int argc, char **argv, struct config *cfg, bool *done)
+{
+    const char *nodes = NULL;
+    int code;
+    opterr = 0;
+    while ((code = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        switch (code) {
+        case CODE_QUICK:
+            cfg->quick = true;
+            break;
+        case CODE_JSON:
+            cfg->json = true;
+            break;
+        case CODE_NODES:
+            nodes = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            *done = true;
+            return EXIT_OK;
+        case ':':
+            fprintf(stderr, "ringbench: error: option '%s' needs an argument\n",
+                    argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            fprintf(stderr, "ringbench: error: unknown option '%s'\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ringbench: error: unexpected argument '%s'\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    bool json = cfg->json;
+    *cfg = cfg->quick ? quick_preset : full_preset;
+    cfg->json = json;
+    if (nodes != NULL) {
+        if (parse_nodes(nodes, cfg) != 0) {
+            fprintf(stderr,
+                    "ringbench: error: --nodes wants up to %d comma-separated counts "
+                    "from 1 to %u, not '%s'\n",
+                    NODE_COUNTS_MAX, SHMRING_NODES_MAX, nodes);
+            return EXIT_USAGE;
+        }
+        if (!cfg->quick)
+            copy_counts(cfg->publish_counts, &cfg->publish_count_n, cfg->node_counts,
+                        cfg->node_count_n);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->cpus = cpus > 0 ? cpus : 1;
+    return EXIT_OK;
+}
+
+static void print_header(const struct config *cfg, const struct keyset *cold)
+{
+    char count[32];
+    printf("ringbench: shmring %s, %ld CPUs, %s mode%s\n", shmring_version(), cfg->cpus,
+           cfg->quick ? "quick" : "full",
+           libmemcached_built_in ? "" : " (libmemcached not built in)");
+    printf("keys: %d-%d random bytes (splitmix64, seed 0x%" PRIx64
+           "); hot: the first %d keys; cold: %s keys (%.1f MiB)\n",
+           KEY_MIN, KEY_MAX, SEED, HOT_KEYS, group_digits(cold->count, count),
+           keyset_mib(cold));
+    printf("method: median of %d runs of >= %.2f s each, contenders interleaved, "
+           "CLOCK_MONOTONIC, nothing pinned; load average %.2f at the start\n",
+           cfg->reps, cfg->run_seconds, load_average());
+    fflush(stdout);
+}
+
+static json_t *json_results(const struct config *cfg, const struct keyset *cold,
+                            const struct figures *figures,
+                            const struct verdicts *verdicts, double load_at_start)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "shmring_version", json_string(shmring_version()));
+    json_object_set_new(root, "quick", json_boolean(cfg->quick));
+    json_object_set_new(root, "cpus", json_integer(cfg->cpus));
+    json_object_set_new(root, "load_average",
+                        json_pack("{soso}", "start", json_number(load_at_start), "end",
+                                  json_number(load_average())));
+    json_object_set_new(root, "method",
+                        json_pack("{sisososs}", "runs", cfg->reps, "run_seconds",
+                                  json_real(cfg->run_seconds), "warmup_seconds",
+                                  json_real(cfg->warmup_seconds), "statistic", "median"));
+    json_object_set_new(root, "keys",
+                        json_pack("{sIsisisIsIsI}", "seed", (json_int_t)SEED,
+                                  "min_length", KEY_MIN, "max_length", KEY_MAX, "hot",
+                                  (json_int_t)HOT_KEYS, "cold", (json_int_t)cold->count,
+                                  "cold_bytes", (json_int_t)cold->total_bytes));
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++)
+        benchmark_list[i]->json(cfg, root);
+    json_object_set_new(root, "comparisons", json_comparisons(figures));
+    json_object_set_new(root, "targets", json_targets(verdicts));
+    return root;
+}
+
+/* Runs the early benchmarks, makes the cold keys, then runs and prints the rest. */
+static int run_all(const struct config *cfg, struct keyset *cold)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+        if (benchmark_list[i]->early && benchmark_list[i]->run(cfg, NULL) != 0)
+            return -1;
+    }
+    if (keyset_make(cfg->cold_keys, SEED, false, cold) != 0)
+        return -1;
+    if (!cfg->json)
+        print_header(cfg, cold);
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+        const struct benchmark *b = benchmark_list[i];
+        if (!b->early && b->run(cfg, cold) != 0)
+            return -1;
+        if (!cfg->json) {
+            b->print(cfg);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct config cfg;
+    double started = now_seconds();
+    double load_at_start = load_average();
+    bool done = false;
+    int status = parse_command_line(argc, argv, &cfg, &done);
+    if (status != EXIT_OK || done)
+        return status;
+    if (scratch_start() != 0)
+        return EXIT_FAILED;
+
+    status = EXIT_FAILED;
+    struct keyset cold = {NULL, NULL, NULL, 0, 0};
+    if (run_all(&cfg, &cold) != 0)
+        goto out;
+
+    static struct figures figures;
+    static struct verdicts verdicts;
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+        const struct benchmark *b = benchmark_list[i];
+        if (b->derive != NULL)
+            b->derive(&cfg, &figures);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++)
+        targets_judge(benchmark_list[i]->targets, benchmark_list[i]->target_count,
+                      &figures, &verdicts);
+    if (cfg.json) {
+        json_t *root = json_results(&cfg, &cold, &figures, &verdicts, load_at_start);
+        if (root == NULL || json_dumpf(root, stdout, JSON_INDENT(2)) != 0) {
+            fail("cannot write the JSON results");
+            json_decref(root);
+            goto out;
+        }
+        json_decref(root);
+        putchar('\n');
+    } else {
+        print_comparisons(&figures);
+        print_targets(&verdicts);
+        printf("\nringbench ran for %.1f s; load average %.2f at the end\n",
+               now_seconds() - started, load_average());
+    }
+    status = fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+out:
+    scratch_cleanup();
+    keyset_free(&cold);
+    return status;
+}
