@@ -18,7 +18,7 @@ extern zend_module_entry shmring_module_entry;
  * requests.
  */
 ZEND_BEGIN_MODULE_GLOBALS(shmring)
-    HashTable rings;
+HashTable rings;
 ZEND_END_MODULE_GLOBALS(shmring)
 
 #define SHMRING_G(v) ZEND_MODULE_GLOBALS_ACCESSOR(shmring, v)

@@ -146,10 +146,10 @@ ZEND_METHOD(Shmring_Ring, __construct)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 3)
-        Z_PARAM_PATH_STR(name)
-        Z_PARAM_OPTIONAL
-        Z_PARAM_PATH_STR_OR_NULL(directory)
-        Z_PARAM_LONG_OR_NULL(owner, owner_is_null)
+    Z_PARAM_PATH_STR(name)
+    Z_PARAM_OPTIONAL
+    Z_PARAM_PATH_STR_OR_NULL(directory)
+    Z_PARAM_LONG_OR_NULL(owner, owner_is_null)
     ZEND_PARSE_PARAMETERS_END();
 
     if (intern->ring != NULL) {
@@ -157,7 +157,8 @@ ZEND_METHOD(Shmring_Ring, __construct)
         RETURN_THROWS();
     }
     if (!owner_is_null && (owner < 0 || (zend_ulong)owner >= (uid_t)-1)) {
-        zend_argument_value_error(3, "must be a uid from 0 to %u", (unsigned)((uid_t)-1 - 1));
+        zend_argument_value_error(3, "must be a uid from 0 to %u",
+                                  (unsigned)((uid_t)-1 - 1));
         RETURN_THROWS();
     }
 
@@ -189,7 +190,8 @@ ZEND_METHOD(Shmring_Ring, __construct)
             RETURN_THROWS();
         }
         /* The table is persistent, so it copies the key persistently. */
-        zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s), ring);
+        zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s),
+                                  ring);
     }
     smart_str_free(&key);
     intern->ring = ring;
@@ -206,7 +208,7 @@ ZEND_METHOD(Shmring_Ring, lookup)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
-        Z_PARAM_STRING(key, key_len)
+    Z_PARAM_STRING(key, key_len)
     ZEND_PARSE_PARAMETERS_END();
 
     if ((ring = this_ring(ZEND_THIS)) == NULL) {
@@ -231,7 +233,7 @@ ZEND_METHOD(Shmring_Ring, lookupId)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
-        Z_PARAM_STRING(key, key_len)
+    Z_PARAM_STRING(key, key_len)
     ZEND_PARSE_PARAMETERS_END();
 
     if ((ring = this_ring(ZEND_THIS)) == NULL) {
@@ -264,7 +266,7 @@ ZEND_METHOD(Shmring_Ring, lookupIds)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
-        Z_PARAM_ARRAY_HT(keys)
+    Z_PARAM_ARRAY_HT(keys)
     ZEND_PARSE_PARAMETERS_END();
 
     if ((ring = this_ring(ZEND_THIS)) == NULL) {
@@ -275,7 +277,8 @@ ZEND_METHOD(Shmring_Ring, lookupIds)
     key_lens = safe_emalloc(count, sizeof(*key_lens), 0);
     ids = safe_emalloc(count, sizeof(*ids), 0);
 
-    ZEND_HASH_FOREACH_VAL(keys, value) {
+    ZEND_HASH_FOREACH_VAL(keys, value)
+    {
         ZVAL_DEREF(value);
         if (Z_TYPE_P(value) != IS_STRING) {
             zend_argument_type_error(1, "must contain only strings, %s given",
@@ -285,7 +288,8 @@ ZEND_METHOD(Shmring_Ring, lookupIds)
         key_ptrs[i] = Z_STRVAL_P(value);
         key_lens[i] = Z_STRLEN_P(value);
         i++;
-    } ZEND_HASH_FOREACH_END();
+    }
+    ZEND_HASH_FOREACH_END();
 
     rc = shmring_lookup_ids(ring, key_ptrs, key_lens, count, ids);
     if (rc != 0) {
@@ -295,7 +299,8 @@ ZEND_METHOD(Shmring_Ring, lookupIds)
 
     array_init_size(return_value, count);
     i = 0;
-    ZEND_HASH_FOREACH_KEY(keys, num_key, str_key) {
+    ZEND_HASH_FOREACH_KEY(keys, num_key, str_key)
+    {
         zval id;
 
         ZVAL_LONG(&id, (zend_long)ids[i]);
@@ -305,7 +310,8 @@ ZEND_METHOD(Shmring_Ring, lookupIds)
             zend_hash_index_add_new(Z_ARRVAL_P(return_value), num_key, &id);
         }
         i++;
-    } ZEND_HASH_FOREACH_END();
+    }
+    ZEND_HASH_FOREACH_END();
 
 out:
     efree(key_ptrs);
@@ -325,8 +331,8 @@ ZEND_METHOD(Shmring_Ring, lookupN)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(2, 2)
-        Z_PARAM_STRING(key, key_len)
-        Z_PARAM_LONG(n)
+    Z_PARAM_STRING(key, key_len)
+    Z_PARAM_LONG(n)
     ZEND_PARSE_PARAMETERS_END();
 
     if ((ring = this_ring(ZEND_THIS)) == NULL) {
@@ -392,7 +398,7 @@ ZEND_METHOD(Shmring_Ring, node)
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
-        Z_PARAM_LONG(id)
+    Z_PARAM_LONG(id)
     ZEND_PARSE_PARAMETERS_END();
 
     if ((ring = this_ring(ZEND_THIS)) == NULL) {
@@ -481,11 +487,14 @@ static PHP_MINIT_FUNCTION(shmring)
     shmring_exception_ce = register_class_Shmring_Exception(spl_ce_RuntimeException);
     shmring_ring_not_found_ce =
         register_class_Shmring_RingNotFoundException(shmring_exception_ce);
-    shmring_permission_ce = register_class_Shmring_PermissionException(shmring_exception_ce);
+    shmring_permission_ce =
+        register_class_Shmring_PermissionException(shmring_exception_ce);
     shmring_invalid_ring_ce =
         register_class_Shmring_InvalidRingException(shmring_exception_ce);
-    shmring_empty_ring_ce = register_class_Shmring_EmptyRingException(shmring_exception_ce);
-    shmring_all_down_ce = register_class_Shmring_AllNodesDownException(shmring_exception_ce);
+    shmring_empty_ring_ce =
+        register_class_Shmring_EmptyRingException(shmring_exception_ce);
+    shmring_all_down_ce =
+        register_class_Shmring_AllNodesDownException(shmring_exception_ce);
     shmring_node_not_found_ce =
         register_class_Shmring_NodeNotFoundException(shmring_exception_ce);
     return SUCCESS;

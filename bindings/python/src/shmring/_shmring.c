@@ -497,8 +497,9 @@ static PyObject *Ring_lookup_n(RingObject *self, PyObject *const *args, Py_ssize
         return PyErr_NoMemory();
     }
     shmring_t *handle = self->handle; /* again: see lookup_id() */
-    int rc = handle != NULL ? shmring_lookup_n(handle, data, (size_t)len, nodes, (size_t)n)
-                            : SHMRING_CLOSED;
+    int rc = handle != NULL
+                 ? shmring_lookup_n(handle, data, (size_t)len, nodes, (size_t)n)
+                 : SHMRING_CLOSED;
     if (has_view)
         PyBuffer_Release(&view);
     PyObject *result = NULL;
