@@ -340,9 +340,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
         return SHMRING_ENOMEM;
     strcpy(r->ring, ring);
     strcpy(r->directory, directory);
-    r->trusted_extra = options != NULL && options->trusted_owner != 0
-                           ? options->trusted_owner
-                           : OWNER_ANY;
+    r->trusted_extra = shmring__trusted_extra(options);
     r->owner = OWNER_ANY;
     struct view *first;
     err = view_make(r, NULL, &first);

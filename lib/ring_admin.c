@@ -27,10 +27,9 @@ static int control_open(const char *ring, const shmring_open_options_t *options,
                         int *dir_fd, struct stat *dir_st,
                         const struct control_block **control, struct stat *st)
 {
-    uid_t extra = options != NULL && options->trusted_owner != 0 ? options->trusted_owner
-                                                                 : OWNER_ANY;
     int err = shmring__ring_dir_open_trusted(options != NULL ? options->directory : NULL,
-                                             ring, extra, OWNER_ANY, dir_fd, dir_st);
+                                             ring, shmring__trusted_extra(options),
+                                             OWNER_ANY, dir_fd, dir_st);
     if (err != 0)
         return err;
     err = shmring__control_map(*dir_fd, dir_st, control, st);
@@ -211,20 +210,7 @@ int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *optio
         PUBLISH_HOOK(PUBLISH_STEP_DESTROY_RENAMED);
         /* Readers still holding the control object see the generation change and
          * look the ring up by name again. */
-        int control_fd;
-        if (shmring__object_open(dir_fd, &dir_st, CONTROL_FILE, O_RDWR, &control_fd,
-                                 &st) == 0) {
-            struct control_block *control =
-                st.st_size == CONTROL_SIZE
-                    ? mmap(NULL, CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                           control_fd, 0)
-                    : MAP_FAILED;
-            if (control != MAP_FAILED) {
-                uatomic_set(&control->generation, CONTROL_GENERATION_DESTROYED);
-                munmap(control, CONTROL_SIZE);
-            }
-            close(control_fd);
-        }
+        shmring__mark_destroyed(dir_fd, &dir_st);
         PUBLISH_HOOK(PUBLISH_STEP_DESTROY_MARKED);
         /* The ring is gone; what remains is only storage to free (a sweeper frees
          * it if we die here), so a failure to free it is not reported. */

@@ -90,6 +90,12 @@ bool shmring__is_version_file(const char *entry, uint64_t *generation)
            parse_canonical(entry + prefix, generation);
 }
 
+uid_t shmring__trusted_extra(const shmring_open_options_t *options)
+{
+    return options != NULL && options->trusted_owner != 0 ? options->trusted_owner
+                                                          : OWNER_ANY;
+}
+
 bool shmring__owner_trusted(uid_t owner, uid_t extra)
 {
     return owner == 0 || owner == geteuid() || (extra != OWNER_ANY && owner == extra);
@@ -358,8 +364,7 @@ static bool is_hidden_entry_of(const char *entry, const char *prefix, const char
     return true;
 }
 
-/* Marks a leftover ring directory's control object destroyed, if it has one. */
-static void mark_destroyed(int dir_fd, const struct stat *dir_st)
+void shmring__mark_destroyed(int dir_fd, const struct stat *dir_st)
 {
     int fd;
     struct stat st;
@@ -425,7 +430,7 @@ static void sweep_one(int base_fd, const char *ring, const char *entry, pid_t pi
     if (free_to_take && shmring__hidden_entry(REMOVING_PREFIX, ring, claimed) == 0 &&
         renameat2(base_fd, entry, base_fd, claimed, RENAME_NOREPLACE) == 0) {
         if (shmring__entry_is(base_fd, claimed, &dir_st)) {
-            mark_destroyed(dir_fd, &dir_st);
+            shmring__mark_destroyed(dir_fd, &dir_st);
             shmring__ring_dir_remove(base_fd, claimed, dir_fd);
         } else {
             /* Not what we inspected: give the name back. */

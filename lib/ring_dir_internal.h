@@ -64,6 +64,10 @@ void shmring__version_file(uint64_t generation, char name[FILE_NAME_MAX]);
  * canonically (no leading zero, no overflow); fills *generation. */
 bool shmring__is_version_file(const char *entry, uint64_t *generation);
 
+/* The uid OPTIONS (may be NULL) trusts besides root and the effective uid, or
+ * OWNER_ANY for none (trusted_owner 0, the default, names root, trusted anyway). */
+uid_t shmring__trusted_extra(const shmring_open_options_t *options);
+
 /* Whether a ring owned by OWNER may be read by this process: root, the effective
  * uid, or EXTRA. */
 bool shmring__owner_trusted(uid_t owner, uid_t extra);
@@ -120,6 +124,11 @@ int shmring__hidden_entry(const char *prefix, const char *ring,
  */
 int shmring__lock_wait(int lock_fd, const char *ring,
                        const shmring_writer_options_t *options, bool *announced);
+
+/* Marks the control object of the ring directory DIR_FD (status DIR_ST) destroyed, if
+ * it has a usable one, so that readers still holding it look the ring up by name
+ * again. */
+void shmring__mark_destroyed(int dir_fd, const struct stat *dir_st);
 
 /*
  * Removes every entry of the ring directory DIR_FD (the lock file last), then the

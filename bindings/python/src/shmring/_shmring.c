@@ -178,6 +178,31 @@ static inline __attribute__((always_inline)) int key_bytes(PyObject *key,
     return -1;
 }
 
+/* A key converted for one library call: its bytes, and the buffer view (if any) that
+ * keeps them alive until key_release(). */
+struct key {
+    const char *data;
+    size_t len;
+    Py_buffer view;
+    int has_view;
+};
+
+static inline __attribute__((always_inline)) int key_acquire(PyObject *object,
+                                                             struct key *key)
+{
+    Py_ssize_t len;
+    if (key_bytes(object, &key->data, &len, &key->view, &key->has_view) < 0)
+        return -1;
+    key->len = (size_t)len;
+    return 0;
+}
+
+static inline void key_release(struct key *key)
+{
+    if (key->has_view)
+        PyBuffer_Release(&key->view);
+}
+
 /* Nodes ------------------------------------------------------------------------- */
 
 static PyStructSequence_Field node_fields[] = {
@@ -408,20 +433,16 @@ static PyObject *Ring_lookup_id(RingObject *self, PyObject *key)
 {
     if (self->handle == NULL)
         return raise_closed();
-    const char *data;
-    Py_ssize_t len;
-    Py_buffer view;
-    int has_view;
-    if (key_bytes(key, &data, &len, &view, &has_view) < 0)
+    struct key k;
+    if (key_acquire(key, &k) < 0)
         return NULL;
     uint32_t id;
     /* Read the handle again: converting the key can run Python code (a buffer's
      * __buffer__, another thread taking the GIL) that closes the ring. */
     shmring_t *handle = self->handle;
-    int rc = handle != NULL ? shmring_lookup_id(handle, data, (size_t)len, &id)
-                            : SHMRING_CLOSED;
-    if (has_view)
-        PyBuffer_Release(&view);
+    int rc =
+        handle != NULL ? shmring_lookup_id(handle, k.data, k.len, &id) : SHMRING_CLOSED;
+    key_release(&k);
     if (rc < 0)
         return raise_code(rc, NULL);
     return PyLong_FromUnsignedLong(id);
@@ -436,18 +457,14 @@ static PyObject *Ring_lookup(RingObject *self, PyObject *key)
 {
     if (self->handle == NULL)
         return raise_closed();
-    const char *data;
-    Py_ssize_t len;
-    Py_buffer view;
-    int has_view;
-    if (key_bytes(key, &data, &len, &view, &has_view) < 0)
+    struct key k;
+    if (key_acquire(key, &k) < 0)
         return NULL;
     shmring_node_t node;
     shmring_t *handle = self->handle; /* again: see lookup_id() */
-    int rc = handle != NULL ? shmring_lookup(handle, data, (size_t)len, &node)
-                            : SHMRING_CLOSED;
-    if (has_view)
-        PyBuffer_Release(&view);
+    int rc =
+        handle != NULL ? shmring_lookup(handle, k.data, k.len, &node) : SHMRING_CLOSED;
+    key_release(&k);
     if (rc < 0)
         return raise_code(rc, NULL);
     return node_new(&node);
@@ -483,25 +500,19 @@ static PyObject *Ring_lookup_n(RingObject *self, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_ValueError, "n must be at least 1");
         return NULL;
     }
-    const char *data;
-    Py_ssize_t len;
-    Py_buffer view;
-    int has_view;
-    if (key_bytes(args[0], &data, &len, &view, &has_view) < 0)
+    struct key k;
+    if (key_acquire(args[0], &k) < 0)
         return NULL;
     /* On the heap: 64 nodes are 33 KB, more than a small thread stack should hold. */
     shmring_node_t *nodes = PyMem_New(shmring_node_t, (size_t)n);
     if (nodes == NULL) {
-        if (has_view)
-            PyBuffer_Release(&view);
+        key_release(&k);
         return PyErr_NoMemory();
     }
     shmring_t *handle = self->handle; /* again: see lookup_id() */
-    int rc = handle != NULL
-                 ? shmring_lookup_n(handle, data, (size_t)len, nodes, (size_t)n)
-                 : SHMRING_CLOSED;
-    if (has_view)
-        PyBuffer_Release(&view);
+    int rc = handle != NULL ? shmring_lookup_n(handle, k.data, k.len, nodes, (size_t)n)
+                            : SHMRING_CLOSED;
+    key_release(&k);
     PyObject *result = NULL;
     if (rc < 0) {
         raise_code(rc, NULL);
