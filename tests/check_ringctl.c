@@ -446,7 +446,7 @@ START_TEST(test_version_and_help)
 {
     EXPECT(0, "ringctl " SHMRING_VERSION_STRING "\n", "", "--version");
     EXPECT(0, "ringctl " SHMRING_VERSION_STRING "\n", "", "-V");
-    const char *const spellings[][2] = {{"--help", NULL}, {"-h", NULL}, {"show", "-h"}};
+    const char *const spellings[][2] = {{"--help", NULL}, {"-h", NULL}, {"help", NULL}};
     for (size_t i = 0; i < 3; i++) {
         struct run r;
         RUN(&r, spellings[i][0], spellings[i][1]);
@@ -464,8 +464,9 @@ START_TEST(test_version_and_help)
             "  down NAME",
             "  up NAME",
             "  show",
-            "  lookup [-n N] KEY...",
-            "  lookup [-n N] --stdin",
+            "  lookup [-n N] [-z] KEY...",
+            "  lookup [-n N] [-z] --stdin",
+            "  help [COMMAND]",
             "  dump",
             "  list",
             "  destroy",
@@ -487,6 +488,7 @@ START_TEST(test_version_and_help)
             "--weight W",
             "-n N",
             "--stdin",
+            "\n  -z  ",
             "0644 (default: everyone),\n"
             "                           0640 (its group), 0604 (others, not the group) "
             "or\n"
@@ -644,34 +646,39 @@ END_TEST
 START_TEST(test_change_json)
 {
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"algorithm\":"
-               "\"ring\",\"hash\":\"xxh3\",\"vnodes\":160,\"table_size\":0}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"dry_run\":false,"
+               "\"changed\":true,\"algorithm\":\"ring\",\"hash\":\"xxh3\",\"vnodes\":160,"
+               "\"table_size\":0,\"moved_fraction\":null,\"sampled_keys\":null}\n",
                ring),
            "", "--json", "-r", ring, "init");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"node\":{\"id\":0,"
-               "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":\"up\"}"
-               "}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"dry_run\":false,"
+               "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+               "\"a:1\",\"weight\":2,\"state\":\"up\"},\"moved_fraction\":null,"
+               "\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
     EXPECT(
         0,
-        fmt("{\"ring\":\"%s\",\"generation\":2,\"dry_run\":true,\"action\":\"down\","
-            "\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,"
-            "\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":100000}\n",
+        fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
+            "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":\"a:1\","
+            "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":100000}"
+            "\n",
             ring),
         "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"node\":{\"id\":0,"
-               "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":"
-               "\"down\"}}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
+               "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
+               "\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json");
     EXPECT(
         0,
-        fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"node\":{\"id\":0,"
-            "\"name\":\"n\xc3\xa9\",\"address\":\"a:1\",\"weight\":2,\"state\":\"down\"},"
-            "\"changed\":false}\n",
+        fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
+            "\"changed\":false,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+            "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
+            "\"sampled_keys\":null}\n",
             ring),
         "", "-r", ring, "down", "n\xc3\xa9", "--json");
     /* A name that is not UTF-8 is refused (JSON could not carry it), and echoed with
@@ -866,8 +873,9 @@ START_TEST(test_lookup)
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(reader, "user:1", 6, &node), 0);
     EXPECT(0,
-           fmt("{\"key\":\"user:1\",\"nodes\":[{\"id\":%" PRIu32 ",\"name\":\"%s\","
-               "\"address\":\"%s\",\"weight\":%" PRIu32 "}]}\n",
+           fmt("{\"key\":\"user:1\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
+               ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
+               "}],\"error\":null}\n",
                node.id, node.name, node.address, node.weight),
            "", "-r", ring, "--json", "lookup", "user:1");
     shmring_close(reader);
@@ -1015,8 +1023,9 @@ START_TEST(test_load_replaces_node_set)
     /* --json */
     write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"nodes\":1,"
-               "\"added\":1,\"removed\":2,\"changed_nodes\":0,\"params_changed\":true}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+               "\"changed\":true,\"nodes\":1,\"added\":1,\"removed\":2,\"changed_nodes\":0,"
+               "\"params_changed\":true,\"moved_fraction\":null,\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "load", temp_file, "--json");
 
@@ -1025,9 +1034,9 @@ START_TEST(test_load_replaces_node_set)
     EXPECT(0, fmt("ring '%s' already has this node set (1 node)\n", ring), "", "-r", ring,
            "load", temp_file);
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"nodes\":1,"
-               "\"added\":0,\"removed\":0,\"changed_nodes\":0,\"params_changed\":false,"
-               "\"changed\":false}\n",
+           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+               "\"changed\":false,\"nodes\":1,\"added\":0,\"removed\":0,\"changed_nodes\":0,"
+               "\"params_changed\":false,\"moved_fraction\":null,\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "load", temp_file, "--json");
     ck_assert_uint_eq(generation_of(ring), 5);
@@ -1403,7 +1412,7 @@ START_TEST(test_error_usage)
            ring, "dump", "--stdin");
     EXPECT(2, "",
            "ringctl: error: missing arguments for 'lookup' (usage: ringctl lookup [-n N] "
-           "KEY... or ringctl lookup [-n N] --stdin)\n",
+           "[-z] KEY... or ringctl lookup [-n N] [-z] --stdin)\n",
            "-r", ring, "lookup");
     EXPECT(2, "", "ringctl: error: lookup takes either keys or --stdin, not both\n", "-r",
            ring, "lookup", "--stdin", "k");
@@ -1500,15 +1509,18 @@ START_TEST(test_error_lookup_no_answer)
            "add", "n", "n:1");
     EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
            ring, "down", "n");
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+               "down\n",
+               ring),
+           "-r", ring, "lookup", "k");
+    /* --stdin answers such a key in its documented error form, and goes on. */
     struct run r;
-    RUN_INPUT(&r, "k\n", "-r", ring, "lookup", "--stdin");
-    ck_assert_str_eq(
-        r.err,
-        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
-            "down\n",
-            ring));
-    ck_assert_str_eq(r.out, "");
-    ck_assert_int_eq(r.status, 1);
+    RUN_INPUT(&r, "k\nj\n", "-r", ring, "lookup", "--stdin");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, "k\t\tall nodes of the ring are down\n"
+                            "j\t\tall nodes of the ring are down\n");
+    ck_assert_int_eq(r.status, 0);
     run_free(&r);
 }
 END_TEST
@@ -1740,10 +1752,10 @@ START_TEST(test_lookup_stdin_json)
     ck_assert_int_eq(shmring_lookup_n(reader, "q", 1, nodes, 2), 2);
     shmring_close(reader);
     ck_assert_str_eq(ask(&c, "q"),
-                     fmt("{\"key\":\"q\",\"nodes\":[{\"id\":%" PRIu32 ",\"name\":\"%s\","
-                         "\"address\":\"%s\",\"weight\":%" PRIu32 "},{\"id\":%" PRIu32
+                     fmt("{\"key\":\"q\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
                          ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
-                         "}]}\n",
+                         "},{\"id\":%" PRIu32 ",\"name\":\"%s\",\"address\":\"%s\","
+                         "\"weight\":%" PRIu32 "}],\"error\":null}\n",
                          nodes[0].id, nodes[0].name, nodes[0].address, nodes[0].weight,
                          nodes[1].id, nodes[1].name, nodes[1].address, nodes[1].weight));
     close(c.in);
@@ -1939,8 +1951,8 @@ START_TEST(test_bad_arguments_matrix)
     REFUSED(2, ERR "too many arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
             ring, "load", "a", "b");
     REFUSED(2,
-            ERR "missing arguments for 'lookup' (usage: ringctl lookup [-n N] KEY... or "
-                "ringctl lookup [-n N] --stdin)\n",
+            ERR "missing arguments for 'lookup' (usage: ringctl lookup [-n N] [-z] KEY... "
+                "or ringctl lookup [-n N] [-z] --stdin)\n",
             "-r", ring, "lookup");
     REFUSED(2, ERR "lookup takes either keys or --stdin, not both\n", "-r", ring,
             "lookup", "--stdin", "k");
@@ -2937,11 +2949,11 @@ START_TEST(test_lookup_escaping)
             json_t *key = json_object_get(root, "key");
             ck_assert_uint_eq(json_string_length(key), strlen(keys[i][0]));
             ck_assert_mem_eq(json_string_value(key), keys[i][0], strlen(keys[i][0]));
-            ck_assert_ptr_null(json_object_get(root, "key_base64"));
+            ck_assert(json_is_null(json_object_get(root, "key_base64")));
         } else {
             ck_assert_str_eq(json_string_value(json_object_get(root, "key_base64")),
                              keys[i][2]);
-            ck_assert_ptr_null(json_object_get(root, "key"));
+            ck_assert(json_is_null(json_object_get(root, "key")));
         }
         json_decref(root);
         run_free(&r);

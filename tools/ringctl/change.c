@@ -1,0 +1,370 @@
+/*
+ * What every changing command shares: take the ring's writer lock, read the current
+ * node set, change it, publish exactly one new generation (or nothing), and report
+ * it. Any error before the publication leaves the ring as it was. With --dry-run the
+ * same steps read the current version without the lock and publish nothing.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ringctl.h"
+
+/* Keys that --dry-run looks up in the current and the new snapshot. */
+#define DRY_RUN_SAMPLES 100000
+
+/* The state of one changing command. */
+struct session {
+    shmring_writer_t *writer;
+    /* For --dry-run: a copy of the current version (NULL: nothing published). */
+    void *current;
+    shmring_nodeset_t *set;
+    uint64_t generation;
+};
+
+void change_keep_node(struct change *change, const shmring_node_info_t *node)
+{
+    snprintf(change->node_name, sizeof(change->node_name), "%s", node->name);
+    snprintf(change->node_address, sizeof(change->node_address), "%s", node->address);
+    change->node = *node;
+    change->node.name = change->node_name;
+    change->node.address = change->node_address;
+}
+
+void nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
+                  struct nodeset_diff *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t kept = 0, count = shmring_nodeset_count(after);
+    out->same_order = shmring_nodeset_count(before) == count;
+    for (size_t i = 0; i < count; i++) {
+        shmring_node_info_t node, old;
+        size_t index;
+        if (shmring_nodeset_get(after, i, &node) != 0)
+            continue;
+        if (shmring_nodeset_find(before, node.name, &index) != 0 ||
+            shmring_nodeset_get(before, index, &old) != 0) {
+            out->added++;
+            out->same_order = false;
+            continue;
+        }
+        kept++;
+        out->same_order = out->same_order && index == i;
+        if (node.weight != old.weight || node.state != old.state ||
+            strcmp(node.address, old.address) != 0)
+            out->changed++;
+    }
+    out->removed = shmring_nodeset_count(before) - kept;
+}
+
+int dry_run_owner_check(const shmring_ring_status_t *status)
+{
+    return status->owner == geteuid() ? 0 : SHMRING_EOWNER;
+}
+
+/* Opens the ring for writing and reads its node set. */
+static int session_open_writer(struct ringctl *ctl, enum open_mode mode,
+                               struct session *s)
+{
+    /* A ring this command creates appears only with its first publication: if the
+     * command fails before, no trace of it is left, and no other writer's ring is
+     * ever removed in its place. */
+    const unsigned create =
+        SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL | SHMRING_WRITER_ATOMIC_CREATE;
+    int err;
+    if (mode == OPEN_EXCLUSIVE) {
+        err = shmring_writer_open(ctl->ring, create, &ctl->writer, &s->writer);
+        if (err == SHMRING_EEXIST)
+            return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
+        if (err != 0)
+            return library_failure("create", ctl, err);
+    } else {
+        err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &s->writer);
+        if (err == SHMRING_ENOENT && mode == OPEN_CREATE) {
+            /* If another process just created it, use that. */
+            err = shmring_writer_open(ctl->ring, create, &ctl->writer, &s->writer);
+            if (err == SHMRING_EEXIST)
+                err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &s->writer);
+        }
+        if (err != 0)
+            return library_failure("open", ctl, err);
+    }
+    s->generation = shmring_writer_generation(s->writer);
+    err = shmring_writer_nodeset(s->writer, &s->set);
+    if (err != 0)
+        return library_failure("read", ctl, err);
+    return EXIT_OK;
+}
+
+/* For --dry-run: reads the current version without the writer lock, and fails where
+ * the command itself would fail to open the ring. */
+static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
+                                 struct session *s)
+{
+    size_t size;
+    shmring_ring_status_t status;
+    int err =
+        shmring_ring_snapshot(ctl->ring, &ctl->open, &s->generation, &s->current, &size);
+    if (err == 0)
+        err = shmring_ring_status(ctl->ring, &ctl->open, &status);
+    if (err == 0)
+        err = dry_run_owner_check(&status);
+    if (err == 0 && mode == OPEN_EXCLUSIVE)
+        return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
+    if (err == SHMRING_ENOENT && mode != OPEN_EXISTING) {
+        s->generation = 0;
+        s->current = NULL;
+        err = 0;
+    }
+    if (err != 0)
+        return library_failure("open", ctl, err);
+    err = s->current != NULL ? shmring_nodeset_from_snapshot(s->current, &s->set)
+                             : shmring_nodeset_new(&s->set);
+    if (err != 0)
+        return library_failure("read", ctl, err);
+    return EXIT_OK;
+}
+
+/*
+ * The fraction of DRY_RUN_SAMPLES fixed keys ("key-0", "key-1", ...) whose node (by
+ * name) differs between BEFORE (NULL: nothing published) and AFTER. A key that one
+ * version can answer and the other cannot (no node up) counts as moved.
+ */
+static double moved_fraction(const void *before, const void *after)
+{
+    unsigned moved = 0;
+    for (int i = 0; i < DRY_RUN_SAMPLES; i++) {
+        char key[32];
+        size_t len = (size_t)snprintf(key, sizeof(key), "key-%d", i);
+        shmring_node_t old, now;
+        int old_err = before != NULL ? shmring_snapshot_lookup(before, key, len, &old)
+                                     : SHMRING_EEMPTY;
+        int now_err = shmring_snapshot_lookup(after, key, len, &now);
+        if ((old_err == 0) != (now_err == 0) ||
+            (old_err == 0 && strcmp(old.name, now.name) != 0))
+            moved++;
+    }
+    return (double)moved / DRY_RUN_SAMPLES;
+}
+
+/* Builds the version SET would publish and estimates which share of the keys would
+ * move to it from CURRENT (NULL: nothing published). */
+static int estimate_moved(const struct ringctl *ctl, const void *current,
+                          const shmring_nodeset_t *set, double *fraction)
+{
+    void *next;
+    size_t size;
+    int err = shmring_snapshot_build(set, &next, &size);
+    if (err == 0)
+        err = shmring_snapshot_validate(next, size);
+    if (err != 0) {
+        free(next);
+        return library_failure("build", ctl, err);
+    }
+    *fraction = moved_fraction(current, next);
+    free(next);
+    return EXIT_OK;
+}
+
+/* Writes what CHANGE did (WOULD false) or would do into OUT, as the text report
+ * says it. */
+static void describe_change(const struct ringctl *ctl, const struct change *change,
+                            bool would, uint64_t generation, char *out, size_t size)
+{
+    const shmring_node_info_t *node = &change->node;
+    const char *ring = ctl->ring;
+    char params[256], summary[256];
+    switch (change->action) {
+    case ACTION_INIT:
+        describe_params(&change->params, params, sizeof(params));
+        snprintf(out, size,
+                 would ? "would create ring '%s' (%s)" : "created ring '%s' (%s)", ring,
+                 params);
+        return;
+    case ACTION_LOAD: {
+        const char *plural = change->node_count == 1 ? "" : "s";
+        snprintf(summary, sizeof(summary), "%zu added, %zu removed, %zu changed%s",
+                 change->diff.added, change->diff.removed, change->diff.changed,
+                 change->params_changed ? ", new parameters" : "");
+        if (change->unchanged)
+            snprintf(out, size, "ring '%s' already has this node set (%zu node%s)", ring,
+                     change->node_count, plural);
+        else if (would)
+            snprintf(out, size, "would load %zu node%s (%s)", change->node_count, plural,
+                     summary);
+        else
+            snprintf(out, size, "loaded %zu node%s into ring '%s' (%s)",
+                     change->node_count, plural, ring, summary);
+        return;
+    }
+    case ACTION_ADD:
+        if (would)
+            snprintf(out, size, "would add %s (id %" PRIu32 ")", node->name, node->id);
+        else
+            snprintf(out, size, "added %s (id %" PRIu32 ") to ring '%s'", node->name,
+                     node->id, ring);
+        return;
+    case ACTION_REMOVE:
+        if (would)
+            snprintf(out, size, "would remove %s (id %" PRIu32 ")", node->name, node->id);
+        else
+            snprintf(out, size, "removed %s (id %" PRIu32 ") from ring '%s'", node->name,
+                     node->id, ring);
+        return;
+    case ACTION_WEIGHT:
+        if (change->unchanged)
+            snprintf(out, size, "node '%s' already has weight %" PRIu32, node->name,
+                     node->weight);
+        else if (would)
+            snprintf(out, size,
+                     "would change weight of %s (id %" PRIu32 ") from %" PRIu32
+                     " to %" PRIu32,
+                     node->name, node->id, change->previous_weight, node->weight);
+        else
+            snprintf(out, size,
+                     "changed weight of %s (id %" PRIu32 ") from %" PRIu32 " to %" PRIu32
+                     " in ring '%s'",
+                     node->name, node->id, change->previous_weight, node->weight, ring);
+        return;
+    case ACTION_DOWN:
+    case ACTION_UP:
+        if (change->unchanged)
+            snprintf(out, size, "node '%s' is already %s", node->name,
+                     state_name(node->state));
+        else if (would)
+            snprintf(out, size, "would mark %s (id %" PRIu32 ") %s", node->name, node->id,
+                     state_name(node->state));
+        else
+            snprintf(out, size, "marked %s (id %" PRIu32 ") %s in ring '%s'", node->name,
+                     node->id, state_name(node->state), ring);
+        return;
+    case ACTION_DESTROY:
+        if (would)
+            snprintf(out, size, "would destroy ring '%s' (generation %" PRIu64 ")", ring,
+                     generation);
+        else
+            snprintf(out, size, "destroyed ring '%s'", ring);
+        return;
+    }
+}
+
+static const char *const action_names[] = {
+    [ACTION_INIT] = "init",     [ACTION_LOAD] = "load",       [ACTION_ADD] = "add",
+    [ACTION_REMOVE] = "remove", [ACTION_WEIGHT] = "weight",   [ACTION_DOWN] = "down",
+    [ACTION_UP] = "up",         [ACTION_DESTROY] = "destroy",
+};
+
+/* The keys only CHANGE's action reports (see the README's JSON schema). */
+static void json_action_keys(json_t *object, const struct change *change)
+{
+    switch (change->action) {
+    case ACTION_INIT:
+        json_object_set_new(
+            object, "algorithm",
+            json_string(shmring_algorithm_name(change->params.algorithm)));
+        json_object_set_new(object, "hash",
+                            json_string(shmring_hash_name(change->params.hash)));
+        json_object_set_new(object, "vnodes", json_uint(change->params.vnodes));
+        json_object_set_new(object, "table_size", json_uint(change->params.table_size));
+        return;
+    case ACTION_LOAD:
+        json_object_set_new(object, "nodes", json_uint(change->node_count));
+        json_object_set_new(object, "added", json_uint(change->diff.added));
+        json_object_set_new(object, "removed", json_uint(change->diff.removed));
+        json_object_set_new(object, "changed_nodes", json_uint(change->diff.changed));
+        json_object_set_new(object, "params_changed",
+                            json_boolean(change->params_changed));
+        return;
+    case ACTION_WEIGHT:
+        json_object_set_new(object, "node", json_node_info(&change->node));
+        json_object_set_new(object, "previous_weight",
+                            json_uint(change->previous_weight));
+        return;
+    case ACTION_ADD:
+    case ACTION_REMOVE:
+    case ACTION_DOWN:
+    case ACTION_UP:
+        json_object_set_new(object, "node", json_node_info(&change->node));
+        return;
+    case ACTION_DESTROY:
+        return;
+    }
+}
+
+int report_change(const struct ringctl *ctl, const struct change *change,
+                  uint64_t generation, const double *moved)
+{
+    /* A dry run that would change something says so as "would ..."; nothing to do
+     * is said as without --dry-run. */
+    bool would = ctl->dry_run && !change->unchanged;
+    if (ctl->json) {
+        /* A destroyed ring has no generation left to name. */
+        bool gone = change->action == ACTION_DESTROY && !ctl->dry_run;
+        json_t *object = json_object();
+        json_object_set_new(object, "ring", json_str(ctl->ring));
+        json_object_set_new(object, "generation",
+                            gone ? json_null() : json_uint(generation));
+        json_object_set_new(object, "action", json_string(action_names[change->action]));
+        json_object_set_new(object, "dry_run", json_boolean(ctl->dry_run));
+        json_object_set_new(object, "changed", json_boolean(!change->unchanged));
+        json_action_keys(object, change);
+        json_object_set_new(object, "moved_fraction",
+                            moved != NULL ? json_real(*moved) : json_null());
+        json_object_set_new(object, "sampled_keys",
+                            moved != NULL ? json_integer(DRY_RUN_SAMPLES) : json_null());
+        return output_json(object, false);
+    }
+    char text[LINE_MAX_BYTES];
+    describe_change(ctl, change, would, generation, text, sizeof(text));
+    if (moved != NULL)
+        printf("%s: %.2f%% of keys would move (sampled %d keys)\n", text, *moved * 100.0,
+               DRY_RUN_SAMPLES);
+    else if (change->unchanged || would || change->action == ACTION_DESTROY)
+        printf("%s\n", text);
+    else
+        printf("%s: generation %" PRIu64 "\n", text, generation);
+    return EXIT_OK;
+}
+
+/* Publishes the changed node set, or (dry run, nothing to do) does not, and reports
+ * it. */
+static int publish_and_report(struct ringctl *ctl, struct session *s,
+                              const struct change *change)
+{
+    if (change->unchanged)
+        return report_change(ctl, change, s->generation, NULL);
+    if (ctl->dry_run) {
+        double fraction;
+        int status =
+            change->sample ? estimate_moved(ctl, s->current, s->set, &fraction) : EXIT_OK;
+        if (status != EXIT_OK)
+            return status;
+        return report_change(ctl, change, s->generation,
+                             change->sample ? &fraction : NULL);
+    }
+    int err = shmring_writer_publish(s->writer, s->set, &s->generation);
+    if (err != 0)
+        return library_failure("publish", ctl, err);
+    ctl->published = s->generation; /* from now on, the ring has changed */
+    return report_change(ctl, change, s->generation, NULL);
+}
+
+int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
+               const void *input)
+{
+    struct session s = {0};
+    struct change change = {.sample = true};
+    ctl->writing = true;
+    int status = ctl->dry_run ? session_open_readonly(ctl, mode, &s)
+                              : session_open_writer(ctl, mode, &s);
+    if (status == EXIT_OK)
+        status = apply(ctl, input, &s.set, &change);
+    if (status == EXIT_OK)
+        status = publish_and_report(ctl, &s, &change);
+    shmring_writer_close(s.writer);
+    free(s.current);
+    shmring_nodeset_free(s.set);
+    return status;
+}

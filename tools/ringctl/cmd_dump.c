@@ -1,0 +1,39 @@
+/* ringctl dump: the node set as JSON, in the format that load reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringctl.h"
+
+/* SNAPSHOT's node set (an empty one when SNAPSHOT is NULL: nothing published). */
+static int nodeset_of(const void *snapshot, shmring_nodeset_t **set)
+{
+    return snapshot != NULL ? shmring_nodeset_from_snapshot(snapshot, set)
+                            : shmring_nodeset_new(set);
+}
+
+int ringctl_cmd_dump(struct ringctl *ctl)
+{
+    uint64_t generation;
+    void *snapshot;
+    size_t size;
+    int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &generation, &snapshot, &size);
+    if (err != 0)
+        return library_failure("open", ctl, err);
+    shmring_nodeset_t *set = NULL;
+    char *text = NULL;
+    err = nodeset_of(snapshot, &set);
+    free(snapshot);
+    if (err == 0)
+        err = shmring_nodeset_to_json(set, &text);
+    shmring_nodeset_free(set);
+    if (err != 0)
+        return library_failure("read", ctl, err);
+    /* The library's JSON is the output with or without --json. */
+    size_t len = strlen(text);
+    fputs(text, stdout);
+    if (len == 0 || text[len - 1] != '\n')
+        putchar('\n');
+    free(text);
+    return EXIT_OK;
+}

@@ -1,0 +1,38 @@
+/* ringctl init: create a ring and publish it, empty, as generation 1. */
+#include <inttypes.h>
+
+#include "ringctl.h"
+
+static int change_init(const struct ringctl *ctl, const void *input,
+                       shmring_nodeset_t **set, struct change *out)
+{
+    const shmring_params_t *params = input;
+    int err = shmring_nodeset_set_params(*set, params);
+    if (err != 0)
+        return library_failure("create", ctl, err);
+    out->action = ACTION_INIT;
+    out->params = *params;
+    out->sample = false; /* nothing was published before: nothing moves */
+    return EXIT_OK;
+}
+
+int ringctl_cmd_init(struct ringctl *ctl)
+{
+    shmring_params_t params = ctl->params;
+    /* Without --hash, the algorithm's own (ketama takes only md5: use it rather than
+     * refuse). */
+    if (!(ctl->given & OPTION_HASH))
+        params.hash = shmring_algorithm_default_hash(params.algorithm);
+    int err = shmring_params_check(&params);
+    if (err == SHMRING_EBADHASH)
+        return fail(EXIT_USAGE, "hash '%s' cannot be used with algorithm '%s'",
+                    shmring_hash_name(params.hash),
+                    shmring_algorithm_name(params.algorithm));
+    if (err == SHMRING_EINVAL)
+        return fail(EXIT_USAGE,
+                    "table size must be 0 or a prime number up to %u: '%" PRIu32 "'",
+                    SHMRING_POINTS_MAX, params.table_size);
+    if (err != 0)
+        return fail(EXIT_USAGE, "%s", shmring_strerror(err));
+    return run_change(ctl, OPEN_EXCLUSIVE, change_init, &params);
+}

@@ -1,0 +1,115 @@
+/* ringctl load: replace the whole node set with one read from a JSON file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringctl.h"
+
+/* The JSON text that load read, before the writer lock is taken. */
+struct load_input {
+    char *text;
+    size_t len;
+    const char *label; /* the file name, for diagnostics */
+};
+
+static int read_load_input(const char *path, struct load_input *in)
+{
+    bool from_stdin = strcmp(path, "-") == 0;
+    in->label = from_stdin ? "<stdin>" : path;
+    FILE *file = from_stdin ? stdin : fopen(path, "rb");
+    if (file == NULL)
+        return fail(EXIT_FAILED, "cannot read '%s': %s", path, strerror(errno));
+    size_t capacity = 65536, len = 0;
+    char *text = malloc(capacity);
+    int error = text == NULL ? ENOMEM : 0;
+    while (error == 0) {
+        if (len == capacity) {
+            char *grown = realloc(text, capacity * 2);
+            if (grown == NULL) {
+                error = ENOMEM;
+                break;
+            }
+            text = grown;
+            capacity *= 2;
+        }
+        size_t n = fread(text + len, 1, capacity - len, file);
+        len += n;
+        if (n == 0) {
+            if (ferror(file))
+                error = errno;
+            break;
+        }
+    }
+    if (!from_stdin)
+        fclose(file);
+    if (error != 0) {
+        free(text);
+        return fail(EXIT_FAILED, "cannot read '%s': %s", in->label, strerror(error));
+    }
+    in->text = text;
+    in->len = len;
+    return EXIT_OK;
+}
+
+static int change_load(const struct ringctl *ctl, const void *input,
+                       shmring_nodeset_t **set, struct change *out)
+{
+    (void)ctl;
+    const struct load_input *in = input;
+    shmring_params_t base, params;
+    shmring_nodeset_params(*set, &base);
+    shmring_nodeset_t *loaded;
+    shmring_json_error_t error;
+    memset(&error, 0, sizeof(error));
+    int err = shmring_nodeset_from_json(in->text, in->len, &base, &loaded, &error);
+    if (err == SHMRING_EJSON)
+        return fail(EXIT_FAILED, "%s: %s", in->label, error.text);
+    if (err != 0)
+        return fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
+    /* Publishing no nodes would make every worker's lookup fail at once: almost
+     * always a truncated or wrong file. Starting over is destroy and init. */
+    if (shmring_nodeset_count(loaded) == 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED,
+                    "%s: nodes: the node set is empty; a ring without nodes routes no "
+                    "key (to start over, use destroy and init)",
+                    in->label);
+    }
+    err = shmring_nodeset_inherit_ids(loaded, *set);
+    if (err != 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED, "%s: cannot give the new nodes ids: %s", in->label,
+                    shmring_strerror(err));
+    }
+    out->action = ACTION_LOAD;
+    nodeset_diff(*set, loaded, &out->diff);
+    shmring_nodeset_params(loaded, &params);
+    out->params = params;
+    out->params_changed = memcmp(&params, &base, sizeof(params)) != 0;
+    out->node_count = shmring_nodeset_count(loaded);
+    /* The same file loaded again (a configuration run, say) publishes nothing, as
+     * weight, up and down do when nothing changes: every worker would otherwise map
+     * and validate a new version for no change. Node order counts, as the snapshot
+     * keeps it. */
+    if (out->diff.added == 0 && out->diff.removed == 0 && out->diff.changed == 0 &&
+        !out->params_changed && out->diff.same_order) {
+        out->unchanged = true;
+        shmring_nodeset_free(loaded);
+        return EXIT_OK;
+    }
+    shmring_nodeset_free(*set);
+    *set = loaded;
+    return EXIT_OK;
+}
+
+int ringctl_cmd_load(struct ringctl *ctl)
+{
+    struct load_input in;
+    int status = read_load_input(ctl->args[0], &in);
+    if (status != EXIT_OK)
+        return status;
+    status = run_change(ctl, OPEN_CREATE, change_load, &in);
+    free(in.text);
+    return status;
+}

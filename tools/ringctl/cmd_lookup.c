@@ -1,0 +1,111 @@
+/*
+ * ringctl lookup: which node owns a key. With --stdin it is a co-process: one
+ * long-lived reader handle answers each key as it arrives, follows every new
+ * generation (and a ring destroyed and re-created by an owner it trusts), answers a
+ * key no node can take with an error record rather than exiting, and ends only at
+ * the end of its input or when it cannot write.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringctl.h"
+
+/*
+ * Prints the answer for KEY: FOUND nodes, or (FOUND < 0) the error record, as the
+ * README's "lookup's output" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
+ * (no node name is empty), or one JSON object; then the record's end.
+ */
+static int print_answer(const struct ringctl *ctl, const char *key, size_t len,
+                        const shmring_node_t *nodes, int found)
+{
+    if (ctl->json) {
+        json_t *object = json_object();
+        json_set_key(object, key, len);
+        json_t *array = json_array();
+        for (int i = 0; i < found; i++) {
+            json_t *node = json_object();
+            json_object_set_new(node, "id", json_uint(nodes[i].id));
+            json_object_set_new(node, "name", json_str(nodes[i].name));
+            json_object_set_new(node, "address", json_str(nodes[i].address));
+            json_object_set_new(node, "weight", json_uint(nodes[i].weight));
+            json_array_append_new(array, node);
+        }
+        json_object_set_new(object, "nodes", array);
+        json_object_set_new(object, "error",
+                            found < 0 ? json_string(shmring_strerror(found))
+                                      : json_null());
+        return output_json_record(ctl, object);
+    }
+    output_key(key, len);
+    if (found < 0)
+        printf("\t\t%s", shmring_strerror(found));
+    for (int i = 0; i < found; i++)
+        printf("\t%s\t%s", nodes[i].name, nodes[i].address);
+    output_end_record(ctl);
+    return EXIT_OK;
+}
+
+/* Answers each key of the command line; the first that no node can take fails the
+ * command. */
+static int lookup_arguments(const struct ringctl *ctl, shmring_t *reader)
+{
+    shmring_node_t nodes[SHMRING_LOOKUP_N_MAX];
+    for (size_t i = 0; i < ctl->arg_count; i++) {
+        const char *key = ctl->args[i];
+        int found = shmring_lookup_n(reader, key, strlen(key), nodes, ctl->count);
+        if (found < 0)
+            return fail(EXIT_FAILED, "cannot look up keys in ring '%s': %s", ctl->ring,
+                        shmring_strerror(found));
+        int status = print_answer(ctl, key, strlen(key), nodes, found);
+        if (status != EXIT_OK)
+            return status;
+    }
+    return EXIT_OK;
+}
+
+/* Answers each line (or, with -z, each NUL-terminated key) of standard input as it
+ * arrives, each answer flushed for the reader on the other end of a pipe. */
+static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
+{
+    const int delimiter = ctl->nul ? '\0' : '\n';
+    shmring_node_t nodes[SHMRING_LOOKUP_N_MAX];
+    char *key = NULL;
+    size_t capacity = 0;
+    ssize_t len;
+    int status = EXIT_OK;
+    while (status == EXIT_OK &&
+           (len = getdelim(&key, &capacity, delimiter, stdin)) >= 0) {
+        if (len > 0 && key[len - 1] == (char)delimiter)
+            len--;
+        int found = shmring_lookup_n(reader, key, (size_t)len, nodes, ctl->count);
+        status = print_answer(ctl, key, (size_t)len, nodes, found);
+        if (fflush(stdout) != 0)
+            status =
+                fail(EXIT_FAILED, "cannot write output: %s", strerror(output_errno()));
+    }
+    if (status == EXIT_OK && ferror(stdin))
+        status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));
+    free(key);
+    return status;
+}
+
+int ringctl_cmd_lookup(struct ringctl *ctl)
+{
+    bool from_stdin = ctl->given & OPTION_STDIN;
+    if (from_stdin && ctl->arg_count > 0)
+        return fail(EXIT_USAGE, "lookup takes either keys or --stdin, not both");
+    if (!from_stdin && ctl->arg_count == 0) {
+        char usage[LINE_MAX_BYTES];
+        ringctl_usage_line(ringctl_command_find("lookup"), usage, sizeof(usage));
+        return fail(EXIT_USAGE, "missing arguments for 'lookup' (usage: %s)", usage);
+    }
+    shmring_t *reader;
+    int err = shmring_open_with(ctl->ring, &ctl->open, &reader);
+    if (err != 0)
+        return library_failure("open", ctl, err);
+    int status = from_stdin ? lookup_stream(ctl, reader) : lookup_arguments(ctl, reader);
+    shmring_close(reader);
+    return status;
+}

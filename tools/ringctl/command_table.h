@@ -1,0 +1,64 @@
+/*
+ * The command table: one row per command, in the order the help lists them. Both
+ * dispatch and help read it, so a command's synopsis and summary are written here
+ * once. No include guard: commands.c includes this file twice, once to declare each
+ * handler (int ringctl_cmd_NAME(struct ringctl *)) and once to build the table.
+ *
+ * A row: COMMAND(NAME, fields of struct ringctl_command). Adding a command is a file
+ * defining ringctl_cmd_NAME, a row here and a line in tools/CMakeLists.txt.
+ */
+COMMAND(init, .group = GROUP_CHANGE,
+        .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
+                     "[--mode M] [--group G]"},
+        .summary = "create the ring, published empty as generation 1", .min_args = 0,
+        .max_args = 0,
+        .options = OPTIONS_CHANGE | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |
+                   OPTION_TABLE_SIZE | OPTION_MODE | OPTION_GROUP,
+        .names_ring = true)
+COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
+        .summary = "replace the whole node set with a JSON node set read from FILE (- "
+                   "for standard input; an empty node set is refused); nodes that stay "
+                   "keep their ids; parameters the file leaves out are kept; creates the "
+                   "ring (mode 0644) if it does not exist",
+        .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(add, .group = GROUP_CHANGE, .synopsis = {"add NAME ADDRESS [--weight W]"},
+        .summary = "add an up node with weight W (default 1)", .min_args = 2,
+        .max_args = 2, .options = OPTIONS_CHANGE | OPTION_WEIGHT, .names_ring = true)
+COMMAND(remove, .group = GROUP_CHANGE, .synopsis = {"remove NAME"},
+        .summary = "remove a node", .min_args = 1, .max_args = 1,
+        .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(weight, .group = GROUP_CHANGE, .synopsis = {"weight NAME W"},
+        .summary = "change a node's weight (1-65535)", .min_args = 2, .max_args = 2,
+        .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(down, .group = GROUP_CHANGE, .synopsis = {"down NAME"},
+        .summary = "mark a node down: its keys move to the other nodes", .min_args = 1,
+        .max_args = 1, .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(up, .group = GROUP_CHANGE, .synopsis = {"up NAME"},
+        .summary = "mark a node up again", .min_args = 1, .max_args = 1,
+        .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(show, .group = GROUP_READ, .synopsis = {"show"},
+        .summary = "status, parameters and nodes, with each node's share of the keyspace",
+        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+COMMAND(lookup, .group = GROUP_READ,
+        .synopsis = {"lookup [-n N] [-z] KEY...", "lookup [-n N] [-z] --stdin"},
+        .summary = "print KEY, then the name and address of the node that owns it (-n: "
+                   "of its first N nodes), tab-separated; with --stdin, the same for "
+                   "each line of standard input, answered as it arrives and following "
+                   "new generations live; a key no node can take is answered, not fatal",
+        .min_args = 0, .max_args = UNLIMITED,
+        .options = OPTION_COUNT | OPTION_STDIN | OPTION_NUL | OPTION_OWNER,
+        .names_ring = true)
+COMMAND(dump, .group = GROUP_READ, .synopsis = {"dump"},
+        .summary = "print the node set as JSON, as 'load' reads it", .min_args = 0,
+        .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
+        .summary = "print every ring in the ring directory, one per line: name, "
+                   "generation, nodes, algorithm (tab-separated); rings it cannot read "
+                   "are skipped, each named in a warning on standard error",
+        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = false)
+COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
+        .summary = "remove the ring; readers keep their last version", .min_args = 0,
+        .max_args = 0, .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(help, .group = GROUP_OTHER, .synopsis = {"help [COMMAND]"},
+        .summary = "print this help, or COMMAND's", .min_args = 0, .max_args = 1,
+        .options = 0, .names_ring = false)

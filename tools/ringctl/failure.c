@@ -1,0 +1,133 @@
+/*
+ * Saying why the library refused a ring, in words an operator can act on: another
+ * user's squatting file told from their own mistake, a lock held by another writer,
+ * a ring directory that is missing or unsafe.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ringctl.h"
+
+/* Writes "uid UID (NAME)", or "uid UID" for a uid without a user name, into OUT. */
+static void describe_user(uid_t uid, char *out, size_t size)
+{
+    const struct passwd *user = getpwuid(uid);
+    if (user != NULL)
+        snprintf(out, size, "uid %lu (%s)", (unsigned long)uid, user->pw_name);
+    else
+        snprintf(out, size, "uid %lu", (unsigned long)uid);
+}
+
+/* Whether a reader with CTL's options accepts a ring of OWNER (as the library
+ * decides: root, ourselves, or --owner). */
+static bool owner_trusted(const struct ringctl *ctl, uid_t owner)
+{
+    return owner == 0 || owner == geteuid() ||
+           (ctl->open.trusted_owner != 0 && owner == ctl->open.trusted_owner);
+}
+
+bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
+                       size_t size)
+{
+    shmring_ring_object_t object;
+    if (shmring_ring_object(ring, ctl->directory, &object) != 0 || !object.exists)
+        return false;
+    char owner[64 + LOGIN_NAME_MAX];
+    describe_user(object.owner, owner, sizeof(owner));
+    if (strcmp(object.kind, "directory") != 0) {
+        snprintf(out, size,
+                 "%s is a %s owned by %s, not a ring of yours; remove it or use another "
+                 "ring name",
+                 object.path, object.kind, owner);
+        return true;
+    }
+    if ((object.mode & 0022) != 0) {
+        snprintf(out, size,
+                 "%s is a directory owned by %s that others can write (mode %04o), not a "
+                 "ring; remove it or use another ring name",
+                 object.path, owner, (unsigned)object.mode);
+        return true;
+    }
+    if (err == SHMRING_EOWNER && ctl->writing && object.owner != geteuid()) {
+        snprintf(out, size,
+                 "%s is a directory owned by %s: the ring belongs to that user, and only "
+                 "its owner can change or destroy it",
+                 object.path, owner);
+        return true;
+    }
+    if (err == SHMRING_EOWNER && !owner_trusted(ctl, object.owner)) {
+        const struct passwd *user = getpwuid(object.owner);
+        char name[64 + LOGIN_NAME_MAX];
+        if (user != NULL)
+            snprintf(name, sizeof(name), "%s", user->pw_name);
+        else
+            snprintf(name, sizeof(name), "%lu", (unsigned long)object.owner);
+        snprintf(out, size,
+                 "%s is a directory owned by %s, a user whose rings are not accepted "
+                 "(to read it anyway, add --owner %s)",
+                 object.path, owner, name);
+        return true;
+    }
+    if (err == SHMRING_ENOENT) {
+        /* A ring appears only complete (renamed into place with its control object),
+         * so a directory without one is not a ring, whoever made it. */
+        snprintf(out, size,
+                 "%s is a directory owned by %s that holds no ring; remove it or use "
+                 "another ring name",
+                 object.path, owner);
+        return true;
+    }
+    return false;
+}
+
+/* Says, into OUT, why the library found the ring directory unsafe (SHMRING_EBASEDIR). */
+static void describe_base_directory(const struct ringctl *ctl, char *out, size_t size)
+{
+    const char *path =
+        ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
+    struct stat st;
+    if (stat(path, &st) == 0 && !owner_trusted(ctl, st.st_uid)) {
+        char owner[64 + LOGIN_NAME_MAX];
+        describe_user(st.st_uid, owner, sizeof(owner));
+        snprintf(out, size,
+                 "the ring directory %s belongs to %s, a user whose rings are not "
+                 "accepted",
+                 path, owner);
+    } else {
+        snprintf(out, size,
+                 "the ring directory %s is unsafe: others can write it and it is not "
+                 "sticky, so anyone could rename or remove rings in it",
+                 path);
+    }
+}
+
+int library_failure(const char *what, const struct ringctl *ctl, int err)
+{
+    char detail[LINE_MAX_BYTES];
+    if (err == SHMRING_EBUSY)
+        return fail(EXIT_FAILED,
+                    "ring '%s': another writer holds the ring's lock (waited %d s)",
+                    ctl->ring, ctl->wait_seconds);
+    if ((err == SHMRING_EOWNER || err == SHMRING_ENOTRING || err == SHMRING_ENOENT) &&
+        describe_occupant(ctl, ctl->ring, err, detail, sizeof(detail)))
+        return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
+    if (err == SHMRING_EBASEDIR) {
+        describe_base_directory(ctl, detail, sizeof(detail));
+        return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
+    }
+    /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
+     * typo) deserves its own words. */
+    const char *path =
+        ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
+    struct stat st;
+    if (err == SHMRING_ENOENT && stat(path, &st) != 0 && errno == ENOENT)
+        return fail(EXIT_FAILED, "ring '%s': the ring directory %s does not exist",
+                    ctl->ring, path);
+    return fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, ctl->ring,
+                shmring_strerror(err));
+}

@@ -1,0 +1,224 @@
+/*
+ * ringctl: inspect and change shmring rings from the command line.
+ *
+ * main parses the options, finds the command in the table (command_table.h) and
+ * runs it; the commands are thin calls into libshmringctl, one file each.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "ringctl.h"
+
+/* The permission bits of a ring that init or load creates without --mode. */
+#define DEFAULT_RING_MODE 0644
+
+/* Called by the library once it starts to wait for another writer's lock: says so,
+ * once, so that a command that seems to hang explains itself. */
+static void say_waiting(const char *ring, void *data)
+{
+    struct ringctl *ctl = data;
+    if (ctl->said_waiting)
+        return;
+    ctl->said_waiting = true;
+    if (ctl->wait_seconds < 0)
+        note("waiting for another writer of ring '%s' to finish (--wait SECONDS bounds "
+             "this)",
+             ring);
+    else
+        note("waiting up to %d s for another writer of ring '%s' to finish",
+             ctl->wait_seconds, ring);
+}
+
+/*
+ * Takes the ring and the ring directory from the environment unless options named
+ * them. A variable that is set but empty is an error, not the default: it is
+ * usually a configuration that meant to name something and did not.
+ */
+static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ring)
+{
+    const char *directory = getenv("SHMRING_DIR");
+    if (ctl->directory == NULL && directory != NULL) {
+        if (directory[0] == '\0')
+            return fail(EXIT_USAGE,
+                        "SHMRING_DIR is set but empty: unset it (for %s) or "
+                        "name a directory",
+                        SHMRING_DEFAULT_DIRECTORY);
+        ctl->directory = directory;
+    }
+    const char *ring = getenv("SHMRING_RING");
+    if (!ring_given && needs_ring && ring != NULL) {
+        if (ring[0] == '\0')
+            return fail(EXIT_USAGE, "SHMRING_RING is set but empty: unset it (for the "
+                                    "ring 'default') or name a ring");
+        ctl->ring = ring;
+    }
+    if (ctl->directory != NULL && strlen(ctl->directory) > SHMRING_DIRECTORY_MAX)
+        return fail(EXIT_USAGE, "the ring directory's path is longer than %d bytes",
+                    SHMRING_DIRECTORY_MAX);
+    ctl->open.directory = ctl->directory;
+    ctl->writer.directory = ctl->directory;
+    return EXIT_OK;
+}
+
+/* Checks what the command line gives COMMAND: only options it takes, as many
+ * arguments as it takes, a valid ring name. */
+static int check_command_line(const struct ringctl *ctl,
+                              const struct ringctl_command *command)
+{
+    for (unsigned bit = 1; bit != 0; bit <<= 1) {
+        if ((ctl->given & bit) && !(command->options & bit))
+            return fail(EXIT_USAGE, "option '%s' does not apply to '%s'",
+                        ringctl_option_name((enum option_bit)bit), command->name);
+    }
+    char usage[LINE_MAX_BYTES];
+    ringctl_usage_line(command, usage, sizeof(usage));
+    if (ctl->arg_count < command->min_args)
+        return fail(EXIT_USAGE, "missing arguments for '%s' (usage: %s)", command->name,
+                    usage);
+    if (ctl->arg_count > command->max_args)
+        return fail(EXIT_USAGE, "too many arguments for '%s' (usage: %s)", command->name,
+                    usage);
+    if (command->names_ring && shmring_ring_name_check(ctl->ring) != 0)
+        return fail(EXIT_USAGE,
+                    "invalid ring name '%s' (1-%d characters of A-Z a-z 0-9 _ . -, "
+                    "not ending in a dot and digits)",
+                    ctl->ring, SHMRING_RING_NAME_MAX);
+    return EXIT_OK;
+}
+
+/* Parses the command line into *CTL and *COMMAND; *COMMAND stays NULL when the work
+ * is done already (--help, --version). Returns an exit status. */
+static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
+                              const struct ringctl_command **command)
+{
+    *command = NULL;
+    shmring_params_default(&ctl->params);
+    shmring_writer_options_default(&ctl->writer);
+    ctl->writer.mode = DEFAULT_RING_MODE;
+    ctl->writer.on_wait = say_waiting;
+    ctl->writer.on_wait_data = ctl;
+    ctl->wait_seconds = -1;
+    ctl->weight = 1;
+    ctl->count = 1;
+
+    struct option long_options[OPTION_TABLE_MAX + 1];
+    char short_options[3 * OPTION_TABLE_MAX + 2];
+    ringctl_getopt_tables(long_options, short_options);
+    bool help = false, version = false;
+    opterr = 0; /* diagnostics are ours, in our format */
+    int code;
+    while ((code = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        int status;
+        if (code == 'h')
+            help = true;
+        else if (code == 'V')
+            version = true;
+        else if (code == '?' || code == ':')
+            return ringctl_option_error(code, argv);
+        else if ((status = ringctl_parse_option(ctl, code, optarg)) != EXIT_OK)
+            return status;
+    }
+    const char *name = optind < argc ? argv[optind] : NULL;
+    const struct ringctl_command *found =
+        name != NULL ? ringctl_command_find(name) : NULL;
+    if (name != NULL && found == NULL)
+        return ringctl_unknown_command(name);
+    if (help) {
+        /* `ringctl COMMAND --help` is that command's usage, whatever else is given. */
+        if (found != NULL)
+            ringctl_help_command(found);
+        else
+            ringctl_help_all();
+        return EXIT_OK;
+    }
+    if (version) {
+        printf("ringctl %s\n", shmring_version());
+        return EXIT_OK;
+    }
+    if (found == NULL)
+        return fail(EXIT_USAGE, "no command given (see 'ringctl --help')");
+    bool ring_given = ctl->ring != NULL;
+    if (!ring_given)
+        ctl->ring = "default";
+    int status = parse_environment(ctl, ring_given, found->names_ring);
+    if (status != EXIT_OK)
+        return status;
+    ctl->writer.wait_ms = ctl->wait_seconds < 0 ? -1 : ctl->wait_seconds * 1000;
+    ctl->args = argv + optind + 1;
+    ctl->arg_count = (size_t)(argc - optind - 1);
+    status = check_command_line(ctl, found);
+    if (status == EXIT_OK)
+        *command = found;
+    return status;
+}
+
+/*
+ * Makes descriptors 0, 1 and 2 valid, on /dev/null, where they are closed (as sudo
+ * and OpenSSH do). Otherwise the first file this program opens (a ring's directory,
+ * its lock, a version being written) would take the number of a closed standard
+ * stream, and our output or error messages would be written into it. Returns false
+ * if /dev/null cannot be opened.
+ */
+static bool standard_descriptors_valid(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* Every lower descriptor is open by now, so open() returns FD itself. */
+        int opened = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+        if (opened != fd) {
+            if (opened >= 0)
+                close(opened);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Flushes and closes stdout, and reports output that never reached its destination
+ * (a full disk, a closed pipe) as a failure. When the ring changed before, the
+ * message says so: whoever reads it must not take the command for one that changed
+ * nothing (and, say, run `init` again).
+ */
+static int finish_output(const struct ringctl *ctl, int status)
+{
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    failed = fclose(stdout) != 0 || failed;
+    if (!failed)
+        return status;
+    int error = output_errno();
+    if (ctl->destroyed)
+        return fail(EXIT_FAILED,
+                    "ring '%s' was destroyed, but its report could not be written: %s",
+                    ctl->ring, strerror(error));
+    if (ctl->published != 0)
+        return fail(EXIT_FAILED,
+                    "ring '%s': generation %" PRIu64
+                    " was published, but its report could not be written: %s",
+                    ctl->ring, ctl->published, strerror(error));
+    if (status == EXIT_OK)
+        return fail(EXIT_FAILED, "cannot write output: %s", strerror(error));
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    /* Before anything else is opened. */
+    if (!standard_descriptors_valid())
+        return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    output_open();
+    struct ringctl ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    const struct ringctl_command *command;
+    int status = parse_command_line(argc, argv, &ctl, &command);
+    if (status == EXIT_OK && command != NULL)
+        status = command->run(&ctl);
+    return finish_output(&ctl, status);
+}

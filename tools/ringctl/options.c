@@ -1,0 +1,268 @@
+/*
+ * The option table and the parsing of option values: strict numbers, users and
+ * groups, modes, parameters. Each bad value is a usage error naming it.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+/* The longest --wait, in seconds: the library takes milliseconds in an int. */
+#define WAIT_SECONDS_MAX (INT_MAX / 1000)
+
+const struct ringctl_option ringctl_options[] = {
+    {"ring", 'r', "RING", 'r', 0,
+     "the ring to use (default: $SHMRING_RING, else \"default\"); 1-200 characters of "
+     "A-Z a-z 0-9 _ . -"},
+    {"dir", 0, "DIR", CODE_DIR, 0,
+     "the directory holding the rings (default: $SHMRING_DIR, else /dev/shm); use a "
+     "directory only root can write, such as /run/shmring, for system rings"},
+    {"json", 0, NULL, CODE_JSON, 0,
+     "print results as JSON (each command's keys are listed in the README)"},
+    {"dry-run", 0, NULL, CODE_DRY_RUN, OPTION_DRY_RUN,
+     "publish nothing; say what would change and which fraction of 100000 sampled "
+     "keys would move to another node"},
+    {"wait", 0, "SECONDS", CODE_WAIT, OPTION_WAIT,
+     "wait at most SECONDS for another writer of the ring to finish, then fail; 0 "
+     "fails at once (default: wait as long as it takes, saying so once on standard "
+     "error)"},
+    {"owner", 0, "USER", CODE_OWNER, OPTION_OWNER,
+     "also accept rings owned by USER (a name or a uid); rings of root and of yourself "
+     "are always accepted, other users' only this way"},
+    {"help", 'h', NULL, 'h', 0, "print this help and exit"},
+    {"version", 'V', NULL, 'V', 0, "print the version and exit"},
+    {"algorithm", 0, "A", CODE_ALGORITHM, OPTION_ALGORITHM,
+     "ring (default), maglev or ketama"},
+    {"hash", 0, "H", CODE_HASH, OPTION_HASH,
+     "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama always uses md5"},
+    {"vnodes", 0, "N", CODE_VNODES, OPTION_VNODES,
+     "ring points per unit of weight, 1-65535 (default 160)"},
+    {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION_TABLE_SIZE,
+     "maglev table size: a prime, or 0 (default) to size the table from the number of "
+     "up nodes"},
+    {"mode", 0, "M", CODE_MODE, OPTION_MODE,
+     "who may read the ring: 0644 (default: everyone), 0640 (its group), 0604 (others, "
+     "not the group) or 0600 (you only); nobody but you can ever change it"},
+    {"group", 0, "G", CODE_GROUP, OPTION_GROUP, "group of the ring, by name or number"},
+    {"weight", 0, "W", CODE_WEIGHT, OPTION_WEIGHT,
+     "the new node's weight, 1-65535 (default 1)"},
+    {NULL, 'n', "N", 'n', OPTION_COUNT,
+     "print the first N distinct up nodes (1-64) in the ring's preference order"},
+    {"stdin", 0, NULL, CODE_STDIN, OPTION_STDIN,
+     "read keys from standard input, one per line"},
+    {NULL, 'z', NULL, 'z', OPTION_NUL,
+     "keys and answers end in a NUL byte rather than a newline (as with xargs -0 and "
+     "sort -z), so that a key read from standard input may hold any byte but NUL"},
+};
+
+const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
+_Static_assert(sizeof(ringctl_options) / sizeof(ringctl_options[0]) <= OPTION_TABLE_MAX,
+               "getopt_long's tables are too small for the option table");
+
+void ringctl_getopt_tables(struct option *long_options, char *short_options)
+{
+    size_t longs = 0, shorts = 0;
+    /* A leading ':' makes getopt_long report a missing argument as ':', not '?'. */
+    short_options[shorts++] = ':';
+    for (size_t i = 0; i < ringctl_option_count; i++) {
+        const struct ringctl_option *o = &ringctl_options[i];
+        int has_argument = o->argument != NULL ? required_argument : no_argument;
+        if (o->name != NULL)
+            long_options[longs++] = (struct option){o->name, has_argument, NULL, o->code};
+        if (o->letter != 0) {
+            short_options[shorts++] = (char)o->letter;
+            if (o->argument != NULL)
+                short_options[shorts++] = ':';
+        }
+    }
+    long_options[longs] = (struct option){NULL, 0, NULL, 0};
+    short_options[shorts] = '\0';
+}
+
+const char *ringctl_option_name(enum option_bit bit)
+{
+    static char letter[3];
+    for (size_t i = 0; i < ringctl_option_count; i++) {
+        const struct ringctl_option *o = &ringctl_options[i];
+        if (o->bit != (unsigned)bit)
+            continue;
+        if (o->name != NULL) {
+            /* Every long name is spelled with its dashes in the diagnostics. */
+            static char spelled[64];
+            snprintf(spelled, sizeof(spelled), "--%s", o->name);
+            return spelled;
+        }
+        snprintf(letter, sizeof(letter), "-%c", o->letter);
+        return letter;
+    }
+    return "?";
+}
+
+/*
+ * Parses TEXT as a number in BASE from MIN to MAX, strictly: digits only (no sign,
+ * no spaces, no exponent, nothing after them), and no overflow.
+ */
+static bool parse_number(const char *text, int base, unsigned long min, unsigned long max,
+                         unsigned long *out)
+{
+    if (text[0] < '0' || text[0] > '9')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long value = strtoul(text, &end, base);
+    if (errno != 0 || *end != '\0' || value < min || value > max)
+        return false;
+    *out = value;
+    return true;
+}
+
+int ringctl_parse_weight(const char *text, uint32_t *weight)
+{
+    unsigned long value;
+    if (!parse_number(text, 10, 1, SHMRING_WEIGHT_MAX, &value))
+        return fail(EXIT_USAGE, "weight must be an integer from 1 to %d: '%s'",
+                    SHMRING_WEIGHT_MAX, text);
+    *weight = (uint32_t)value;
+    return EXIT_OK;
+}
+
+/* A user (GROUP false) or group by number or by name, into *OUT. uid_t and gid_t
+ * are both unsigned int here; (id_t)-1 means "none" to the system calls. */
+static int parse_account(const char *text, bool group, unsigned long *out)
+{
+    if (parse_number(text, 10, 0, (unsigned long)(id_t)-1 - 1, out))
+        return EXIT_OK;
+    const struct group *by_group = group ? getgrnam(text) : NULL;
+    const struct passwd *by_user = group ? NULL : getpwnam(text);
+    if (by_group != NULL)
+        *out = by_group->gr_gid;
+    else if (by_user != NULL)
+        *out = by_user->pw_uid;
+    else
+        return fail(EXIT_USAGE, "unknown %s '%s'", group ? "group" : "user", text);
+    return EXIT_OK;
+}
+
+/* The modes the library accepts: the owner reads and writes, the group and others
+ * may read; anything more would let another user write, anything less would lock
+ * the owner out. */
+static bool mode_valid(unsigned long mode)
+{
+    return mode == 0600 || mode == 0640 || mode == 0604 || mode == 0644;
+}
+
+/* The options that set a parameter of init or a value of the command. */
+static int parse_value(struct ringctl *ctl, int code, const char *value)
+{
+    unsigned long number;
+    switch (code) {
+    case CODE_ALGORITHM:
+        if (shmring_algorithm_parse(value, &ctl->params.algorithm) != 0)
+            return fail(EXIT_USAGE, "unknown algorithm '%s' (use ring, maglev or ketama)",
+                        value);
+        return EXIT_OK;
+    case CODE_HASH:
+        if (shmring_hash_parse(value, &ctl->params.hash) != 0)
+            return fail(EXIT_USAGE,
+                        "unknown hash '%s' (use xxh3, md5, crc32, fnv1a or murmur3)",
+                        value);
+        return EXIT_OK;
+    case CODE_VNODES:
+        if (!parse_number(value, 10, 1, SHMRING_VNODES_MAX, &number))
+            return fail(EXIT_USAGE, "vnodes must be an integer from 1 to %d: '%s'",
+                        SHMRING_VNODES_MAX, value);
+        ctl->params.vnodes = (uint32_t)number;
+        return EXIT_OK;
+    case CODE_TABLE_SIZE:
+        if (!parse_number(value, 10, 0, SHMRING_POINTS_MAX, &number))
+            return fail(EXIT_USAGE,
+                        "table size must be 0 or a prime number up to %u: '%s'",
+                        SHMRING_POINTS_MAX, value);
+        ctl->params.table_size = (uint32_t)number;
+        return EXIT_OK;
+    case CODE_MODE:
+        if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
+            return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);
+        ctl->writer.mode = (mode_t)number;
+        return EXIT_OK;
+    case CODE_GROUP: {
+        int status = parse_account(value, true, &number);
+        ctl->writer.group = (gid_t)number;
+        return status;
+    }
+    case CODE_OWNER: {
+        int status = parse_account(value, false, &number);
+        ctl->open.trusted_owner = (uid_t)number;
+        return status;
+    }
+    case CODE_WEIGHT:
+        return ringctl_parse_weight(value, &ctl->weight);
+    case 'n':
+        if (!parse_number(value, 10, 1, SHMRING_LOOKUP_N_MAX, &number))
+            return fail(EXIT_USAGE, "-n must be an integer from 1 to %d: '%s'",
+                        SHMRING_LOOKUP_N_MAX, value);
+        ctl->count = number;
+        return EXIT_OK;
+    case CODE_WAIT:
+        if (!parse_number(value, 10, 0, WAIT_SECONDS_MAX, &number))
+            return fail(EXIT_USAGE,
+                        "--wait must be a whole number of seconds from 0 to %d: '%s'",
+                        WAIT_SECONDS_MAX, value);
+        ctl->wait_seconds = (int)number;
+        return EXIT_OK;
+    default:
+        return fail(EXIT_USAGE, "unexpected option code %d", code);
+    }
+}
+
+int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
+{
+    for (size_t i = 0; i < ringctl_option_count; i++) {
+        if (ringctl_options[i].code == code)
+            ctl->given |= ringctl_options[i].bit;
+    }
+    switch (code) {
+    case 'r':
+        ctl->ring = value;
+        return EXIT_OK;
+    case CODE_DIR:
+        if (value[0] == '\0')
+            return fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
+        ctl->directory = value;
+        return EXIT_OK;
+    case CODE_JSON:
+        ctl->json = true;
+        return EXIT_OK;
+    case CODE_DRY_RUN:
+        ctl->dry_run = true;
+        return EXIT_OK;
+    case CODE_STDIN:
+        return EXIT_OK; /* its bit in ctl->given says it */
+    case 'z':
+        ctl->nul = true;
+        return EXIT_OK;
+    default:
+        return parse_value(ctl, code, value);
+    }
+}
+
+int ringctl_option_error(int code, char **argv)
+{
+    const char *typed = argv[optind - 1];
+    char name[LINE_MAX_BYTES];
+    if (strncmp(typed, "--", 2) == 0) {
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(typed, "="), typed);
+    } else {
+        snprintf(name, sizeof(name), "-%c", optopt);
+    }
+    if (code == ':')
+        return fail(EXIT_USAGE, "option '%s' needs an argument", name);
+    if (optopt != 0 && strncmp(typed, "--", 2) == 0)
+        return fail(EXIT_USAGE, "option '%s' takes no argument", name);
+    return fail(EXIT_USAGE, "unknown option '%s'", name);
+}

@@ -1,0 +1,267 @@
+/*
+ * ringctl's private declarations: the parsed command line that every command reads,
+ * the command table's row type, and the calls the command files share (diagnostics,
+ * output, the changing-command machinery).
+ *
+ * Shaped as Knot DNS's knotc: main.c parses options and dispatches through one table
+ * (command_table.h), each command is a file of thin calls into libshmringctl, and
+ * everything a command prints goes through output.c.
+ */
+#ifndef RINGCTL_H
+#define RINGCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "shmring.h"
+#include "shmring_ctl.h"
+
+enum ringctl_exit {
+    EXIT_OK = 0,
+    EXIT_FAILED = 1,
+    EXIT_USAGE = 2,
+};
+
+/* Room for one line of a report or diagnostic: a ring name, a node name and a path
+ * fit many times over. */
+#define LINE_MAX_BYTES 8192
+
+/* Options that only some commands accept, one bit each (see options.c for their
+ * spellings and help); a command's row says which it accepts. -r, --dir, --json and
+ * --help go with every command. */
+enum option_bit {
+    OPTION_DRY_RUN = 1u << 0,
+    OPTION_ALGORITHM = 1u << 1,
+    OPTION_HASH = 1u << 2,
+    OPTION_VNODES = 1u << 3,
+    OPTION_TABLE_SIZE = 1u << 4,
+    OPTION_MODE = 1u << 5,
+    OPTION_GROUP = 1u << 6,
+    OPTION_WEIGHT = 1u << 7,
+    OPTION_COUNT = 1u << 8,
+    OPTION_STDIN = 1u << 9,
+    OPTION_WAIT = 1u << 10,
+    OPTION_OWNER = 1u << 11,
+    OPTION_NUL = 1u << 12,
+};
+
+/* What every command that changes a ring (or destroys it) accepts. */
+#define OPTIONS_CHANGE (OPTION_DRY_RUN | OPTION_WAIT)
+
+/* The parsed command line: the inputs of the command (read-only for it but for the
+ * outcome fields at the end, which say what it did for main's last words). */
+struct ringctl {
+    const char *ring;
+    /* The directory holding the rings (NULL: the library's default). */
+    const char *directory;
+    bool json;
+    bool dry_run;
+    unsigned given; /* enum option_bit */
+    /* Where to read rings and whom to trust (--dir, --owner). */
+    shmring_open_options_t open;
+    /* How to change rings: --dir, --wait and, for init, --mode and --group. */
+    shmring_writer_options_t writer;
+    /* --wait in seconds; -1: as long as it takes. */
+    int wait_seconds;
+    /* init: --algorithm, --hash, --vnodes, --table-size. */
+    shmring_params_t params;
+    /* add: --weight. */
+    uint32_t weight;
+    /* lookup: -n, and -z (records end in NUL rather than a newline). */
+    size_t count;
+    bool nul;
+    /* The command's arguments. */
+    char **args;
+    size_t arg_count;
+
+    /* The outcome. Whether the "waiting for another writer" line was printed (once
+     * at most); whether the command changes rings, for messages about whose ring it
+     * is; what it did before reporting it: the generation it published (0: none) or
+     * that it destroyed the ring. */
+    bool said_waiting;
+    bool writing;
+    uint64_t published;
+    bool destroyed;
+};
+
+/* How a command appears in the full help. */
+enum command_group {
+    GROUP_CHANGE, /* changes a ring */
+    GROUP_READ,   /* reads a ring */
+    GROUP_OTHER,
+};
+
+/* The most synopsis lines a command has (lookup: keys, or --stdin). */
+#define SYNOPSIS_MAX 2
+
+/* One row of the command table: everything dispatch and help know of a command. */
+struct ringctl_command {
+    const char *name;
+    int (*run)(struct ringctl *ctl);
+    enum command_group group;
+    /* How the command is called, without "ringctl ", one way per line. */
+    const char *synopsis[SYNOPSIS_MAX];
+    /* What it does, one sentence or two, for the help (wrapped when printed). */
+    const char *summary;
+    size_t min_args;
+    size_t max_args;
+    unsigned options; /* enum option_bit */
+    /* Whether it acts on one ring (-r, $SHMRING_RING): all but list and help. */
+    bool names_ring;
+};
+
+#define UNLIMITED ((size_t)-1)
+
+/* Each command's handler, ringctl_cmd_NAME, declared from its row of the table. */
+#define COMMAND(name_, ...) int ringctl_cmd_##name_(struct ringctl *ctl);
+#include "command_table.h"
+#undef COMMAND
+
+/* The command table (commands.c, from command_table.h), and its length. */
+extern const struct ringctl_command ringctl_commands[];
+extern const size_t ringctl_command_count;
+
+/* The row of NAME, or NULL. */
+const struct ringctl_command *ringctl_command_find(const char *name);
+/* Reports NAME as an unknown command, suggesting the nearest one. Returns
+ * EXIT_USAGE. */
+int ringctl_unknown_command(const char *name);
+
+/* ---- help.c --------------------------------------------------------------------- */
+
+/* Prints the whole help, or one command's. */
+void ringctl_help_all(void);
+void ringctl_help_command(const struct ringctl_command *command);
+/* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
+void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
+
+/* ---- options.c ------------------------------------------------------------------ */
+
+/* The spelling of an option bit ("--weight"), for diagnostics. */
+const char *ringctl_option_name(enum option_bit bit);
+/* Parses a weight, or says why not (returns EXIT_USAGE). */
+int ringctl_parse_weight(const char *text, uint32_t *weight);
+
+/* ---- output.c ------------------------------------------------------------------- */
+
+/* Prints "ringctl: error: MESSAGE" on stderr and returns STATUS. */
+int fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
+void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "ringctl: MESSAGE", a note that is no error. */
+void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
+void output_open(void);
+int output_errno(void);
+/* Ends one record of lookup's output: a newline, or a NUL with -z. */
+void output_end_record(const struct ringctl *ctl);
+/* Prints KEY escaped (see the README's "Keys in lookup's output"). */
+void output_key(const char *key, size_t len);
+/* Prints VALUE, as one line or indented, then frees it. Reals are printed with the
+ * digits they carry. Returns an exit status. */
+int output_json(json_t *value, bool indented);
+/* The same, ending the record as output_end_record() does. */
+int output_json_record(const struct ringctl *ctl, json_t *value);
+
+/* JSON values of what the commands report. */
+json_t *json_str(const char *text);
+json_t *json_uint(uint64_t value);
+/* Sets OBJECT's "key" (and "key_base64", null) to KEY when it is UTF-8; else "key"
+ * null and "key_base64" its bytes in base64. */
+void json_set_key(json_t *object, const char *key, size_t len);
+json_t *json_node_info(const shmring_node_info_t *node);
+const char *state_name(shmring_state_t state);
+/* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
+void describe_params(const shmring_params_t *params, char *out, size_t size);
+
+/* ---- failure.c ------------------------------------------------------------------ */
+
+/*
+ * Reports a library error about the ring, as "cannot WHAT ring 'R': MESSAGE" or,
+ * where that would leave the operator guessing, a precise line (who holds the lock,
+ * what has the ring's name, a missing ring directory). Returns EXIT_FAILED.
+ */
+int library_failure(const char *what, const struct ringctl *ctl, int err);
+/* Says, into OUT, what has RING's path when the library refused it with ERR; false
+ * when what is there explains nothing. */
+bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
+                       size_t size);
+
+/* ---- change.c: what every changing command shares ------------------------------- */
+
+/* What a changing command does to the node set, for its report (text and JSON). */
+enum change_action {
+    ACTION_INIT,
+    ACTION_LOAD,
+    ACTION_ADD,
+    ACTION_REMOVE,
+    ACTION_WEIGHT,
+    ACTION_DOWN,
+    ACTION_UP,
+    ACTION_DESTROY,
+};
+
+/* Which nodes a load adds, removes and changes. */
+struct nodeset_diff {
+    size_t added;
+    size_t removed;
+    size_t changed;
+    /* Whether the node order stays (the snapshot keeps it). */
+    bool same_order;
+};
+
+struct change {
+    enum change_action action;
+    /* Nothing to do: nothing is published. */
+    bool unchanged;
+    /* Whether a dry run estimates the keys that would move. */
+    bool sample;
+    /* add, remove, weight, down, up: the node after the change (its strings are
+     * copies, valid after the node set changed). */
+    shmring_node_info_t node;
+    char node_name[SHMRING_NAME_MAX + 1];
+    char node_address[SHMRING_ADDRESS_MAX + 1];
+    uint32_t previous_weight;
+    /* init: the parameters; load: the parameters loaded. */
+    shmring_params_t params;
+    /* load: the node count and the differences. */
+    size_t node_count;
+    struct nodeset_diff diff;
+    bool params_changed;
+};
+
+/* Changes *SET (or replaces it) as the command asks, with INPUT its own data. Returns
+ * an exit status, having said why on failure. */
+typedef int (*change_fn)(const struct ringctl *ctl, const void *input,
+                         shmring_nodeset_t **set, struct change *out);
+
+/* How a changing command opens its ring. */
+enum open_mode {
+    OPEN_EXISTING, /* the ring must exist */
+    OPEN_CREATE,   /* create it (default mode) if it does not exist */
+    OPEN_EXCLUSIVE /* create it; it must not exist */
+};
+
+/*
+ * Takes the ring's writer lock (or, with --dry-run, reads its current version),
+ * reads the node set, lets APPLY change it, publishes exactly one new generation
+ * (or nothing) and reports it. Returns an exit status.
+ */
+int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
+               const void *input);
+/* Reports a change (destroy's too): text or JSON. */
+int report_change(const struct ringctl *ctl, const struct change *change,
+                  uint64_t generation, const double *moved_fraction);
+/* Keeps NODE in CHANGE with copies of its strings. */
+void change_keep_node(struct change *change, const shmring_node_info_t *node);
+/* Which nodes of AFTER are new or changed compared with BEFORE. */
+void nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
+                  struct nodeset_diff *out);
+/* Refuses (SHMRING_EOWNER) to pretend to change a ring of another user. */
+int dry_run_owner_check(const shmring_ring_status_t *status);
+
+#endif
