@@ -168,6 +168,35 @@ static int estimate_moved(const struct ringctl *ctl, const void *current,
     return EXIT_OK;
 }
 
+/* How the text report says that one node changed: "added NAME (id ID) to ring
+ * 'RING'", "would add NAME (id ID)". */
+static const struct {
+    const char *verb;
+    const char *done;
+    const char *preposition;
+} node_phrases[] = {
+    [ACTION_ADD] = {"add", "added", "to"},
+    [ACTION_REMOVE] = {"remove", "removed", "from"},
+    [ACTION_WEIGHT] = {"change weight of", "changed weight of", "in"},
+    [ACTION_DOWN] = {"mark", "marked", "in"},
+    [ACTION_UP] = {"mark", "marked", "in"},
+};
+
+/* Writes what CHANGE did (WOULD false) or would do to its node into OUT, DETAIL
+ * after the node ("from 1 to 3", "down"). */
+static void describe_node_change(const struct ringctl *ctl, const struct change *change,
+                                 bool would, const char *detail, char *out, size_t size)
+{
+    const shmring_node_info_t *node = &change->node;
+    if (would)
+        snprintf(out, size, "would %s %s (id %" PRIu32 ")%s",
+                 node_phrases[change->action].verb, node->name, node->id, detail);
+    else
+        snprintf(out, size, "%s %s (id %" PRIu32 ")%s %s ring '%s'",
+                 node_phrases[change->action].done, node->name, node->id, detail,
+                 node_phrases[change->action].preposition, ctl->ring);
+}
+
 /* Writes what CHANGE did (WOULD false) or would do into OUT, as the text report
  * says it. */
 static void describe_change(const struct ringctl *ctl, const struct change *change,
@@ -175,7 +204,7 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
 {
     const shmring_node_info_t *node = &change->node;
     const char *ring = ctl->ring;
-    char params[256], summary[256];
+    char params[256], summary[256], detail[64];
     switch (change->action) {
     case ACTION_INIT:
         describe_params(&change->params, params, sizeof(params));
@@ -199,46 +228,29 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
                      change->node_count, plural, ring, summary);
         return;
     }
-    case ACTION_ADD:
-        if (would)
-            snprintf(out, size, "would add %s (id %" PRIu32 ")", node->name, node->id);
-        else
-            snprintf(out, size, "added %s (id %" PRIu32 ") to ring '%s'", node->name,
-                     node->id, ring);
-        return;
-    case ACTION_REMOVE:
-        if (would)
-            snprintf(out, size, "would remove %s (id %" PRIu32 ")", node->name, node->id);
-        else
-            snprintf(out, size, "removed %s (id %" PRIu32 ") from ring '%s'", node->name,
-                     node->id, ring);
-        return;
     case ACTION_WEIGHT:
-        if (change->unchanged)
+        if (change->unchanged) {
             snprintf(out, size, "node '%s' already has weight %" PRIu32, node->name,
                      node->weight);
-        else if (would)
-            snprintf(out, size,
-                     "would change weight of %s (id %" PRIu32 ") from %" PRIu32
-                     " to %" PRIu32,
-                     node->name, node->id, change->previous_weight, node->weight);
-        else
-            snprintf(out, size,
-                     "changed weight of %s (id %" PRIu32 ") from %" PRIu32 " to %" PRIu32
-                     " in ring '%s'",
-                     node->name, node->id, change->previous_weight, node->weight, ring);
+            return;
+        }
+        snprintf(detail, sizeof(detail), " from %" PRIu32 " to %" PRIu32,
+                 change->previous_weight, node->weight);
+        describe_node_change(ctl, change, would, detail, out, size);
         return;
     case ACTION_DOWN:
     case ACTION_UP:
-        if (change->unchanged)
+        if (change->unchanged) {
             snprintf(out, size, "node '%s' is already %s", node->name,
                      state_name(node->state));
-        else if (would)
-            snprintf(out, size, "would mark %s (id %" PRIu32 ") %s", node->name, node->id,
-                     state_name(node->state));
-        else
-            snprintf(out, size, "marked %s (id %" PRIu32 ") %s in ring '%s'", node->name,
-                     node->id, state_name(node->state), ring);
+            return;
+        }
+        snprintf(detail, sizeof(detail), " %s", state_name(node->state));
+        describe_node_change(ctl, change, would, detail, out, size);
+        return;
+    case ACTION_ADD:
+    case ACTION_REMOVE:
+        describe_node_change(ctl, change, would, "", out, size);
         return;
     case ACTION_DESTROY:
         if (would)

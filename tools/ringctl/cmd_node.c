@@ -56,39 +56,35 @@ static int change_remove(const struct ringctl *ctl, const void *input,
     return EXIT_OK;
 }
 
-static int change_weight(const struct ringctl *ctl, const void *input,
-                         shmring_nodeset_t **set, struct change *out)
-{
-    const uint32_t *weight = input;
-    shmring_node_info_t node;
-    int status = find_node(ctl, *set, ctl->args[0], &node);
-    if (status != EXIT_OK)
-        return status;
-    out->action = ACTION_WEIGHT;
-    out->previous_weight = node.weight;
-    out->unchanged = node.weight == *weight;
-    node.weight = *weight;
-    change_keep_node(out, &node);
-    int err =
-        out->unchanged ? 0 : shmring_nodeset_set_weight(*set, ctl->args[0], *weight);
-    if (err != 0)
-        return library_failure("change", ctl, err);
-    return EXIT_OK;
-}
+/* What weight, down and up set: one attribute of one node. */
+struct node_setting {
+    enum change_action action; /* ACTION_WEIGHT, ACTION_DOWN or ACTION_UP */
+    uint32_t weight;
+    shmring_state_t state;
+};
 
-static int change_state(const struct ringctl *ctl, const void *input,
-                        shmring_nodeset_t **set, struct change *out)
+static int change_setting(const struct ringctl *ctl, const void *input,
+                          shmring_nodeset_t **set, struct change *out)
 {
-    const shmring_state_t *state = input;
+    const struct node_setting *setting = input;
+    bool weight = setting->action == ACTION_WEIGHT;
     shmring_node_info_t node;
     int status = find_node(ctl, *set, ctl->args[0], &node);
     if (status != EXIT_OK)
         return status;
-    out->action = *state == SHMRING_STATE_UP ? ACTION_UP : ACTION_DOWN;
-    out->unchanged = node.state == *state;
-    node.state = *state;
+    out->action = setting->action;
+    out->previous_weight = node.weight;
+    out->unchanged =
+        weight ? node.weight == setting->weight : node.state == setting->state;
+    if (weight)
+        node.weight = setting->weight;
+    else
+        node.state = setting->state;
     change_keep_node(out, &node);
-    int err = out->unchanged ? 0 : shmring_nodeset_set_state(*set, ctl->args[0], *state);
+    if (out->unchanged)
+        return EXIT_OK;
+    int err = weight ? shmring_nodeset_set_weight(*set, ctl->args[0], setting->weight)
+                     : shmring_nodeset_set_state(*set, ctl->args[0], setting->state);
     if (err != 0)
         return library_failure("change", ctl, err);
     return EXIT_OK;
@@ -116,21 +112,23 @@ int ringctl_cmd_remove(struct ringctl *ctl)
 
 int ringctl_cmd_weight(struct ringctl *ctl)
 {
-    uint32_t weight;
-    int status = ringctl_parse_weight(ctl->args[1], &weight);
+    struct node_setting setting = {.action = ACTION_WEIGHT};
+    int status = ringctl_parse_weight(ctl->args[1], &setting.weight);
     if (status != EXIT_OK)
         return status;
-    return run_change(ctl, OPEN_EXISTING, change_weight, &weight);
+    return run_change(ctl, OPEN_EXISTING, change_setting, &setting);
 }
 
 int ringctl_cmd_down(struct ringctl *ctl)
 {
-    static const shmring_state_t down = SHMRING_STATE_DOWN;
-    return run_change(ctl, OPEN_EXISTING, change_state, &down);
+    static const struct node_setting down = {.action = ACTION_DOWN,
+                                             .state = SHMRING_STATE_DOWN};
+    return run_change(ctl, OPEN_EXISTING, change_setting, &down);
 }
 
 int ringctl_cmd_up(struct ringctl *ctl)
 {
-    static const shmring_state_t up = SHMRING_STATE_UP;
-    return run_change(ctl, OPEN_EXISTING, change_state, &up);
+    static const struct node_setting up = {.action = ACTION_UP,
+                                           .state = SHMRING_STATE_UP};
+    return run_change(ctl, OPEN_EXISTING, change_setting, &up);
 }

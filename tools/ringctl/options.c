@@ -121,14 +121,31 @@ static bool parse_number(const char *text, int base, unsigned long min, unsigned
     return true;
 }
 
+/* Parses TEXT as a count from 1 to MAX, or says that WHAT must be one. */
+static int parse_count(const char *text, const char *what, unsigned long max,
+                       unsigned long *out)
+{
+    if (!parse_number(text, 10, 1, max, out))
+        return fail(EXIT_USAGE, "%s must be an integer from 1 to %lu: '%s'", what, max,
+                    text);
+    return EXIT_OK;
+}
+
+/* Parses TEXT as a number from 0 to MAX, or says RULE. */
+static int parse_up_to(const char *text, unsigned long max, const char *rule,
+                       unsigned long *out)
+{
+    if (!parse_number(text, 10, 0, max, out))
+        return fail(EXIT_USAGE, "%s: '%s'", rule, text);
+    return EXIT_OK;
+}
+
 int ringctl_parse_weight(const char *text, uint32_t *weight)
 {
-    unsigned long value;
-    if (!parse_number(text, 10, 1, SHMRING_WEIGHT_MAX, &value))
-        return fail(EXIT_USAGE, "weight must be an integer from 1 to %d: '%s'",
-                    SHMRING_WEIGHT_MAX, text);
+    unsigned long value = 0;
+    int status = parse_count(text, "weight", SHMRING_WEIGHT_MAX, &value);
     *weight = (uint32_t)value;
-    return EXIT_OK;
+    return status;
 }
 
 /* A user (GROUP false) or group by number or by name, into *OUT. uid_t and gid_t
@@ -159,7 +176,8 @@ static bool mode_valid(unsigned long mode)
 /* The options that set a parameter of init or a value of the command. */
 static int parse_value(struct ringctl *ctl, int code, const char *value)
 {
-    unsigned long number;
+    unsigned long number = 0;
+    char rule[128];
     switch (code) {
     case CODE_ALGORITHM:
         if (shmring_algorithm_parse(value, &ctl->params.algorithm) != 0)
@@ -172,19 +190,18 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
                         "unknown hash '%s' (use xxh3, md5, crc32, fnv1a or murmur3)",
                         value);
         return EXIT_OK;
-    case CODE_VNODES:
-        if (!parse_number(value, 10, 1, SHMRING_VNODES_MAX, &number))
-            return fail(EXIT_USAGE, "vnodes must be an integer from 1 to %d: '%s'",
-                        SHMRING_VNODES_MAX, value);
+    case CODE_VNODES: {
+        int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
-        return EXIT_OK;
-    case CODE_TABLE_SIZE:
-        if (!parse_number(value, 10, 0, SHMRING_POINTS_MAX, &number))
-            return fail(EXIT_USAGE,
-                        "table size must be 0 or a prime number up to %u: '%s'",
-                        SHMRING_POINTS_MAX, value);
+        return status;
+    }
+    case CODE_TABLE_SIZE: {
+        snprintf(rule, sizeof(rule), "table size must be 0 or a prime number up to %u",
+                 SHMRING_POINTS_MAX);
+        int status = parse_up_to(value, SHMRING_POINTS_MAX, rule, &number);
         ctl->params.table_size = (uint32_t)number;
-        return EXIT_OK;
+        return status;
+    }
     case CODE_MODE:
         if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
             return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);
@@ -202,19 +219,19 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     }
     case CODE_WEIGHT:
         return ringctl_parse_weight(value, &ctl->weight);
-    case 'n':
-        if (!parse_number(value, 10, 1, SHMRING_LOOKUP_N_MAX, &number))
-            return fail(EXIT_USAGE, "-n must be an integer from 1 to %d: '%s'",
-                        SHMRING_LOOKUP_N_MAX, value);
+    case 'n': {
+        int status = parse_count(value, "-n", SHMRING_LOOKUP_N_MAX, &number);
         ctl->count = number;
-        return EXIT_OK;
-    case CODE_WAIT:
-        if (!parse_number(value, 10, 0, WAIT_SECONDS_MAX, &number))
-            return fail(EXIT_USAGE,
-                        "--wait must be a whole number of seconds from 0 to %d: '%s'",
-                        WAIT_SECONDS_MAX, value);
+        return status;
+    }
+    case CODE_WAIT: {
+        snprintf(rule, sizeof(rule),
+                 "--wait must be a whole number of seconds from 0 to %d",
+                 WAIT_SECONDS_MAX);
+        int status = parse_up_to(value, WAIT_SECONDS_MAX, rule, &number);
         ctl->wait_seconds = (int)number;
-        return EXIT_OK;
+        return status;
+    }
     default:
         return fail(EXIT_USAGE, "unexpected option code %d", code);
     }
