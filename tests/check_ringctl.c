@@ -658,14 +658,15 @@ START_TEST(test_change_json)
                "\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
-    EXPECT(
-        0,
-        fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
-            "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":\"a:1\","
-            "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":100000}"
-            "\n",
-            ring),
-        "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
+               "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+               "\"a:1\","
+               "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":"
+               "100000}"
+               "\n",
+               ring),
+           "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
                "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
@@ -673,14 +674,13 @@ START_TEST(test_change_json)
                "\"sampled_keys\":null}\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json");
-    EXPECT(
-        0,
-        fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
-            "\"changed\":false,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-            "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
-            "\"sampled_keys\":null}\n",
-            ring),
-        "", "-r", ring, "down", "n\xc3\xa9", "--json");
+    EXPECT(0,
+           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
+               "\"changed\":false,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
+               "\"sampled_keys\":null}\n",
+               ring),
+           "", "-r", ring, "down", "n\xc3\xa9", "--json");
     /* A name that is not UTF-8 is refused (JSON could not carry it), and echoed with
      * '?' for the byte a terminal could misread. */
     EXPECT(2, "",
@@ -1022,23 +1022,25 @@ START_TEST(test_load_replaces_node_set)
 
     /* --json */
     write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
-    EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
-               "\"changed\":true,\"nodes\":1,\"added\":1,\"removed\":2,\"changed_nodes\":0,"
-               "\"params_changed\":true,\"moved_fraction\":null,\"sampled_keys\":null}\n",
-               ring),
-           "", "-r", ring, "load", temp_file, "--json");
+    EXPECT(
+        0,
+        fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+            "\"changed\":true,\"nodes\":1,\"added\":1,\"removed\":2,\"changed_nodes\":0,"
+            "\"params_changed\":true,\"moved_fraction\":null,\"sampled_keys\":null}\n",
+            ring),
+        "", "-r", ring, "load", temp_file, "--json");
 
     /* The same node set again publishes nothing; in another order it does, as the
      * snapshot keeps the order. */
     EXPECT(0, fmt("ring '%s' already has this node set (1 node)\n", ring), "", "-r", ring,
            "load", temp_file);
-    EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
-               "\"changed\":false,\"nodes\":1,\"added\":0,\"removed\":0,\"changed_nodes\":0,"
-               "\"params_changed\":false,\"moved_fraction\":null,\"sampled_keys\":null}\n",
-               ring),
-           "", "-r", ring, "load", temp_file, "--json");
+    EXPECT(
+        0,
+        fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+            "\"changed\":false,\"nodes\":1,\"added\":0,\"removed\":0,\"changed_nodes\":0,"
+            "\"params_changed\":false,\"moved_fraction\":null,\"sampled_keys\":null}\n",
+            ring),
+        "", "-r", ring, "load", temp_file, "--json");
     ck_assert_uint_eq(generation_of(ring), 5);
     write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}, "
                           "{\"name\": \"node-y\"}]}");
@@ -1509,11 +1511,12 @@ START_TEST(test_error_lookup_no_answer)
            "add", "n", "n:1");
     EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
            ring, "down", "n");
-    EXPECT(1, "",
-           fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
-               "down\n",
-               ring),
-           "-r", ring, "lookup", "k");
+    EXPECT(
+        1, "",
+        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+            "down\n",
+            ring),
+        "-r", ring, "lookup", "k");
     /* --stdin answers such a key in its documented error form, and goes on. */
     struct run r;
     RUN_INPUT(&r, "k\nj\n", "-r", ring, "lookup", "--stdin");
@@ -1951,8 +1954,9 @@ START_TEST(test_bad_arguments_matrix)
     REFUSED(2, ERR "too many arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
             ring, "load", "a", "b");
     REFUSED(2,
-            ERR "missing arguments for 'lookup' (usage: ringctl lookup [-n N] [-z] KEY... "
-                "or ringctl lookup [-n N] [-z] --stdin)\n",
+            ERR
+            "missing arguments for 'lookup' (usage: ringctl lookup [-n N] [-z] KEY... "
+            "or ringctl lookup [-n N] [-z] --stdin)\n",
             "-r", ring, "lookup");
     REFUSED(2, ERR "lookup takes either keys or --stdin, not both\n", "-r", ring,
             "lookup", "--stdin", "k");
@@ -2975,6 +2979,320 @@ START_TEST(test_lookup_escaping)
 }
 END_TEST
 
+/* Writes KEY (LEN bytes) and TERMINATOR to the child and reads its one answer, which
+ * ends in TERMINATOR too. */
+static const char *ask_record(struct child *c, const char *key, size_t len,
+                              char terminator)
+{
+    static char answer[1024];
+    char line[256];
+    ck_assert_uint_lt(len, sizeof(line));
+    memcpy(line, key, len);
+    line[len] = terminator;
+    ck_assert_int_eq(write(c->in, line, len + 1), (ssize_t)(len + 1));
+    size_t got = 0;
+    while (got == 0 || answer[got - 1] != terminator) {
+        struct pollfd fd = {.fd = c->out, .events = POLLIN};
+        ck_assert_msg(poll(&fd, 1, ANSWER_TIMEOUT_MS) == 1, "no answer after %d ms",
+                      ANSWER_TIMEOUT_MS);
+        ssize_t n = read(c->out, answer + got, sizeof(answer) - 1 - got);
+        ck_assert_int_gt(n, 0);
+        got += (size_t)n;
+    }
+    answer[got] = '\0';
+    return answer;
+}
+
+/* Milliseconds on the monotonic clock. */
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Ends a co-process: end of input, then nothing more on stdout or stderr, exit 0. */
+static void finish_coprocess(struct child *c)
+{
+    close(c->in);
+    char *out = read_all(c->out), *err = read_all(c->err);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    close(c->out);
+    close(c->err);
+    ck_assert_int_eq(child_wait(c), 0);
+}
+
+/*
+ * lookup --stdin as a co-process never quits on a key it cannot route: fed an empty
+ * ring, an all-down ring and a ring destroyed under it, it answers every line (the
+ * documented error form "KEY, empty field, reason"), follows each new generation, and
+ * follows the ring re-created under the same name by the same owner.
+ */
+START_TEST(test_lookup_stdin_never_quits)
+{
+    const char *no_nodes = "k\t\tring has no nodes\n";
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    struct child c = child_start(
+        (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, (uid_t)-1);
+    ck_assert_str_eq(ask(&c, "k"), no_nodes);
+    ck_assert_str_eq(ask(&c, "k"), no_nodes);
+    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "n", "n:1");
+    ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
+    EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
+           ring, "down", "n");
+    ck_assert_str_eq(ask(&c, "k"), "k\t\tall nodes of the ring are down\n");
+    EXPECT(0, fmt("marked n (id 0) up in ring '%s': generation 4\n", ring), "", "-r",
+           ring, "up", "n");
+    ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
+
+    /* Destroyed: the last version keeps answering, as every reader's does. */
+    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
+    ck_assert_str_eq(ask(&c, "j"), "j\tn\tn:1\n");
+
+    /* Re-created by the same owner: followed. The library retries a ring it could not
+     * open at most every 100 ms, so the first answers may still be the old version:
+     * ask until the new one answers (each question a full round trip, no sleep). */
+    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
+           "-r", ring, "init");
+    int64_t deadline = now_ms() + ANSWER_TIMEOUT_MS;
+    const char *answer;
+    while (strcmp(answer = ask(&c, "k"), no_nodes) != 0) {
+        ck_assert_str_eq(answer, "k\tn\tn:1\n");
+        ck_assert_msg(now_ms() < deadline, "the re-created ring was not followed");
+    }
+    EXPECT(0, fmt("added m (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
+           "add", "m", "m:1");
+    ck_assert_str_eq(ask(&c, "k"), "k\tm\tm:1\n");
+
+    /* With --json the error form is the same object with "error" set. */
+    finish_coprocess(&c);
+    EXPECT(0, fmt("marked m (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
+           ring, "down", "m");
+    c = child_start(
+        (const char *const[]){"-r", ring, "--json", "lookup", "--stdin", NULL},
+        (uid_t)-1);
+    ck_assert_str_eq(ask(&c, "k"), "{\"key\":\"k\",\"key_base64\":null,\"nodes\":[],"
+                                   "\"error\":\"all nodes of the ring are down\"}\n");
+    finish_coprocess(&c);
+}
+END_TEST
+
+/* -z: keys end in NUL, so a key may hold a newline; answers end in NUL, escaped as
+ * in line mode. */
+START_TEST(test_lookup_nul_delimited)
+{
+    make_ring();
+    struct child c = child_start(
+        (const char *const[]){"-r", ring, "lookup", "-z", "--stdin", NULL}, (uid_t)-1);
+    const char *key = "two\nlines";
+    const char *line = answer_line(key, "two\\nlines");
+    char expected[512];
+    snprintf(expected, sizeof(expected), "%.*s", (int)strlen(line) - 1, line);
+    const char *answer = ask_record(&c, key, strlen(key), '\0');
+    ck_assert_str_eq(answer, expected);
+    /* One NUL ends the record, no newline. */
+    line = answer_line("plain", "plain");
+    snprintf(expected, sizeof(expected), "%.*s", (int)strlen(line) - 1, line);
+    ck_assert_str_eq(ask_record(&c, "plain", 5, '\0'), expected);
+    finish_coprocess(&c);
+
+    /* Keys on the command line: answers end in NUL too. */
+    struct run r;
+    RUN(&r, "-r", ring, "lookup", "-z", "plain");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, expected); /* the NUL ends the captured string */
+    run_free(&r);
+}
+END_TEST
+
+/* Fails unless OBJECT's keys are exactly the comma-separated EXPECTED, in order. */
+static void assert_keys(const json_t *object, const char *expected)
+{
+    ck_assert_msg(json_is_object(object), "not an object");
+    char keys[1024] = "";
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)object, key, value)
+    {
+        if (keys[0] != '\0')
+            strcat(keys, ",");
+        strcat(keys, key);
+    }
+    ck_assert_str_eq(keys, expected);
+}
+
+/* Runs ringctl with the arguments that follow (--json among them), expecting exit 0
+ * and one JSON document, and returns it. */
+#define JSON_OF(...) json_output((const char *const[]){__VA_ARGS__, NULL})
+
+static json_t *json_output(const char *const *args)
+{
+    struct run r;
+    run_as(&r, (uid_t)-1, NULL, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    json_error_t error;
+    json_t *root = json_loads(r.out, 0, &error);
+    ck_assert_msg(root != NULL, "%s: %s", error.text, r.out);
+    run_free(&r);
+    return root;
+}
+
+#define CHANGE_KEYS "ring,generation,action,dry_run,changed"
+#define SAMPLE_KEYS "moved_fraction,sampled_keys"
+
+/* Each command's --json keys are the same in every case (the README's schema). */
+START_TEST(test_json_key_sets)
+{
+    ck_assert_int_eq(setenv("SHMRING_DIR", make_ring_directory(), 1), 0);
+    const char *init_keys = CHANGE_KEYS ",algorithm,hash,vnodes,table_size," SAMPLE_KEYS;
+    const char *node_keys = CHANGE_KEYS ",node," SAMPLE_KEYS;
+    const char *weight_keys = CHANGE_KEYS ",node,previous_weight," SAMPLE_KEYS;
+    const char *load_keys =
+        CHANGE_KEYS ",nodes,added,removed,changed_nodes,params_changed," SAMPLE_KEYS;
+    const char *show_keys = "ring,generation,algorithm,hash,vnodes,table_size,points,"
+                            "fingerprint,size,up,publish_count,publisher_pid,"
+                            "published_at,owner,mode,nodes";
+    const char *lookup_keys = "key,key_base64,nodes,error";
+    json_t *j;
+
+    j = JSON_OF("--json", "-r", ring, "init", "--dry-run");
+    assert_keys(j, init_keys);
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "init");
+    assert_keys(j, init_keys);
+    json_decref(j);
+    /* show of a ring with nothing but an empty version, then with nodes. */
+    j = JSON_OF("--json", "-r", ring, "show");
+    assert_keys(j, show_keys);
+    json_decref(j);
+    const char *add[] = {"--json", "-r", ring, "add", "a", "a:1", "--dry-run", NULL};
+    j = json_output(add);
+    assert_keys(j, node_keys);
+    ck_assert(json_is_real(json_object_get(j, "moved_fraction")));
+    json_decref(j);
+    add[6] = NULL;
+    j = json_output(add);
+    assert_keys(j, node_keys);
+    ck_assert(json_is_null(json_object_get(j, "moved_fraction")));
+    assert_keys(json_object_get(j, "node"), "id,name,address,weight,state");
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "add", "b", "b:1");
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "show");
+    assert_keys(j, show_keys);
+    assert_keys(json_array_get(json_object_get(j, "nodes"), 0),
+                "id,name,address,weight,state,share");
+    json_decref(j);
+    /* weight: changed, unchanged, dry run. */
+    const char *const weights[][2] = {{"2", NULL}, {"2", NULL}, {"3", "--dry-run"}};
+    for (size_t i = 0; i < 3; i++) {
+        j = JSON_OF("--json", "-r", ring, "weight", "a", weights[i][0], weights[i][1]);
+        assert_keys(j, weight_keys);
+        ck_assert_int_eq(json_is_true(json_object_get(j, "changed")), i != 1);
+        json_decref(j);
+    }
+    const char *const states[] = {"down", "down", "up", "up"};
+    for (size_t i = 0; i < 4; i++) {
+        j = JSON_OF("--json", "-r", ring, states[i], "a");
+        assert_keys(j, node_keys);
+        json_decref(j);
+    }
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"a\"}]}");
+    for (int i = 0; i < 3; i++) {
+        j = JSON_OF("--json", "-r", ring, "load", temp_file, i == 0 ? "--dry-run" : NULL);
+        assert_keys(j, load_keys);
+        json_decref(j);
+    }
+    j = JSON_OF("--json", "-r", ring, "remove", "a", "--dry-run");
+    assert_keys(j, node_keys);
+    json_decref(j);
+    /* A moved fraction is a count of 100000 keys: printed with at most five
+     * decimals (0.35642, never 0.35642000000000001). */
+    struct run r;
+    RUN(&r, "--json", "-r", ring, "add", "c", "c:1", "--dry-run");
+    const char *number = strstr(r.out, "\"moved_fraction\":");
+    ck_assert_ptr_nonnull(number);
+    number += strlen("\"moved_fraction\":");
+    size_t digits = strspn(number, "0123456789.");
+    ck_assert_msg(digits >= 3 && digits <= 7 && number[digits] == ',', "%s", r.out);
+    run_free(&r);
+    j = JSON_OF("--json", "-r", ring, "lookup", "k");
+    assert_keys(j, lookup_keys);
+    assert_keys(json_array_get(json_object_get(j, "nodes"), 0), "id,name,address,weight");
+    json_decref(j);
+    j = JSON_OF("--json", "list");
+    assert_keys(json_array_get(j, 0), "ring,generation,nodes,up,algorithm");
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "destroy", "--dry-run");
+    assert_keys(j, CHANGE_KEYS "," SAMPLE_KEYS);
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "destroy");
+    assert_keys(j, CHANGE_KEYS "," SAMPLE_KEYS);
+    ck_assert(json_is_null(json_object_get(j, "generation")));
+    json_decref(j);
+}
+END_TEST
+
+/* help COMMAND and COMMAND --help print that command's usage only; a mistyped
+ * command gets a suggestion. */
+START_TEST(test_command_help)
+{
+    struct run r;
+    RUN(&r, "add", "--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(strncmp(r.out,
+                          "Usage: ringctl [OPTIONS] add NAME ADDRESS [--weight W]\n\n"
+                          "  add an up node with weight W (default 1)\n",
+                          strlen("Usage: ringctl [OPTIONS] add NAME ADDRESS [--weight "
+                                 "W]\n\n  add an up node with weight W (default 1)\n")) ==
+                      0,
+                  "%s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "      --weight W "));
+    ck_assert_ptr_nonnull(strstr(r.out, "      --dry-run "));
+    ck_assert_ptr_null(strstr(r.out, "--algorithm"));
+    ck_assert_ptr_null(strstr(r.out, "  remove NAME"));
+    struct run h;
+    RUN(&h, "help", "add");
+    ck_assert_int_eq(h.status, 0);
+    ck_assert_str_eq(h.out, r.out);
+    run_free(&h);
+    RUN(&h, "-h", "add", "x");
+    ck_assert_str_eq(h.out, r.out);
+    run_free(&h);
+    run_free(&r);
+    EXPECT(2, "",
+           "ringctl: error: too many arguments for 'help' (usage: ringctl help "
+           "[COMMAND])\n",
+           "help", "add", "remove");
+    EXPECT(2, "", "ringctl: error: unknown command 'frob' (see 'ringctl --help')\n",
+           "help", "frob");
+    EXPECT(2, "",
+           "ringctl: error: unknown command 'shwo' (did you mean 'show'? see 'ringctl "
+           "--help')\n",
+           "shwo");
+    EXPECT(2, "",
+           "ringctl: error: unknown command 'dwon' (did you mean 'down'? see 'ringctl "
+           "--help')\n",
+           "-r", ring, "dwon", "n");
+    EXPECT(2, "",
+           "ringctl: error: unknown command 'dest' (did you mean 'destroy'? see 'ringctl "
+           "--help')\n",
+           "dest");
+    EXPECT(2, "",
+           "ringctl: error: unknown command 'lokup' (did you mean 'lookup'? see 'ringctl "
+           "--help')\n",
+           "lokup", "--help");
+}
+END_TEST
+
 /*
  * Readers map everything read-only, the owner's readers as another user's: nothing
  * a reader maps could be written through its mapping. Checked in /proc/PID/maps of a
@@ -3040,6 +3358,8 @@ static Suite *ringctl_suite(void)
     tcase_add_test(core, test_list);
     tcase_add_test(core, test_destroy);
     tcase_add_test(core, test_ring_from_environment);
+    tcase_add_test(core, test_json_key_sets);
+    tcase_add_test(core, test_command_help);
     suite_add_tcase(suite, core);
 
     TCase *dry_run = tcase_create("dry-run");
@@ -3076,6 +3396,8 @@ static Suite *ringctl_suite(void)
     tcase_set_timeout(live, 120);
     tcase_add_test(live, test_lookup_stdin_follows_changes);
     tcase_add_test(live, test_lookup_stdin_json);
+    tcase_add_test(live, test_lookup_stdin_never_quits);
+    tcase_add_test(live, test_lookup_nul_delimited);
     suite_add_tcase(suite, live);
 
     TCase *hygiene = tcase_create("hygiene");
