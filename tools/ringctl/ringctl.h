@@ -32,20 +32,21 @@ enum ringctl_exit {
 /* Options that only some commands accept, one bit each (see options.c for their
  * spellings and help); a command's row says which it accepts. -r, --dir, --json and
  * --help go with every command. */
+#define OPTION_BITS(XX)                                                                  \
+    XX(DRY_RUN)                                                                          \
+    XX(ALGORITHM) XX(HASH) XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT)       \
+        XX(COUNT) XX(STDIN) XX(WAIT) XX(OWNER) XX(NUL)
+
+/* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
+enum option_index {
+#define OPTION_INDEX(name_) OPTION_INDEX_##name_,
+    OPTION_BITS(OPTION_INDEX)
+#undef OPTION_INDEX
+};
 enum option_bit {
-    OPTION_DRY_RUN = 1u << 0,
-    OPTION_ALGORITHM = 1u << 1,
-    OPTION_HASH = 1u << 2,
-    OPTION_VNODES = 1u << 3,
-    OPTION_TABLE_SIZE = 1u << 4,
-    OPTION_MODE = 1u << 5,
-    OPTION_GROUP = 1u << 6,
-    OPTION_WEIGHT = 1u << 7,
-    OPTION_COUNT = 1u << 8,
-    OPTION_STDIN = 1u << 9,
-    OPTION_WAIT = 1u << 10,
-    OPTION_OWNER = 1u << 11,
-    OPTION_NUL = 1u << 12,
+#define OPTION_BIT(name_) OPTION_##name_ = 1u << OPTION_INDEX_##name_,
+    OPTION_BITS(OPTION_BIT)
+#undef OPTION_BIT
 };
 
 /* What every command that changes a ring (or destroys it) accepts. */
