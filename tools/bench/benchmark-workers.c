@@ -24,32 +24,19 @@ struct worker_report {
     uint64_t ns;
 };
 
-static int read_full(int fd, void *buffer, size_t size)
+/* Reads (WRITING false) or writes SIZE bytes at BUFFER through FD whole, across
+ * short transfers and EINTR. Returns 0, or -1 on an error or at end of file. */
+static int transfer_full(int fd, void *buffer, size_t size, bool writing)
 {
     uint8_t *p = buffer;
     while (size > 0) {
-        ssize_t got = read(fd, p, size);
-        if (got < 0 && errno == EINTR)
+        ssize_t done = writing ? write(fd, p, size) : read(fd, p, size);
+        if (done < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
+        if (done <= 0)
             return -1;
-        p += got;
-        size -= (size_t)got;
-    }
-    return 0;
-}
-
-static int write_full(int fd, const void *buffer, size_t size)
-{
-    const uint8_t *p = buffer;
-    while (size > 0) {
-        ssize_t put = write(fd, p, size);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put <= 0)
-            return -1;
-        p += put;
-        size -= (size_t)put;
+        p += done;
+        size -= (size_t)done;
     }
     return 0;
 }
@@ -68,7 +55,7 @@ static void worker_main(const char *ring, const struct keyset *keys, double wind
     report.error = shmring_open(ring, &r);
     if (report.error == 0)
         sink += run_reader_id(r, keys, 0, keys->count);
-    if (write_full(report_fd, &report, sizeof(report)) != 0 || report.error != 0)
+    if (transfer_full(report_fd, &report, sizeof(report), true) != 0 || report.error != 0)
         _exit(EXIT_FAILED);
     char byte;
     while (read(start_fd, &byte, 1) < 0 && errno == EINTR)
@@ -84,7 +71,8 @@ static void worker_main(const char *ring, const struct keyset *keys, double wind
     report.lookups = lookups;
     report.ns = (uint64_t)(elapsed * 1e9);
     shmring_close(r);
-    _exit(write_full(report_fd, &report, sizeof(report)) == 0 ? EXIT_OK : EXIT_FAILED);
+    _exit(transfer_full(report_fd, &report, sizeof(report), true) == 0 ? EXIT_OK
+                                                                       : EXIT_FAILED);
 }
 
 /* Runs WORKERS processes for one window; *RATE gets their summed lookups per second. */
@@ -120,7 +108,7 @@ static int workers_run(const char *ring, const struct keyset *keys, size_t worke
     close(report_pipe[1]);
     struct worker_report report;
     for (size_t i = 0; i < started && status == 0; i++) {
-        if (read_full(report_pipe[0], &report, sizeof(report)) != 0 ||
+        if (transfer_full(report_pipe[0], &report, sizeof(report), false) != 0 ||
             report.error != 0) {
             fail("a worker could not open ring '%s': %s", ring,
                  shmring_strerror(report.error != 0 ? (int)report.error : SHMRING_EIO));
@@ -131,7 +119,7 @@ static int workers_run(const char *ring, const struct keyset *keys, size_t worke
     close(start_pipe[1]);
     double total = 0.0;
     for (size_t i = 0; i < started && status == 0; i++) {
-        if (read_full(report_pipe[0], &report, sizeof(report)) != 0) {
+        if (transfer_full(report_pipe[0], &report, sizeof(report), false) != 0) {
             fail("a worker did not report");
             status = -1;
         } else {
