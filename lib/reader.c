@@ -250,7 +250,7 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
     }
     if (err == 0 && v->snapshot != NULL) {
         shmring_snapshot_info_t info;
-        shmring_snapshot_info(v->snapshot, &info);
+        shmring__snapshot_info(v->snapshot, &info);
         v->node_count = info.node_count;
         v->fingerprint = info.fingerprint;
         err = shmring__node_id_index(v->snapshot, &v->id_index);

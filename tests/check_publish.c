@@ -118,10 +118,12 @@ START_TEST(test_publish_swaps_versions)
     /* The superseded object is unlinked, but a mapping of it stays intact. */
     ck_assert(!version_exists(1));
     ck_assert(version_exists(2));
-    ck_assert_int_eq(shmring_snapshot_validate(old, (size_t)st.st_size), 0);
+    shmring_snapshot_t *intact;
+    ck_assert_int_eq(shmring_snapshot_new(old, (size_t)st.st_size, &intact), 0);
     shmring_snapshot_info_t info;
-    shmring_snapshot_info(old, &info);
+    shmring_snapshot_info(intact, &info);
     ck_assert_uint_eq(info.node_count, 3);
+    shmring_snapshot_free(intact);
     munmap(old, (size_t)st.st_size);
 
     shmring_ring_status_t status;
@@ -296,23 +298,23 @@ END_TEST
 START_TEST(test_ring_snapshot_copy)
 {
     uint64_t gen = 5;
-    void *buffer = (void *)1;
-    size_t size;
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size),
-                     SHMRING_ENOENT);
+    shmring_snapshot_t *buffer = (shmring_snapshot_t *)&gen;
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), SHMRING_ENOENT);
     shmring_writer_t *w;
     ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size), 0);
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), 0);
     ck_assert_uint_eq(gen, 0);
     ck_assert_ptr_null(buffer);
     ck_assert_uint_eq(publish_nodes(w, 7), 1);
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size), 0);
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), 0);
     ck_assert_uint_eq(gen, 1);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     ck_assert_uint_eq(info.node_count, 7);
+    size_t size;
+    ck_assert_ptr_nonnull(shmring_snapshot_data(buffer, &size));
     ck_assert_uint_eq(info.size, size);
-    free(buffer);
+    shmring_snapshot_free(buffer);
     shmring_writer_close(w);
 }
 END_TEST

@@ -16,6 +16,7 @@
 
 #include <xxhash.h>
 
+#include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 #include "test_expect.h"
 #include "test_support.h"
@@ -28,6 +29,9 @@ struct guarded {
     /* SIZE bytes, 8-byte aligned, ending at most 7 bytes before the guard page. */
     unsigned char *data;
     size_t size;
+    /* DATA as a snapshot read in place (the guard page then catches any read past
+     * its end), for the calls that take one once validate() has accepted DATA. */
+    shmring_snapshot_t in_place;
 };
 
 static struct guarded guarded_new(const void *bytes, size_t size)
@@ -42,6 +46,7 @@ static struct guarded guarded_new(const void *bytes, size_t size)
     ck_assert_int_eq(mprotect(g.mapping + usable, page, PROT_NONE), 0);
     g.data = g.mapping + ((usable - size) & ~(size_t)7);
     g.size = size;
+    g.in_place = (shmring_snapshot_t){.buffer = g.data, .size = size};
     if (size > 0)
         memcpy(g.data, bytes, size);
     return g;
@@ -68,7 +73,7 @@ static void reseal(struct guarded *g)
 
 static int validate(const struct guarded *g)
 {
-    return shmring_snapshot_validate(g->data, g->size);
+    return shmring__snapshot_validate(g->data, g->size);
 }
 
 /*
@@ -167,7 +172,7 @@ START_TEST(valid_snapshot_and_info)
 {
     struct guarded g = small_ring();
     shmring_snapshot_info_t info;
-    shmring_snapshot_info(g.data, &info);
+    shmring_snapshot_info(&g.in_place, &info);
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
     ck_assert_int_eq(info.params.hash, SHMRING_HASH_XXH3);
     ck_assert_uint_eq(info.params.vnodes, 4);
@@ -237,12 +242,12 @@ END_TEST
 START_TEST(truncated_and_extended)
 {
     struct guarded g = small_ring();
-    ck_assert_int_eq(shmring_snapshot_validate(g.data, 0), SHMRING_ETRUNCATED);
-    ck_assert_int_eq(shmring_snapshot_validate(g.data, 255), SHMRING_ETRUNCATED);
-    ck_assert_int_eq(shmring_snapshot_validate(NULL, g.size), SHMRING_ETRUNCATED);
-    ck_assert_int_eq(shmring_snapshot_validate(g.data, g.size - 1), SHMRING_ETRUNCATED);
-    ck_assert_int_eq(shmring_snapshot_validate(g.data, g.size - 64), SHMRING_ETRUNCATED);
-    ck_assert_int_eq(shmring_snapshot_validate(g.data, 256), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(g.data, 0), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(g.data, 255), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(NULL, g.size), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(g.data, g.size - 1), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(g.data, g.size - 64), SHMRING_ETRUNCATED);
+    ck_assert_int_eq(shmring__snapshot_validate(g.data, 256), SHMRING_ETRUNCATED);
 
     /* The same bytes followed by more bytes. */
     unsigned char *longer = calloc(1, g.size + 64);
@@ -273,7 +278,7 @@ START_TEST(misaligned_buffer)
     unsigned char *copy = malloc(g.size + 8);
     ck_assert_ptr_nonnull(copy);
     memcpy(copy + 4, g.data, g.size);
-    ck_assert_int_eq(shmring_snapshot_validate(copy + 4, g.size), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring__snapshot_validate(copy + 4, g.size), SHMRING_EINVAL);
     free(copy);
     guarded_free(&g);
 }
@@ -765,13 +770,14 @@ START_TEST(empty_and_all_down_snapshots)
         struct guarded g = guarded_build(set);
         ck_assert_uint_eq(g.size, 256);
         shmring_node_t node;
-        ck_assert_int_eq(shmring_snapshot_lookup(g.data, "k", 1, &node), SHMRING_EEMPTY);
+        ck_assert_int_eq(shmring_snapshot_lookup(&g.in_place, "k", 1, &node),
+                         SHMRING_EEMPTY);
         guarded_free(&g);
 
         ck_assert_int_eq(
             shmring_nodeset_add(set, "down", NULL, 1, SHMRING_STATE_DOWN, NULL), 0);
         g = guarded_build(set);
-        ck_assert_int_eq(shmring_snapshot_lookup(g.data, "k", 1, &node),
+        ck_assert_int_eq(shmring_snapshot_lookup(&g.in_place, "k", 1, &node),
                          SHMRING_EALLDOWN);
         guarded_free(&g);
         shmring_nodeset_free(set);
@@ -902,22 +908,23 @@ START_TEST(resealed_mutations_never_crash)
         /* Whatever passes must be safe to look keys up in. */
         accepted++;
         shmring_snapshot_info_t info;
-        shmring_snapshot_info(g.data, &info);
+        shmring_snapshot_info(&g.in_place, &info);
         double shares[8];
-        if (info.node_count <= 8)
-            shmring_snapshot_shares(g.data, shares);
+        EXPECT_INT_EQ(shmring_snapshot_shares(&g.in_place, shares, (size_t)8),
+                      info.node_count <= (size_t)8 ? 0 : SHMRING_EINVAL);
         for (uint64_t k = 0; k < 200; k++) {
             char key[32];
             size_t len = test_key(key, k);
             shmring_node_t found[4];
-            int got = shmring_snapshot_lookup(g.data, key, len, found);
+            int got = shmring_snapshot_lookup(&g.in_place, key, len, found);
             EXPECT_TRUE(got == 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
-            got = shmring_snapshot_lookup_n(g.data, key, len, found, 4);
+            got = shmring_snapshot_lookup_n(&g.in_place, key, len, found, 4);
             EXPECT_TRUE(got > 0 || got == SHMRING_EEMPTY || got == SHMRING_EALLDOWN);
             uint32_t id;
             const void *keys[1] = {key};
-            got = shmring_snapshot_lookup_id(g.data, key, len, &id);
-            EXPECT_INT_EQ(shmring_snapshot_lookup_ids(g.data, keys, &len, 1, &id), got);
+            got = shmring_snapshot_lookup_id(&g.in_place, key, len, &id);
+            EXPECT_INT_EQ(shmring_snapshot_lookup_ids(&g.in_place, keys, &len, 1, &id),
+                          got);
         }
         guarded_free(&g);
     }
@@ -960,7 +967,7 @@ START_TEST(too_many_points_refused_before_allocating)
     /* Down nodes have no points. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "huge", SHMRING_STATE_DOWN), 0);
     ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), 0);
-    ck_assert_int_eq(shmring_snapshot_validate(buffer, size), 0);
+    ck_assert_int_eq(shmring__snapshot_validate(buffer, size), 0);
     free(buffer);
     shmring_nodeset_free(set);
 }
@@ -989,13 +996,13 @@ START_TEST(sixteen_million_points)
 {
     shmring_nodeset_t *set =
         test_nodeset(100000, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    size_t size;
-    void *buffer = test_build(set, &size);
+    shmring_snapshot_t *buffer = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     ck_assert_uint_eq(info.node_count, 100000);
     ck_assert_uint_eq(info.point_count, 16000000);
-    ck_assert_uint_eq(((const struct snapshot_header *)buffer)->bucket_bits, 24);
+    ck_assert_uint_eq(snapshot_header(shmring_snapshot_data(buffer, NULL))->bucket_bits,
+                      24);
     uint32_t seen[64] = {0};
     for (uint64_t k = 0; k < 64; k++) {
         char key[32];
@@ -1010,7 +1017,7 @@ START_TEST(sixteen_million_points)
     for (int i = 1; i < 64; i++)
         distinct += seen[i] != seen[i - 1];
     ck_assert_int_ge(distinct, 60);
-    free(buffer);
+    shmring_snapshot_free(buffer);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -1044,13 +1051,15 @@ static void assert_same_nodeset(const shmring_nodeset_t *a, const shmring_nodese
 static void check_round_trip(shmring_nodeset_t *set)
 {
     size_t size, size_again;
-    void *buffer = test_build(set, &size);
+    shmring_snapshot_t *buffer = test_snapshot(set);
     shmring_nodeset_t *copy = NULL;
     ck_assert_int_eq(shmring_nodeset_from_snapshot(buffer, &copy), 0);
     assert_same_nodeset(set, copy);
-    void *again = test_build(copy, &size_again);
+    shmring_snapshot_t *again = test_snapshot(copy);
+    const void *bytes = shmring_snapshot_data(buffer, &size);
+    const void *bytes_again = shmring_snapshot_data(again, &size_again);
     ck_assert_uint_eq(size, size_again);
-    ck_assert_int_eq(memcmp(buffer, again, size), 0);
+    ck_assert_int_eq(memcmp(bytes, bytes_again, size), 0);
     uint32_t id1, id2;
     ck_assert_int_eq(shmring_nodeset_add(set, "next", NULL, 1, SHMRING_STATE_UP, &id1),
                      0);
@@ -1058,8 +1067,8 @@ static void check_round_trip(shmring_nodeset_t *set)
                      0);
     ck_assert_uint_eq(id1, id2);
     ck_assert_int_eq(shmring_nodeset_remove(set, "next"), 0);
-    free(buffer);
-    free(again);
+    shmring_snapshot_free(buffer);
+    shmring_snapshot_free(again);
     shmring_nodeset_free(copy);
 }
 
@@ -1116,7 +1125,7 @@ START_TEST(round_trip_keeps_id_limit)
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
     shmring_nodeset_t *set;
-    ck_assert_int_eq(shmring_nodeset_from_snapshot(g.data, &set), 0);
+    ck_assert_int_eq(shmring_nodeset_from_snapshot(&g.in_place, &set), 0);
     shmring_node_info_t info;
     ck_assert_int_eq(shmring_nodeset_get(set, 3, &info), 0);
     ck_assert_uint_eq(info.id, UINT32_MAX - 1);

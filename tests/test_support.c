@@ -291,6 +291,18 @@ void *test_build(const shmring_nodeset_t *set, size_t *size)
 {
     void *buffer = NULL;
     ck_assert_int_eq(shmring_snapshot_build(set, &buffer, size), 0);
-    ck_assert_int_eq(shmring_snapshot_validate(buffer, *size), 0);
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_snapshot_new(buffer, *size, &snapshot), 0);
+    shmring_snapshot_free(snapshot);
     return buffer;
+}
+
+shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
+{
+    size_t size;
+    void *buffer = test_build(set, &size);
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_snapshot_new(buffer, size, &snapshot), 0);
+    free(buffer);
+    return snapshot;
 }

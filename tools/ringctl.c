@@ -1074,28 +1074,6 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
     return EXIT_OK;
 }
 
-/*
- * The fraction of DRY_RUN_SAMPLES fixed keys ("key-0", "key-1", ...) whose node (by
- * name) differs between BEFORE (NULL: nothing published) and AFTER. A key that one
- * version can answer and the other cannot (no node up) counts as moved.
- */
-static double moved_fraction(const void *before, const void *after)
-{
-    unsigned moved = 0;
-    for (int i = 0; i < DRY_RUN_SAMPLES; i++) {
-        char key[32];
-        size_t len = (size_t)snprintf(key, sizeof(key), "key-%d", i);
-        shmring_node_t old, now;
-        int old_err = before != NULL ? shmring_snapshot_lookup(before, key, len, &old)
-                                     : SHMRING_EEMPTY;
-        int now_err = shmring_snapshot_lookup(after, key, len, &now);
-        if ((old_err == 0) != (now_err == 0) ||
-            (old_err == 0 && strcmp(old.name, now.name) != 0))
-            moved++;
-    }
-    return (double)moved / DRY_RUN_SAMPLES;
-}
-
 static json_t *json_report(const struct cli *cli, uint64_t generation)
 {
     json_t *object = json_object();
@@ -1105,22 +1083,24 @@ static json_t *json_report(const struct cli *cli, uint64_t generation)
 }
 
 static int report_dry_run(const struct cli *cli, const struct change *change,
-                          const void *current, const shmring_nodeset_t *set,
+                          const shmring_snapshot_t *current, const shmring_nodeset_t *set,
                           uint64_t generation)
 {
     double fraction = 0.0;
     if (change->sample) {
-        void *next;
+        void *bytes;
         size_t size;
-        int err = shmring_snapshot_build(set, &next, &size);
-        if (err == 0)
-            err = shmring_snapshot_validate(next, size);
-        if (err != 0) {
-            free(next);
-            return library_failure("build", cli, err);
+        shmring_snapshot_t *next = NULL;
+        int err = shmring_snapshot_build(set, &bytes, &size);
+        if (err == 0) {
+            err = shmring_snapshot_new(bytes, size, &next);
+            free(bytes);
         }
-        fraction = moved_fraction(current, next);
-        free(next);
+        if (err == 0)
+            err = shmring_snapshot_moved_share(current, next, &fraction);
+        shmring_snapshot_free(next);
+        if (err != 0)
+            return library_failure("build", cli, err);
     }
     if (cli->json) {
         json_t *object = json_report(cli, generation);
@@ -1168,7 +1148,7 @@ enum open_mode {
 struct session {
     shmring_writer_t *writer;
     /* For --dry-run: a copy of the current version (NULL: nothing published). */
-    void *current;
+    shmring_snapshot_t *current;
     shmring_nodeset_t *set;
     uint64_t generation;
 };
@@ -1217,10 +1197,8 @@ static int dry_run_owner_check(const shmring_ring_status_t *status)
  * the command itself would fail to open the ring. */
 static int session_open_readonly(struct cli *cli, enum open_mode mode, struct session *s)
 {
-    size_t size;
     shmring_ring_status_t status;
-    int err =
-        shmring_ring_snapshot(cli->ring, &cli->open, &s->generation, &s->current, &size);
+    int err = shmring_ring_snapshot(cli->ring, &cli->open, &s->generation, &s->current);
     if (err == 0)
         err = shmring_ring_status(cli->ring, &cli->open, &status);
     if (err == 0)
@@ -1264,7 +1242,7 @@ static int run_change(struct cli *cli, enum open_mode mode, change_fn apply)
         }
     }
     shmring_writer_close(s.writer);
-    free(s.current);
+    shmring_snapshot_free(s.current);
     shmring_nodeset_free(s.set);
     json_decref(change.json);
     return status;
@@ -1389,7 +1367,7 @@ static void show_table(const shmring_nodeset_t *set, const double *shares)
 }
 
 static json_t *json_show(const struct cli *cli, const shmring_ring_status_t *status,
-                         const void *snapshot, const shmring_nodeset_t *set,
+                         const shmring_snapshot_t *snapshot, const shmring_nodeset_t *set,
                          const double *shares)
 {
     char when[64], mode[16];
@@ -1434,7 +1412,7 @@ static json_t *json_show(const struct cli *cli, const shmring_ring_status_t *sta
 }
 
 static void show_text(const struct cli *cli, const shmring_ring_status_t *status,
-                      const void *snapshot, const shmring_nodeset_t *set,
+                      const shmring_snapshot_t *snapshot, const shmring_nodeset_t *set,
                       const double *shares)
 {
     char when[64];
@@ -1475,20 +1453,18 @@ static void show_text(const struct cli *cli, const shmring_ring_status_t *status
 static int cmd_show(struct cli *cli)
 {
     shmring_ring_status_t status;
-    void *snapshot = NULL;
-    size_t size;
+    shmring_snapshot_t *snapshot = NULL;
     uint64_t generation = 0;
     /* The status and the version are read separately: read again if a publication
      * came in between, so that both describe the same generation. */
     for (int attempt = 0; attempt < 10; attempt++) {
-        free(snapshot);
+        shmring_snapshot_free(snapshot);
         snapshot = NULL;
-        int err =
-            shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot, &size);
+        int err = shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot);
         if (err == 0)
             err = shmring_ring_status(cli->ring, &cli->open, &status);
         if (err != 0) {
-            free(snapshot);
+            shmring_snapshot_free(snapshot);
             return library_failure("open", cli, err);
         }
         if (status.generation == generation)
@@ -1505,13 +1481,14 @@ static int cmd_show(struct cli *cli)
         shares = calloc(info.node_count + 1, sizeof(*shares));
         if (err == 0 && shares == NULL)
             err = SHMRING_ENOMEM;
+        if (err == 0)
+            err = shmring_snapshot_shares(snapshot, shares, info.node_count + 1);
         if (err != 0) {
-            free(snapshot);
+            shmring_snapshot_free(snapshot);
             free(shares);
             shmring_nodeset_free(set);
             return library_failure("read", cli, err);
         }
-        shmring_snapshot_shares(snapshot, shares);
     }
     int result = EXIT_OK;
     if (cli->json)
@@ -1519,7 +1496,7 @@ static int cmd_show(struct cli *cli)
             json_print(json_show(cli, &status, snapshot, set, shares), JSON_INDENT(2));
     else
         show_text(cli, &status, snapshot, set, shares);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     free(shares);
     shmring_nodeset_free(set);
     return result;
@@ -1670,9 +1647,8 @@ static int cmd_lookup(struct cli *cli)
 static int cmd_dump(struct cli *cli)
 {
     uint64_t generation;
-    void *snapshot;
-    size_t size;
-    int err = shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot, &size);
+    shmring_snapshot_t *snapshot;
+    int err = shmring_ring_snapshot(cli->ring, &cli->open, &generation, &snapshot);
     if (err != 0)
         return library_failure("open", cli, err);
     shmring_nodeset_t *set = NULL;
@@ -1681,7 +1657,7 @@ static int cmd_dump(struct cli *cli)
     char *text = NULL;
     if (err == 0)
         err = shmring_nodeset_to_json(set, &text);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
     if (err != 0)
         return library_failure("read", cli, err);
@@ -1701,27 +1677,19 @@ struct list_entry {
     bool published;
 };
 
-/*
- * Reads what `list` shows of RING. The status alone says whether the ring can be
- * read and its generation; only a ring with a published version needs its snapshot,
- * for the node count and algorithm. Returns 0 or a library error.
- */
+/* Reads what `list` shows of RING: the control object and the current version's
+ * header alone. Returns 0 or a library error. */
 static int list_read(const struct cli *cli, const char *ring, struct list_entry *out)
 {
     memset(out, 0, sizeof(*out));
-    shmring_ring_status_t status;
-    int err = shmring_ring_status(ring, &cli->open, &status);
-    if (err != 0 || status.generation == 0)
+    shmring_ring_info_t info;
+    int err = shmring_ring_info(ring, &cli->open, &info);
+    if (err != 0)
         return err;
-    void *snapshot = NULL;
-    size_t size;
-    err = shmring_ring_snapshot(ring, &cli->open, &out->generation, &snapshot, &size);
-    if (err == 0 && snapshot != NULL) {
-        shmring_snapshot_info(snapshot, &out->info);
-        out->published = true;
-    }
-    free(snapshot);
-    return err;
+    out->generation = info.status.generation;
+    out->info = info.version;
+    out->published = info.status.generation != 0;
+    return 0;
 }
 
 static int cmd_list(struct cli *cli)
