@@ -538,6 +538,95 @@ START_TEST(test_late_destroy_spares_new_ring)
 }
 END_TEST
 
+/*
+ * The calls of a creating `ringctl load` (tools/ringctl.c, session_open_writer()):
+ * open the ring; if it does not exist, create it with SHMRING_WRITER_ATOMIC_CREATE
+ * (and open the existing one if another creator won); read its node set.
+ */
+static shmring_writer_t *open_as_creating_load(void)
+{
+    const unsigned create =
+        SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL | SHMRING_WRITER_ATOMIC_CREATE;
+    shmring_writer_t *w = NULL;
+    int err = shmring_writer_open(ring, 0, NULL, &w);
+    if (err == SHMRING_ENOENT) {
+        err = shmring_writer_open(ring, create, NULL, &w);
+        if (err == SHMRING_EEXIST)
+            err = shmring_writer_open(ring, 0, NULL, &w);
+    }
+    ck_assert_int_eq(err, 0);
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_writer_nodeset(w, &set), 0);
+    ck_assert_uint_eq(shmring_nodeset_count(set), 0);
+    shmring_nodeset_free(set);
+    return w;
+}
+
+/* A node set too large to build: its publication fails with SHMRING_ELIMIT. */
+static shmring_nodeset_t *unbuildable_set(void)
+{
+    shmring_nodeset_t *set = test_nodeset(1, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    params.vnodes = SHMRING_VNODES_MAX;
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-0", SHMRING_WEIGHT_MAX), 0);
+    return set;
+}
+
+/*
+ * Two creating loads race, replayed through the public API as ringctl makes its
+ * calls: A creates, B creates and publishes, then A's first publication fails (with
+ * SHMRING_EEXIST, the name being B's; or SHMRING_ELIMIT, its own node set) and A
+ * closes. A failing creating publish leaves nothing, so there is nothing to roll
+ * back, and B's ring stays whole. (ringctl used to close, then destroy the ring by
+ * name: B's ring.)
+ */
+START_TEST(test_failed_creating_load_spares_another)
+{
+    for (int own_failure = 0; own_failure <= 1; own_failure++) {
+        if (own_failure)
+            snprintf(ring, sizeof(ring), "%s", test_ring_name("publish"));
+        shmring_writer_t *a = open_as_creating_load();
+        shmring_nodeset_t *a_set =
+            own_failure ? unbuildable_set()
+                        : test_nodeset(2, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+        if (own_failure)
+            ck_assert_int_eq(shmring_writer_publish(a, a_set, NULL), SHMRING_ELIMIT);
+
+        shmring_writer_t *b = open_as_creating_load();
+        ck_assert_uint_eq(publish_nodes(b, 5), 1);
+        shmring_writer_close(b);
+
+        ck_assert_int_eq(shmring_writer_publish(a, a_set, NULL),
+                         own_failure ? SHMRING_ELIMIT : SHMRING_EEXIST);
+        ck_assert_uint_eq(shmring_writer_generation(a), 0);
+        shmring_writer_close(a);
+        shmring_nodeset_free(a_set);
+
+        /* B's ring, and nothing else: no hidden directory of A's is left. */
+        ck_assert_int_eq(test_ring_entries(ring), 1);
+        ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+        shmring_ring_info_t info;
+        ck_assert_int_eq(shmring_ring_info(ring, NULL, &info), 0);
+        ck_assert_uint_eq(info.status.generation, 1);
+        ck_assert_uint_eq(info.status.publish_count, 1);
+        ck_assert_uint_eq(info.version.node_count, 5);
+        ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+    }
+
+    /* Alone, a failing creating load leaves no trace either. */
+    shmring_writer_t *a = open_as_creating_load();
+    shmring_nodeset_t *a_set = unbuildable_set();
+    ck_assert_int_eq(shmring_writer_publish(a, a_set, NULL), SHMRING_ELIMIT);
+    shmring_writer_close(a);
+    shmring_nodeset_free(a_set);
+    ck_assert_int_eq(test_ring_entries(ring), 0);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), SHMRING_ENOENT);
+}
+END_TEST
+
 /* Counts the calls of on_wait in the int DATA points to. */
 static void count_waits(const char *ring_name, void *data)
 {
@@ -930,6 +1019,7 @@ static Suite *publish_suite(void)
     tcase_add_test(errors, test_late_destroy_spares_new_ring);
     tcase_add_test(errors, test_lock_wait_bounded);
     tcase_add_test(errors, test_exclusive_creators_race);
+    tcase_add_test(errors, test_failed_creating_load_spares_another);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     /* Racing creators fork hundreds of processes: on a loaded machine that takes
      * longer than Check's default of 4 s (ctest sets 120 s for every test anyway). */
