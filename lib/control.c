@@ -153,20 +153,17 @@ int shmring__control_map(int dir_fd, const struct stat *dir_st,
     return 0;
 }
 
+/* Unlinks NAME if it is a version other than *(uint64_t *)KEEP. */
+static int unlink_version(int dir_fd, const char *name, void *keep)
+{
+    uint64_t gen;
+    if (!shmring__is_version_file(name, &gen) || gen == *(const uint64_t *)keep ||
+        unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    return shmring__errno_code();
+}
+
 int shmring__unlink_versions(int dir_fd, uint64_t keep)
 {
-    DIR *dir = shmring__dir_stream(dir_fd);
-    if (dir == NULL)
-        return shmring__errno_code();
-    int err = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        uint64_t gen;
-        if (!shmring__is_version_file(entry->d_name, &gen) || gen == keep)
-            continue;
-        if (unlinkat(dir_fd, entry->d_name, 0) != 0 && errno != ENOENT && err == 0)
-            err = shmring__errno_code();
-    }
-    closedir(dir);
-    return err;
+    return shmring__dir_each(dir_fd, unlink_version, &keep);
 }

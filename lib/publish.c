@@ -283,17 +283,23 @@ static int ring_attach(shmring_writer_t *w, int base_fd,
     return 0;
 }
 
+int shmring__writer_call_start(const char *ring, const shmring_writer_options_t **options,
+                               shmring_writer_options_t *defaults)
+{
+    if (*options == NULL) {
+        shmring_writer_options_default(defaults);
+        *options = defaults;
+    }
+    return shmring_ring_name_check(ring);
+}
+
 int shmring_writer_open(const char *ring, unsigned flags,
                         const shmring_writer_options_t *options, shmring_writer_t **out)
 {
-    int err = shmring_ring_name_check(ring);
+    shmring_writer_options_t defaults;
+    int err = shmring__writer_call_start(ring, &options, &defaults);
     if (err != 0)
         return err;
-    shmring_writer_options_t defaults;
-    if (options == NULL) {
-        shmring_writer_options_default(&defaults);
-        options = &defaults;
-    }
     if ((flags & SHMRING_WRITER_CREATE) && !mode_valid(options->mode))
         return SHMRING_EINVAL;
     int base_fd;

@@ -58,10 +58,25 @@ static void view_close(const struct ring_view *v)
     close(v->dir_fd);
 }
 
-/* Fills *out from the control object (whole, reserved fields included: see
- * shmring.h's rule for public structs). */
-static int view_status(const struct ring_view *v, shmring_ring_status_t *out)
+/* Opens RING's view (see view_open()), calls USE(view, DATA) and closes the view.
+ * Returns view_open()'s error or USE's. */
+static int with_view(const char *ring, const shmring_open_options_t *options,
+                     int (*use)(const struct ring_view *v, void *data), void *data)
 {
+    struct ring_view v;
+    int err = view_open(ring, options, &v);
+    if (err != 0)
+        return err;
+    err = use(&v, data);
+    view_close(&v);
+    return err;
+}
+
+/* Fills the shmring_ring_status_t at DATA from the control object (whole, reserved
+ * fields included: see shmring.h's rule for public structs). */
+static int view_status(const struct ring_view *v, void *data)
+{
+    shmring_ring_status_t *out = data;
     memset(out, 0, sizeof(*out));
     out->generation = uatomic_read(&v->control->generation);
     out->publish_count = uatomic_read(&v->control->publish_count);
@@ -74,12 +89,12 @@ static int view_status(const struct ring_view *v, shmring_ring_status_t *out)
 }
 
 /*
- * Calls READ_VERSION(V, GEN, DATA) for the generation GEN that V's control object names,
- * and stores GEN in *generation. A writer may supersede (and unlink) that version between
- * reading the generation and opening the version: READ_VERSION then fails with
- * SHMRING_ENOENT, and the generation is read again. Nothing published: *generation 0
- * and READ_VERSION is not called. Returns 0, SHMRING_ENOENT (destroyed), SHMRING_ESTALE
- * or READ_VERSION's error.
+ * Calls READ_VERSION(V, GEN, DATA) for the generation GEN that V's control object
+ * names, and stores GEN in *generation. A writer may supersede (and unlink) that
+ * version between reading the generation and opening the version: READ_VERSION then
+ * fails with SHMRING_ENOENT, and the generation is read again. Nothing published:
+ * *generation 0 and READ_VERSION is not called. Returns 0, SHMRING_ENOENT
+ * (destroyed), SHMRING_ESTALE or READ_VERSION's error.
  */
 static int view_current(const struct ring_view *v,
                         int (*read_version)(const struct ring_view *v, uint64_t gen,
@@ -104,13 +119,7 @@ static int view_current(const struct ring_view *v,
 int shmring_ring_status(const char *ring, const shmring_open_options_t *options,
                         shmring_ring_status_t *out)
 {
-    struct ring_view v;
-    int err = view_open(ring, options, &v);
-    if (err != 0)
-        return err;
-    err = view_status(&v, out);
-    view_close(&v);
-    return err;
+    return with_view(ring, options, view_status, out);
 }
 
 /* Copies version GEN into a new snapshot, *(shmring_snapshot_t **)DATA. */
@@ -135,26 +144,32 @@ static int read_snapshot(const struct ring_view *v, uint64_t gen, void *data)
     return err;
 }
 
+/* What shmring_ring_snapshot() reads. */
+struct current_copy {
+    uint64_t generation;
+    shmring_snapshot_t *snapshot;
+};
+
+static int view_snapshot(const struct ring_view *v, void *data)
+{
+    struct current_copy *copy = data;
+    return view_current(v, read_snapshot, &copy->snapshot, &copy->generation);
+}
+
 int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
                           uint64_t *generation, shmring_snapshot_t **out)
 {
-    struct ring_view v;
-    int err = view_open(ring, options, &v);
-    if (err != 0)
-        return err;
-    shmring_snapshot_t *snapshot = NULL;
-    uint64_t gen = 0;
-    err = view_current(&v, read_snapshot, &snapshot, &gen);
-    view_close(&v);
-    if (err != 0)
-        return err;
-    *generation = gen;
-    *out = snapshot;
-    return 0;
+    struct current_copy copy = {0};
+    int err = with_view(ring, options, view_snapshot, &copy);
+    if (err == 0) {
+        *generation = copy.generation;
+        *out = copy.snapshot;
+    }
+    return err;
 }
 
-/* Reads the header of version GEN into the info's version, (shmring_ring_info_t *)DATA.
- */
+/* Reads the header of version GEN into the version of the shmring_ring_info_t at
+ * DATA. */
 static int read_header(const struct ring_view *v, uint64_t gen, void *data)
 {
     struct snapshot_header header;
@@ -164,23 +179,22 @@ static int read_header(const struct ring_view *v, uint64_t gen, void *data)
     return err;
 }
 
+static int view_info(const struct ring_view *v, void *data)
+{
+    shmring_ring_info_t *info = data;
+    int err = view_status(v, &info->status);
+    return err != 0 ? err : view_current(v, read_header, info, &info->status.generation);
+}
+
 int shmring_ring_info(const char *ring, const shmring_open_options_t *options,
                       shmring_ring_info_t *out)
 {
-    struct ring_view v;
-    int err = view_open(ring, options, &v);
-    if (err != 0)
-        return err;
     shmring_ring_info_t info;
     memset(&info, 0, sizeof(info));
-    err = view_status(&v, &info.status);
+    int err = with_view(ring, options, view_info, &info);
     if (err == 0)
-        err = view_current(&v, read_header, &info, &info.status.generation);
-    view_close(&v);
-    if (err != 0)
-        return err;
-    *out = info;
-    return 0;
+        *out = info;
+    return err;
 }
 
 static const char *kind_of(mode_t mode)
@@ -228,14 +242,10 @@ int shmring_ring_object(const char *ring, const char *directory,
 
 int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options)
 {
-    int err = shmring_ring_name_check(ring);
+    shmring_writer_options_t defaults;
+    int err = shmring__writer_call_start(ring, &options, &defaults);
     if (err != 0)
         return err;
-    shmring_writer_options_t defaults;
-    if (options == NULL) {
-        shmring_writer_options_default(&defaults);
-        options = &defaults;
-    }
     int base_fd;
     err = shmring__base_open(options->directory, OWNER_ANY, &base_fd);
     if (err != 0)

@@ -42,9 +42,9 @@ int shmring_snapshot_new(const void *buffer, size_t size, shmring_snapshot_t **o
 
 void shmring_snapshot_free(shmring_snapshot_t *snapshot)
 {
-    if (snapshot == NULL)
-        return;
-    free(snapshot->allocation);
+    /* free(NULL) does nothing, as shmring_snapshot_free(NULL) must not either. */
+    if (snapshot != NULL)
+        free(snapshot->allocation);
     free(snapshot);
 }
 

@@ -221,13 +221,12 @@ int shmring__node_id_index(const void *buffer, struct node_id_entry **out)
 int64_t shmring__node_id_find(const struct node_id_entry *index, uint32_t count,
                               uint32_t id)
 {
-    uint32_t low = 0, high = count;
-    while (low < high) {
-        uint32_t middle = low + (high - low) / 2;
-        if (index[middle].id < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && index[low].id == id ? (int64_t)index[low].index : -1;
+    /* Ids are given out in order and only removals leave gaps: while none has, id I
+     * is entry I, and no search is needed. */
+    if (id < count && index[id].id == id)
+        return (int64_t)index[id].index;
+    const struct node_id_entry key = {.id = id};
+    const struct node_id_entry *found =
+        bsearch(&key, index, count, sizeof(*index), compare_id_entries);
+    return found != NULL ? (int64_t)found->index : -1;
 }

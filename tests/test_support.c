@@ -306,3 +306,24 @@ shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
     free(buffer);
     return snapshot;
 }
+
+shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t table_size)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {algorithm, hash, 4, table_size};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "alpha", "10.0.0.1:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "beta", "10.0.0.2:11212", 2, SHMRING_STATE_UP, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "gamma", "10.0.0.3:11211", 1, SHMRING_STATE_DOWN, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "delta", "10.0.0.4:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    return set;
+}

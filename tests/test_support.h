@@ -102,4 +102,11 @@ void *test_build(const shmring_nodeset_t *set, size_t *size);
  * fails the test on error. */
 shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set);
 
+/*
+ * The small node set the snapshot tests tamper with: vnodes 4 and nodes alpha (weight
+ * 1), beta (2), gamma (1, down), delta (1): 4 nodes, 3 up, 16 ring points.
+ */
+shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t table_size);
+
 #endif

@@ -24,34 +24,32 @@ struct worker_report {
     uint64_t ns;
 };
 
-static int read_full(int fd, void *buffer, size_t size)
+/* Reads (WRITING false) or writes SIZE bytes at BUFFER whole, through EINTR and short
+ * transfers. Returns 0, or -1 at an error or end of file. */
+static int transfer_full(int fd, void *buffer, size_t size, bool writing)
 {
     uint8_t *p = buffer;
     while (size > 0) {
-        ssize_t got = read(fd, p, size);
-        if (got < 0 && errno == EINTR)
+        ssize_t done = writing ? write(fd, p, size) : read(fd, p, size);
+        if (done < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
+        if (done <= 0)
             return -1;
-        p += got;
-        size -= (size_t)got;
+        p += done;
+        size -= (size_t)done;
     }
     return 0;
 }
 
+static int read_full(int fd, void *buffer, size_t size)
+{
+    return transfer_full(fd, buffer, size, false);
+}
+
 static int write_full(int fd, const void *buffer, size_t size)
 {
-    const uint8_t *p = buffer;
-    while (size > 0) {
-        ssize_t put = write(fd, p, size);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put <= 0)
-            return -1;
-        p += put;
-        size -= (size_t)put;
-    }
-    return 0;
+    /* write() only reads the buffer; the cast serves the one loop for both ways. */
+    return transfer_full(fd, (void *)(uintptr_t)buffer, size, true);
 }
 
 /*
