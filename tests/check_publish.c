@@ -54,29 +54,6 @@ static uint64_t publish_nodes(shmring_writer_t *w, size_t count)
     return gen;
 }
 
-START_TEST(test_ring_names)
-{
-    ck_assert_int_eq(shmring_ring_name_check("cache"), 0);
-    ck_assert_int_eq(shmring_ring_name_check("a.b-c_D9"), 0);
-    ck_assert_int_eq(shmring_ring_name_check("x.5a"), 0);
-    ck_assert_int_eq(shmring_ring_name_check("5"), 0);
-    ck_assert_int_eq(shmring_ring_name_check(""), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check("a/b"), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check("a b"), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check("x.5"), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check("."), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check(".."), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_name_check(NULL), SHMRING_EBADRING);
-    char name[SHMRING_RING_NAME_MAX + 2];
-    memset(name, 'a', sizeof(name));
-    name[SHMRING_RING_NAME_MAX] = '\0';
-    ck_assert_int_eq(shmring_ring_name_check(name), 0);
-    name[SHMRING_RING_NAME_MAX] = 'a';
-    name[SHMRING_RING_NAME_MAX + 1] = '\0';
-    ck_assert_int_eq(shmring_ring_name_check(name), SHMRING_EBADRING);
-}
-END_TEST
-
 START_TEST(test_open_missing_and_exclusive)
 {
     shmring_writer_t *w = NULL;
@@ -1003,7 +980,6 @@ static Suite *publish_suite(void)
     Suite *s = suite_create("publish");
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);
-    tcase_add_test(core, test_ring_names);
     tcase_add_test(core, test_open_missing_and_exclusive);
     tcase_add_test(core, test_publish_swaps_versions);
     tcase_add_test(core, test_writer_nodeset_round_trip);
