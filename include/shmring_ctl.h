@@ -169,9 +169,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_
 /*
  * A validated snapshot: the only thing the lookup, info and keyspace calls below
  * take, so that no unvalidated bytes ever reach them. It is made once, by
- * shmring_snapshot_new() (which validates), shmring_ring_snapshot() or
- * shmring_writer_snapshot(), and never changes afterwards: any number of threads
- * may use one snapshot at the same time.
+ * shmring_snapshot_new() (which validates), shmring_nodeset_snapshot(),
+ * shmring_ring_snapshot() or shmring_writer_snapshot(), and never changes afterwards: any
+ * number of threads may use one snapshot at the same time.
  */
 typedef struct shmring_snapshot shmring_snapshot_t;
 
@@ -189,8 +189,18 @@ typedef struct shmring_snapshot shmring_snapshot_t;
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_new(const void *buffer, size_t size,
                                                         shmring_snapshot_t **out);
 
-/* Frees a snapshot made by shmring_snapshot_new() or shmring_ring_snapshot() (NULL is
- * accepted). One that shmring_writer_snapshot() lent belongs to its writer. */
+/*
+ * Builds SET's snapshot (as shmring_snapshot_build() does) straight into *out,
+ * validated in place: no second copy of the bytes, which matters for a ring of
+ * millions of points. Free it with shmring_snapshot_free(). Returns 0 or the codes
+ * of shmring_snapshot_build().
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_snapshot(const shmring_nodeset_t *set,
+                                                            shmring_snapshot_t **out);
+
+/* Frees a snapshot made by shmring_snapshot_new(), shmring_nodeset_snapshot() or
+ * shmring_ring_snapshot() (NULL is accepted). One that shmring_writer_snapshot() lent
+ * belongs to its writer. */
 SHMRING_API void shmring_snapshot_free(shmring_snapshot_t *snapshot);
 
 /* The snapshot's bytes, as shmring_snapshot_build() made them and as they are

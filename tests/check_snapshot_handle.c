@@ -1,8 +1,8 @@
 /*
  * Tests of lib/snapshot_handle.c: a validated snapshot is made once from bytes (a
- * private copy, validated), lent by a writer, or copied from a ring, and is what the
- * reading calls take. What the validator refuses is check_snapshot's; what the
- * lookups answer is check_placement's.
+ * private copy, validated) or from a node set, lent by a writer, or copied from a ring,
+ * and is what the reading calls take. What the validator refuses is check_snapshot's;
+ * what the lookups answer is check_placement's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +88,34 @@ START_TEST(new_refusals)
 }
 END_TEST
 
+/* Built straight into a snapshot: the builder's bytes, or its error and no snapshot. */
+START_TEST(nodeset_snapshot_is_the_build)
+{
+    shmring_nodeset_t *set = small_set();
+    size_t size;
+    void *bytes = test_build(set, &size);
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
+    size_t snapshot_size;
+    const void *data = shmring_snapshot_data(snapshot, &snapshot_size);
+    ck_assert_uint_eq(snapshot_size, size);
+    ck_assert_mem_eq(data, bytes, size);
+    shmring_snapshot_free(snapshot);
+    free(bytes);
+
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    params.vnodes = SHMRING_VNODES_MAX;
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-0", SHMRING_WEIGHT_MAX), 0);
+    shmring_snapshot_t *untouched = (shmring_snapshot_t *)&size;
+    snapshot = untouched;
+    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), SHMRING_ELIMIT);
+    ck_assert_ptr_eq(snapshot, untouched);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 /*
  * A writer lends its current version: the same snapshot until it publishes again,
  * byte for byte what a reader's copy holds; after a publication, the new one.
@@ -137,6 +165,7 @@ static Suite *snapshot_handle_suite(void)
     tcase_add_test(tc, new_keeps_a_private_copy);
     tcase_add_test(tc, new_accepts_unaligned_bytes);
     tcase_add_test(tc, new_refusals);
+    tcase_add_test(tc, nodeset_snapshot_is_the_build);
     suite_add_tcase(s, tc);
     tc = tcase_create("lent");
     tcase_add_test(tc, writer_lends_its_current_version);

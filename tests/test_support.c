@@ -299,11 +299,8 @@ void *test_build(const shmring_nodeset_t *set, size_t *size)
 
 shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
 {
-    size_t size;
-    void *buffer = test_build(set, &size);
     shmring_snapshot_t *snapshot = NULL;
-    ck_assert_int_eq(shmring_snapshot_new(buffer, size, &snapshot), 0);
-    free(buffer);
+    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
     return snapshot;
 }
 

@@ -1088,14 +1088,8 @@ static int report_dry_run(const struct cli *cli, const struct change *change,
 {
     double fraction = 0.0;
     if (change->sample) {
-        void *bytes;
-        size_t size;
         shmring_snapshot_t *next = NULL;
-        int err = shmring_snapshot_build(set, &bytes, &size);
-        if (err == 0) {
-            err = shmring_snapshot_new(bytes, size, &next);
-            free(bytes);
-        }
+        int err = shmring_nodeset_snapshot(set, &next);
         if (err == 0)
             err = shmring_snapshot_moved_share(current, next, &fraction);
         shmring_snapshot_free(next);

@@ -159,13 +159,7 @@ int nodeset_make(shmring_algorithm_t algorithm, size_t nodes, shmring_nodeset_t 
 
 int snapshot_make(const shmring_nodeset_t *set, shmring_snapshot_t **out)
 {
-    void *bytes;
-    size_t size;
-    int err = shmring_snapshot_build(set, &bytes, &size);
-    if (err == 0) {
-        err = shmring_snapshot_new(bytes, size, out);
-        free(bytes);
-    }
+    int err = shmring_nodeset_snapshot(set, out);
     if (err != 0)
         fail("cannot build a snapshot: %s", shmring_strerror(err));
     return err != 0 ? -1 : 0;
