@@ -1,4 +1,4 @@
-/* Tests of publication into shared memory: lib/publish.c and lib/ring_admin.c. */
+/* Tests of publication into shared memory: lib/publish.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -200,98 +200,6 @@ START_TEST(test_writer_nodeset_round_trip)
     ck_assert_int_eq(shmring_nodeset_add(set, "c", NULL, 1, SHMRING_STATE_UP, &id), 0);
     ck_assert_uint_eq(id, 2);
     shmring_nodeset_free(set);
-    shmring_writer_close(w);
-}
-END_TEST
-
-START_TEST(test_destroy_and_list)
-{
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 2), 1);
-    shmring_writer_close(w);
-
-    char **names;
-    size_t count;
-    /* A ring being created (a hidden directory of a creator at work) is no ring. */
-    char creating[600];
-    snprintf(creating, sizeof(creating),
-             SHMRING_DEFAULT_DIRECTORY "/" CREATING_PREFIX "%s.%ld.0123456789abcdef",
-             ring, (long)getpid());
-    ck_assert_int_eq(mkdir(creating, 0700), 0);
-    ck_assert_int_eq(shmring_ring_list(NULL, &names, &count), 0);
-    int listed = 0;
-    for (size_t i = 0; i < count; i++) {
-        listed += strcmp(names[i], ring) == 0;
-        /* Hidden directories are never listed as rings. */
-        ck_assert_int_eq(shmring_ring_name_check(names[i]), 0);
-        ck_assert(strstr(names[i], "0123456789abcdef") == NULL);
-    }
-    ck_assert_ptr_null(names[count]);
-    ck_assert_int_eq(listed, 1);
-    shmring_ring_list_free(names);
-    ck_assert_int_eq(rmdir(creating), 0);
-
-    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
-    ck_assert_int_eq(test_ring_entries(ring), 0);
-    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), SHMRING_ENOENT);
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), SHMRING_ENOENT);
-    ck_assert_int_eq(shmring_ring_list(NULL, &names, &count), 0);
-    for (size_t i = 0; i < count; i++)
-        ck_assert_str_ne(names[i], ring);
-    shmring_ring_list_free(names);
-}
-END_TEST
-
-/* Only the owner can put anything in a ring's directory, and that includes
- * directories; destroy removes them too, instead of leaving the ring half removed
- * under its hidden name. */
-START_TEST(test_destroy_removes_subdirectories)
-{
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 2), 1);
-    shmring_writer_close(w);
-    char path[700];
-    snprintf(path, sizeof(path), "%s/a", test_ring_path(ring));
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/a/b", test_ring_path(ring));
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/a/b/file", test_ring_path(ring));
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    snprintf(path, sizeof(path), "%s/a/link", test_ring_path(ring));
-    ck_assert_int_eq(symlink("/", path), 0);
-    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
-    ck_assert_int_eq(test_ring_entries(ring), 0);
-    /* The link's target was not entered. */
-    struct stat st;
-    ck_assert_int_eq(stat("/", &st), 0);
-}
-END_TEST
-
-START_TEST(test_ring_snapshot_copy)
-{
-    uint64_t gen = 5;
-    shmring_snapshot_t *buffer = (shmring_snapshot_t *)&gen;
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), SHMRING_ENOENT);
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), 0);
-    ck_assert_uint_eq(gen, 0);
-    ck_assert_ptr_null(buffer);
-    ck_assert_uint_eq(publish_nodes(w, 7), 1);
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer), 0);
-    ck_assert_uint_eq(gen, 1);
-    shmring_snapshot_info_t info;
-    shmring_snapshot_info(buffer, &info);
-    ck_assert_uint_eq(info.node_count, 7);
-    size_t size;
-    ck_assert_ptr_nonnull(shmring_snapshot_data(buffer, &size));
-    ck_assert_uint_eq(info.size, size);
-    shmring_snapshot_free(buffer);
     shmring_writer_close(w);
 }
 END_TEST
@@ -983,9 +891,6 @@ static Suite *publish_suite(void)
     tcase_add_test(core, test_open_missing_and_exclusive);
     tcase_add_test(core, test_publish_swaps_versions);
     tcase_add_test(core, test_writer_nodeset_round_trip);
-    tcase_add_test(core, test_destroy_and_list);
-    tcase_add_test(core, test_destroy_removes_subdirectories);
-    tcase_add_test(core, test_ring_snapshot_copy);
     suite_add_tcase(s, core);
 
     TCase *errors = tcase_create("errors");

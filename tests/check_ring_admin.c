@@ -279,6 +279,27 @@ START_TEST(destroy_an_empty_ring)
 }
 END_TEST
 
+/* Only the owner can put anything in a ring's directory, and that includes
+ * directories; destroy removes them too, instead of leaving the ring half removed
+ * under its hidden name, and enters no symbolic link. */
+START_TEST(destroy_removes_subdirectories)
+{
+    make_ring("deep", 2);
+    make_directory(in_directory("shmring.deep/a"), 0700);
+    make_directory(in_directory("shmring.deep/a/b"), 0700);
+    make_file(in_directory("shmring.deep/a/b/file"), 0600);
+    make_directory(in_directory("target"), 0755);
+    make_file(in_directory("target/kept"), 0600);
+    char target[TEST_PATH_MAX + 64];
+    snprintf(target, sizeof(target), "%s", in_directory("target"));
+    ck_assert_int_eq(symlink(target, in_directory("shmring.deep/a/link")), 0);
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("deep", &options), 0);
+    ck_assert_str_eq(test_listing(directory), "target");
+    ck_assert_str_eq(test_listing(in_directory("target")), "kept");
+}
+END_TEST
+
 START_TEST(destroy_refusals)
 {
     shmring_writer_options_t options = writer_options();
@@ -515,6 +536,7 @@ static Suite *ring_admin_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, destroy_a_ring);
     tcase_add_test(tc, destroy_an_empty_ring);
+    tcase_add_test(tc, destroy_removes_subdirectories);
     tcase_add_test(tc, destroy_refusals);
     tcase_add_test(tc, destroy_another_owners_ring);
     tcase_add_test(tc, destroy_waits_for_no_busy_writer);
