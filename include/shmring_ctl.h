@@ -167,15 +167,48 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_
                                                           void **buffer, size_t *size);
 
 /*
- * Validates a snapshot of SIZE bytes that may hold any bytes at all: every offset,
- * length and count, every node index and string, the lookup structures and the
- * checksum. Reads nothing outside [buffer, buffer + size). Returns 0 or the
- * specific SHMRING_E* code of the first problem found.
+ * A validated snapshot: the only thing the lookup, info and keyspace calls below
+ * take, so that no unvalidated bytes ever reach them. It is made once, by
+ * shmring_snapshot_new() (which validates), shmring_nodeset_snapshot(),
+ * shmring_ring_snapshot() or shmring_writer_snapshot(), and never changes afterwards: any
+ * number of threads may use one snapshot at the same time.
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_validate(const void *buffer,
-                                                             size_t size);
+typedef struct shmring_snapshot shmring_snapshot_t;
 
-/* What a validated snapshot's header says. */
+/*
+ * Validates a snapshot of SIZE bytes that may hold any bytes at all (every offset,
+ * length and count, every node index and string, the lookup structures and the
+ * checksum), reading nothing outside [buffer, buffer + size), and makes *out, a
+ * snapshot holding its own copy of them: BUFFER may be changed or freed afterwards,
+ * and need not be aligned. Free *out with shmring_snapshot_free(). Returns 0,
+ * SHMRING_ENOMEM, or the specific SHMRING_E* code of the first problem found
+ * (SHMRING_ETRUNCATED, SHMRING_EBADMAGIC, SHMRING_EBYTEORDER, SHMRING_EFORMAT,
+ * SHMRING_EBADPARAMS, SHMRING_EBADSECTION, SHMRING_ECHECKSUM, SHMRING_EBADNODE,
+ * SHMRING_EBADSTRING, SHMRING_EBADPOINTS, SHMRING_EBADINDEX). Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_new(const void *buffer, size_t size,
+                                                        shmring_snapshot_t **out);
+
+/*
+ * Builds SET's snapshot (as shmring_snapshot_build() does) straight into *out,
+ * validated in place: no second copy of the bytes, which matters for a ring of
+ * millions of points. Free it with shmring_snapshot_free(). Returns 0 or the codes
+ * of shmring_snapshot_build().
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_snapshot(const shmring_nodeset_t *set,
+                                                            shmring_snapshot_t **out);
+
+/* Frees a snapshot made by shmring_snapshot_new(), shmring_nodeset_snapshot() or
+ * shmring_ring_snapshot() (NULL is accepted). One that shmring_writer_snapshot() lent
+ * belongs to its writer. */
+SHMRING_API void shmring_snapshot_free(shmring_snapshot_t *snapshot);
+
+/* The snapshot's bytes, as shmring_snapshot_build() made them and as they are
+ * published; they live as long as SNAPSHOT. Fills *size if not NULL. */
+SHMRING_API const void *shmring_snapshot_data(const shmring_snapshot_t *snapshot,
+                                              size_t *size);
+
+/* What a snapshot's header says. */
 typedef struct shmring_snapshot_info {
     shmring_params_t params;
     uint32_t node_count;
@@ -190,36 +223,68 @@ typedef struct shmring_snapshot_info {
 } shmring_snapshot_info_t;
 
 /*
- * The functions below take a buffer that shmring_snapshot_validate() accepted. The
- * lookups answer like the reader's shmring_lookup(), shmring_lookup_id(),
- * shmring_lookup_ids() and shmring_lookup_n() (see shmring.h) on this one snapshot.
+ * The calls below read one snapshot and are thread-safe. The lookups answer like the
+ * reader's shmring_lookup(), shmring_lookup_id(), shmring_lookup_ids() and
+ * shmring_lookup_n() (see shmring.h) on this one snapshot.
  */
-SHMRING_API void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out);
-SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup(const void *buffer,
-                                                           const void *key, size_t len,
-                                                           shmring_node_t *out);
+SHMRING_API void shmring_snapshot_info(const shmring_snapshot_t *snapshot,
+                                       shmring_snapshot_info_t *out);
 SHMRING_API SHMRING_MUST_CHECK int
-shmring_snapshot_lookup_id(const void *buffer, const void *key, size_t len, uint32_t *id);
+shmring_snapshot_lookup(const shmring_snapshot_t *snapshot, const void *key, size_t len,
+                        shmring_node_t *out);
 SHMRING_API SHMRING_MUST_CHECK int
-shmring_snapshot_lookup_ids(const void *buffer, const void *const *keys,
+shmring_snapshot_lookup_id(const shmring_snapshot_t *snapshot, const void *key,
+                           size_t len, uint32_t *id);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_lookup_ids(const shmring_snapshot_t *snapshot, const void *const *keys,
                             const size_t *lens, size_t count, uint32_t *ids);
-SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_lookup_n(const void *buffer,
-                                                             const void *key, size_t len,
-                                                             shmring_node_t *out,
-                                                             size_t n);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_lookup_n(const shmring_snapshot_t *snapshot, const void *key, size_t len,
+                          shmring_node_t *out, size_t n);
+
 /*
- * Fills SHARES[i] with the fraction of the keyspace owned by the i-th node of the
- * snapshot (node-set order); SHARES has room for node_count values.
+ * Fills SHARES[i] with the exact fraction of the keyspace owned by the i-th node of
+ * the snapshot (node-set order): its arcs of the ring, or its maglev table slots
+ * over the table size. Down nodes, and every node of a snapshot without up nodes,
+ * own 0. COUNT is how many values SHARES has room for. Returns 0, or SHMRING_EINVAL
+ * (nothing written) when COUNT is less than the snapshot's node_count.
  */
-SHMRING_API void shmring_snapshot_shares(const void *buffer, double *shares);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares, size_t count);
+
+/*
+ * Fills *share with the fraction of the keyspace whose owner changes from BEFORE to
+ * AFTER, computed exactly from the two lookup structures, not by sampling keys. A key
+ * stays when both answer it with a node of the same name; it moves when the names
+ * differ or when only one of the two has up nodes to answer with. Either may be NULL
+ * for nothing published (so from NULL everything moves if AFTER has up nodes). How:
+ *
+ *   - ring and ketama: the two sorted point arrays are merged, and the arcs between
+ *     consecutive points whose owners differ are summed;
+ *   - maglev against maglev with equal table sizes: differing slots over the size;
+ *   - otherwise, when both hash keys alike (the same hash; ketama only against
+ *     ketama): the hash space is cut where either snapshot's owner can change
+ *     (points, or the first hash of each maglev slot), and the pieces whose owners
+ *     differ are summed;
+ *   - snapshots that hash keys differently give a key two unrelated places: the share
+ *     is then the chance that a uniformly hashed key changes owner,
+ *     1 - sum over nodes N of share_before(N) x share_after(N).
+ *
+ * Arc lengths are summed in integers; only the final division rounds. Time is linear
+ * in the points or slots of both, plus sorting node names. Returns 0 or SHMRING_ENOMEM.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_snapshot_moved_share(const shmring_snapshot_t *before,
+                             const shmring_snapshot_t *after, double *share);
 
 /*
  * Recreates the node set a snapshot was built from (nodes, ids, parameters).
  * Returns 0, SHMRING_ENOMEM, or SHMRING_EBADNODE when the snapshot holds two nodes
  * of the same name (which the validator, run by every reader, does not look for).
  */
-SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_snapshot(const void *buffer,
-                                                                 shmring_nodeset_t **out);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_from_snapshot(const shmring_snapshot_t *snapshot,
+                              shmring_nodeset_t **out);
 
 /* ---- JSON node sets ------------------------------------------------------- */
 
@@ -309,17 +374,44 @@ shmring_ring_status(const char *ring, const shmring_open_options_t *options,
                     shmring_ring_status_t *out);
 
 /*
- * Copies the current version of RING (validated) into a new buffer that the caller
- * frees with free(), without taking the writer lock: only read permission is needed.
- * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Fills
- * *generation; when nothing is published yet, *buffer is NULL and *generation 0.
- * Returns 0, the codes of shmring_ring_status(), SHMRING_ENOMEM, SHMRING_ESTALE
- * (writers kept replacing the version while it was being copied) or a validation
- * error.
+ * Copies the current version of RING into a new snapshot (validated) that the caller
+ * frees with shmring_snapshot_free(), without taking the writer lock: only read
+ * permission is needed. Owners are trusted as by shmring_open_with() (OPTIONS may be
+ * NULL). Fills *generation; when nothing is published yet, *out is NULL and
+ * *generation 0. Returns 0, the codes of shmring_ring_status(), SHMRING_ENOMEM,
+ * SHMRING_ESTALE (writers kept replacing the version while it was being copied) or a
+ * validation error. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
-                      uint64_t *generation, void **buffer, size_t *size);
+                      uint64_t *generation, shmring_snapshot_t **out);
+
+/* What a ring's control object and the header of its current version say. */
+typedef struct shmring_ring_info {
+    /* As shmring_ring_status() fills it; status.generation names the version below. */
+    shmring_ring_status_t status;
+    /* The header of version status.generation, as shmring_snapshot_info() would fill
+     * it (all zero when nothing is published). Only the header is read and checked
+     * (magic, byte order, format, size against the object, parameters and counts
+     * within limits); the rest is neither read nor validated, so a program that
+     * relies on the nodes or lookups uses shmring_ring_snapshot(). */
+    shmring_snapshot_info_t version;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_ring_info_t;
+
+/*
+ * Reads what `ringctl list` shows of RING from its control object and the header of
+ * its current version alone: a few kilobytes whatever the ring's size. Owners are
+ * trusted, and the version object checked (the directory owner's, writable by
+ * nobody), as by shmring_open_with() (OPTIONS may be NULL). Returns 0, the codes of
+ * shmring_ring_status(), SHMRING_ESTALE (writers kept replacing the version while it
+ * was being read), or the header's SHMRING_ETRUNCATED, SHMRING_EBADMAGIC,
+ * SHMRING_EBYTEORDER, SHMRING_EFORMAT or SHMRING_EBADPARAMS. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_info(const char *ring, const shmring_open_options_t *options,
+                  shmring_ring_info_t *out);
 
 /* What occupies a ring's path, for error messages that name it. */
 typedef struct shmring_ring_object {
@@ -418,12 +510,13 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_writer_nodeset(shmring_writer_t *w,
                                                           shmring_nodeset_t **out);
 
 /*
- * Maps the current version read-only (validated) for inspection: *buffer stays valid
- * until the writer's next publication or shmring_writer_close(), whichever comes
- * first. Returns 0, SHMRING_ENOENT (nothing published) or a validation error.
+ * Lends the current version, mapped read-only and validated, for inspection: *out
+ * belongs to the writer and stays valid until the writer's next publication or
+ * shmring_writer_close(), whichever comes first (do not free it). Returns 0,
+ * SHMRING_ENOENT (nothing published) or a validation error.
  */
 SHMRING_API SHMRING_MUST_CHECK int
-shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size);
+shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out);
 
 /*
  * Builds SET's snapshot and publishes it as the next generation: a new read-only

@@ -52,14 +52,18 @@ bool shmring__control_valid(const struct control_block *control)
            control->byte_order == SNAPSHOT_BYTE_ORDER_MARK;
 }
 
-int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generation,
-                         const void **snapshot, size_t *size)
+/*
+ * Opens version GENERATION of the ring directory DIR_FD read-only with the checks
+ * every reader of a version makes: the directory owner's, writable by nobody, at
+ * least a header long. Fills *fd and *length (the object's own size).
+ */
+static int version_open(int dir_fd, const struct stat *dir_st, uint64_t generation,
+                        int *fd, size_t *length)
 {
     char name[FILE_NAME_MAX];
     shmring__version_file(generation, name);
-    int fd;
     struct stat st;
-    int err = shmring__object_open(dir_fd, dir_st, name, O_RDONLY, &fd, &st);
+    int err = shmring__object_open(dir_fd, dir_st, name, O_RDONLY, fd, &st);
     if (err != 0)
         return err;
     if ((st.st_mode & 0222) != 0)
@@ -69,17 +73,51 @@ int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generat
     else if ((uint64_t)st.st_size > SIZE_MAX)
         err = SHMRING_ELIMIT;
     if (err != 0) {
-        close(fd);
+        close(*fd);
         return err;
     }
+    *length = (size_t)st.st_size;
+    return 0;
+}
+
+int shmring__version_header_read(int dir_fd, const struct stat *dir_st,
+                                 uint64_t generation, struct snapshot_header *out)
+{
+    int fd;
+    size_t length;
+    int err = version_open(dir_fd, dir_st, generation, &fd, &length);
+    if (err != 0)
+        return err;
+    ssize_t n;
+    do
+        n = pread(fd, out, sizeof(*out), 0);
+    while (n < 0 && errno == EINTR);
+    err = n < 0 ? shmring__errno_code() : 0;
+    close(fd);
+    if (err != 0)
+        return err;
+    /* Shorter than version_open() saw: the object cannot shrink (nobody may write
+     * it), so this is damage, reported like any short snapshot. */
+    if ((size_t)n != sizeof(*out))
+        return SHMRING_ETRUNCATED;
+    return shmring__snapshot_header_check(out, length);
+}
+
+int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generation,
+                         const void **snapshot, size_t *size)
+{
+    int fd;
+    size_t length;
+    int err = version_open(dir_fd, dir_st, generation, &fd, &length);
+    if (err != 0)
+        return err;
     /* The size comes from the object itself, so a mapping never extends past its
      * end; the validator then checks that the header agrees with that size. */
-    size_t length = (size_t)st.st_size;
     void *map = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED)
         return shmring__errno_code();
-    err = shmring_snapshot_validate(map, length);
+    err = shmring__snapshot_validate(map, length);
     if (err != 0) {
         munmap(map, length);
         return err;
@@ -115,20 +153,17 @@ int shmring__control_map(int dir_fd, const struct stat *dir_st,
     return 0;
 }
 
+/* Unlinks NAME if it is a version other than *(uint64_t *)KEEP. */
+static int unlink_version(int dir_fd, const char *name, void *keep)
+{
+    uint64_t gen;
+    if (!shmring__is_version_file(name, &gen) || gen == *(const uint64_t *)keep ||
+        unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    return shmring__errno_code();
+}
+
 int shmring__unlink_versions(int dir_fd, uint64_t keep)
 {
-    DIR *dir = shmring__dir_stream(dir_fd);
-    if (dir == NULL)
-        return shmring__errno_code();
-    int err = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        uint64_t gen;
-        if (!shmring__is_version_file(entry->d_name, &gen) || gen == keep)
-            continue;
-        if (unlinkat(dir_fd, entry->d_name, 0) != 0 && errno != ENOENT && err == 0)
-            err = shmring__errno_code();
-    }
-    closedir(dir);
-    return err;
+    return shmring__dir_each(dir_fd, unlink_version, &keep);
 }

@@ -61,6 +61,17 @@ bool shmring__control_valid(const struct control_block *control);
 int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generation,
                          const void **snapshot, size_t *size);
 
+/*
+ * Reads the header of version GENERATION in the ring directory DIR_FD (status DIR_ST)
+ * into *out, with the same checks of the object as shmring__version_map(), and checks
+ * the header alone (shmring__snapshot_header_check()) against the object's size.
+ * Returns 0, SHMRING_ENOENT (the version is gone), SHMRING_EOWNER, SHMRING_ENOTRING,
+ * SHMRING_ETRUNCATED, a header check's code, or another negated errno value.
+ */
+struct snapshot_header;
+int shmring__version_header_read(int dir_fd, const struct stat *dir_st,
+                                 uint64_t generation, struct snapshot_header *out);
+
 /* Unlinks every version object in the ring directory DIR_FD except generation KEEP
  * (0: keep none). */
 int shmring__unlink_versions(int dir_fd, uint64_t keep);

@@ -67,6 +67,14 @@ static inline uint64_t load_le64(const unsigned char *p)
     return (uint64_t)shmring__load_le32(p) | (uint64_t)shmring__load_le32(p + 4) << 32;
 }
 
+/* One 64-bit lane of a block or of the tail, before it is mixed into its half:
+ * multiply, rotate, multiply. */
+static inline uint64_t murmur_scramble(uint64_t k, uint64_t first, int rotation,
+                                       uint64_t second)
+{
+    return rotl64(k * first, rotation) * second;
+}
+
 static inline uint64_t murmur_fmix64(uint64_t k)
 {
     k ^= k >> 33;
@@ -92,20 +100,10 @@ static uint64_t murmur3_64(const void *data, size_t len)
     for (size_t i = 0; i < blocks; i++) {
         uint64_t k1 = load_le64(p + i * 16);
         uint64_t k2 = load_le64(p + i * 16 + 8);
-        k1 *= c1;
-        k1 = rotl64(k1, 31);
-        k1 *= c2;
-        h1 ^= k1;
-        h1 = rotl64(h1, 27);
-        h1 += h2;
-        h1 = h1 * 5 + 0x52dce729;
-        k2 *= c2;
-        k2 = rotl64(k2, 33);
-        k2 *= c1;
-        h2 ^= k2;
-        h2 = rotl64(h2, 31);
-        h2 += h1;
-        h2 = h2 * 5 + 0x38495ab5;
+        h1 ^= murmur_scramble(k1, c1, 31, c2);
+        h1 = (rotl64(h1, 27) + h2) * 5 + 0x52dce729;
+        h2 ^= murmur_scramble(k2, c2, 33, c1);
+        h2 = (rotl64(h2, 31) + h1) * 5 + 0x38495ab5;
     }
 
     const unsigned char *tail = p + blocks * 16;
@@ -115,18 +113,10 @@ static uint64_t murmur3_64(const void *data, size_t len)
         k2 = (k2 << 8) | tail[i - 1];
     for (size_t i = rest < 8 ? rest : 8; i > 0; i--)
         k1 = (k1 << 8) | tail[i - 1];
-    if (rest > 8) {
-        k2 *= c2;
-        k2 = rotl64(k2, 33);
-        k2 *= c1;
-        h2 ^= k2;
-    }
-    if (rest > 0) {
-        k1 *= c1;
-        k1 = rotl64(k1, 31);
-        k1 *= c2;
-        h1 ^= k1;
-    }
+    if (rest > 8)
+        h2 ^= murmur_scramble(k2, c2, 33, c1);
+    if (rest > 0)
+        h1 ^= murmur_scramble(k1, c1, 31, c2);
 
     h1 ^= (uint64_t)len;
     h2 ^= (uint64_t)len;

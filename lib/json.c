@@ -190,34 +190,26 @@ static bool integer_in_range(const json_t *value, json_int_t min, json_int_t max
     return true;
 }
 
-static int read_algorithm(const json_t *value, shmring_algorithm_t *out,
-                          shmring_json_error_t *error)
+/*
+ * Reads the named choice FIELD, "algorithm" or "hash", into PARAMS: a string that the
+ * library's parser of that field knows.
+ */
+static int read_choice(const json_t *value, const char *field, shmring_params_t *params,
+                       shmring_json_error_t *error)
 {
     if (!json_is_string(value))
-        return path_error(error, "algorithm", "must be a string");
-    if (shmring_algorithm_parse(json_string_value(value), out) != 0) {
-        char quoted[QUOTED_SIZE];
-        quote(quoted, json_string_value(value));
-        return path_error(error, "algorithm",
-                          "unknown algorithm %s (expected ring, maglev or ketama)",
-                          quoted);
-    }
-    return 0;
-}
-
-static int read_hash(const json_t *value, shmring_hash_t *out,
-                     shmring_json_error_t *error)
-{
-    if (!json_is_string(value))
-        return path_error(error, "hash", "must be a string");
-    if (shmring_hash_parse(json_string_value(value), out) != 0) {
-        char quoted[QUOTED_SIZE];
-        quote(quoted, json_string_value(value));
-        return path_error(error, "hash",
-                          "unknown hash %s (expected xxh3, md5, crc32, fnv1a or murmur3)",
-                          quoted);
-    }
-    return 0;
+        return path_error(error, field, "must be a string");
+    const char *text = json_string_value(value);
+    bool algorithm = strcmp(field, "algorithm") == 0;
+    int err = algorithm ? shmring_algorithm_parse(text, &params->algorithm)
+                        : shmring_hash_parse(text, &params->hash);
+    if (err == 0)
+        return 0;
+    char quoted[QUOTED_SIZE];
+    quote(quoted, text);
+    return path_error(error, field, "unknown %s %s (expected %s)", field, quoted,
+                      algorithm ? "ring, maglev or ketama"
+                                : "xxh3, md5, crc32, fnv1a or murmur3");
 }
 
 static int read_table_size(const json_t *value, uint32_t *out,
@@ -233,6 +225,25 @@ static int read_table_size(const json_t *value, uint32_t *out,
                           "must be a prime number up to %u, or 0 for the default",
                           SHMRING_POINTS_MAX);
     *out = probe.table_size;
+    return 0;
+}
+
+/*
+ * Reads member KEY of the node at PATH, its "name" or its "address", into *out: a
+ * string that the node-set API's check of that member accepts.
+ */
+static int read_node_text(const json_t *value, const char *path, const char *key,
+                          const char **out, shmring_json_error_t *error)
+{
+    if (!json_is_string(value))
+        return member_error(error, path, key, "must be a string");
+    bool name = strcmp(key, "name") == 0;
+    *out = json_string_value(value);
+    int err = name ? shmring_node_name_check(*out) : shmring_node_address_check(*out);
+    if (err != 0)
+        return member_error(error, path, key,
+                            "must be 1-%d bytes without control characters",
+                            name ? SHMRING_NAME_MAX : SHMRING_ADDRESS_MAX);
     return 0;
 }
 
@@ -253,22 +264,11 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
     json_t *value;
     json_object_foreach(node, key, value)
     {
-        if (strcmp(key, "name") == 0) {
-            if (!json_is_string(value))
-                return member_error(error, path, key, "must be a string");
-            name = json_string_value(value);
-            if (shmring_node_name_check(name) != 0)
-                return member_error(error, path, key,
-                                    "must be 1-%d bytes without control characters",
-                                    SHMRING_NAME_MAX);
-        } else if (strcmp(key, "address") == 0) {
-            if (!json_is_string(value))
-                return member_error(error, path, key, "must be a string");
-            address = json_string_value(value);
-            if (shmring_node_address_check(address) != 0)
-                return member_error(error, path, key,
-                                    "must be 1-%d bytes without control characters",
-                                    SHMRING_ADDRESS_MAX);
+        if (strcmp(key, "name") == 0 || strcmp(key, "address") == 0) {
+            int err = read_node_text(value, path, key,
+                                     strcmp(key, "name") == 0 ? &name : &address, error);
+            if (err != 0)
+                return err;
         } else if (strcmp(key, "weight") == 0) {
             if (!integer_in_range(value, 1, SHMRING_WEIGHT_MAX, &weight))
                 return member_error(error, path, key, "must be an integer from 1 to %d",
@@ -361,9 +361,9 @@ static int read_document(json_t *root, shmring_params_t *params, shmring_nodeset
     {
         int err;
         if (strcmp(key, "algorithm") == 0) {
-            err = read_algorithm(value, &params->algorithm, error);
+            err = read_choice(value, key, params, error);
         } else if (strcmp(key, "hash") == 0) {
-            err = read_hash(value, &params->hash, error);
+            err = read_choice(value, key, params, error);
             hash_given = true;
         } else if (strcmp(key, "vnodes") == 0) {
             err = integer_in_range(value, 1, SHMRING_VNODES_MAX, &params->vnodes)

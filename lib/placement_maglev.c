@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "placement_internal.h"
+#include "text_internal.h"
 
 struct maglev_entry {
     uint64_t offset;
@@ -39,11 +40,7 @@ static int compare_by_name(const void *a, const void *b)
 {
     const struct placement_node *x = a;
     const struct placement_node *y = b;
-    size_t n = x->name_length < y->name_length ? x->name_length : y->name_length;
-    int c = memcmp(x->name, y->name, n);
-    if (c != 0)
-        return c;
-    return (x->name_length > y->name_length) - (x->name_length < y->name_length);
+    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
 int shmring__maglev_place(const struct placement_node *up, size_t up_count,

@@ -10,6 +10,7 @@
 
 #include "hash_internal.h"
 #include "placement_internal.h"
+#include "text_internal.h"
 
 uint64_t shmring__ring_point_count(const struct placement_node *up, size_t up_count,
                                    uint32_t vnodes)
@@ -24,11 +25,7 @@ static int compare_by_name(const void *a, const void *b)
 {
     const struct placement_node *x = *(const struct placement_node *const *)a;
     const struct placement_node *y = *(const struct placement_node *const *)b;
-    size_t n = x->name_length < y->name_length ? x->name_length : y->name_length;
-    int c = memcmp(x->name, y->name, n);
-    if (c != 0)
-        return c;
-    return (x->name_length > y->name_length) - (x->name_length < y->name_length);
+    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
 int shmring__ring_place(const struct placement_node *up, size_t up_count,

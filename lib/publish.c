@@ -29,6 +29,7 @@
 #include "control_internal.h"
 #include "publish_internal.h"
 #include "ring_dir_internal.h"
+#include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 
 #define DEFAULT_MODE 0644
@@ -49,9 +50,9 @@ struct shmring_writer {
     gid_t group;
     mode_t mode;
     uint64_t generation;
-    /* The current version, mapped on demand by shmring_writer_snapshot(). */
-    const void *snapshot;
-    size_t snapshot_size;
+    /* The current version, mapped on demand by shmring_writer_snapshot() (buffer
+     * NULL until then) and lent as a snapshot that does not own the mapping. */
+    shmring_snapshot_t current;
 };
 
 void shmring_writer_options_default(shmring_writer_options_t *options)
@@ -282,17 +283,23 @@ static int ring_attach(shmring_writer_t *w, int base_fd,
     return 0;
 }
 
+int shmring__writer_call_start(const char *ring, const shmring_writer_options_t **options,
+                               shmring_writer_options_t *defaults)
+{
+    if (*options == NULL) {
+        shmring_writer_options_default(defaults);
+        *options = defaults;
+    }
+    return shmring_ring_name_check(ring);
+}
+
 int shmring_writer_open(const char *ring, unsigned flags,
                         const shmring_writer_options_t *options, shmring_writer_t **out)
 {
-    int err = shmring_ring_name_check(ring);
+    shmring_writer_options_t defaults;
+    int err = shmring__writer_call_start(ring, &options, &defaults);
     if (err != 0)
         return err;
-    shmring_writer_options_t defaults;
-    if (options == NULL) {
-        shmring_writer_options_default(&defaults);
-        options = &defaults;
-    }
     if ((flags & SHMRING_WRITER_CREATE) && !mode_valid(options->mode))
         return SHMRING_EINVAL;
     int base_fd;
@@ -359,10 +366,9 @@ int shmring_writer_open(const char *ring, unsigned flags,
 
 static void writer_unmap_snapshot(shmring_writer_t *w)
 {
-    if (w->snapshot != NULL)
-        munmap((void *)w->snapshot, w->snapshot_size);
-    w->snapshot = NULL;
-    w->snapshot_size = 0;
+    if (w->current.buffer != NULL)
+        munmap((void *)w->current.buffer, w->current.size);
+    w->current = (shmring_snapshot_t){0};
 }
 
 void shmring_writer_close(shmring_writer_t *w)
@@ -379,18 +385,17 @@ uint64_t shmring_writer_generation(const shmring_writer_t *w)
     return w->generation;
 }
 
-int shmring_writer_snapshot(shmring_writer_t *w, const void **buffer, size_t *size)
+int shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out)
 {
     if (w->generation == 0)
         return SHMRING_ENOENT;
-    if (w->snapshot == NULL) {
-        int err = shmring__version_map(w->dir_fd, &w->dir_st, w->generation, &w->snapshot,
-                                       &w->snapshot_size);
+    if (w->current.buffer == NULL) {
+        int err = shmring__version_map(w->dir_fd, &w->dir_st, w->generation,
+                                       &w->current.buffer, &w->current.size);
         if (err != 0)
             return err;
     }
-    *buffer = w->snapshot;
-    *size = w->snapshot_size;
+    *out = &w->current;
     return 0;
 }
 
@@ -398,12 +403,11 @@ int shmring_writer_nodeset(shmring_writer_t *w, shmring_nodeset_t **out)
 {
     if (w->generation == 0)
         return shmring_nodeset_new(out);
-    const void *buffer;
-    size_t size;
-    int err = shmring_writer_snapshot(w, &buffer, &size);
+    const shmring_snapshot_t *current;
+    int err = shmring_writer_snapshot(w, &current);
     if (err != 0)
         return err;
-    return shmring_nodeset_from_snapshot(buffer, out);
+    return shmring_nodeset_from_snapshot(current, out);
 }
 
 /* Writes bytes FROM to SIZE of BUFFER to FD at the same offsets. */

@@ -8,6 +8,8 @@
 #ifndef SHMRING_PUBLISH_INTERNAL_H
 #define SHMRING_PUBLISH_INTERNAL_H
 
+#include "shmring_ctl.h"
+
 enum publish_step {
     /* shmring_ring_destroy() renamed the ring away, not yet marked or emptied. */
     PUBLISH_STEP_DESTROY_RENAMED,
@@ -51,5 +53,13 @@ extern void (*shmring__publish_hook)(enum publish_step step);
         if (shmring__publish_hook != NULL)                                               \
             shmring__publish_hook(step);                                                 \
     } while (0)
+
+/*
+ * The start of every call that changes a ring (open a writer, destroy): checks RING's
+ * name and points *options at the options to use, the caller's or DEFAULTS filled
+ * with the defaults. Returns 0 or SHMRING_EBADRING.
+ */
+int shmring__writer_call_start(const char *ring, const shmring_writer_options_t **options,
+                               shmring_writer_options_t *defaults);
 
 #endif

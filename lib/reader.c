@@ -250,7 +250,7 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
     }
     if (err == 0 && v->snapshot != NULL) {
         shmring_snapshot_info_t info;
-        shmring_snapshot_info(v->snapshot, &info);
+        shmring__snapshot_info(v->snapshot, &info);
         v->node_count = info.node_count;
         v->fingerprint = info.fingerprint;
         err = shmring__node_id_index(v->snapshot, &v->id_index);
@@ -370,35 +370,33 @@ void shmring_close(shmring_t *r)
 
 /*
  * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
- * the read-side critical section and "nothing published yet".
+ * the read-side critical section and "nothing published yet". RETURN_LOOKUP returns
+ * LOOKUP(snapshot, ARGS...) on R's current version, or SHMRING_EEMPTY when nothing
+ * is published, from inside the critical section.
  */
+#define RETURN_LOOKUP(r, lookup, ...)                                                    \
+    do {                                                                                 \
+        const struct view *v = view_enter(r);                                            \
+        int result =                                                                     \
+            v->snapshot != NULL ? lookup(v->snapshot, __VA_ARGS__) : SHMRING_EEMPTY;     \
+        view_exit(v);                                                                    \
+        return result;                                                                   \
+    } while (0)
+
 int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *out)
 {
-    const struct view *v = view_enter(r);
-    int err = v->snapshot != NULL ? shmring__snapshot_lookup(v->snapshot, key, len, out)
-                                  : SHMRING_EEMPTY;
-    view_exit(v);
-    return err;
+    RETURN_LOOKUP(r, shmring__snapshot_lookup, key, len, out);
 }
 
 int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
 {
-    const struct view *v = view_enter(r);
-    int err = v->snapshot != NULL ? shmring__snapshot_lookup_id(v->snapshot, key, len, id)
-                                  : SHMRING_EEMPTY;
-    view_exit(v);
-    return err;
+    RETURN_LOOKUP(r, shmring__snapshot_lookup_id, key, len, id);
 }
 
 int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,
                        size_t count, uint32_t *ids)
 {
-    const struct view *v = view_enter(r);
-    int err = v->snapshot != NULL
-                  ? shmring__snapshot_lookup_ids(v->snapshot, keys, lens, count, ids)
-                  : SHMRING_EEMPTY;
-    view_exit(v);
-    return err;
+    RETURN_LOOKUP(r, shmring__snapshot_lookup_ids, keys, lens, count, ids);
 }
 
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
@@ -406,12 +404,7 @@ int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *
 {
     if (n == 0)
         return SHMRING_EINVAL;
-    const struct view *v = view_enter(r);
-    int result = v->snapshot != NULL
-                     ? shmring__snapshot_lookup_n(v->snapshot, key, len, out, n)
-                     : SHMRING_EEMPTY;
-    view_exit(v);
-    return result;
+    RETURN_LOOKUP(r, shmring__snapshot_lookup_n, key, len, out, n);
 }
 
 uint64_t shmring_generation(shmring_t *r)

@@ -1,6 +1,7 @@
 /*
- * Ring-wide operations that need no writer state: status, reading the current
- * snapshot, describing what has a ring's path, listing and destroying.
+ * Ring-wide operations that need no writer state: status, the current version's
+ * header or whole snapshot, describing what has a ring's path, listing and
+ * destroying.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,108 +18,182 @@
 #include "control_internal.h"
 #include "publish_internal.h"
 #include "ring_dir_internal.h"
+#include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 
+/* A ring opened as a reader would open it: its directory and its control object. */
+struct ring_view {
+    int dir_fd;
+    struct stat dir_st;
+    const struct control_block *control;
+    /* The control object's status: the ring's owner, group and mode. */
+    struct stat control_st;
+};
+
 /*
- * Opens RING's directory as a reader with OPTIONS would (NULL: the defaults) and maps
- * its control object: on success the caller closes *dir_fd and unmaps *control.
+ * Opens RING's directory as a reader with OPTIONS would (NULL: the defaults), with
+ * the same trust in its owner, and maps its control object: on success the caller
+ * ends with view_close().
  */
-static int control_open(const char *ring, const shmring_open_options_t *options,
-                        int *dir_fd, struct stat *dir_st,
-                        const struct control_block **control, struct stat *st)
+static int view_open(const char *ring, const shmring_open_options_t *options,
+                     struct ring_view *v)
 {
-    int err = shmring__ring_dir_open_trusted(options != NULL ? options->directory : NULL,
-                                             ring, shmring__trusted_extra(options),
-                                             OWNER_ANY, dir_fd, dir_st);
+    int err = shmring_ring_name_check(ring);
     if (err != 0)
         return err;
-    err = shmring__control_map(*dir_fd, dir_st, control, st);
+    err = shmring__ring_dir_open_trusted(options != NULL ? options->directory : NULL,
+                                         ring, shmring__trusted_extra(options), OWNER_ANY,
+                                         &v->dir_fd, &v->dir_st);
     if (err != 0)
-        close(*dir_fd);
+        return err;
+    err = shmring__control_map(v->dir_fd, &v->dir_st, &v->control, &v->control_st);
+    if (err != 0)
+        close(v->dir_fd);
     return err;
+}
+
+static void view_close(const struct ring_view *v)
+{
+    munmap((void *)v->control, CONTROL_SIZE);
+    close(v->dir_fd);
+}
+
+/* Opens RING's view (see view_open()), calls USE(view, DATA) and closes the view.
+ * Returns view_open()'s error or USE's. */
+static int with_view(const char *ring, const shmring_open_options_t *options,
+                     int (*use)(const struct ring_view *v, void *data), void *data)
+{
+    struct ring_view v;
+    int err = view_open(ring, options, &v);
+    if (err != 0)
+        return err;
+    err = use(&v, data);
+    view_close(&v);
+    return err;
+}
+
+/* Fills the shmring_ring_status_t at DATA from the control object (whole, reserved
+ * fields included: see shmring.h's rule for public structs). */
+static int view_status(const struct ring_view *v, void *data)
+{
+    shmring_ring_status_t *out = data;
+    memset(out, 0, sizeof(*out));
+    out->generation = uatomic_read(&v->control->generation);
+    out->publish_count = uatomic_read(&v->control->publish_count);
+    out->publisher_pid = uatomic_read(&v->control->publisher_pid);
+    out->published_at = uatomic_read(&v->control->published_at);
+    out->owner = v->control_st.st_uid;
+    out->group = v->control_st.st_gid;
+    out->mode = v->control_st.st_mode & 0777;
+    return out->generation == CONTROL_GENERATION_DESTROYED ? SHMRING_ENOENT : 0;
+}
+
+/*
+ * Calls READ_VERSION(V, GEN, DATA) for the generation GEN that V's control object
+ * names, and stores GEN in *generation. A writer may supersede (and unlink) that
+ * version between reading the generation and opening the version: READ_VERSION then
+ * fails with SHMRING_ENOENT, and the generation is read again. Nothing published:
+ * *generation 0 and READ_VERSION is not called. Returns 0, SHMRING_ENOENT
+ * (destroyed), SHMRING_ESTALE or READ_VERSION's error.
+ */
+static int view_current(const struct ring_view *v,
+                        int (*read_version)(const struct ring_view *v, uint64_t gen,
+                                            void *data),
+                        void *data, uint64_t *generation)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t gen = uatomic_read(&v->control->generation);
+        cmm_smp_rmb(); /* the generation before the version it names */
+        if (gen == CONTROL_GENERATION_DESTROYED)
+            return SHMRING_ENOENT;
+        *generation = gen;
+        if (gen == 0)
+            return 0;
+        int err = read_version(v, gen, data);
+        if (err != SHMRING_ENOENT)
+            return err;
+    }
+    return SHMRING_ESTALE;
 }
 
 int shmring_ring_status(const char *ring, const shmring_open_options_t *options,
                         shmring_ring_status_t *out)
 {
-    int err = shmring_ring_name_check(ring);
+    return with_view(ring, options, view_status, out);
+}
+
+/* Copies version GEN into a new snapshot, *(shmring_snapshot_t **)DATA. */
+static int read_snapshot(const struct ring_view *v, uint64_t gen, void *data)
+{
+    const void *map;
+    size_t length;
+    int err = shmring__version_map(v->dir_fd, &v->dir_st, gen, &map, &length);
     if (err != 0)
         return err;
-    int dir_fd;
-    struct stat dir_st, st;
-    const struct control_block *control;
-    err = control_open(ring, options, &dir_fd, &dir_st, &control, &st);
+    /* Validated in the mapping: nobody may write a version object (the reader's
+     * checks), so the copy is as valid as what was checked. */
+    void *copy = malloc(length);
+    if (copy != NULL)
+        memcpy(copy, map, length);
+    munmap((void *)map, length);
+    if (copy == NULL)
+        return SHMRING_ENOMEM;
+    err = shmring__snapshot_adopt(copy, length, data);
     if (err != 0)
-        return err;
-    close(dir_fd);
-    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
-    memset(out, 0, sizeof(*out));
-    out->generation = uatomic_read(&control->generation);
-    out->publish_count = uatomic_read(&control->publish_count);
-    out->publisher_pid = uatomic_read(&control->publisher_pid);
-    out->published_at = uatomic_read(&control->published_at);
-    out->owner = st.st_uid;
-    out->group = st.st_gid;
-    out->mode = st.st_mode & 0777;
-    munmap((void *)control, CONTROL_SIZE);
-    if (out->generation == CONTROL_GENERATION_DESTROYED)
-        return SHMRING_ENOENT;
-    return 0;
+        free(copy);
+    return err;
+}
+
+/* What shmring_ring_snapshot() reads. */
+struct current_copy {
+    uint64_t generation;
+    shmring_snapshot_t *snapshot;
+};
+
+static int view_snapshot(const struct ring_view *v, void *data)
+{
+    struct current_copy *copy = data;
+    return view_current(v, read_snapshot, &copy->snapshot, &copy->generation);
 }
 
 int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
-                          uint64_t *generation, void **buffer, size_t *size)
+                          uint64_t *generation, shmring_snapshot_t **out)
 {
-    int err = shmring_ring_name_check(ring);
-    if (err != 0)
-        return err;
-    int dir_fd;
-    struct stat dir_st, st;
-    const struct control_block *control;
-    err = control_open(ring, options, &dir_fd, &dir_st, &control, &st);
-    if (err != 0)
-        return err;
-    /* A writer may supersede (and unlink) the version between reading the
-     * generation and opening it: read the generation again and retry. */
-    err = SHMRING_ESTALE;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t gen = uatomic_read(&control->generation);
-        cmm_smp_rmb(); /* the generation before the version it names */
-        if (gen == CONTROL_GENERATION_DESTROYED) {
-            err = SHMRING_ENOENT;
-            break;
-        }
-        if (gen == 0) {
-            *generation = 0;
-            *buffer = NULL;
-            *size = 0;
-            err = 0;
-            break;
-        }
-        const void *map;
-        size_t length;
-        err = shmring__version_map(dir_fd, &dir_st, gen, &map, &length);
-        if (err == SHMRING_ENOENT) {
-            err = SHMRING_ESTALE;
-            continue;
-        }
-        if (err != 0)
-            break;
-        void *copy = malloc(length);
-        if (copy != NULL)
-            memcpy(copy, map, length);
-        munmap((void *)map, length);
-        if (copy == NULL) {
-            err = SHMRING_ENOMEM;
-            break;
-        }
-        *generation = gen;
-        *buffer = copy;
-        *size = length;
-        break;
+    struct current_copy copy = {0};
+    int err = with_view(ring, options, view_snapshot, &copy);
+    if (err == 0) {
+        *generation = copy.generation;
+        *out = copy.snapshot;
     }
-    munmap((void *)control, CONTROL_SIZE);
-    close(dir_fd);
+    return err;
+}
+
+/* Reads the header of version GEN into the version of the shmring_ring_info_t at
+ * DATA. */
+static int read_header(const struct ring_view *v, uint64_t gen, void *data)
+{
+    struct snapshot_header header;
+    int err = shmring__version_header_read(v->dir_fd, &v->dir_st, gen, &header);
+    if (err == 0)
+        shmring__snapshot_info(&header, &((shmring_ring_info_t *)data)->version);
+    return err;
+}
+
+static int view_info(const struct ring_view *v, void *data)
+{
+    shmring_ring_info_t *info = data;
+    int err = view_status(v, &info->status);
+    return err != 0 ? err : view_current(v, read_header, info, &info->status.generation);
+}
+
+int shmring_ring_info(const char *ring, const shmring_open_options_t *options,
+                      shmring_ring_info_t *out)
+{
+    shmring_ring_info_t info;
+    memset(&info, 0, sizeof(info));
+    int err = with_view(ring, options, view_info, &info);
+    if (err == 0)
+        *out = info;
     return err;
 }
 
@@ -167,14 +242,10 @@ int shmring_ring_object(const char *ring, const char *directory,
 
 int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options)
 {
-    int err = shmring_ring_name_check(ring);
+    shmring_writer_options_t defaults;
+    int err = shmring__writer_call_start(ring, &options, &defaults);
     if (err != 0)
         return err;
-    shmring_writer_options_t defaults;
-    if (options == NULL) {
-        shmring_writer_options_default(&defaults);
-        options = &defaults;
-    }
     int base_fd;
     err = shmring__base_open(options->directory, OWNER_ANY, &base_fd);
     if (err != 0)

@@ -284,6 +284,33 @@ int shmring__lock_wait(int lock_fd, const char *ring,
 /* Deepest directory tree remove_contents() descends into. */
 #define REMOVE_DEPTH_MAX 16
 
+int shmring__dir_each(int dir_fd, int (*visit)(int dir_fd, const char *name, void *data),
+                      void *data)
+{
+    DIR *dir = shmring__dir_stream(dir_fd);
+    if (dir == NULL)
+        return shmring__errno_code();
+    int err = 0;
+    struct dirent *item;
+    while ((item = readdir(dir)) != NULL) {
+        if (strcmp(item->d_name, ".") == 0 || strcmp(item->d_name, "..") == 0)
+            continue;
+        int visited = visit(dir_fd, item->d_name, data);
+        if (err == 0)
+            err = visited;
+    }
+    closedir(dir);
+    return err;
+}
+
+/* What remove_contents() keeps, and how deep it is. */
+struct removal {
+    const char *keep;
+    int depth;
+};
+
+static int remove_entry(int dir_fd, const char *name, void *data);
+
 /*
  * Removes everything in the directory DIR_FD but the entry KEEP (NULL: none). Only
  * the ring's owner can have put anything in a ring's directory, but the owner may
@@ -292,35 +319,25 @@ int shmring__lock_wait(int lock_fd, const char *ring,
  */
 static int remove_contents(int dir_fd, const char *keep, int depth)
 {
-    DIR *dir = shmring__dir_stream(dir_fd);
-    if (dir == NULL)
+    struct removal removal = {.keep = keep, .depth = depth};
+    return shmring__dir_each(dir_fd, remove_entry, &removal);
+}
+
+static int remove_entry(int dir_fd, const char *name, void *data)
+{
+    const struct removal *removal = data;
+    if ((removal->keep != NULL && strcmp(name, removal->keep) == 0) ||
+        unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (errno != EISDIR || removal->depth >= REMOVE_DEPTH_MAX)
         return shmring__errno_code();
-    int err = 0;
-    struct dirent *item;
-    while ((item = readdir(dir)) != NULL) {
-        if (strcmp(item->d_name, ".") == 0 || strcmp(item->d_name, "..") == 0 ||
-            (keep != NULL && strcmp(item->d_name, keep) == 0))
-            continue;
-        if (unlinkat(dir_fd, item->d_name, 0) == 0 || errno == ENOENT)
-            continue;
-        if (errno == EISDIR && depth < REMOVE_DEPTH_MAX) {
-            int sub_fd =
-                openat(dir_fd, item->d_name, O_RDONLY | O_DIRECTORY | SAFE_OPEN_FLAGS);
-            int sub_err = sub_fd < 0 ? shmring__errno_code()
-                                     : remove_contents(sub_fd, NULL, depth + 1);
-            if (sub_fd >= 0)
-                close(sub_fd);
-            if (sub_err == 0 && unlinkat(dir_fd, item->d_name, AT_REMOVEDIR) == 0)
-                continue;
-            if (sub_err == 0)
-                sub_err = shmring__errno_code();
-            if (err == 0)
-                err = sub_err;
-        } else if (err == 0) {
-            err = shmring__errno_code();
-        }
-    }
-    closedir(dir);
+    int sub_fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | SAFE_OPEN_FLAGS);
+    int err = sub_fd < 0 ? shmring__errno_code()
+                         : remove_contents(sub_fd, NULL, removal->depth + 1);
+    if (sub_fd >= 0)
+        close(sub_fd);
+    if (err == 0 && unlinkat(dir_fd, name, AT_REMOVEDIR) != 0)
+        err = shmring__errno_code();
     return err;
 }
 

@@ -150,6 +150,12 @@ void shmring__sweep_leftovers(int base_fd, const char *ring);
  * NULL with errno set on failure. */
 DIR *shmring__dir_stream(int dir_fd);
 
+/* Calls VISIT(DIR_FD, NAME, DATA) for every entry NAME of the directory DIR_FD but
+ * "." and "..". Returns 0, the first error of VISIT (the others are still visited),
+ * or a negated errno value when the directory cannot be read. */
+int shmring__dir_each(int dir_fd, int (*visit)(int dir_fd, const char *name, void *data),
+                      void *data);
+
 /* Converts the current errno to a SHMRING_E* code. */
 int shmring__errno_code(void);
 

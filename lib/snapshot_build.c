@@ -220,7 +220,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
     return 0;
 }
 
-int shmring_nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
+int shmring__nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
@@ -229,12 +229,7 @@ int shmring_nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
     int err = shmring_nodeset_new(&set);
     if (err != 0)
         return err;
-    shmring_params_t params = {
-        .algorithm = (shmring_algorithm_t)h->algorithm,
-        .hash = (shmring_hash_t)h->hash,
-        .vnodes = h->vnodes,
-        .table_size = h->table_size_param,
-    };
+    shmring_params_t params = shmring__snapshot_params(h);
     err = shmring_nodeset_set_params(set, &params);
     for (uint32_t i = 0; err == 0 && i < h->node_count; i++) {
         err = shmring__nodeset_add_with_id(

@@ -99,6 +99,16 @@ static inline const struct snapshot_header *snapshot_header(const void *buffer)
     return (const struct snapshot_header *)buffer;
 }
 
+/* The parameters a snapshot was built with, as its node set had them (table_size 0:
+ * the default for the up count). */
+static inline shmring_params_t shmring__snapshot_params(const struct snapshot_header *h)
+{
+    return (shmring_params_t){.algorithm = (shmring_algorithm_t)h->algorithm,
+                              .hash = (shmring_hash_t)h->hash,
+                              .vnodes = h->vnodes,
+                              .table_size = h->table_size_param};
+}
+
 static inline const void *snapshot_section_at(const void *buffer,
                                               const struct snapshot_section *s)
 {
@@ -222,6 +232,25 @@ static inline int shmring__snapshot_lookup_id(const void *buffer, const void *ke
               .id;
     return 0;
 }
+
+/*
+ * Validates SIZE bytes at BUFFER (8-byte aligned), which may hold anything: the whole
+ * of shmring_snapshot_new()'s checking. Returns 0 or the code of the first problem.
+ */
+int shmring__snapshot_validate(const void *buffer, size_t size);
+
+/*
+ * Checks a header alone against an object of SIZE bytes: magic, byte order, format,
+ * size, parameters, and counts within limits and consistent with one another (what
+ * shmring_ring_info() relies on without reading the rest). Returns 0 or a code.
+ */
+int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t size);
+
+/* What a validated snapshot's header says (shmring_snapshot_info()). */
+void shmring__snapshot_info(const void *buffer, shmring_snapshot_info_t *out);
+
+/* The node set a validated snapshot was built from (shmring_nodeset_from_snapshot()). */
+int shmring__nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out);
 
 /*
  * The lookups of shmring_snapshot_lookup(), shmring_snapshot_lookup_ids() and

@@ -112,18 +112,6 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
     return count;
 }
 
-int shmring_snapshot_lookup(const void *buffer, const void *key, size_t len,
-                            shmring_node_t *out)
-{
-    return shmring__snapshot_lookup(buffer, key, len, out);
-}
-
-int shmring_snapshot_lookup_id(const void *buffer, const void *key, size_t len,
-                               uint32_t *id)
-{
-    return shmring__snapshot_lookup_id(buffer, key, len, id);
-}
-
 /*
  * Keys of a batch are resolved in groups of this many: hashed first, then their
  * first cache line of the lookup structure is prefetched, then they are resolved.
@@ -182,19 +170,7 @@ int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
     return 0;
 }
 
-int shmring_snapshot_lookup_ids(const void *buffer, const void *const *keys,
-                                const size_t *lens, size_t count, uint32_t *ids)
-{
-    return shmring__snapshot_lookup_ids(buffer, keys, lens, count, ids);
-}
-
-int shmring_snapshot_lookup_n(const void *buffer, const void *key, size_t len,
-                              shmring_node_t *out, size_t n)
-{
-    return shmring__snapshot_lookup_n(buffer, key, len, out, n);
-}
-
-void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
+void shmring__snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     /* Whole, reserved fields included (see shmring.h's rule for public structs). */
@@ -210,35 +186,6 @@ void shmring_snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
         .next_node_id = h->next_node_id,
         .size = h->total_size,
         .fingerprint = h->fingerprint};
-}
-
-void shmring_snapshot_shares(const void *buffer, double *shares)
-{
-    const struct snapshot_header *h = snapshot_header(buffer);
-    for (uint32_t i = 0; i < h->node_count; i++)
-        shares[i] = 0.0;
-    if (h->up_count == 0)
-        return;
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
-        const uint32_t *table = snapshot_section_at(buffer, &h->table);
-        for (uint32_t s = 0; s < h->table_size; s++)
-            shares[table[s]] += 1.0 / h->table_size;
-        return;
-    }
-    /* A point owns the arc from its predecessor (exclusive) up to itself; the first
-     * point also owns the wrap-around arc past the last one. */
-    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-    const double ring_size = 18446744073709551616.0; /* 2^64 */
-    for (uint32_t i = 0; i < h->point_count; i++) {
-        uint64_t previous = points[i == 0 ? h->point_count - 1 : i - 1].point;
-        uint64_t arc = points[i].point - previous; /* wraps modulo 2^64 for i == 0 */
-        /* When every point is equal (one point, or points that all collide), the
-         * first one owns the whole ring: 2^64, which wrapped to 0 above. */
-        if (i == 0 && arc == 0)
-            shares[points[i].node_index] += 1.0;
-        else
-            shares[points[i].node_index] += (double)arc / ring_size;
-    }
 }
 
 void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,
@@ -274,13 +221,12 @@ int shmring__node_id_index(const void *buffer, struct node_id_entry **out)
 int64_t shmring__node_id_find(const struct node_id_entry *index, uint32_t count,
                               uint32_t id)
 {
-    uint32_t low = 0, high = count;
-    while (low < high) {
-        uint32_t middle = low + (high - low) / 2;
-        if (index[middle].id < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && index[low].id == id ? (int64_t)index[low].index : -1;
+    /* Ids are given out in order and only removals leave gaps: while none has, id I
+     * is entry I, and no search is needed. */
+    if (id < count && index[id].id == id)
+        return (int64_t)index[id].index;
+    const struct node_id_entry key = {.id = id};
+    const struct node_id_entry *found =
+        bsearch(&key, index, count, sizeof(*index), compare_id_entries);
+    return found != NULL ? (int64_t)found->index : -1;
 }

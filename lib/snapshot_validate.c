@@ -21,7 +21,7 @@ static bool in_bounds(uint64_t offset, uint64_t length, uint64_t size)
     return offset <= size && length <= size - offset;
 }
 
-static int check_header(const struct snapshot_header *h, size_t size)
+int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t size)
 {
     /* A writer of the other byte order swapped the magic too: report the byte order
      * rather than a foreign object. */
@@ -37,12 +37,7 @@ static int check_header(const struct snapshot_header *h, size_t size)
     if (h->total_size != size)
         return SHMRING_ETRUNCATED;
 
-    shmring_params_t params = {
-        .algorithm = (shmring_algorithm_t)h->algorithm,
-        .hash = (shmring_hash_t)h->hash,
-        .vnodes = h->vnodes,
-        .table_size = h->table_size_param,
-    };
+    shmring_params_t params = shmring__snapshot_params(h);
     if (shmring_params_check(&params) != 0)
         return SHMRING_EBADPARAMS;
     if (h->node_count > SHMRING_NODES_MAX || h->up_count > h->node_count ||
@@ -211,7 +206,7 @@ static int check_table(const void *buffer, const struct snapshot_header *h)
     return 0;
 }
 
-int shmring_snapshot_validate(const void *buffer, size_t size)
+int shmring__snapshot_validate(const void *buffer, size_t size)
 {
     if (buffer == NULL || size < sizeof(struct snapshot_header))
         return SHMRING_ETRUNCATED;
@@ -219,7 +214,7 @@ int shmring_snapshot_validate(const void *buffer, size_t size)
     if ((uintptr_t)buffer % sizeof(uint64_t) != 0)
         return SHMRING_EINVAL;
     const struct snapshot_header *h = snapshot_header(buffer);
-    int err = check_header(h, size);
+    int err = shmring__snapshot_header_check(h, size);
     if (err == 0)
         err = check_sections(h);
     if (err == 0 && checksum_of(buffer, size) != h->checksum)

@@ -2,8 +2,11 @@
  * Node names and addresses: printable UTF-8, no C0 or C1 control characters and no
  * DEL. They end up in JSON (which must be UTF-8) and in ringctl's line-oriented
  * output (which control characters would corrupt), so both the node-set API and the
- * snapshot validator hold them to this.
+ * snapshot validator hold them to this; and the one order of names that placement
+ * and the matching of nodes between snapshots follow.
  */
+#include <string.h>
+
 #include "text_internal.h"
 
 size_t shmring__utf8_sequence(const unsigned char *s, size_t len)
@@ -54,4 +57,12 @@ bool shmring__text_valid(const char *text, size_t len)
         i += n;
     }
     return true;
+}
+
+int shmring__text_compare(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
+    if (c != 0)
+        return c;
+    return (a_len > b_len) - (a_len < b_len);
 }

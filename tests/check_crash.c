@@ -135,12 +135,15 @@ static void model_init(struct model *m, size_t nodes, shmring_algorithm_t algori
                 shmring_nodeset_set_weight(m->set, node.name, (uint32_t)(1 + r % 4)), 0);
     }
     m->snapshot = test_build(m->set, &m->size);
+    shmring_snapshot_t *view;
+    ck_assert_int_eq(shmring_snapshot_new(m->snapshot, m->size, &view), 0);
     for (size_t k = 0; k < KEYS; k++) {
         shmring_node_t node;
-        ck_assert_int_eq(
-            shmring_snapshot_lookup(m->snapshot, keys[k], key_lengths[k], &node), 0);
+        ck_assert_int_eq(shmring_snapshot_lookup(view, keys[k], key_lengths[k], &node),
+                         0);
         m->ids[k] = node.id;
     }
+    shmring_snapshot_free(view);
 }
 
 static void model_free(struct model *m)
@@ -430,18 +433,18 @@ static void check_readers(const struct ring_state *s)
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.generation, s->generation);
     uint64_t gen;
-    void *buffer;
-    size_t size;
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size), 0);
+    shmring_snapshot_t *copy;
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &copy), 0);
     ck_assert_uint_eq(gen, s->generation);
     if (s->generation == 0) {
-        ck_assert_ptr_null(buffer);
-        ck_assert_uint_eq(size, 0);
+        ck_assert_ptr_null(copy);
     } else {
+        size_t size;
+        const void *bytes = shmring_snapshot_data(copy, &size);
         ck_assert_uint_eq(size, s->current->size);
-        ck_assert_int_eq(memcmp(buffer, s->current->snapshot, size), 0);
+        ck_assert_int_eq(memcmp(bytes, s->current->snapshot, size), 0);
     }
-    free(buffer);
+    shmring_snapshot_free(copy);
 
     shmring_t *fresh;
     ck_assert_int_eq(shmring_open(ring, &fresh), 0);
@@ -792,10 +795,8 @@ static void check_no_ring(void)
     shmring_ring_status_t status;
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), SHMRING_ENOENT);
     uint64_t gen;
-    void *buffer;
-    size_t size;
-    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size),
-                     SHMRING_ENOENT);
+    shmring_snapshot_t *copy;
+    ck_assert_int_eq(shmring_ring_snapshot(ring, NULL, &gen, &copy), SHMRING_ENOENT);
     shmring_writer_t *w = NULL;
     ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &w), SHMRING_ENOENT);
     ck_assert_ptr_null(w);

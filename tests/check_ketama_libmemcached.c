@@ -120,8 +120,7 @@ static void compare(const struct server *servers, size_t count, size_t keys,
     ck_assert_uint_eq(memcached_behavior_get(mc, MEMCACHED_BEHAVIOR_HASH),
                       MEMCACHED_HASH_MD5);
 
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     /* Which servers answered: comparisons where one server takes every key would
      * prove little. */
     unsigned char answered[SERVERS_MAX] = {0};
@@ -144,7 +143,7 @@ static void compare(const struct server *servers, size_t count, size_t keys,
     totals->answering += distinct;
     totals->sets++;
     totals->keys += keys;
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
     memcached_free(mc);
 }

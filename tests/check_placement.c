@@ -36,7 +36,7 @@ static void add(shmring_nodeset_t *set, const char *name, uint32_t weight,
 }
 
 /* The id of KEY's owner. */
-static uint32_t owner_id(const void *snapshot, uint64_t key)
+static uint32_t owner_id(const shmring_snapshot_t *snapshot, uint64_t key)
 {
     char text[32];
     size_t len = test_key(text, key);
@@ -45,7 +45,7 @@ static uint32_t owner_id(const void *snapshot, uint64_t key)
     return node.id;
 }
 
-static uint32_t *owners(const void *snapshot, size_t keys)
+static uint32_t *owners(const shmring_snapshot_t *snapshot, size_t keys)
 {
     uint32_t *ids = malloc(keys * sizeof(*ids));
     ck_assert_ptr_nonnull(ids);
@@ -141,19 +141,21 @@ static size_t ref_ring_lookup_n(const struct ref_ring *ring, const void *key, si
     return found;
 }
 
-static void check_owner(const void *snapshot, const shmring_nodeset_t *set,
+static void check_owner(const shmring_snapshot_t *snapshot, const shmring_nodeset_t *set,
                         const struct ref_ring *ring, uint64_t hash)
 {
     shmring_node_info_t owner;
     EXPECT_INT_EQ(
-        shmring_nodeset_get(set, shmring__snapshot_owner(snapshot, hash), &owner), 0);
+        shmring_nodeset_get(
+            set, shmring__snapshot_owner(shmring_snapshot_data(snapshot, NULL), hash),
+            &owner),
+        0);
     EXPECT_STR_EQ(owner.name, ring->points[ref_ring_first(ring, hash)].name);
 }
 
 static void check_against_reference(const shmring_nodeset_t *set, size_t keys)
 {
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     struct ref_ring ring = ref_ring_build(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
@@ -198,7 +200,7 @@ static void check_against_reference(const shmring_nodeset_t *set, size_t keys)
         check_owner(snapshot, set, &ring, ring.points[p].point + 1);
     }
     free(ring.points);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 }
 
 /* ---- ring: reference ---- */
@@ -231,10 +233,9 @@ START_TEST(ring_ties_break_by_name)
         add(set, order ? larger : smaller, 1, SHMRING_STATE_UP);
         check_against_reference(set, 2000);
 
-        size_t size;
-        void *snapshot = test_build(set, &size);
+        shmring_snapshot_t *snapshot = test_snapshot(set);
         double shares[3];
-        shmring_snapshot_shares(snapshot, shares);
+        ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
         size_t index;
         ck_assert_int_eq(shmring_nodeset_find(set, larger, &index), 0);
         ck_assert(shares[index] == 0.0);
@@ -255,7 +256,7 @@ START_TEST(ring_ties_break_by_name)
             }
         }
         ck_assert_int_gt(owned, 0);
-        free(snapshot);
+        shmring_snapshot_free(snapshot);
         shmring_nodeset_free(set);
     }
 }
@@ -268,15 +269,14 @@ START_TEST(ring_of_equal_points)
     shmring_nodeset_t *set = empty_set(SHMRING_ALGORITHM_RING, SHMRING_HASH_CRC32, 1);
     add(set, "tie-yd5cous7", 1, SHMRING_STATE_UP);
     add(set, "tie-o16ztj0g", 1, SHMRING_STATE_UP);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     double shares[2] = {-1, -1};
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
     ck_assert(shares[0] == 0.0);
     ck_assert(shares[1] == 1.0);
     for (uint64_t k = 0; k < 1000; k++)
         EXPECT_UINT_EQ(owner_id(snapshot, k), 1);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -288,12 +288,11 @@ END_TEST
 START_TEST(ring_add_node_moves_its_share_only)
 {
     shmring_nodeset_t *set = test_nodeset(100, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    size_t size;
-    void *before = test_build(set, &size);
+    shmring_snapshot_t *before = test_snapshot(set);
     ck_assert_int_eq(shmring_nodeset_add(set, "node-100", "10.0.0.100:11211", 1,
                                          SHMRING_STATE_UP, NULL),
                      0);
-    void *after = test_build(set, &size);
+    shmring_snapshot_t *after = test_snapshot(set);
     uint32_t *old_owner = owners(before, DISRUPTION_KEYS);
     size_t moved = 0;
     for (uint64_t k = 0; k < DISRUPTION_KEYS; k++) {
@@ -310,8 +309,8 @@ START_TEST(ring_add_node_moves_its_share_only)
     ck_assert_double_le(fraction, ideal * 1.1);
     ck_assert_double_ge(fraction, ideal * 0.9);
     free(old_owner);
-    free(before);
-    free(after);
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -319,10 +318,9 @@ END_TEST
 START_TEST(ring_remove_node_moves_its_keys_only)
 {
     shmring_nodeset_t *set = test_nodeset(100, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    size_t size;
-    void *before = test_build(set, &size);
+    shmring_snapshot_t *before = test_snapshot(set);
     ck_assert_int_eq(shmring_nodeset_remove(set, "node-37"), 0);
-    void *after = test_build(set, &size);
+    shmring_snapshot_t *after = test_snapshot(set);
     uint32_t *old_owner = owners(before, DISRUPTION_KEYS);
     size_t moved = 0;
     for (uint64_t k = 0; k < DISRUPTION_KEYS; k++) {
@@ -342,8 +340,8 @@ START_TEST(ring_remove_node_moves_its_keys_only)
     ck_assert_double_le(fraction, ideal * 1.1);
     ck_assert_double_ge(fraction, ideal * 0.9);
     free(old_owner);
-    free(before);
-    free(after);
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -356,10 +354,9 @@ START_TEST(ring_weights_scale_shares)
         snprintf(name, sizeof(name), "node-%d", n);
         add(set, name, n < 10 ? 3 : 1, SHMRING_STATE_UP);
     }
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     double shares[50], heavy = 0, light = 0, total = 0;
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
     for (int n = 0; n < 50; n++) {
         total += shares[n];
         if (n < 10)
@@ -380,7 +377,7 @@ START_TEST(ring_weights_scale_shares)
     for (uint64_t k = 0; k < 100000; k++)
         heavy_keys += owner_id(snapshot, k) < 10;
     ck_assert_double_eq_tol((double)heavy_keys / 100000, heavy * 10, 0.01);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -390,11 +387,10 @@ END_TEST
 START_TEST(ring_down_nodes_pass_keys_clockwise)
 {
     shmring_nodeset_t *set = test_nodeset(50, SHMRING_ALGORITHM_RING, all_hashes[_i]);
-    size_t size;
-    void *all_up = test_build(set, &size);
+    shmring_snapshot_t *all_up = test_snapshot(set);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-7", SHMRING_STATE_DOWN), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-23", SHMRING_STATE_DOWN), 0);
-    void *some_down = test_build(set, &size);
+    shmring_snapshot_t *some_down = test_snapshot(set);
 
     size_t moved = 0;
     for (uint64_t k = 0; k < 50000; k++) {
@@ -411,8 +407,8 @@ START_TEST(ring_down_nodes_pass_keys_clockwise)
         moved += i > 0;
     }
     ck_assert_uint_gt(moved, 0);
-    free(all_up);
-    free(some_down);
+    shmring_snapshot_free(all_up);
+    shmring_snapshot_free(some_down);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -428,10 +424,9 @@ START_TEST(down_nodes_take_no_keys)
         snprintf(name, sizeof(name), "node-%d", n);
         ck_assert_int_eq(shmring_nodeset_set_state(set, name, SHMRING_STATE_DOWN), 0);
     }
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     double shares[20], total = 0;
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
     for (int n = 0; n < 20; n++) {
         if (n % 3 == 0)
             ck_assert(shares[n] == 0.0);
@@ -449,14 +444,15 @@ START_TEST(down_nodes_take_no_keys)
         for (int i = 0; i < 13; i++)
             EXPECT_UINT_NE(found[i].id % 3, 0);
     }
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
 
 /* ---- lookup_n ---- */
 
-static void check_lookup_n(const void *snapshot, size_t n, int expected_count)
+static void check_lookup_n(const shmring_snapshot_t *snapshot, size_t n,
+                           int expected_count)
 {
     for (uint64_t k = 0; k < 5000; k++) {
         char key[32];
@@ -487,8 +483,7 @@ START_TEST(lookup_ids_match_single_lookups)
         37, algorithm,
         algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-3", 9), 0);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     enum { KEYS = 1000 };
     static uint8_t bytes[KEYS][300];
     const void *keys[KEYS];
@@ -526,7 +521,7 @@ START_TEST(lookup_ids_match_single_lookups)
     uint32_t untouched = UINT32_MAX;
     ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 0, &untouched), 0);
     ck_assert_uint_eq(untouched, UINT32_MAX);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -537,8 +532,7 @@ START_TEST(lookup_n_distinct_first_is_lookup)
     shmring_hash_t hash =
         algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
     shmring_nodeset_t *set = test_nodeset(100, algorithm, hash);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_lookup_n(snapshot, 1, 1);
     check_lookup_n(snapshot, 3, 3);
     check_lookup_n(snapshot, 64, 64);
@@ -548,7 +542,7 @@ START_TEST(lookup_n_distinct_first_is_lookup)
                      SHMRING_LOOKUP_N_MAX);
     ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, "k", 1, found, 0),
                      SHMRING_EINVAL);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     /* Fewer up nodes than asked for: all of them, and no down node. */
     for (int n = 0; n < 100; n++) {
@@ -558,7 +552,7 @@ START_TEST(lookup_n_distinct_first_is_lookup)
             ck_assert_int_eq(shmring_nodeset_set_state(set, name, SHMRING_STATE_DOWN), 0);
         }
     }
-    snapshot = test_build(set, &size);
+    snapshot = test_snapshot(set);
     check_lookup_n(snapshot, 10, 5);
     for (uint64_t k = 0; k < 1000; k++) {
         char key[32];
@@ -567,7 +561,7 @@ START_TEST(lookup_n_distinct_first_is_lookup)
         for (int i = 0; i < 5; i++)
             EXPECT_UINT_EQ(found[i].id % 20, 0);
     }
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -578,8 +572,7 @@ START_TEST(empty_and_all_down)
     shmring_hash_t hash =
         algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
     shmring_nodeset_t *set = empty_set(algorithm, hash, 160);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_node_t node[2];
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, node), SHMRING_EEMPTY);
     ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, "k", 1, node, 2),
@@ -593,11 +586,11 @@ START_TEST(empty_and_all_down)
     ck_assert_int_eq(shmring_snapshot_lookup_ids(snapshot, keys, lens, 0, &id),
                      SHMRING_EEMPTY);
     ck_assert_uint_eq(id, 7);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     add(set, "a", 1, SHMRING_STATE_DOWN);
     add(set, "b", 5, SHMRING_STATE_DOWN);
-    snapshot = test_build(set, &size);
+    snapshot = test_snapshot(set);
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, node), SHMRING_EALLDOWN);
     ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, "k", 1, node, 2),
                      SHMRING_EALLDOWN);
@@ -606,13 +599,13 @@ START_TEST(empty_and_all_down)
                      SHMRING_EALLDOWN);
     ck_assert_uint_eq(id, 7);
     double shares[2] = {-1, -1};
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
     ck_assert(shares[0] == 0.0 && shares[1] == 0.0);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     /* One node up again: it answers every key. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "b", SHMRING_STATE_UP), 0);
-    snapshot = test_build(set, &size);
+    snapshot = test_snapshot(set);
     for (uint64_t k = 0; k < 1000; k++) {
         char key[32];
         size_t len = test_key(key, k);
@@ -621,23 +614,24 @@ START_TEST(empty_and_all_down)
         EXPECT_UINT_EQ(node[0].weight, 5);
         EXPECT_INT_EQ(shmring_snapshot_lookup_n(snapshot, key, len, node, 2), 1);
     }
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, COUNT_OF(shares)), 0);
     ck_assert(shares[0] == 0.0);
     ck_assert_double_eq_tol(shares[1], 1.0, 1e-12);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
 
 /* ---- maglev ---- */
 
-static void table_slots(const void *snapshot, uint32_t *slots, size_t node_count)
+static void table_slots(const shmring_snapshot_t *snapshot, uint32_t *slots,
+                        size_t node_count)
 {
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     double *shares = malloc(node_count * sizeof(*shares));
     ck_assert_ptr_nonnull(shares);
-    shmring_snapshot_shares(snapshot, shares);
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, node_count), 0);
     uint64_t total = 0;
     for (size_t i = 0; i < node_count; i++) {
         slots[i] = (uint32_t)(shares[i] * info.point_count + 0.5);
@@ -651,8 +645,7 @@ START_TEST(maglev_balance)
 {
     shmring_nodeset_t *set =
         test_nodeset(100, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 65537); /* the default table size */
@@ -667,7 +660,7 @@ START_TEST(maglev_balance)
            largest, largest / mean);
     fflush(stdout);
     ck_assert_double_le(largest / mean, 1.01);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -680,8 +673,7 @@ START_TEST(maglev_weights)
         snprintf(name, sizeof(name), "node-%d", n);
         add(set, name, n < 10 ? 2 : 1, SHMRING_STATE_UP);
     }
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t slots[50];
     table_slots(snapshot, slots, 50);
     for (int n = 0; n < 10; n++) {
@@ -694,17 +686,17 @@ START_TEST(maglev_weights)
     printf("maglev: weight-2 node %u slots, weight-1 node %u slots\n", slots[0],
            slots[10]);
     fflush(stdout);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     /* A node of weight 1 next to the heaviest weight still gets a slot. */
     add(set, "light", 1, SHMRING_STATE_UP);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-0", 65535), 0);
-    snapshot = test_build(set, &size);
+    snapshot = test_snapshot(set);
     uint32_t more[51];
     table_slots(snapshot, more, 51);
     ck_assert_uint_ge(more[50], 1);
     ck_assert_uint_gt(more[0], 65537 / 2);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -713,11 +705,10 @@ START_TEST(maglev_add_node_disruption)
 {
     shmring_nodeset_t *set =
         test_nodeset(100, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
-    size_t size;
-    void *before = test_build(set, &size);
+    shmring_snapshot_t *before = test_snapshot(set);
     ck_assert_int_eq(
         shmring_nodeset_add(set, "node-100", NULL, 1, SHMRING_STATE_UP, NULL), 0);
-    void *after = test_build(set, &size);
+    shmring_snapshot_t *after = test_snapshot(set);
     uint32_t *old_owner = owners(before, DISRUPTION_KEYS);
     size_t moved = 0, to_new = 0;
     for (uint64_t k = 0; k < DISRUPTION_KEYS; k++) {
@@ -733,8 +724,8 @@ START_TEST(maglev_add_node_disruption)
     ck_assert_uint_gt(to_new, 0);
     ck_assert_double_le(fraction, 2 * ideal);
     free(old_owner);
-    free(before);
-    free(after);
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -746,8 +737,7 @@ START_TEST(maglev_table_size)
     shmring_nodeset_params(set, &params);
     params.table_size = 7;
     ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 7);
@@ -757,27 +747,28 @@ START_TEST(maglev_table_size)
     for (int i = 0; i < 5; i++)
         ck_assert_uint_ge(slots[i], 1);
     check_lookup_n(snapshot, 5, 5);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     /* A table smaller than the number of up nodes cannot be built. */
     params.table_size = 3;
     ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
     void *buffer = NULL;
+    size_t size;
     ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_ELIMIT);
     ck_assert_ptr_null(buffer);
     /* ... unless enough of them are down. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-1", SHMRING_STATE_DOWN), 0);
-    snapshot = test_build(set, &size);
-    free(snapshot);
+    snapshot = test_snapshot(set);
+    shmring_snapshot_free(snapshot);
 
     /* The default grows with the node count: 100 x up nodes, rounded up to a prime. */
     shmring_nodeset_t *big =
         test_nodeset(700, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
-    snapshot = test_build(big, &size);
+    snapshot = test_snapshot(big);
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 131071);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(big);
     shmring_nodeset_free(set);
 }
@@ -788,21 +779,20 @@ END_TEST
 START_TEST(ketama_point_counts)
 {
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 1600); /* 160 per equal server */
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 
     /* libmemcached computes in float: for 25 equal servers, 1/25 x 160 / 4 x 25 is
      * 39.999996, so each server gets 39 digests (156 points), not 40. */
     set = test_nodeset(25, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5);
-    snapshot = test_build(set, &size);
+    snapshot = test_snapshot(set);
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 25 * 156);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 
     /* Weights 1 and 3 of two servers: floor(0.25 x 40 x 2) x 4 = 80 and
      * floor(0.75 x 40 x 2) x 4 = 240. */
@@ -810,11 +800,11 @@ START_TEST(ketama_point_counts)
     add(two, "a", 1, SHMRING_STATE_UP);
     add(two, "b", 3, SHMRING_STATE_UP);
     add(two, "c", 9, SHMRING_STATE_DOWN);
-    snapshot = test_build(two, &size);
+    snapshot = test_snapshot(two);
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 320);
     ck_assert_uint_eq(info.up_count, 2);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(two);
     shmring_nodeset_free(set);
 }
@@ -872,9 +862,8 @@ START_TEST(node_order_does_not_matter)
     shmring_hash_t hash = all_hashes[_i % 5];
     shmring_nodeset_t *forward = mixed_set(algorithm, hash, 0);
     shmring_nodeset_t *backward = mixed_set(algorithm, hash, 1);
-    size_t size;
-    void *a = test_build(forward, &size);
-    void *b = test_build(backward, &size);
+    shmring_snapshot_t *a = test_snapshot(forward);
+    shmring_snapshot_t *b = test_snapshot(backward);
     for (uint64_t k = 0; k < 20000; k++) {
         char key[32];
         size_t len = test_key(key, k);
@@ -884,8 +873,8 @@ START_TEST(node_order_does_not_matter)
         for (int i = 0; i < 5; i++)
             EXPECT_STR_EQ(x[i].name, y[i].name);
     }
-    free(a);
-    free(b);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
     shmring_nodeset_free(forward);
     shmring_nodeset_free(backward);
 }
@@ -903,13 +892,12 @@ START_TEST(ring_addresses_do_not_matter)
         ck_assert_int_eq(
             shmring_nodeset_add(two, name, address, 1, SHMRING_STATE_UP, NULL), 0);
     }
-    size_t size;
-    void *a = test_build(one, &size);
-    void *b = test_build(two, &size);
+    shmring_snapshot_t *a = test_snapshot(one);
+    shmring_snapshot_t *b = test_snapshot(two);
     for (uint64_t k = 0; k < 20000; k++)
         EXPECT_UINT_EQ(owner_id(a, k), owner_id(b, k));
-    free(a);
-    free(b);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
     shmring_nodeset_free(one);
     shmring_nodeset_free(two);
 }

@@ -152,11 +152,10 @@ START_TEST(test_nodes_by_id)
         ck_assert_int_eq(shmring_nodeset_set_weight(set, info.name, 1 + (uint32_t)i), 0);
     }
     ck_assert_uint_eq(publish(set), 1);
-    size_t size;
-    void *buffer = test_build(set, &size);
+    shmring_snapshot_t *buffer = test_snapshot(set);
     shmring_snapshot_info_t snapshot;
     shmring_snapshot_info(buffer, &snapshot);
-    free(buffer);
+    shmring_snapshot_free(buffer);
 
     ck_assert_int_eq(shmring_nodes(r, &all), 0);
     ck_assert_uint_eq(all.generation, 1);
@@ -210,8 +209,7 @@ START_TEST(test_lookups_match_snapshot)
         50, algorithm,
         algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
     publish(set);
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), 0);
     enum { BATCH = 20 };
@@ -254,7 +252,7 @@ START_TEST(test_lookups_match_snapshot)
     shmring_node_t many[SHMRING_LOOKUP_N_MAX];
     ck_assert_int_eq(shmring_lookup_n(r, "k", 1, many, 0), SHMRING_EINVAL);
     ck_assert_int_eq(shmring_lookup_n(r, "k", 1, many, SHMRING_LOOKUP_N_MAX), 50);
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
     shmring_close(r);
 }
@@ -263,14 +261,13 @@ END_TEST
 /* Finds a key whose owner is NAME under SET. */
 static size_t key_owned_by(const shmring_nodeset_t *set, const char *name, char *key)
 {
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     for (uint64_t i = 0;; i++) {
         size_t len = test_key(key, i);
         shmring_node_t node;
         ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &node), 0);
         if (strcmp(node.name, name) == 0) {
-            free(snapshot);
+            shmring_snapshot_free(snapshot);
             return len;
         }
     }
@@ -651,8 +648,7 @@ static void *reader_thread(void *p)
 
 static void answers(const shmring_nodeset_t *set, uint32_t *ids)
 {
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     for (uint64_t k = 0; k < KEYS; k++) {
         char key[32];
         size_t len = test_key(key, k);
@@ -660,7 +656,7 @@ static void answers(const shmring_nodeset_t *set, uint32_t *ids)
         ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &node), 0);
         ids[k] = node.id;
     }
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
 }
 
 START_TEST(test_threads_share_one_handle)

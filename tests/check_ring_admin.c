@@ -1,7 +1,7 @@
 /*
  * Tests of lib/ring_admin.c: what has a ring's path, listing rings, destroying them,
- * and a ring's status and snapshot. Everything runs in a private directory under
- * /tmp (options.directory), never in /dev/shm.
+ * and a ring's status, information (from the headers) and snapshot. Everything runs in a
+ * private directory under /tmp (options.directory), never in /dev/shm.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -279,6 +279,27 @@ START_TEST(destroy_an_empty_ring)
 }
 END_TEST
 
+/* Only the owner can put anything in a ring's directory, and that includes
+ * directories; destroy removes them too, instead of leaving the ring half removed
+ * under its hidden name, and enters no symbolic link. */
+START_TEST(destroy_removes_subdirectories)
+{
+    make_ring("deep", 2);
+    make_directory(in_directory("shmring.deep/a"), 0700);
+    make_directory(in_directory("shmring.deep/a/b"), 0700);
+    make_file(in_directory("shmring.deep/a/b/file"), 0600);
+    make_directory(in_directory("target"), 0755);
+    make_file(in_directory("target/kept"), 0600);
+    char target[TEST_PATH_MAX + 64];
+    snprintf(target, sizeof(target), "%s", in_directory("target"));
+    ck_assert_int_eq(symlink(target, in_directory("shmring.deep/a/link")), 0);
+    shmring_writer_options_t options = writer_options();
+    ck_assert_int_eq(shmring_ring_destroy("deep", &options), 0);
+    ck_assert_str_eq(test_listing(directory), "target");
+    ck_assert_str_eq(test_listing(in_directory("target")), "kept");
+}
+END_TEST
+
 START_TEST(destroy_refusals)
 {
     shmring_writer_options_t options = writer_options();
@@ -363,34 +384,134 @@ START_TEST(status_and_snapshot)
     ck_assert_uint_eq(status.owner, geteuid());
     ck_assert_uint_eq(status.mode, 0644);
     uint64_t generation = 99;
-    void *buffer = (void *)1;
-    size_t size = 99;
-    ck_assert_int_eq(
-        shmring_ring_snapshot("fresh", &options, &generation, &buffer, &size), 0);
+    shmring_snapshot_t *copy = (shmring_snapshot_t *)&generation;
+    ck_assert_int_eq(shmring_ring_snapshot("fresh", &options, &generation, &copy), 0);
     ck_assert_uint_eq(generation, 0);
-    ck_assert_ptr_null(buffer);
-    ck_assert_uint_eq(size, 0);
+    ck_assert_ptr_null(copy);
 
     make_ring("full", 4);
     ck_assert_int_eq(shmring_ring_status("full", &options, &status), 0);
     ck_assert_uint_eq(status.generation, 1);
     ck_assert_uint_eq(status.publish_count, 1);
     ck_assert_int_eq(status.publisher_pid, getpid());
-    ck_assert_int_eq(shmring_ring_snapshot("full", &options, &generation, &buffer, &size),
-                     0);
+    ck_assert_int_eq(shmring_ring_snapshot("full", &options, &generation, &copy), 0);
     ck_assert_uint_eq(generation, 1);
-    ck_assert_ptr_nonnull(buffer);
-    ck_assert_int_eq(shmring_snapshot_validate(buffer, size), 0);
-    free(buffer);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(copy, &info);
+    ck_assert_uint_eq(info.node_count, 4);
+    shmring_snapshot_free(copy);
 
     ck_assert_int_eq(shmring_ring_status("none", &options, &status), SHMRING_ENOENT);
     ck_assert_int_eq(shmring_ring_status("x.5", &options, &status), SHMRING_EBADRING);
-    ck_assert_int_eq(shmring_ring_snapshot("none", &options, &generation, &buffer, &size),
+    ck_assert_int_eq(shmring_ring_snapshot("none", &options, &generation, &copy),
                      SHMRING_ENOENT);
     make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(shmring_ring_status("file", &options, &status), SHMRING_ENOTRING);
     options.directory = "relative";
     ck_assert_int_eq(shmring_ring_status("full", &options, &status), SHMRING_EINVAL);
+}
+END_TEST
+
+/* ---- information from the headers ---- */
+
+/* Overwrites LEN bytes at OFFSET of the read-only file PATH (as its owner may, after
+ * giving itself write permission back). */
+static void overwrite(const char *path, off_t offset, const void *bytes, size_t len)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(chmod(path, 0600), 0);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, bytes, len, offset), (ssize_t)len);
+    close(fd);
+    ck_assert_int_eq(chmod(path, st.st_mode & 07777), 0);
+}
+
+START_TEST(info_matches_status_and_snapshot)
+{
+    shmring_open_options_t options = {.directory = directory};
+    make_ring("fresh", 0);
+    shmring_ring_info_t info;
+    memset(&info, 0xff, sizeof(info));
+    ck_assert_int_eq(shmring_ring_info("fresh", &options, &info), 0);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status("fresh", &options, &status), 0);
+    ck_assert_mem_eq(&info.status, &status, sizeof(status));
+    static const shmring_snapshot_info_t nothing;
+    ck_assert_mem_eq(&info.version, &nothing, sizeof(nothing));
+    static const uint64_t zero[4];
+    ck_assert_mem_eq(info.reserved, zero, sizeof(zero));
+
+    make_ring("full", 4);
+    ck_assert_int_eq(shmring_ring_info("full", &options, &info), 0);
+    ck_assert_int_eq(shmring_ring_status("full", &options, &status), 0);
+    ck_assert_mem_eq(&info.status, &status, sizeof(status));
+    uint64_t generation;
+    shmring_snapshot_t *copy;
+    ck_assert_int_eq(shmring_ring_snapshot("full", &options, &generation, &copy), 0);
+    shmring_snapshot_info_t whole;
+    shmring_snapshot_info(copy, &whole);
+    shmring_snapshot_free(copy);
+    ck_assert_mem_eq(&info.version, &whole, sizeof(whole));
+    ck_assert_uint_eq(info.version.node_count, 4);
+    ck_assert_uint_eq(info.version.point_count, 4 * SHMRING_DEFAULT_VNODES);
+    struct stat st;
+    ck_assert_int_eq(stat(in_directory("shmring.full/version.1"), &st), 0);
+    ck_assert_uint_eq(info.version.size, (uint64_t)st.st_size);
+}
+END_TEST
+
+/* Only the header is read: damage past it is for shmring_ring_snapshot() to find. */
+START_TEST(info_reads_the_header_alone)
+{
+    shmring_open_options_t options = {.directory = directory};
+    make_ring("full", 4);
+    const char *version = in_directory("shmring.full/version.1");
+    struct stat st;
+    ck_assert_int_eq(stat(version, &st), 0);
+    overwrite(version, st.st_size - 1, "\x5a", 1);
+    shmring_ring_info_t info;
+    ck_assert_int_eq(shmring_ring_info("full", &options, &info), 0);
+    ck_assert_uint_eq(info.version.node_count, 4);
+    uint64_t generation;
+    shmring_snapshot_t *copy = NULL;
+    ck_assert_int_eq(shmring_ring_snapshot("full", &options, &generation, &copy),
+                     SHMRING_ECHECKSUM);
+    ck_assert_ptr_null(copy);
+}
+END_TEST
+
+/* The header itself is checked, and the version object as the reader checks it. */
+START_TEST(info_refusals)
+{
+    shmring_open_options_t options = {.directory = directory};
+    shmring_ring_info_t info;
+    make_ring("magic", 2);
+    overwrite(in_directory("shmring.magic/version.1"), 0, "x", 1);
+    ck_assert_int_eq(shmring_ring_info("magic", &options, &info), SHMRING_EBADMAGIC);
+
+    make_ring("short", 2);
+    ck_assert_int_eq(truncate(in_directory("shmring.short/version.1"), 300), 0);
+    ck_assert_int_eq(shmring_ring_info("short", &options, &info), SHMRING_ETRUNCATED);
+
+    make_ring("writable", 2);
+    ck_assert_int_eq(chmod(in_directory("shmring.writable/version.1"), 0644), 0);
+    ck_assert_int_eq(shmring_ring_info("writable", &options, &info), SHMRING_EOWNER);
+
+    ck_assert_int_eq(shmring_ring_info("none", &options, &info), SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_info("x.5", &options, &info), SHMRING_EBADRING);
+    make_file(in_directory("shmring.file"), 0644);
+    ck_assert_int_eq(shmring_ring_info("file", &options, &info), SHMRING_ENOTRING);
+    if (geteuid() == 0) {
+        /* A ring of an owner the caller does not trust, as for the reader. */
+        make_ring("theirs", 1);
+        ck_assert_int_eq(chown(in_directory("shmring.theirs"), 65534, 65534), 0);
+        ck_assert_int_eq(shmring_ring_info("theirs", &options, &info), SHMRING_EOWNER);
+        options.trusted_owner = 65534;
+        ck_assert_int_eq(shmring_ring_info("theirs", &options, &info),
+                         shmring_ring_status("theirs", &options, &info.status));
+    }
 }
 END_TEST
 
@@ -415,6 +536,7 @@ static Suite *ring_admin_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, destroy_a_ring);
     tcase_add_test(tc, destroy_an_empty_ring);
+    tcase_add_test(tc, destroy_removes_subdirectories);
     tcase_add_test(tc, destroy_refusals);
     tcase_add_test(tc, destroy_another_owners_ring);
     tcase_add_test(tc, destroy_waits_for_no_busy_writer);
@@ -423,6 +545,9 @@ static Suite *ring_admin_suite(void)
     tc = tcase_create("status");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, status_and_snapshot);
+    tcase_add_test(tc, info_matches_status_and_snapshot);
+    tcase_add_test(tc, info_reads_the_header_alone);
+    tcase_add_test(tc, info_refusals);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,7 @@
 /*
- * Tests of lib/ring_dir.c (and the ring name rule of lib/control.c): names of rings,
- * entries and version objects, whom a reader trusts, and the checks of every open in
- * a shared directory. Everything runs in a private directory under /tmp.
+ * Tests of lib/ring_dir.c: names of entries and version objects, whom a reader trusts,
+ * and the checks of every open in a shared directory. Everything runs in a private
+ * directory under /tmp.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,34 +16,6 @@
 #include "test_support.h"
 
 /* ---- names ---- */
-
-START_TEST(ring_name_rule)
-{
-    static const char *const good[] = {
-        "a",   "web", "A-Z_0.9-x", "v1.2a", "x.5a", "a.1.b", "a-5", "a5",    "5",
-        "123", ".a",  "...",       "a.",    "a..",  "_",     "-",   "a.b-1", "a.b_2",
-    };
-    static const char *const bad[] = {
-        "",    ".",         "..",          "x.5",  "x.05", "a.0",  ".5",
-        "..5", "a.b.12345", "a/b",         "a b",  "a\n",  "a:b",  "a+b",
-        "a@b", "~",         "caf\xc3\xa9", "a\\b", "*",    "a\tb",
-    };
-    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-        ck_assert_msg(shmring_ring_name_check(good[i]) == 0, "'%s' refused", good[i]);
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(shmring_ring_name_check(bad[i]) == SHMRING_EBADRING,
-                      "'%s' accepted", bad[i]);
-    ck_assert_int_eq(shmring_ring_name_check(NULL), SHMRING_EBADRING);
-    char name[SHMRING_RING_NAME_MAX + 2];
-    memset(name, 'r', SHMRING_RING_NAME_MAX);
-    name[SHMRING_RING_NAME_MAX] = '\0';
-    ck_assert_int_eq(shmring_ring_name_check(name), 0);
-    name[SHMRING_RING_NAME_MAX] = 'r';
-    name[SHMRING_RING_NAME_MAX + 1] = '\0';
-    ck_assert_int_eq(shmring_ring_name_check(name), SHMRING_EBADRING);
-    ck_assert_uint_eq(SHMRING_RING_NAME_MAX, 200);
-}
-END_TEST
 
 START_TEST(directory_paths)
 {
@@ -399,7 +371,6 @@ static Suite *ring_dir_suite(void)
 {
     Suite *s = suite_create("ring_dir");
     TCase *tc = tcase_create("names");
-    tcase_add_test(tc, ring_name_rule);
     tcase_add_test(tc, directory_paths);
     tcase_add_test(tc, entry_and_version_names);
     tcase_add_test(tc, version_file_names);

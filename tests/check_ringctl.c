@@ -29,8 +29,6 @@
 #error "RINGCTL_PATH must name the ringctl binary under test"
 #endif
 
-/* The sampling that `--dry-run` documents: 100000 keys "key-0".."key-99999". */
-#define DRY_RUN_SAMPLES 100000
 /* How long a test waits for one answer of `lookup --stdin`. */
 #define ANSWER_TIMEOUT_MS 20000
 /* The unprivileged user that tests running as root use as "another user". */
@@ -352,24 +350,23 @@ static uint64_t generation_of(const char *ring_name)
     return status_of(ring_name).generation;
 }
 
-/* The current version of RING_NAME as a new buffer; fails the test if there is none. */
-static void *snapshot_of(const char *ring_name)
+/* The current version of RING_NAME as a new snapshot; fails the test if there is none. */
+static shmring_snapshot_t *snapshot_of(const char *ring_name)
 {
     uint64_t generation;
-    void *buffer;
-    size_t size;
+    shmring_snapshot_t *snapshot;
     ck_assert_int_eq(
-        shmring_ring_snapshot(ring_name, read_options(), &generation, &buffer, &size), 0);
-    ck_assert_ptr_nonnull(buffer);
-    return buffer;
+        shmring_ring_snapshot(ring_name, read_options(), &generation, &snapshot), 0);
+    ck_assert_ptr_nonnull(snapshot);
+    return snapshot;
 }
 
 static shmring_nodeset_t *nodeset_of(const char *ring_name)
 {
-    void *buffer = snapshot_of(ring_name);
+    shmring_snapshot_t *buffer = snapshot_of(ring_name);
     shmring_nodeset_t *set;
     ck_assert_int_eq(shmring_nodeset_from_snapshot(buffer, &set), 0);
-    free(buffer);
+    shmring_snapshot_free(buffer);
     return set;
 }
 
@@ -514,14 +511,14 @@ START_TEST(test_init_defaults)
     ck_assert_uint_eq(status.publish_count, 1);
     ck_assert_uint_eq(status.mode, 0644);
     ck_assert_uint_eq(status.owner, geteuid());
-    void *buffer = snapshot_of(ring);
+    shmring_snapshot_t *buffer = snapshot_of(ring);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
     ck_assert_int_eq(info.params.hash, SHMRING_HASH_XXH3);
     ck_assert_uint_eq(info.params.vnodes, SHMRING_DEFAULT_VNODES);
     ck_assert_uint_eq(info.node_count, 0);
-    free(buffer);
+    shmring_snapshot_free(buffer);
 }
 END_TEST
 
@@ -546,12 +543,12 @@ START_TEST(test_init_parameters)
     ck_assert_int_eq(stat(test_ring_path(ring), &st), 0);
     ck_assert_uint_eq(st.st_gid, getegid());
     ck_assert_uint_eq(st.st_mode & 07777, 0750);
-    void *buffer = snapshot_of(ring);
+    shmring_snapshot_t *buffer = snapshot_of(ring);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_MAGLEV);
     ck_assert_int_eq(info.params.hash, SHMRING_HASH_MURMUR3);
-    free(buffer);
+    shmring_snapshot_free(buffer);
     /* The table size is kept although the ring has no nodes to fill a table yet. */
     shmring_nodeset_t *set = nodeset_of(ring);
     shmring_params_t params;
@@ -567,7 +564,7 @@ START_TEST(test_init_parameters)
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_KETAMA);
     ck_assert_int_eq(info.params.hash, SHMRING_HASH_MD5);
     ck_assert_uint_eq(info.params.vnodes, 40);
-    free(buffer);
+    shmring_snapshot_free(buffer);
 }
 END_TEST
 
@@ -648,37 +645,33 @@ START_TEST(test_change_json)
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"dry_run\":false,"
                "\"changed\":true,\"algorithm\":\"ring\",\"hash\":\"xxh3\",\"vnodes\":160,"
-               "\"table_size\":0,\"moved_fraction\":null,\"sampled_keys\":null}\n",
+               "\"table_size\":0,\"moved_fraction\":null}\n",
                ring),
            "", "--json", "-r", ring, "init");
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"dry_run\":false,"
                "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-               "\"a:1\",\"weight\":2,\"state\":\"up\"},\"moved_fraction\":null,"
-               "\"sampled_keys\":null}\n",
+               "\"a:1\",\"weight\":2,\"state\":\"up\"},\"moved_fraction\":null}\n",
                ring),
            "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
                "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
                "\"a:1\","
-               "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0,\"sampled_keys\":"
-               "100000}"
+               "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0}"
                "\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
                "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
-               "\"sampled_keys\":null}\n",
+               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null}\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json");
     EXPECT(0,
            fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
                "\"changed\":false,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null,"
-               "\"sampled_keys\":null}\n",
+               "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null}\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json");
     /* A name that is not UTF-8 is refused (JSON could not carry it), and echoed with
@@ -698,24 +691,16 @@ START_TEST(test_change_json)
 }
 END_TEST
 
-/* The moved fraction that --dry-run must report, computed here from both versions. */
-static double expected_moved(const void *before, const shmring_nodeset_t *after_set)
+/* The moved share that --dry-run must report: the library's (tested in check_keyspace)
+ * between the current version and EXPECTED_SET's snapshot. */
+static double expected_moved(const shmring_snapshot_t *before,
+                             const shmring_nodeset_t *after_set)
 {
-    size_t size;
-    void *after = test_build(after_set, &size);
-    int moved = 0;
-    for (int i = 0; i < DRY_RUN_SAMPLES; i++) {
-        char key[32];
-        size_t len = (size_t)snprintf(key, sizeof(key), "key-%d", i);
-        shmring_node_t old, now;
-        int old_err = shmring_snapshot_lookup(before, key, len, &old);
-        int now_err = shmring_snapshot_lookup(after, key, len, &now);
-        if ((old_err == 0) != (now_err == 0) ||
-            (old_err == 0 && strcmp(old.name, now.name) != 0))
-            moved++;
-    }
-    free(after);
-    return (double)moved / DRY_RUN_SAMPLES;
+    shmring_snapshot_t *after = test_snapshot(after_set);
+    double share = -1.0;
+    ck_assert_int_eq(shmring_snapshot_moved_share(before, after, &share), 0);
+    shmring_snapshot_free(after);
+    return share;
 }
 
 START_TEST(test_show)
@@ -729,12 +714,12 @@ START_TEST(test_show)
     struct run r;
     RUN(&r, "show", "-r", ring);
     shmring_ring_status_t status = status_of(ring);
-    void *buffer = snapshot_of(ring);
+    shmring_snapshot_t *buffer = snapshot_of(ring);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     double shares[3];
-    shmring_snapshot_shares(buffer, shares);
-    free(buffer);
+    ck_assert_int_eq(shmring_snapshot_shares(buffer, shares, 3), 0);
+    shmring_snapshot_free(buffer);
     ck_assert_double_eq(shares[1], 0.0);
     ck_assert_double_eq_tol(shares[0] + shares[2], 1.0, 1e-9);
     char when[32];
@@ -967,7 +952,7 @@ START_TEST(test_dump_load_round_trip)
     shmring_nodeset_t *after = nodeset_of(ring);
     ck_assert_uint_eq(node_of(after, "b").id, node_of(before, "b").id);
     ck_assert_uint_eq(node_of(after, "c").id, node_of(before, "c").id);
-    void *old = snapshot_of(other), *now = snapshot_of(ring);
+    shmring_snapshot_t *old = snapshot_of(other), *now = snapshot_of(ring);
     shmring_snapshot_info_t old_info, now_info;
     shmring_snapshot_info(old, &old_info);
     shmring_snapshot_info(now, &now_info);
@@ -978,8 +963,8 @@ START_TEST(test_dump_load_round_trip)
     ck_assert_mem_eq(&old_info.params, &now_info.params, sizeof(old_info.params));
     ck_assert_uint_eq(old_info.node_count, 2);
     ck_assert_uint_eq(old_info.up_count, 1);
-    free(old);
-    free(now);
+    shmring_snapshot_free(old);
+    shmring_snapshot_free(now);
     shmring_nodeset_free(before);
     shmring_nodeset_free(after);
     run_free(&dump);
@@ -1013,12 +998,12 @@ START_TEST(test_load_replaces_node_set)
     ck_assert_str_eq(first.name, "node-c"); /* the file's order */
     shmring_nodeset_free(set);
     /* Parameters the file leaves out are the ring's. */
-    void *buffer = snapshot_of(ring);
+    shmring_snapshot_t *buffer = snapshot_of(ring);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(buffer, &info);
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_RING);
     ck_assert_uint_eq(info.params.vnodes, 160);
-    free(buffer);
+    shmring_snapshot_free(buffer);
 
     /* --json */
     write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
@@ -1026,7 +1011,7 @@ START_TEST(test_load_replaces_node_set)
         0,
         fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
             "\"changed\":true,\"nodes\":1,\"added\":1,\"removed\":2,\"changed_nodes\":0,"
-            "\"params_changed\":true,\"moved_fraction\":null,\"sampled_keys\":null}\n",
+            "\"params_changed\":true,\"moved_fraction\":null}\n",
             ring),
         "", "-r", ring, "load", temp_file, "--json");
 
@@ -1038,7 +1023,7 @@ START_TEST(test_load_replaces_node_set)
         0,
         fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
             "\"changed\":false,\"nodes\":1,\"added\":0,\"removed\":0,\"changed_nodes\":0,"
-            "\"params_changed\":false,\"moved_fraction\":null,\"sampled_keys\":null}\n",
+            "\"params_changed\":false,\"moved_fraction\":null}\n",
             ring),
         "", "-r", ring, "load", temp_file, "--json");
     ck_assert_uint_eq(generation_of(ring), 5);
@@ -1151,14 +1136,14 @@ static void check_dry_run(const char *would, const shmring_nodeset_t *expected_s
                           const char *const *args)
 {
     struct saved_ring saved = save_ring(ring);
-    void *before = snapshot_of(ring);
+    shmring_snapshot_t *before = snapshot_of(ring);
     double fraction = expected_moved(before, expected_set);
-    free(before);
-    ck_assert_double_gt(fraction, 0.0); /* a sample that can tell moved from not */
+    shmring_snapshot_free(before);
+    ck_assert_double_gt(fraction, 0.0); /* a change that can tell moved from not */
     struct run r;
     run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(r.out, fmt("%s: %.2f%% of keys would move (sampled 100000 keys)\n",
+    ck_assert_str_eq(r.out, fmt("%s: %.2f%% of the keyspace would move\n",
                                 would, fraction * 100.0));
     ck_assert_int_eq(r.status, 0);
     run_free(&r);
@@ -1214,8 +1199,8 @@ START_TEST(test_dry_run)
            other, "init", "--dry-run");
     EXPECT(
         0,
-        "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of keys would move "
-        "(sampled 100000 keys)\n",
+        "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of the keyspace "
+        "would move\n",
         "", "-r", other, "load", temp_file, "--dry-run");
     ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
     assert_no_objects(other);
@@ -3145,7 +3130,7 @@ static json_t *json_output(const char *const *args)
 }
 
 #define CHANGE_KEYS "ring,generation,action,dry_run,changed"
-#define SAMPLE_KEYS "moved_fraction,sampled_keys"
+#define SAMPLE_KEYS "moved_fraction"
 
 /* Each command's --json keys are the same in every case (the README's schema). */
 START_TEST(test_json_key_sets)
@@ -3213,15 +3198,20 @@ START_TEST(test_json_key_sets)
     j = JSON_OF("--json", "-r", ring, "remove", "a", "--dry-run");
     assert_keys(j, node_keys);
     json_decref(j);
-    /* A moved fraction is a count of 100000 keys: printed with at most five
-     * decimals (0.35642, never 0.35642000000000001). */
+    /* A moved share is printed with the fewest digits that read back as the same
+     * double (0.35642, never 0.35642000000000001). */
     struct run r;
     RUN(&r, "--json", "-r", ring, "add", "c", "c:1", "--dry-run");
     const char *number = strstr(r.out, "\"moved_fraction\":");
     ck_assert_ptr_nonnull(number);
     number += strlen("\"moved_fraction\":");
-    size_t digits = strspn(number, "0123456789.");
-    ck_assert_msg(digits >= 3 && digits <= 7 && number[digits] == ',', "%s", r.out);
+    char *end;
+    double share = strtod(number, &end);
+    ck_assert_msg(*end == '}' && share > 0.0 && share < 1.0, "%s", r.out);
+    int significant = (int)strspn(number + 2, "0123456789"); /* after "0." */
+    char shorter[400];
+    snprintf(shorter, sizeof(shorter), "%.*g", significant - 1, share);
+    ck_assert_msg(strtod(shorter, NULL) != share, "%s: %s also reads back", r.out, shorter);
     run_free(&r);
     j = JSON_OF("--json", "-r", ring, "lookup", "k");
     assert_keys(j, lookup_keys);

@@ -368,8 +368,7 @@ static uint32_t digest_handle(shmring_t *r, uint64_t *errors)
 /* What a ring publishing SET answers, computed from its snapshot alone. */
 static uint32_t digest_set(const shmring_nodeset_t *set)
 {
-    size_t size;
-    void *snapshot = test_build(set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t digest = DIGEST_START;
     for (uint64_t i = 0; i < KEY_COUNT; i++) {
         char key[32];
@@ -378,7 +377,7 @@ static uint32_t digest_set(const shmring_nodeset_t *set)
         ck_assert_int_eq(shmring_snapshot_lookup(snapshot, key, len, &node), 0);
         digest = fnv1a(digest, node.name);
     }
-    free(snapshot);
+    shmring_snapshot_free(snapshot);
     return digest;
 }
 
@@ -677,11 +676,9 @@ static void open_step(const void *arg, struct outcome *out)
     shmring_ring_status_t status;
     out->codes[0] = shmring_ring_status(args->ring, &options, &status);
     uint64_t generation;
-    void *buffer = NULL;
-    size_t size;
-    out->codes[1] =
-        shmring_ring_snapshot(args->ring, &options, &generation, &buffer, &size);
-    free(buffer);
+    shmring_snapshot_t *copy = NULL;
+    out->codes[1] = shmring_ring_snapshot(args->ring, &options, &generation, &copy);
+    shmring_snapshot_free(copy);
 }
 
 /* Lists the rings (code) and says whether the scene's ring is among them (codes[0]). */

@@ -260,19 +260,18 @@ static void *reader_main(void *p)
             /* The copy path: the current version's fingerprint is the one the
              * writer recorded for its generation. */
             uint64_t gen;
-            void *buffer;
-            size_t size;
+            shmring_snapshot_t *copy;
             busy = true;
-            if (shmring_ring_snapshot(ring, NULL, &gen, &buffer, &size) == 0) {
+            if (shmring_ring_snapshot(ring, NULL, &gen, &copy) == 0) {
                 shmring_snapshot_info_t info;
-                shmring_snapshot_info(buffer, &info);
+                shmring_snapshot_info(copy, &info);
                 /* Read by the writer while this process runs. */
                 uatomic_add(&t->result->copies, 1);
                 if (gen > MAX_VERSIONS || uatomic_read(&shared->refs[gen].ready) == 0 ||
                     shared->refs[gen].fingerprint != info.fingerprint ||
                     shared->refs[gen].node_count != info.node_count)
                     t->result->copy_mismatches++;
-                free(buffer);
+                shmring_snapshot_free(copy);
             } else {
                 t->result->copy_mismatches++;
             }
@@ -604,8 +603,7 @@ static void publish(struct writer *w, bool stall)
 {
     uint64_t gen = w->generation + 1;
     ck_assert_uint_le(gen, MAX_VERSIONS);
-    size_t size;
-    void *snapshot = test_build(w->set, &size);
+    shmring_snapshot_t *snapshot = test_snapshot(w->set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     struct reference *ref = &shared->refs[gen];
@@ -629,12 +627,14 @@ static void publish(struct writer *w, bool stall)
     ck_assert_uint_eq(published, gen);
     w->generation = gen;
 
-    const void *mapped;
-    size_t mapped_size;
-    ck_assert_int_eq(shmring_writer_snapshot(w->writer, &mapped, &mapped_size), 0);
+    const shmring_snapshot_t *mapped;
+    ck_assert_int_eq(shmring_writer_snapshot(w->writer, &mapped), 0);
+    size_t size, mapped_size;
+    const void *built = shmring_snapshot_data(snapshot, &size);
+    const void *published_bytes = shmring_snapshot_data(mapped, &mapped_size);
     ck_assert_uint_eq(mapped_size, size);
-    ck_assert_int_eq(memcmp(mapped, snapshot, size), 0);
-    free(snapshot);
+    ck_assert_int_eq(memcmp(published_bytes, built, size), 0);
+    shmring_snapshot_free(snapshot);
 
     unsigned count = info.node_count;
     w->max_nodes = count > w->max_nodes ? count : w->max_nodes;

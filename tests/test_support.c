@@ -291,6 +291,36 @@ void *test_build(const shmring_nodeset_t *set, size_t *size)
 {
     void *buffer = NULL;
     ck_assert_int_eq(shmring_snapshot_build(set, &buffer, size), 0);
-    ck_assert_int_eq(shmring_snapshot_validate(buffer, *size), 0);
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_snapshot_new(buffer, *size, &snapshot), 0);
+    shmring_snapshot_free(snapshot);
     return buffer;
+}
+
+shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
+{
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
+    return snapshot;
+}
+
+shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t table_size)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {algorithm, hash, 4, table_size};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "alpha", "10.0.0.1:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "beta", "10.0.0.2:11212", 2, SHMRING_STATE_UP, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "gamma", "10.0.0.3:11211", 1, SHMRING_STATE_DOWN, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "delta", "10.0.0.4:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    return set;
 }

@@ -94,7 +94,19 @@ size_t test_key(char *buf, uint64_t i);
 shmring_nodeset_t *test_nodeset(size_t count, shmring_algorithm_t algorithm,
                                 shmring_hash_t hash);
 
-/* Builds and validates SET's snapshot; fails the test on error. */
+/* Builds SET's snapshot bytes (free()) and checks that they validate; fails the test
+ * on error. */
 void *test_build(const shmring_nodeset_t *set, size_t *size);
+
+/* Builds SET's snapshot and makes it a validated snapshot (shmring_snapshot_free());
+ * fails the test on error. */
+shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set);
+
+/*
+ * The small node set the snapshot tests tamper with: vnodes 4 and nodes alpha (weight
+ * 1), beta (2), gamma (1, down), delta (1): 4 nodes, 3 up, 16 ring points.
+ */
+shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t table_size);
 
 #endif

@@ -73,8 +73,10 @@ static int write_snapshot_as(const char *dir, const char *name, const char *fore
         err = shmring_nodeset_remove(set, removed);
     if (err == 0)
         err = shmring_snapshot_build(set, &buffer, &size);
+    shmring_snapshot_t *snapshot = NULL;
     if (err == 0)
-        err = shmring_snapshot_validate(buffer, size);
+        err = shmring_snapshot_new(buffer, size, &snapshot);
+    shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
     if (err != 0) {
         fprintf(stderr, "fuzz_make_seeds: error: %s: %s\n", name, shmring_strerror(err));

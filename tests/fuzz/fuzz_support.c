@@ -157,11 +157,13 @@ static uint32_t mark_owners(const void *buffer, bool *owns)
     return distinct;
 }
 
-static void check_info(const void *buffer, size_t size)
+static void check_info(const shmring_snapshot_t *snapshot)
 {
+    size_t size;
+    const void *buffer = shmring_snapshot_data(snapshot, &size);
     const struct snapshot_header *h = snapshot_header(buffer);
     shmring_snapshot_info_t info;
-    shmring_snapshot_info(buffer, &info);
+    shmring_snapshot_info(snapshot, &info);
     uint32_t slots =
         h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
     FUZZ_REQUIRE(info.params.algorithm == (shmring_algorithm_t)h->algorithm &&
@@ -176,12 +178,19 @@ static void check_info(const void *buffer, size_t size)
                  "info counts differ from the header (size %zu)", size);
 }
 
-static void check_shares(const void *buffer, const bool *owns)
+static void check_shares(const shmring_snapshot_t *snapshot, const bool *owns)
 {
-    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_header *h =
+        snapshot_header(shmring_snapshot_data(snapshot, NULL));
     double *shares = malloc((h->node_count ? h->node_count : 1) * sizeof(*shares));
     FUZZ_REQUIRE(shares != NULL, "out of memory");
-    shmring_snapshot_shares(buffer, shares);
+    int err = shmring_snapshot_shares(snapshot, shares, h->node_count);
+    FUZZ_REQUIRE(err == 0, "shares returned %d", err);
+    if (h->node_count > 0) {
+        err = shmring_snapshot_shares(snapshot, shares, h->node_count - 1);
+        FUZZ_REQUIRE(err == SHMRING_EINVAL, "shares with too little room returned %d",
+                     err);
+    }
     double total = 0.0;
     for (uint32_t i = 0; i < h->node_count; i++) {
         FUZZ_REQUIRE(shares[i] >= 0.0 && shares[i] <= 1.0 + 1e-9,
@@ -218,18 +227,19 @@ static size_t key_at(const uint8_t *keys, size_t keys_len, unsigned k, const voi
     return length;
 }
 
-static void check_lookups(const void *buffer, const void *key, size_t len,
+static void check_lookups(const shmring_snapshot_t *snapshot, const void *key, size_t len,
                           uint32_t distinct)
 {
+    const void *buffer = shmring_snapshot_data(snapshot, NULL);
     const struct snapshot_header *h = snapshot_header(buffer);
     int expected = h->node_count == 0 ? SHMRING_EEMPTY
                    : h->up_count == 0 ? SHMRING_EALLDOWN
                                       : 0;
     shmring_node_t found[LOOKUP_N_TRIED];
-    int err = shmring_snapshot_lookup(buffer, key, len, &found[0]);
+    int err = shmring_snapshot_lookup(snapshot, key, len, &found[0]);
     FUZZ_REQUIRE(err == expected, "lookup returned %d, expected %d", err, expected);
     for (size_t n = 1; n <= LOOKUP_N_TRIED && expected != 0; n++) {
-        err = shmring_snapshot_lookup_n(buffer, key, len, found, n);
+        err = shmring_snapshot_lookup_n(snapshot, key, len, found, n);
         FUZZ_REQUIRE(err == expected, "lookup_n(%zu) returned %d, expected %d", n, err,
                      expected);
     }
@@ -247,7 +257,7 @@ static void check_lookups(const void *buffer, const void *key, size_t len,
                  owners[0]);
     for (size_t n = 1; n <= LOOKUP_N_TRIED; n++) {
         memset(found, 0, sizeof(found));
-        int count = shmring_snapshot_lookup_n(buffer, key, len, found, n);
+        int count = shmring_snapshot_lookup_n(snapshot, key, len, found, n);
         size_t wanted = n < owner_count ? n : owner_count;
         FUZZ_REQUIRE(count >= 0 && (size_t)count == wanted,
                      "lookup_n(%zu) returned %d, the reference finds %zu", n, count,
@@ -260,11 +270,26 @@ static void check_lookups(const void *buffer, const void *key, size_t len,
     }
 }
 
-void fuzz_check_snapshot(const void *buffer, size_t size, const uint8_t *keys,
+/* The share that moves between a snapshot and itself is none; from nothing, all. */
+static void check_moved(const shmring_snapshot_t *snapshot)
+{
+    const struct snapshot_header *h =
+        snapshot_header(shmring_snapshot_data(snapshot, NULL));
+    double share = -1.0;
+    int err = shmring_snapshot_moved_share(snapshot, snapshot, &share);
+    FUZZ_REQUIRE(err == 0 && share == 0.0, "moved to itself: %d, %.17g", err, share);
+    err = shmring_snapshot_moved_share(NULL, snapshot, &share);
+    FUZZ_REQUIRE(err == 0 && share == (h->up_count > 0 ? 1.0 : 0.0),
+                 "moved from nothing: %d, %.17g", err, share);
+}
+
+void fuzz_check_snapshot(const shmring_snapshot_t *snapshot, const uint8_t *keys,
                          size_t keys_len)
 {
+    const void *buffer = shmring_snapshot_data(snapshot, NULL);
     const struct snapshot_header *h = snapshot_header(buffer);
-    check_info(buffer, size);
+    check_info(snapshot);
+    check_moved(snapshot);
 
     bool *owns = calloc(h->node_count ? h->node_count : 1, sizeof(*owns));
     FUZZ_REQUIRE(owns != NULL, "out of memory");
@@ -276,21 +301,21 @@ void fuzz_check_snapshot(const void *buffer, size_t size, const uint8_t *keys,
     }
     FUZZ_REQUIRE((distinct > 0) == (h->up_count > 0), "%u owners but %u nodes up",
                  distinct, h->up_count);
-    check_shares(buffer, owns);
+    check_shares(snapshot, owns);
     free(owns);
 
     for (unsigned k = 0; k < KEY_COUNT; k++) {
         const void *key;
         size_t len = key_at(keys, keys_len, k, &key);
-        check_lookups(buffer, key, len, distinct);
+        check_lookups(snapshot, key, len, distinct);
     }
 
     /* N = 0 is refused; N above the maximum is treated as the maximum. */
     shmring_node_t many[SHMRING_LOOKUP_N_MAX + 1];
-    int err = shmring_snapshot_lookup_n(buffer, "k", 1, many, 0);
+    int err = shmring_snapshot_lookup_n(snapshot, "k", 1, many, 0);
     FUZZ_REQUIRE(err == SHMRING_EINVAL, "lookup_n(0) returned %d", err);
     if (h->up_count > 0) {
-        err = shmring_snapshot_lookup_n(buffer, "k", 1, many, SHMRING_LOOKUP_N_MAX + 1);
+        err = shmring_snapshot_lookup_n(snapshot, "k", 1, many, SHMRING_LOOKUP_N_MAX + 1);
         uint32_t wanted =
             distinct < SHMRING_LOOKUP_N_MAX ? distinct : SHMRING_LOOKUP_N_MAX;
         FUZZ_REQUIRE(err >= 0 && (uint32_t)err == wanted,
@@ -373,10 +398,24 @@ static void check_set_matches(const shmring_nodeset_t *set, const void *buffer)
     }
 }
 
-void fuzz_check_rebuild(const void *buffer, size_t size, bool exact, uint64_t cost_max)
+shmring_snapshot_t *fuzz_snapshot_new(const void *buffer, size_t size, bool exact)
 {
+    shmring_snapshot_t *snapshot = NULL;
+    int err = shmring_snapshot_new(buffer, size, &snapshot);
+    FUZZ_REQUIRE(err == 0 || !exact, "a freshly built snapshot fails with %d (%s)", err,
+                 shmring_strerror(err));
+    FUZZ_REQUIRE(err <= 0 && shmring_strerror(err) != NULL, "validate returned %d", err);
+    FUZZ_REQUIRE((err == 0) == (snapshot != NULL), "snapshot_new returned %d and %p", err,
+                 (void *)snapshot);
+    return snapshot;
+}
+
+void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t cost_max)
+{
+    size_t size;
+    const void *buffer = shmring_snapshot_data(snapshot, &size);
     shmring_nodeset_t *set = NULL;
-    int err = shmring_nodeset_from_snapshot(buffer, &set);
+    int err = shmring_nodeset_from_snapshot(snapshot, &set);
     /* Two nodes of one name pass the validator (readers do not care); only the
      * recreation of a node set refuses them. */
     FUZZ_REQUIRE(err == 0 || (!exact && err == SHMRING_EBADNODE),
@@ -395,9 +434,7 @@ void fuzz_check_rebuild(const void *buffer, size_t size, bool exact, uint64_t co
     size_t rebuilt_size = 0;
     err = shmring_snapshot_build(set, &rebuilt, &rebuilt_size);
     FUZZ_REQUIRE(err == 0, "rebuilding an accepted snapshot returned %d", err);
-    err = shmring_snapshot_validate(rebuilt, rebuilt_size);
-    FUZZ_REQUIRE(err == 0, "a rebuilt snapshot fails validation with %d (%s)", err,
-                 shmring_strerror(err));
+    shmring_snapshot_free(fuzz_snapshot_new(rebuilt, rebuilt_size, true));
     if (exact) {
         FUZZ_REQUIRE(rebuilt_size == size && memcmp(rebuilt, buffer, size) == 0,
                      "the rebuilt snapshot (%zu bytes) differs from the original (%zu)",

@@ -33,22 +33,29 @@ __attribute__((noreturn, format(printf, 3, 4))) void fuzz_fail(const char *file,
 uint64_t fuzz_build_cost(const shmring_nodeset_t *set);
 
 /*
- * Runs every read-only call on BUFFER (SIZE bytes, accepted by
- * shmring_snapshot_validate()) and checks the answers against the buffer's own
- * contents: info against the header, shares against the points or table, lookups
- * against a plain binary search of the points. Lookup keys are cut from KEYS.
+ * Runs every read-only call on SNAPSHOT (accepted by shmring_snapshot_new()) and
+ * checks the answers against its bytes: info against the header, shares against the
+ * points or table, lookups against a plain binary search of the points, the share
+ * that moves to itself (none) and from nothing (all, if a node is up). Lookup keys
+ * are cut from KEYS.
  */
-void fuzz_check_snapshot(const void *buffer, size_t size, const uint8_t *keys,
+void fuzz_check_snapshot(const shmring_snapshot_t *snapshot, const uint8_t *keys,
                          size_t keys_len);
 
 /*
  * Recreates the node set of an accepted snapshot, writes it as JSON and reads it
  * back, and builds and validates its snapshot again unless that would cost more than
- * COST_MAX (see fuzz_build_cost()). When EXACT (BUFFER came from
+ * COST_MAX (see fuzz_build_cost()). When EXACT (SNAPSHOT's bytes came from
  * shmring_snapshot_build() untouched), every step must succeed and the rebuilt
- * snapshot must equal BUFFER byte for byte.
+ * snapshot must equal SNAPSHOT byte for byte.
  */
-void fuzz_check_rebuild(const void *buffer, size_t size, bool exact, uint64_t cost_max);
+void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact,
+                        uint64_t cost_max);
+
+/* Makes a snapshot of BUFFER with shmring_snapshot_new(), which must accept it when
+ * EXACT (fresh from the builder) and otherwise return 0 or a listed code; returns
+ * NULL when it refused. */
+shmring_snapshot_t *fuzz_snapshot_new(const void *buffer, size_t size, bool exact);
 
 /*
  * Writes SET as JSON, reads that back with default parameters and writes it again:

@@ -10,14 +10,16 @@
 static double balance[ALGORITHMS][NODE_COUNTS_MAX];
 
 /* Largest keyspace share over the mean share (1 / up nodes) of a snapshot. */
-static double balance_of(const void *snapshot)
+static double balance_of(const shmring_snapshot_t *snapshot)
 {
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     double *shares = malloc(info.node_count * sizeof(*shares));
-    if (shares == NULL)
+    if (shares == NULL ||
+        shmring_snapshot_shares(snapshot, shares, info.node_count) != 0) {
+        free(shares);
         return NAN;
-    shmring_snapshot_shares(snapshot, shares);
+    }
     double largest = 0.0;
     for (uint32_t i = 0; i < info.node_count; i++)
         largest = shares[i] > largest ? shares[i] : largest;
@@ -33,16 +35,13 @@ static int run(const struct config *cfg, const struct keyset *cold)
             shmring_nodeset_t *set;
             if (nodeset_make(algorithms[a], cfg->node_counts[n], &set) != 0)
                 return -1;
-            void *snapshot;
-            size_t size;
-            int err = shmring_snapshot_build(set, &snapshot, &size);
+            shmring_snapshot_t *snapshot;
+            int err = snapshot_make(set, &snapshot);
             shmring_nodeset_free(set);
-            if (err != 0) {
-                fail("cannot build a snapshot: %s", shmring_strerror(err));
+            if (err != 0)
                 return -1;
-            }
             balance[a][n] = balance_of(snapshot);
-            free(snapshot);
+            shmring_snapshot_free(snapshot);
         }
     }
     return 0;

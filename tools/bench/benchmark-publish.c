@@ -40,15 +40,14 @@ static int publish_time(const struct config *cfg, const char *ring,
         err = shmring_writer_publish(writer, set, NULL);
         seconds[rep] = now_seconds() - start;
     }
-    const void *snapshot;
-    size_t size;
+    const shmring_snapshot_t *snapshot;
     if (err == 0)
-        err = shmring_writer_snapshot(writer, &snapshot, &size);
+        err = shmring_writer_snapshot(writer, &snapshot);
     if (err == 0) {
         shmring_snapshot_info_t info;
         shmring_snapshot_info(snapshot, &info);
         out->points = info.point_count;
-        out->bytes = size;
+        out->bytes = info.size;
         out->seconds = median(seconds, reps);
         out->measured = true;
     }

@@ -132,6 +132,12 @@ static void batch_prepare(const struct keyset *keys, size_t first, size_t count,
 typedef int (*ids_fn)(const void *subject, const void *const *keys, const size_t *lens,
                       size_t count, uint32_t *ids);
 
+static int in_process_ids(const void *subject, const void *const *keys,
+                          const size_t *lens, size_t count, uint32_t *ids)
+{
+    return shmring_snapshot_lookup_ids(subject, keys, lens, count, ids);
+}
+
 static int reader_ids(const void *subject, const void *const *keys, const size_t *lens,
                       size_t count, uint32_t *ids)
 {
@@ -180,14 +186,14 @@ CONTENDER_LOOP(run_reader_id, run_keys, reader_id)
 static CONTENDER_LOOP(run_reader_batch, run_batches, reader_ids)
 static CONTENDER_LOOP(run_in_process, run_keys, in_process_node)
 static CONTENDER_LOOP(run_in_process_id, run_keys, in_process_id)
-static CONTENDER_LOOP(run_in_process_batch, run_batches, shmring_snapshot_lookup_ids)
+static CONTENDER_LOOP(run_in_process_batch, run_batches, in_process_ids)
     /* clang-format on */
 
     void lookup_subjects_close(struct lookup_subjects *s)
 {
     for (int a = 0; a < ALGORITHMS; a++) {
         shmring_close(s->readers[a]);
-        free(s->copies[a]);
+        shmring_snapshot_free(s->copies[a]);
     }
     textbook_free(&s->textbook);
     libmemcached_close(s->libmemcached);
@@ -207,8 +213,7 @@ int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
             goto fail;
         }
         uint64_t generation;
-        size_t size;
-        err = shmring_ring_snapshot(ring, NULL, &generation, &s->copies[a], &size);
+        err = shmring_ring_snapshot(ring, NULL, &generation, &s->copies[a]);
         if (err == 0 && s->copies[a] == NULL)
             err = SHMRING_EEMPTY;
         if (err != 0) {

@@ -20,38 +20,41 @@
 
 #include "benchmark-list.h"
 
-/* The full run, and the smoke run (--quick) that CI does. */
+/* Fills a list of node counts and its length from one list, so they cannot disagree. */
+#define NODE_COUNTS(list, ...)                                                           \
+    .list##s = {__VA_ARGS__}, .list##_n = sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t)
+
+/* How long the lookup runs, their warm-up and the worker windows last: the full
+ * run's times over DIVISOR. */
+#define RUN_TIMES(divisor)                                                               \
+    .run_seconds = 0.2 / (divisor), .warmup_seconds = 0.05 / (divisor),                  \
+    .window_seconds = 1.0 / (divisor)
+
+/*
+ * The full run, and the smoke run (--quick) that CI does: the same measurements on
+ * fewer node counts and keys, with runs ten times shorter and fewer repetitions.
+ */
 static const struct config full_preset = {
-    .node_counts = {10, 100, 1000, 10000, 100000},
-    .node_count_n = 5,
-    .publish_counts = {10, 100, 1000, 10000, 100000},
-    .publish_count_n = 5,
-    .ringctl_counts = {10000, 100000},
-    .ringctl_count_n = 2,
+    NODE_COUNTS(node_count, 10, 100, 1000, 10000, 100000),
+    NODE_COUNTS(publish_count, 10, 100, 1000, 10000, 100000),
+    NODE_COUNTS(ringctl_count, 10000, 100000),
     .cold_keys = COLD_KEYS,
     .reps = 5,
-    .run_seconds = 0.2,
-    .warmup_seconds = 0.05,
     .publish_reps = 3,
     .window_reps = 3,
-    .window_seconds = 1.0,
+    RUN_TIMES(1),
 };
 
 static const struct config quick_preset = {
     .quick = true,
-    .node_counts = {10, 1000},
-    .node_count_n = 2,
-    .publish_counts = {10000},
-    .publish_count_n = 1,
-    .ringctl_counts = {10000},
-    .ringctl_count_n = 1,
+    NODE_COUNTS(node_count, 10, 1000),
+    NODE_COUNTS(publish_count, 10000),
+    NODE_COUNTS(ringctl_count, 10000),
     .cold_keys = QUICK_COLD_KEYS,
     .reps = 3,
-    .run_seconds = 0.02,
-    .warmup_seconds = 0.005,
     .publish_reps = 1,
     .window_reps = 1,
-    .window_seconds = 0.1,
+    RUN_TIMES(10),
 };
 
 static void usage(FILE *out)

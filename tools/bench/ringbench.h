@@ -152,6 +152,8 @@ void scratch_ring_remove(enum ring_kind kind);
 void child_signals_restore(void);
 
 int nodeset_make(shmring_algorithm_t algorithm, size_t nodes, shmring_nodeset_t **out);
+/* Builds SET's snapshot into *out (shmring_snapshot_free()); says why it could not. */
+int snapshot_make(const shmring_nodeset_t *set, shmring_snapshot_t **out);
 /* Publishes a new node set of NODES nodes as the next generation of RING, creating
  * the ring if needed. */
 int ring_publish_new(const char *ring, shmring_algorithm_t algorithm, size_t nodes);
@@ -212,7 +214,7 @@ struct textbook {
 /* Everything the contenders of one node count look keys up in. */
 struct lookup_subjects {
     shmring_t *readers[ALGORITHMS];
-    void *copies[ALGORITHMS];
+    shmring_snapshot_t *copies[ALGORITHMS];
     struct textbook textbook;
     struct memcached_st *libmemcached;
 };

@@ -157,6 +157,14 @@ int nodeset_make(shmring_algorithm_t algorithm, size_t nodes, shmring_nodeset_t 
     return 0;
 }
 
+int snapshot_make(const shmring_nodeset_t *set, shmring_snapshot_t **out)
+{
+    int err = shmring_nodeset_snapshot(set, out);
+    if (err != 0)
+        fail("cannot build a snapshot: %s", shmring_strerror(err));
+    return err != 0 ? -1 : 0;
+}
+
 int ring_publish_new(const char *ring, shmring_algorithm_t algorithm, size_t nodes)
 {
     shmring_nodeset_t *set;

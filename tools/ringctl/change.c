@@ -12,14 +12,11 @@
 
 #include "ringctl.h"
 
-/* Keys that --dry-run looks up in the current and the new snapshot. */
-#define DRY_RUN_SAMPLES 100000
-
 /* The state of one changing command. */
 struct session {
     shmring_writer_t *writer;
     /* For --dry-run: a copy of the current version (NULL: nothing published). */
-    void *current;
+    shmring_snapshot_t *current;
     shmring_nodeset_t *set;
     uint64_t generation;
 };
@@ -103,10 +100,8 @@ static int session_open_writer(struct ringctl *ctl, enum open_mode mode,
 static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
                                  struct session *s)
 {
-    size_t size;
     shmring_ring_status_t status;
-    int err =
-        shmring_ring_snapshot(ctl->ring, &ctl->open, &s->generation, &s->current, &size);
+    int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &s->generation, &s->current);
     if (err == 0)
         err = shmring_ring_status(ctl->ring, &ctl->open, &status);
     if (err == 0)
@@ -127,44 +122,18 @@ static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
     return EXIT_OK;
 }
 
-/*
- * The fraction of DRY_RUN_SAMPLES fixed keys ("key-0", "key-1", ...) whose node (by
- * name) differs between BEFORE (NULL: nothing published) and AFTER. A key that one
- * version can answer and the other cannot (no node up) counts as moved.
- */
-static double moved_fraction(const void *before, const void *after)
-{
-    unsigned moved = 0;
-    for (int i = 0; i < DRY_RUN_SAMPLES; i++) {
-        char key[32];
-        size_t len = (size_t)snprintf(key, sizeof(key), "key-%d", i);
-        shmring_node_t old, now;
-        int old_err = before != NULL ? shmring_snapshot_lookup(before, key, len, &old)
-                                     : SHMRING_EEMPTY;
-        int now_err = shmring_snapshot_lookup(after, key, len, &now);
-        if ((old_err == 0) != (now_err == 0) ||
-            (old_err == 0 && strcmp(old.name, now.name) != 0))
-            moved++;
-    }
-    return (double)moved / DRY_RUN_SAMPLES;
-}
-
-/* Builds the version SET would publish and estimates which share of the keys would
- * move to it from CURRENT (NULL: nothing published). */
-static int estimate_moved(const struct ringctl *ctl, const void *current,
+/* Builds the version SET would publish and computes the exact share of the keyspace
+ * that would move to it from CURRENT (NULL: nothing published). */
+static int estimate_moved(const struct ringctl *ctl, const shmring_snapshot_t *current,
                           const shmring_nodeset_t *set, double *fraction)
 {
-    void *next;
-    size_t size;
-    int err = shmring_snapshot_build(set, &next, &size);
+    shmring_snapshot_t *next = NULL;
+    int err = shmring_nodeset_snapshot(set, &next);
     if (err == 0)
-        err = shmring_snapshot_validate(next, size);
-    if (err != 0) {
-        free(next);
+        err = shmring_snapshot_moved_share(current, next, fraction);
+    shmring_snapshot_free(next);
+    if (err != 0)
         return library_failure("build", ctl, err);
-    }
-    *fraction = moved_fraction(current, next);
-    free(next);
     return EXIT_OK;
 }
 
@@ -324,15 +293,12 @@ int report_change(const struct ringctl *ctl, const struct change *change,
         json_action_keys(object, change);
         json_object_set_new(object, "moved_fraction",
                             moved != NULL ? json_real(*moved) : json_null());
-        json_object_set_new(object, "sampled_keys",
-                            moved != NULL ? json_integer(DRY_RUN_SAMPLES) : json_null());
         return output_json(object, false);
     }
     char text[LINE_MAX_BYTES];
     describe_change(ctl, change, would, generation, text, sizeof(text));
     if (moved != NULL)
-        printf("%s: %.2f%% of keys would move (sampled %d keys)\n", text, *moved * 100.0,
-               DRY_RUN_SAMPLES);
+        printf("%s: %.2f%% of the keyspace would move\n", text, *moved * 100.0);
     else if (change->unchanged || would || change->action == ACTION_DESTROY)
         printf("%s\n", text);
     else
@@ -376,7 +342,7 @@ int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
     if (status == EXIT_OK)
         status = publish_and_report(ctl, &s, &change);
     shmring_writer_close(s.writer);
-    free(s.current);
+    shmring_snapshot_free(s.current);
     shmring_nodeset_free(s.set);
     return status;
 }

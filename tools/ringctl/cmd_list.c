@@ -14,27 +14,19 @@ struct list_entry {
     bool published;
 };
 
-/*
- * Reads what list shows of RING. The status alone says whether the ring can be read
- * and its generation; only a ring with a published version needs its snapshot, for
- * the node count and algorithm. Returns 0 or a library error.
- */
+/* Reads what list shows of RING: the control object and the current version's
+ * header alone. Returns 0 or a library error. */
 static int list_read(const struct ringctl *ctl, const char *ring, struct list_entry *out)
 {
     memset(out, 0, sizeof(*out));
-    shmring_ring_status_t status;
-    int err = shmring_ring_status(ring, &ctl->open, &status);
-    if (err != 0 || status.generation == 0)
+    shmring_ring_info_t info;
+    int err = shmring_ring_info(ring, &ctl->open, &info);
+    if (err != 0)
         return err;
-    void *snapshot = NULL;
-    size_t size;
-    err = shmring_ring_snapshot(ring, &ctl->open, &out->generation, &snapshot, &size);
-    if (err == 0 && snapshot != NULL) {
-        shmring_snapshot_info(snapshot, &out->info);
-        out->published = true;
-    }
-    free(snapshot);
-    return err;
+    out->generation = info.status.generation;
+    out->info = info.version;
+    out->published = info.status.generation != 0;
+    return 0;
 }
 
 /* Says why RING (listed, then refused with ERR) is skipped, unless it was destroyed

@@ -11,7 +11,7 @@
  * the same generation, its node set and each node's share of the keyspace. */
 struct show {
     shmring_ring_status_t status;
-    void *snapshot; /* NULL: nothing published yet */
+    shmring_snapshot_t *snapshot; /* NULL: nothing published yet */
     shmring_snapshot_info_t info;
     shmring_nodeset_t *set;
     double *shares;
@@ -19,7 +19,7 @@ struct show {
 
 static void show_free(struct show *show)
 {
-    free(show->snapshot);
+    shmring_snapshot_free(show->snapshot);
     free(show->shares);
     shmring_nodeset_free(show->set);
 }
@@ -29,12 +29,11 @@ static void show_free(struct show *show)
 static int read_status_and_version(const struct ringctl *ctl, struct show *show)
 {
     uint64_t generation = 0;
-    size_t size;
     for (int attempt = 0; attempt < 10; attempt++) {
-        free(show->snapshot);
+        shmring_snapshot_free(show->snapshot);
         show->snapshot = NULL;
-        int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &generation,
-                                        &show->snapshot, &size);
+        int err =
+            shmring_ring_snapshot(ctl->ring, &ctl->open, &generation, &show->snapshot);
         if (err == 0)
             err = shmring_ring_status(ctl->ring, &ctl->open, &show->status);
         if (err != 0)
@@ -55,7 +54,8 @@ static int read_nodes(struct show *show)
     if (err == 0 && show->shares == NULL)
         err = SHMRING_ENOMEM;
     if (err == 0)
-        shmring_snapshot_shares(show->snapshot, show->shares);
+        err = shmring_snapshot_shares(show->snapshot, show->shares,
+                                      show->info.node_count + 1);
     return err;
 }
 

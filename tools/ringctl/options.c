@@ -25,8 +25,8 @@ const struct ringctl_option ringctl_options[] = {
     {"json", 0, NULL, CODE_JSON, 0,
      "print results as JSON (each command's keys are listed in the README)"},
     {"dry-run", 0, NULL, CODE_DRY_RUN, OPTION_DRY_RUN,
-     "publish nothing; say what would change and which fraction of 100000 sampled "
-     "keys would move to another node"},
+     "publish nothing; say what would change and the exact share of the keyspace "
+     "that would move to another node"},
     {"wait", 0, "SECONDS", CODE_WAIT, OPTION_WAIT,
      "wait at most SECONDS for another writer of the ring to finish, then fail; 0 "
      "fails at once (default: wait as long as it takes, saying so once on standard "
