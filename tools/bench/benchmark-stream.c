@@ -11,7 +11,7 @@
 /* Its own seed, so that these keys share nothing with the hot and cold ones. */
 #define STREAM_SEED UINT64_C(0x57ea4005)
 
-static const size_t stream_node_counts[] = {100, 1000};
+static const size_t stream_node_counts[] = {100, 10000};
 static const size_t quick_stream_node_counts[] = {100};
 
 /* The rows of the table: the floor, then the id calls one key at a time and batched. */

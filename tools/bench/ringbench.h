@@ -40,6 +40,8 @@ enum {
 struct config {
     bool quick;
     bool json;
+    /* The benchmarks to run (--only), comma-separated names; NULL: all of them. */
+    const char *only;
     size_t node_counts[NODE_COUNTS_MAX];
     size_t node_count_n;
     size_t publish_counts[NODE_COUNTS_MAX];
@@ -342,6 +344,8 @@ json_t *json_targets(const struct verdicts *all);
 /* ---- Benchmarks (benchmark-*.c, listed in benchmark-list.h) ------------------- */
 
 struct benchmark {
+    /* Its name, for --only: the ID of BENCHMARK(ID). */
+    const char *name;
     /* Runs before the key sets are allocated (see benchmark-ringctl.c). */
     bool early;
     /* Measures; COLD is NULL for an early benchmark. Returns 0 or -1 (reported). */
@@ -363,9 +367,9 @@ struct benchmark {
  * print and json functions and the other members given: ".early = true",
  * ".derive = derive", BENCHMARK_TARGETS(rows).
  */
-#define BENCHMARK(name, ...)                                                             \
-    const struct benchmark benchmark_##name = {                                          \
-        .run = run, .print = print, .json = json, __VA_ARGS__}
+#define BENCHMARK(id, ...)                                                               \
+    const struct benchmark benchmark_##id = {                                            \
+        .name = #id, .run = run, .print = print, .json = json, __VA_ARGS__}
 #define BENCHMARK_TARGETS(rows) .targets = (rows), .target_count = ARRAY_SIZE(rows)
 
 #endif
