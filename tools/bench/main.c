@@ -131,7 +131,8 @@ static bool listed(const char *list, const char *name)
 /* Does every name of LIST name a benchmark? */
 static bool only_valid(const char *list)
 {
-    for (const char *p = list; p != NULL; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    for (const char *p = list; p != NULL;
+         p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
         size_t length = strcspn(p, ",");
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
