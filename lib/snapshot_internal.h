@@ -221,27 +221,44 @@ static inline uint32_t shmring__snapshot_first_point(const void *buffer,
     return i == h->point_count ? 0 : i;
 }
 
+/* What shmring__answer_owner() returns when the points must decide. */
+#define ANSWER_SLOW UINT32_MAX
+
+/*
+ * The node index of the owner of KEY_HASH from the bucket answers of a validated
+ * ring or ketama snapshot with points (see ANSWER_SPLIT_BITS), or ANSWER_SLOW when
+ * the key's bucket is crowded or its split bits equal the split.
+ */
+static inline uint32_t shmring__answer_owner(const struct snapshot_header *h,
+                                             const uint32_t *answers, uint64_t key_hash)
+{
+    const uint32_t *answer = answers + (key_hash >> (64 - h->answer_bits));
+    uint32_t bits = shmring__answer_split_bits(key_hash, h->answer_bits);
+    uint32_t split = answer[0] & ANSWER_SPLIT_MASK;
+    if (__builtin_expect(split == bits || split == ANSWER_CROWDED, 0))
+        return ANSWER_SLOW;
+    /* Below the split: this bucket's owner; above it: the next bucket's. Chosen by
+     * indexing rather than by a condition, which compilers turn into a branch that
+     * random keys mispredict half of the time. */
+    return answer[bits > split] >> ANSWER_SPLIT_BITS;
+}
+
 /*
  * The node index of the owner of KEY_HASH in a validated ring or ketama snapshot with
  * points: what points[shmring__snapshot_first_point()].node_index is, from the
- * bucket's answers alone for most keys (see ANSWER_SPLIT_BITS).
+ * bucket's answers alone for most keys.
  */
 static inline uint32_t shmring__snapshot_point_owner(const void *buffer,
                                                      uint64_t key_hash)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    const uint32_t *answer = (const uint32_t *)snapshot_section_at(buffer, &h->answers) +
-                             (key_hash >> (64 - h->answer_bits));
-    uint32_t bits = shmring__answer_split_bits(key_hash, h->answer_bits);
-    uint32_t split = answer[0] & ANSWER_SPLIT_MASK;
-    if (__builtin_expect(split == bits || split == ANSWER_CROWDED, 0)) {
+    uint32_t owner =
+        shmring__answer_owner(h, snapshot_section_at(buffer, &h->answers), key_hash);
+    if (__builtin_expect(owner == ANSWER_SLOW, 0)) {
         const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-        return points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
+        owner = points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
     }
-    /* Below the split: this bucket's owner; above it: the next bucket's. Chosen by
-     * indexing rather than by a condition, which compilers turn into a branch that
-     * random keys mispredict half of the time. */
-    return answer[bits > split] >> ANSWER_SPLIT_BITS;
+    return owner;
 }
 
 /* Node index of the owner of KEY_HASH in a validated snapshot with up nodes. */

@@ -186,11 +186,32 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
             ids[i] = nodes[table[slots[i]]].id;
         return;
     }
+    /* Ring and ketama: the answers first; the few keys they leave to the points
+     * then prefetch their bucket index entries, then their first points, so that
+     * their misses overlap too. */
     const uint32_t *answers = snapshot_section_at(buffer, &h->answers);
+    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
+    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    uint32_t owners[BATCH_GROUP];
+    uint8_t slow[BATCH_GROUP];
+    size_t slow_count = 0;
     for (size_t i = 0; i < count; i++)
         __builtin_prefetch(&answers[hashes[i] >> (64 - h->answer_bits)]);
+    for (size_t i = 0; i < count; i++) {
+        owners[i] = shmring__answer_owner(h, answers, hashes[i]);
+        if (owners[i] == ANSWER_SLOW) {
+            slow[slow_count++] = (uint8_t)i;
+            __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
+        }
+    }
+    for (size_t s = 0; s < slow_count; s++)
+        __builtin_prefetch(
+            &points[buckets[shmring__snapshot_bucket(h, hashes[slow[s]])]]);
+    for (size_t s = 0; s < slow_count; s++)
+        owners[slow[s]] =
+            points[shmring__snapshot_first_point(buffer, hashes[slow[s]])].node_index;
     for (size_t i = 0; i < count; i++)
-        ids[i] = nodes[shmring__snapshot_point_owner(buffer, hashes[i])].id;
+        ids[i] = nodes[owners[i]].id;
 }
 
 int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
