@@ -184,6 +184,7 @@ enum contender_id {
     C_ALGORITHM_FIRST,
     C_TEXTBOOK = C_ALGORITHM_FIRST + ALGORITHMS * KINDS,
     C_LIBMEMCACHED,
+    C_CHASE_FLOOR,
     CONTENDERS,
 };
 
@@ -211,12 +212,28 @@ struct textbook {
     size_t count;
 };
 
+/*
+ * The one-miss floor: a pointer chase through a buffer the size of the ring's
+ * snapshot, one 64-byte line per step in a random cycle, so that each read depends on
+ * the one before and lands anywhere: what one cache (and TLB) miss per lookup costs.
+ */
+struct chase {
+    uint32_t *lines; /* 16 words a line; word 0 of line i is the next line */
+    size_t line_count;
+    uint32_t at;
+};
+
+int chase_build(size_t bytes, struct chase *c);
+void chase_free(struct chase *c);
+
 /* Everything the contenders of one node count look keys up in. */
 struct lookup_subjects {
     shmring_t *readers[ALGORITHMS];
     void *copies[ALGORITHMS];
     struct textbook textbook;
     struct memcached_st *libmemcached;
+    /* With peers, over the ring snapshot's size. */
+    struct chase chase;
 };
 
 /*
