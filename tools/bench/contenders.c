@@ -26,7 +26,7 @@ const char *const contender_names[CONTENDERS] = {
     "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
     "ketama reader id",   "ketama reader batch", "ketama in-process",
     "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
-    "libmemcached",
+    "libmemcached",       "one-miss floor",
 };
 
 const char *const contender_keys[CONTENDERS] = {
