@@ -83,6 +83,15 @@ static void fill_buckets(const struct snapshot_point *points, uint32_t point_cou
     buckets[bucket_count] = point_count;
 }
 
+static void fill_answers(const struct snapshot_point *points, uint32_t point_count,
+                         unsigned answer_bits, uint32_t *answers)
+{
+    struct answer_cursor cursor;
+    shmring__answer_cursor_start(&cursor, points, point_count, answer_bits);
+    for (uint64_t b = 0; b <= UINT64_C(1) << answer_bits; b++)
+        answers[b] = shmring__answer_next(&cursor);
+}
+
 int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *size)
 {
     const shmring_params_t *params = &set->params;
@@ -151,6 +160,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         .next_node_id = set->next_id,
         .point_count = (uint32_t)point_count,
         .bucket_bits = bucket_bits,
+        .answer_bits = bucket_bits ? bucket_bits + ANSWER_EXTRA_BITS : 0,
         .table_size_param = params->table_size,
     };
     uint64_t end = sizeof(header);
@@ -160,6 +170,10 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
     layout_section(
         &header.buckets,
         point_count ? ((UINT64_C(1) << bucket_bits) + 1) * sizeof(uint32_t) : 0, &end);
+    layout_section(
+        &header.answers,
+        point_count ? ((UINT64_C(1) << header.answer_bits) + 1) * sizeof(uint32_t) : 0,
+        &end);
     layout_section(&header.table, (uint64_t)table_size * sizeof(uint32_t), &end);
     header.total_size = align_up(end);
     header.fingerprint = fingerprint_of(set, table_size);
@@ -200,9 +214,12 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         err = params->algorithm == SHMRING_ALGORITHM_KETAMA
                   ? shmring__ketama_place(up, up_count, points)
                   : shmring__ring_place(up, up_count, params, points);
-        if (err == 0)
-            fill_buckets(points, (uint32_t)point_count, bucket_bits,
-                         section_start(buf, &header.buckets));
+        if (err == 0) {
+            uint32_t *buckets = section_start(buf, &header.buckets);
+            fill_buckets(points, (uint32_t)point_count, bucket_bits, buckets);
+            fill_answers(points, (uint32_t)point_count, header.answer_bits,
+                         section_start(buf, &header.answers));
+        }
     }
     free(up);
     if (err != 0) {

@@ -6,6 +6,7 @@
  *   strings (NUL-terminated names and addresses, referenced by offset)
  *   points  (ring, ketama: point_count struct snapshot_point, sorted)
  *   buckets (ring, ketama: 2^bucket_bits + 1 point indexes)
+ *   answers (ring, ketama: 2^answer_bits + 1 bucket answers, see ANSWER_SPLIT_BITS)
  *   table   (maglev: table_size node indexes)
  *
  * Every section starts on a 64-byte boundary and is referenced by an offset from the
@@ -24,7 +25,8 @@
 #include "shmring_ctl.h"
 
 #define SNAPSHOT_MAGIC UINT64_C(0x3170616e73726873) /* "shrsnap1" little-endian */
-#define SNAPSHOT_FORMAT_VERSION 1u
+/* 2: the answers section. */
+#define SNAPSHOT_FORMAT_VERSION 2u
 #define SNAPSHOT_BYTE_ORDER_MARK UINT32_C(0x01020304)
 #define SNAPSHOT_ALIGN 64u
 #define SNAPSHOT_BUCKET_BITS_MAX 24u
@@ -62,7 +64,10 @@ struct snapshot_header {
     struct snapshot_section points;
     struct snapshot_section buckets;
     struct snapshot_section table;
-    uint8_t reserved2[96];
+    struct snapshot_section answers;
+    /* bucket_bits + ANSWER_EXTRA_BITS for a ring or ketama with points, else 0. */
+    uint32_t answer_bits;
+    uint8_t reserved2[76];
 };
 
 _Static_assert(sizeof(struct snapshot_header) == 256, "header layout");
@@ -93,6 +98,50 @@ struct snapshot_point {
 };
 
 _Static_assert(sizeof(struct snapshot_point) == 16, "point layout");
+
+/*
+ * The answers: a second bucket index, ANSWER_EXTRA_BITS finer than the first, with
+ * answer_bits = bucket_bits + ANSWER_EXTRA_BITS and a quarter of a point per bucket
+ * or less. Most of its buckets hold no point or one point, and their keys have at
+ * most two owners, which the bucket's answer and the next one tell by themselves, in
+ * one read, without a search. An answer is a 32-bit word, so that the answers of a
+ * ring take no more cache lines and pages than they must:
+ *
+ * - its top ANSWER_INDEX_BITS bits are the node index of the owner of the bucket's
+ *   first key, b << (64 - bucket_bits): the owner of the first point at or after it,
+ *   wrapping to point 0 (the answer past the last bucket holds point 0's owner);
+ * - its low ANSWER_SPLIT_BITS bits are the split: the bits that follow the bucket
+ *   bits in the bucket's last point, when all of the bucket's points have one owner
+ *   (most often there is only one); ANSWER_SPLIT_NONE when the bucket has no point
+ *   (its keys' owner is then the next bucket's first owner too, so any split would
+ *   do); ANSWER_CROWDED when its points have more than one owner, or one point
+ *   whose split bits happen to be ANSWER_CROWDED.
+ *
+ * A key of the bucket whose split bits are below the split belongs to this answer's
+ * owner; above it, to the next answer's (the owner of the first point after this
+ * bucket); equal (one key in 4,096), or in a crowded bucket, the points decide: the
+ * slow path.
+ */
+#define ANSWER_EXTRA_BITS 1u
+#define ANSWER_SPLIT_BITS 12u
+#define ANSWER_INDEX_BITS (32u - ANSWER_SPLIT_BITS)
+#define ANSWER_SPLIT_MASK ((UINT32_C(1) << ANSWER_SPLIT_BITS) - 1)
+#define ANSWER_CROWDED ANSWER_SPLIT_MASK
+#define ANSWER_SPLIT_NONE (ANSWER_SPLIT_MASK - 1)
+
+_Static_assert(SHMRING_NODES_MAX <= (UINT32_C(1) << ANSWER_INDEX_BITS),
+               "an answer holds any node index");
+
+static inline uint32_t shmring__answer_make(uint32_t node_index, uint32_t split)
+{
+    return node_index << ANSWER_SPLIT_BITS | split;
+}
+
+/* The ANSWER_SPLIT_BITS bits of HASH that follow its top ANSWER_BITS bits. */
+static inline uint32_t shmring__answer_split_bits(uint64_t hash, unsigned answer_bits)
+{
+    return (uint32_t)((hash << answer_bits) >> (64 - ANSWER_SPLIT_BITS));
+}
 
 static inline const struct snapshot_header *snapshot_header(const void *buffer)
 {
@@ -182,6 +231,46 @@ static inline uint32_t shmring__snapshot_first_point(const void *buffer,
     return i == h->point_count ? 0 : i;
 }
 
+/* What shmring__answer_owner() returns when the points must decide. */
+#define ANSWER_SLOW UINT32_MAX
+
+/*
+ * The node index of the owner of KEY_HASH from the bucket answers of a validated
+ * ring or ketama snapshot with points (see ANSWER_SPLIT_BITS), or ANSWER_SLOW when
+ * the key's bucket is crowded or its split bits equal the split.
+ */
+static inline uint32_t shmring__answer_owner(const struct snapshot_header *h,
+                                             const uint32_t *answers, uint64_t key_hash)
+{
+    const uint32_t *answer = answers + (key_hash >> (64 - h->answer_bits));
+    uint32_t bits = shmring__answer_split_bits(key_hash, h->answer_bits);
+    uint32_t split = answer[0] & ANSWER_SPLIT_MASK;
+    if (__builtin_expect(split == bits || split == ANSWER_CROWDED, 0))
+        return ANSWER_SLOW;
+    /* Below the split: this bucket's owner; above it: the next bucket's. Chosen by
+     * indexing rather than by a condition, which compilers turn into a branch that
+     * random keys mispredict half of the time. */
+    return answer[bits > split] >> ANSWER_SPLIT_BITS;
+}
+
+/*
+ * The node index of the owner of KEY_HASH in a validated ring or ketama snapshot with
+ * points: what points[shmring__snapshot_first_point()].node_index is, from the
+ * bucket's answers alone for most keys.
+ */
+static inline uint32_t shmring__snapshot_point_owner(const void *buffer,
+                                                     uint64_t key_hash)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    uint32_t owner =
+        shmring__answer_owner(h, snapshot_section_at(buffer, &h->answers), key_hash);
+    if (__builtin_expect(owner == ANSWER_SLOW, 0)) {
+        const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+        owner = points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
+    }
+    return owner;
+}
+
 /* Node index of the owner of KEY_HASH in a validated snapshot with up nodes. */
 static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
 {
@@ -190,8 +279,7 @@ static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         return table[shmring__snapshot_slot(h, key_hash)];
     }
-    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-    return points[shmring__snapshot_first_point(buffer, key_hash)].node_index;
+    return shmring__snapshot_point_owner(buffer, key_hash);
 }
 
 /* The lookup's answer for a ring without up nodes: 0, SHMRING_EEMPTY or
@@ -268,6 +356,26 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
  * *out. */
 void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,
                                shmring_node_t *out);
+
+/*
+ * Derives the answers of a ring or ketama snapshot with points from its sorted
+ * points, one bucket after another, for the builder to store and the validator to
+ * compare: start with shmring__answer_cursor_start(), then call
+ * shmring__answer_next() 2^answer_bits + 1 times (the last answer is the wrap-around
+ * entry).
+ */
+struct answer_cursor {
+    const struct snapshot_point *points;
+    uint32_t point_count;
+    unsigned answer_bits;
+    uint64_t bucket;
+    uint32_t first;
+};
+
+void shmring__answer_cursor_start(struct answer_cursor *c,
+                                  const struct snapshot_point *points,
+                                  uint32_t point_count, unsigned answer_bits);
+uint32_t shmring__answer_next(struct answer_cursor *c);
 
 /*
  * An index from node ids to node positions of one validated snapshot: ids sorted

@@ -39,6 +39,38 @@ static inline void node_copy(const void *buffer, uint32_t node_index, shmring_no
                 n->address_length);
 }
 
+void shmring__answer_cursor_start(struct answer_cursor *c,
+                                  const struct snapshot_point *points,
+                                  uint32_t point_count, unsigned answer_bits)
+{
+    *c = (struct answer_cursor){
+        .points = points, .point_count = point_count, .answer_bits = answer_bits};
+}
+
+uint32_t shmring__answer_next(struct answer_cursor *c)
+{
+    const struct snapshot_point *points = c->points;
+    unsigned shift = 64 - c->answer_bits;
+    /* The bucket's points are [first, end): those whose top bits are the bucket's.
+     * Past the last bucket, first == point_count: the wrap to point 0. */
+    uint32_t first = c->first, end = first;
+    bool last = c->bucket == UINT64_C(1) << c->answer_bits;
+    while (!last && end < c->point_count && points[end].point >> shift == c->bucket)
+        end++;
+    c->first = end;
+    c->bucket++;
+    uint32_t owner = points[first < c->point_count ? first : 0].node_index;
+    if (first == end)
+        return shmring__answer_make(owner, ANSWER_SPLIT_NONE);
+    for (uint32_t i = first + 1; i < end; i++) {
+        if (points[i].node_index != owner)
+            return shmring__answer_make(owner, ANSWER_CROWDED);
+    }
+    /* A split of ANSWER_CROWDED's value says "crowded", which is still exact. */
+    return shmring__answer_make(
+        owner, shmring__answer_split_bits(points[end - 1].point, c->answer_bits));
+}
+
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
                              shmring_node_t *out)
 {
@@ -121,10 +153,10 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
 #define BATCH_GROUP 16
 
 /*
- * Owners' ids of the COUNT (<= BATCH_GROUP) key hashes, into IDS. The first reads of
- * every lookup (the maglev slot; the bucket, then the first point of the bucket) are
- * prefetched for the whole group before any lookup runs. Each algorithm resolves in
- * its own loop, as shmring__snapshot_owner() would, without its per-key branch.
+ * Owners' ids of the COUNT (<= BATCH_GROUP) key hashes, into IDS. The first read of
+ * every lookup (the maglev slot; the bucket's answer) is prefetched for the whole
+ * group before any lookup runs. Each algorithm resolves in its own loop, as
+ * shmring__snapshot_owner() would, without its per-key branch.
  */
 static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t count,
                           uint32_t *ids)
@@ -142,15 +174,32 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
             ids[i] = nodes[table[slots[i]]].id;
         return;
     }
+    /* Ring and ketama: the answers first; the few keys they leave to the points
+     * then prefetch their bucket index entries, then their first points, so that
+     * their misses overlap too. */
+    const uint32_t *answers = snapshot_section_at(buffer, &h->answers);
     const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
+    uint32_t owners[BATCH_GROUP];
+    uint8_t slow[BATCH_GROUP];
+    size_t slow_count = 0;
     for (size_t i = 0; i < count; i++)
-        __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
+        __builtin_prefetch(&answers[hashes[i] >> (64 - h->answer_bits)]);
+    for (size_t i = 0; i < count; i++) {
+        owners[i] = shmring__answer_owner(h, answers, hashes[i]);
+        if (owners[i] == ANSWER_SLOW) {
+            slow[slow_count++] = (uint8_t)i;
+            __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
+        }
+    }
+    for (size_t s = 0; s < slow_count; s++)
+        __builtin_prefetch(
+            &points[buckets[shmring__snapshot_bucket(h, hashes[slow[s]])]]);
+    for (size_t s = 0; s < slow_count; s++)
+        owners[slow[s]] =
+            points[shmring__snapshot_first_point(buffer, hashes[slow[s]])].node_index;
     for (size_t i = 0; i < count; i++)
-        __builtin_prefetch(&points[buckets[shmring__snapshot_bucket(h, hashes[i])]]);
-    for (size_t i = 0; i < count; i++)
-        ids[i] =
-            nodes[points[shmring__snapshot_first_point(buffer, hashes[i])].node_index].id;
+        ids[i] = nodes[owners[i]].id;
 }
 
 int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,

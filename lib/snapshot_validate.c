@@ -47,7 +47,7 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
 
     if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         bool has_table = h->up_count > 0;
-        if (h->point_count != 0 || h->bucket_bits != 0 ||
+        if (h->point_count != 0 || h->bucket_bits != 0 || h->answer_bits != 0 ||
             has_table != (h->table_size > 0) || h->table_size < h->up_count ||
             (has_table && !shmring__is_prime(h->table_size)) ||
             (has_table && h->table_size_param != 0 &&
@@ -57,7 +57,8 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
         bool has_points = h->up_count > 0;
         if (h->table_size != 0 || has_points != (h->point_count > 0) ||
             h->bucket_bits !=
-                (has_points ? shmring__snapshot_bucket_bits_for(h->point_count) : 0))
+                (has_points ? shmring__snapshot_bucket_bits_for(h->point_count) : 0) ||
+            h->answer_bits != (has_points ? h->bucket_bits + ANSWER_EXTRA_BITS : 0))
             return SHMRING_EBADPARAMS;
     }
     return 0;
@@ -65,13 +66,14 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
 
 static int check_sections(const struct snapshot_header *h)
 {
-    const struct snapshot_section *order[] = {&h->nodes, &h->strings, &h->points,
-                                              &h->buckets, &h->table};
-    uint64_t bucket_bytes =
-        h->bucket_bits ? ((UINT64_C(1) << h->bucket_bits) + 1) * sizeof(uint32_t) : 0;
+    const struct snapshot_section *order[] = {&h->nodes,   &h->strings, &h->points,
+                                              &h->buckets, &h->answers, &h->table};
+    uint64_t bucket_entries = h->bucket_bits ? (UINT64_C(1) << h->bucket_bits) + 1 : 0;
+    uint64_t answer_entries = h->answer_bits ? (UINT64_C(1) << h->answer_bits) + 1 : 0;
     if (h->nodes.size != (uint64_t)h->node_count * sizeof(struct snapshot_node) ||
         h->points.size != (uint64_t)h->point_count * sizeof(struct snapshot_point) ||
-        h->buckets.size != bucket_bytes ||
+        h->buckets.size != bucket_entries * sizeof(uint32_t) ||
+        h->answers.size != answer_entries * sizeof(uint32_t) ||
         h->table.size != (uint64_t)h->table_size * sizeof(uint32_t) ||
         h->strings.size > UINT32_MAX)
         return SHMRING_EBADSECTION;
@@ -190,6 +192,14 @@ static int check_points(const void *buffer, const struct snapshot_header *h)
     for (uint32_t i = 0; i < h->point_count; i++) {
         uint64_t b = points[i].point >> shift;
         if (i < buckets[b] || i >= buckets[b + 1])
+            return SHMRING_EBADINDEX;
+    }
+    /* Likewise every bucket's answer, which lookups trust instead of the points. */
+    const uint32_t *answers = snapshot_section_at(buffer, &h->answers);
+    struct answer_cursor cursor;
+    shmring__answer_cursor_start(&cursor, points, h->point_count, h->answer_bits);
+    for (uint64_t b = 0; b <= UINT64_C(1) << h->answer_bits; b++) {
+        if (answers[b] != shmring__answer_next(&cursor))
             return SHMRING_EBADINDEX;
     }
     return 0;

@@ -526,6 +526,97 @@ START_TEST(lookup_ids_match_single_lookups)
 }
 END_TEST
 
+/*
+ * The previous format's search, kept as the reference of the answers: the first
+ * point >= HASH in the snapshot's sorted points, by bisection of the whole array,
+ * wrapping to point 0.
+ */
+static uint32_t search_first_point(const void *snapshot, uint64_t hash)
+{
+    const struct snapshot_header *h = snapshot_header(snapshot);
+    const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
+    uint32_t low = 0, high = h->point_count;
+    while (low < high) {
+        uint32_t mid = low + (high - low) / 2;
+        if (points[mid].point < hash)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low == h->point_count ? 0 : low;
+}
+
+/* Does the owner the answers give HASH match the search of the points? Returns 1 when
+ * the answers alone gave it (no slow path), so that callers can show the fast path
+ * ran. */
+static int check_answer(const void *snapshot, uint64_t hash)
+{
+    const struct snapshot_header *h = snapshot_header(snapshot);
+    const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
+    EXPECT_UINT_EQ(shmring__snapshot_owner(snapshot, hash),
+                   points[search_first_point(snapshot, hash)].node_index);
+    const uint32_t *answers = snapshot_section_at(snapshot, &h->answers);
+    uint32_t split = answers[hash >> (64 - h->answer_bits)] & ANSWER_SPLIT_MASK;
+    return split != ANSWER_CROWDED &&
+           split != shmring__answer_split_bits(hash, h->answer_bits);
+}
+
+/*
+ * Format 2 answers most keys from its bucket answers; every owner must be the one
+ * the previous format's search of the points gives, on many node sets of `ring` and
+ * `ketama` (every hash, 1 to 2,000 nodes, weights, down nodes, few and many vnodes),
+ * for random hashes, hashes on every point and beside it, and at both ends of
+ * answer buckets.
+ */
+START_TEST(answers_match_point_search)
+{
+    uint64_t state = 0xa115 + (uint64_t)_i;
+    size_t fast = 0, total = 0;
+    for (int round = 0; round < 6; round++) {
+        bool ketama = (round + _i) % 3 == 2;
+        shmring_hash_t hash =
+            ketama ? SHMRING_HASH_MD5
+                   : all_hashes[test_random(&state) % COUNT_OF(all_hashes)];
+        uint32_t vnodes = 1 + (uint32_t)(test_random(&state) % 200);
+        size_t nodes = 1 + test_random(&state) % (round == 5 ? 2000 : 300);
+        shmring_nodeset_t *set = empty_set(
+            ketama ? SHMRING_ALGORITHM_KETAMA : SHMRING_ALGORITHM_RING, hash, vnodes);
+        char name[32];
+        for (size_t n = 0; n < nodes; n++) {
+            snprintf(name, sizeof(name), "n%zu-%d", n, _i);
+            add(set, name, 1 + (uint32_t)(test_random(&state) % 5),
+                n > 0 && test_random(&state) % 7 == 0 ? SHMRING_STATE_DOWN
+                                                      : SHMRING_STATE_UP);
+        }
+        size_t size;
+        void *snapshot = test_build(set, &size);
+        const struct snapshot_header *h = snapshot_header(snapshot);
+        const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
+        ck_assert_uint_eq(h->answer_bits, h->bucket_bits + ANSWER_EXTRA_BITS);
+        for (int k = 0; k < 20000; k++) {
+            fast += (size_t)check_answer(snapshot, test_random(&state));
+            total++;
+        }
+        for (uint32_t p = 0; p < h->point_count; p++) {
+            check_answer(snapshot, points[p].point);
+            check_answer(snapshot, points[p].point - 1);
+            check_answer(snapshot, points[p].point + 1);
+        }
+        unsigned shift = 64 - h->answer_bits;
+        for (uint64_t a = 0; a < UINT64_C(1) << h->answer_bits;
+             a += 1 + (UINT64_C(1) << h->answer_bits) / 4096) {
+            check_answer(snapshot, a << shift);
+            check_answer(snapshot, (a << shift) - 1);
+            check_answer(snapshot, ((a + 1) << shift) - 1);
+        }
+        free(snapshot);
+        shmring_nodeset_free(set);
+    }
+    /* Most random keys never reach the points (about 1 in 12 does at most). */
+    EXPECT_TRUE(fast * 10 > total * 8);
+}
+END_TEST
+
 START_TEST(lookup_n_distinct_first_is_lookup)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
@@ -932,6 +1023,7 @@ static Suite *placement_suite(void)
     tcase_add_loop_test(tc, lookup_n_distinct_first_is_lookup, 0, 3);
     tcase_add_loop_test(tc, empty_and_all_down, 0, 3);
     tcase_add_loop_test(tc, lookup_ids_match_single_lookups, 0, 3);
+    tcase_add_loop_test(tc, answers_match_point_search, 0, 8);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("maglev");

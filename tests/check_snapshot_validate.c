@@ -138,6 +138,49 @@ static uint32_t *buckets_of(struct guarded *g)
     return (uint32_t *)(void *)(g->data + header_of(g)->buckets.offset);
 }
 
+static uint32_t *answers_of(struct guarded *g)
+{
+    return (uint32_t *)(void *)(g->data + header_of(g)->answers.offset);
+}
+
+/*
+ * The answer of answer bucket A as the format defines it (snapshot_internal.h),
+ * written here from the definition, independently of the builder's code: the owner
+ * of the first point at or after the bucket's first key (point 0 past the last), and
+ * the split bits of the bucket's last point when its points have one owner.
+ */
+static uint32_t reference_answer(struct guarded *g, uint64_t a)
+{
+    const struct snapshot_header *h = header_of(g);
+    const struct snapshot_point *p = points_of(g);
+    unsigned bits = h->answer_bits;
+    uint32_t first = 0;
+    while (first < h->point_count && p[first].point >> (64 - bits) < a)
+        first++;
+    uint32_t end = first;
+    while (end < h->point_count && p[end].point >> (64 - bits) == a)
+        end++;
+    uint32_t owner = p[first < h->point_count ? first : 0].node_index;
+    uint32_t split = 0xffe; /* no point */
+    if (end > first) {
+        bool one_owner = true;
+        for (uint32_t i = first; i < end; i++)
+            one_owner = one_owner && p[i].node_index == owner;
+        /* The 12 bits after the bucket's; 0xfff: crowded. */
+        split = one_owner ? (uint32_t)((p[end - 1].point << bits) >> 52) : 0xfff;
+    }
+    return owner << 12 | split;
+}
+
+/* Rewrites the answers from the points, as a writer that follows the format would
+ * after editing them, so that a test reaches the checks behind the answers. */
+static void rederive_answers(struct guarded *g)
+{
+    uint32_t *answers = answers_of(g);
+    for (uint64_t a = 0; a <= UINT64_C(1) << header_of(g)->answer_bits; a++)
+        answers[a] = reference_answer(g, a);
+}
+
 static uint32_t *slot_at(struct guarded *g, size_t index)
 {
     return (uint32_t *)(void *)(g->data + header_of(g)->table.offset) + index;
@@ -182,7 +225,10 @@ START_TEST(bad_format)
 {
     struct guarded g = small_ring();
     struct snapshot_header *h = header_of(&g);
-    h->format_version = 2;
+    h->format_version = SNAPSHOT_FORMAT_VERSION + 1;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    /* Version 1 had no answers: a reader of version 2 must not take it. */
+    h->format_version = 1;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->format_version = 0;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
@@ -614,6 +660,7 @@ START_TEST(bad_points)
     g = small_ring();
     p = points_of(&g);
     p[7].point = p[6].point;
+    rederive_answers(&g);
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
     guarded_free(&g);
@@ -694,8 +741,10 @@ START_TEST(crowded_bucket_bisected)
     buckets[0] = 0;
     for (uint64_t b = 1; b <= (UINT64_C(1) << h->bucket_bits); b++)
         buckets[b] = count;
+    rederive_answers(&g);
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
+    ck_assert_uint_eq(answers_of(&g)[0] & 0xfff, 0xfff); /* crowded: the slow path */
 
     uint64_t state = 5;
     for (int k = 0; k < 20000; k++) {
@@ -711,7 +760,95 @@ START_TEST(crowded_bucket_bisected)
         if (want == count)
             want = 0;
         EXPECT_UINT_EQ(shmring__snapshot_first_point(g.data, hash), want);
+        EXPECT_UINT_EQ(shmring__snapshot_owner(g.data, hash), points[want].node_index);
     }
+    guarded_free(&g);
+}
+END_TEST
+
+/* The builder's answers are the format's, bucket by bucket. */
+START_TEST(answers_as_defined)
+{
+    struct guarded all[] = {small_ring(), small_ketama()};
+    for (size_t i = 0; i < 2; i++) {
+        struct guarded *g = &all[i];
+        ck_assert_uint_eq(header_of(g)->answer_bits,
+                          header_of(g)->bucket_bits + ANSWER_EXTRA_BITS);
+        for (uint64_t a = 0; a <= UINT64_C(1) << header_of(g)->answer_bits; a++)
+            EXPECT_UINT_EQ(answers_of(g)[a], reference_answer(g, a));
+        guarded_free(g);
+    }
+}
+END_TEST
+
+/*
+ * Every malformed variant of the answers is refused: each answer with another owner
+ * (another up node, a down one, out of range), another split (one either way, none,
+ * crowded), the answer bits, the section's size, place and order.
+ */
+START_TEST(bad_answers)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    uint32_t *answers = answers_of(&g);
+    uint64_t count = (UINT64_C(1) << h->answer_bits) + 1;
+    for (uint64_t a = 0; a < count; a++) {
+        uint32_t saved = answers[a];
+        uint32_t owner = saved >> 12, split = saved & 0xfff;
+        uint32_t variants[] = {
+            (owner == 0 ? 1u : 0u) << 12 | split, /* another up node */
+            2u << 12 | split,                     /* gamma is down */
+            4u << 12 | split,                     /* == node_count */
+            0xfffffu << 12 | split,
+            owner << 12 | ((split + 1) & 0xfff),
+            owner << 12 | ((split - 1) & 0xfff),
+            owner << 12 | 0xffe,
+            owner << 12 | 0xfff,
+            saved ^ 0x80000000u,
+        };
+        for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+            if (variants[v] == saved)
+                continue;
+            answers[a] = variants[v];
+            reseal(&g);
+            EXPECT_INT_EQ(validate(&g), SHMRING_EBADINDEX);
+        }
+        answers[a] = saved;
+    }
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+
+    uint32_t bits = h->answer_bits;
+    static const int32_t deltas[] = {-1, 1, -(int32_t)ANSWER_EXTRA_BITS};
+    for (size_t i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
+        h->answer_bits = bits + (uint32_t)deltas[i];
+        reseal(&g);
+        EXPECT_INT_EQ(validate(&g), SHMRING_EBADPARAMS);
+    }
+    h->answer_bits = bits;
+    h->answers.size += 4;
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    h->answers.size -= 8;
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    h->answers.size += 4;
+    h->answers.offset += 4;
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    h->answers.offset = h->buckets.offset; /* overlapping the bucket index */
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    h->answers.offset = g.size - 64; /* running past the end */
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    guarded_free(&g);
+
+    /* Maglev has no answers. */
+    g = small_maglev();
+    header_of(&g)->answer_bits = 2;
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADPARAMS);
     guarded_free(&g);
 }
 END_TEST
@@ -954,6 +1091,8 @@ static Suite *snapshot_validate_suite(void)
     tcase_add_test(tc, bad_bucket_index);
     tcase_add_test(tc, bucket_bits_not_derived);
     tcase_add_test(tc, crowded_bucket_bisected);
+    tcase_add_test(tc, answers_as_defined);
+    tcase_add_test(tc, bad_answers);
     tcase_add_test(tc, bad_maglev_table);
     tcase_add_test(tc, empty_and_all_down_snapshots);
     suite_add_tcase(s, tc);

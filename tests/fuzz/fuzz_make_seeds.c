@@ -172,6 +172,17 @@ static const struct recipe_seed recipes[] = {
                                      "\x02"
                                      "\x07\x00\x00\x00\x00\x00\x00\x02"
                                      "\x08\x00\x00\x40\x02"),
+    /* Tampered: a bucket answer nudged by one (its split), then one given to the
+     * other node (its owner index, the answer's top bits). */
+    RECIPE("recipe-ring-answer-tampered", "\x80\x00\x00\x0f\x00\x02"
+                                          "\x00\x00\x01"
+                                          "p1"
+                                          "\x00\x00\x01"
+                                          "p2"
+                                          "\x02"
+                                          "\x07\x00\x00\x01\x03\x00\x01\x01"
+                                          "\x07\x00\x00\x01\x05\x00\x03\x00\x10\x00\x00"
+                                          "key"),
     /* A name one byte shorter than it is: valid text, but no NUL after it. */
     RECIPE("recipe-name-unterminated", "\x80\x00\x00\x00\x00\x01"
                                        "\x00\x00\x01"

@@ -158,29 +158,18 @@ struct field {
     }
 
 static const struct field header_fields[] = {
-    HEADER_FIELD(total_size),
-    HEADER_FIELD(format_version),
-    HEADER_FIELD(header_size),
-    HEADER_FIELD(algorithm),
-    HEADER_FIELD(hash),
-    HEADER_FIELD(vnodes),
-    HEADER_FIELD(table_size),
-    HEADER_FIELD(node_count),
-    HEADER_FIELD(up_count),
-    HEADER_FIELD(next_node_id),
-    HEADER_FIELD(point_count),
-    HEADER_FIELD(bucket_bits),
-    HEADER_FIELD(table_size_param),
-    HEADER_FIELD(nodes.offset),
-    HEADER_FIELD(nodes.size),
-    HEADER_FIELD(strings.offset),
-    HEADER_FIELD(strings.size),
-    HEADER_FIELD(points.offset),
-    HEADER_FIELD(points.size),
-    HEADER_FIELD(buckets.offset),
-    HEADER_FIELD(buckets.size),
-    HEADER_FIELD(table.offset),
-    HEADER_FIELD(table.size),
+    HEADER_FIELD(total_size),     HEADER_FIELD(format_version),
+    HEADER_FIELD(answer_bits),    HEADER_FIELD(header_size),
+    HEADER_FIELD(algorithm),      HEADER_FIELD(hash),
+    HEADER_FIELD(vnodes),         HEADER_FIELD(table_size),
+    HEADER_FIELD(node_count),     HEADER_FIELD(up_count),
+    HEADER_FIELD(next_node_id),   HEADER_FIELD(point_count),
+    HEADER_FIELD(bucket_bits),    HEADER_FIELD(table_size_param),
+    HEADER_FIELD(nodes.offset),   HEADER_FIELD(nodes.size),
+    HEADER_FIELD(strings.offset), HEADER_FIELD(strings.size),
+    HEADER_FIELD(points.offset),  HEADER_FIELD(points.size),
+    HEADER_FIELD(buckets.offset), HEADER_FIELD(buckets.size),
+    HEADER_FIELD(table.offset),   HEADER_FIELD(table.size),
 };
 
 #define NODE_FIELD(member)                                                               \
@@ -312,9 +301,11 @@ static void tamper(struct recipe *r, unsigned char **buf, size_t *size)
         break;
     case 7:
         if (header) {
-            bool buckets = take8(r) & 1;
-            size_t member = buckets ? offsetof(struct snapshot_header, buckets)
-                                    : offsetof(struct snapshot_header, table);
+            /* The bucket index, the bucket answers or the maglev table. */
+            static const size_t members[] = {offsetof(struct snapshot_header, buckets),
+                                             offsetof(struct snapshot_header, answers),
+                                             offsetof(struct snapshot_header, table)};
+            size_t member = members[take8(r) % 3];
             if (pick_element(r, *size, section_of(*buf, member), sizeof(uint32_t),
                              &offset))
                 edit_integer(r, *buf + offset, 4);

@@ -26,7 +26,7 @@ const char *const contender_names[CONTENDERS] = {
     "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
     "ketama reader id",   "ketama reader batch", "ketama in-process",
     "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
-    "libmemcached",
+    "libmemcached",       "one-miss floor",
 };
 
 const char *const contender_keys[CONTENDERS] = {
@@ -41,6 +41,7 @@ const char *const contender_keys[CONTENDERS] = {
     "ketama_reader_batch",  "ketama_in_process",
     "ketama_in_process_id", "ketama_in_process_batch",
     "textbook_ring",        "libmemcached_ketama",
+    "one_miss_floor",
 };
 
 enum contender_id contender_of(int alg, enum lookup_kind kind)
@@ -196,6 +197,7 @@ static CONTENDER_LOOP(run_in_process_batch, run_batches, in_process_ids)
         shmring_snapshot_free(s->copies[a]);
     }
     textbook_free(&s->textbook);
+    chase_free(&s->chase);
     libmemcached_close(s->libmemcached);
     memset(s, 0, sizeof(*s));
 }
@@ -223,6 +225,10 @@ int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
     }
     if (peers && textbook_build(nodes, &s->textbook) != 0)
         goto fail;
+    shmring_snapshot_info_t ring_info;
+    shmring_snapshot_info(s->copies[ALG_RING], &ring_info);
+    if (peers && chase_build(ring_info.size, &s->chase) != 0)
+        goto fail;
     if (peers && nodes <= LIBMEMCACHED_SERVERS_MAX &&
         libmemcached_open(nodes, &s->libmemcached) != 0)
         goto fail;
@@ -230,6 +236,61 @@ int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
 fail:
     lookup_subjects_close(s);
     return -1;
+}
+
+enum { LINE_WORDS = 64 / sizeof(uint32_t) };
+
+int chase_build(size_t bytes, struct chase *c)
+{
+    memset(c, 0, sizeof(*c));
+    size_t count = bytes / 64 > 2 ? bytes / 64 : 2;
+    if (posix_memalign((void **)&c->lines, 64, count * 64) != 0) {
+        c->lines = NULL;
+        fail("cannot allocate the pointer chase's %zu bytes", count * 64);
+        return -1;
+    }
+    /* Sattolo's shuffle of the identity: one cycle through every line. */
+    uint32_t *order = malloc(count * sizeof(*order));
+    if (order == NULL) {
+        chase_free(c);
+        fail("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++)
+        order[i] = (uint32_t)i;
+    uint64_t state = SEED;
+    for (size_t i = count - 1; i > 0; i--) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        size_t j = (size_t)((state >> 33) % i);
+        uint32_t swap = order[i];
+        order[i] = order[j];
+        order[j] = swap;
+    }
+    for (size_t i = 0; i < count; i++)
+        c->lines[(size_t)order[i] * LINE_WORDS] = order[(i + 1) % count];
+    free(order);
+    c->line_count = count;
+    return 0;
+}
+
+void chase_free(struct chase *c)
+{
+    free(c->lines);
+    memset(c, 0, sizeof(*c));
+}
+
+/* COUNT steps of the chase, each a read that depends on the one before. */
+static uint64_t run_chase(const void *context, const struct keyset *keys, size_t first,
+                          size_t count)
+{
+    (void)keys;
+    (void)first;
+    struct chase *c = (struct chase *)(uintptr_t)context;
+    uint32_t at = c->at;
+    for (size_t i = 0; i < count; i++)
+        at = c->lines[(size_t)at * LINE_WORDS];
+    c->at = at;
+    return at;
 }
 
 void lookup_contenders(const struct lookup_subjects *s,
@@ -256,6 +317,8 @@ void lookup_contenders(const struct lookup_subjects *s,
     }
     if (s->textbook.count > 0)
         contenders[C_TEXTBOOK] = (struct contender){run_textbook, &s->textbook};
+    if (s->chase.line_count > 0)
+        contenders[C_CHASE_FLOOR] = (struct contender){run_chase, &s->chase};
     if (s->libmemcached != NULL)
         contenders[C_LIBMEMCACHED] =
             (struct contender){run_libmemcached, s->libmemcached};

@@ -73,6 +73,9 @@ static void usage(FILE *out)
           "      --json          print one JSON object with every figure\n"
           "      --nodes LIST    node counts to measure lookups and publication at,\n"
           "                      comma-separated (default 10,100,1000,10000,100000)\n"
+          "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
+          "                      stream, cold, switch, workers, publish, ringctl,\n"
+          "                      balance, disruption (targets of the others SKIP)\n"
           "  -h, --help          print this help and exit\n"
           "\n"
           "Exit status: 0 the benchmark ran (misses are results), 1 an error, 2 usage\n"
@@ -103,15 +106,52 @@ enum option_code {
     CODE_QUICK = 256,
     CODE_JSON,
     CODE_NODES,
+    CODE_ONLY,
 };
 
 static const struct option long_options[] = {
     {"quick", no_argument, NULL, CODE_QUICK},
     {"json", no_argument, NULL, CODE_JSON},
     {"nodes", required_argument, NULL, CODE_NODES},
+    {"only", required_argument, NULL, CODE_ONLY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* Is NAME one of the comma-separated names of LIST? */
+static bool listed(const char *list, const char *name)
+{
+    size_t length = strlen(name);
+    for (const char *p = list;; p++) {
+        if (strncmp(p, name, length) == 0 && (p[length] == ',' || p[length] == '\0'))
+            return true;
+        p = strchr(p, ',');
+        if (p == NULL)
+            return false;
+    }
+}
+
+/* Does every name of LIST name a benchmark? */
+static bool only_valid(const char *list)
+{
+    for (const char *p = list; p != NULL;
+         p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t length = strcspn(p, ",");
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+            const char *name = benchmark_list[i]->name;
+            known |= strlen(name) == length && strncmp(p, name, length) == 0;
+        }
+        if (!known)
+            return false;
+    }
+    return true;
+}
+
+static bool selected(const struct config *cfg, const struct benchmark *b)
+{
+    return cfg->only == NULL || listed(cfg->only, b->name);
+}
 
 static void copy_counts(size_t *to, size_t *to_n, const size_t *from, size_t from_n)
 {
@@ -122,7 +162,7 @@ static void copy_counts(size_t *to, size_t *to_n, const size_t *from, size_t fro
 /* Returns 0, or the exit status to leave with. */
 static int parse_command_line(int argc, char **argv, struct config *cfg, bool *done)
 {
-    const char *nodes = NULL;
+    const char *nodes = NULL, *only = NULL;
     int code;
     opterr = 0;
     while ((code = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
@@ -135,6 +175,9 @@ static int parse_command_line(int argc, char **argv, struct config *cfg, bool *d
             break;
         case CODE_NODES:
             nodes = optarg;
+            break;
+        case CODE_ONLY:
+            only = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -156,6 +199,12 @@ static int parse_command_line(int argc, char **argv, struct config *cfg, bool *d
     bool json = cfg->json;
     *cfg = cfg->quick ? quick_preset : full_preset;
     cfg->json = json;
+    cfg->only = only;
+    if (only != NULL && !only_valid(only)) {
+        fprintf(stderr, "ringbench: error: --only wants benchmark names, not '%s'\n",
+                only);
+        return EXIT_USAGE;
+    }
     if (nodes != NULL) {
         if (parse_nodes(nodes, cfg) != 0) {
             fprintf(stderr,
@@ -209,8 +258,10 @@ static json_t *json_results(const struct config *cfg, const struct keyset *cold,
                                   "min_length", KEY_MIN, "max_length", KEY_MAX, "hot",
                                   (json_int_t)HOT_KEYS, "cold", (json_int_t)cold->count,
                                   "cold_bytes", (json_int_t)cold->total_bytes));
-    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++)
-        benchmark_list[i]->json(cfg, root);
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+        if (selected(cfg, benchmark_list[i]))
+            benchmark_list[i]->json(cfg, root);
+    }
     json_object_set_new(root, "comparisons", json_comparisons(figures));
     json_object_set_new(root, "targets", json_targets(verdicts));
     return root;
@@ -220,7 +271,8 @@ static json_t *json_results(const struct config *cfg, const struct keyset *cold,
 static int run_all(const struct config *cfg, struct keyset *cold)
 {
     for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
-        if (benchmark_list[i]->early && benchmark_list[i]->run(cfg, NULL) != 0)
+        if (benchmark_list[i]->early && selected(cfg, benchmark_list[i]) &&
+            benchmark_list[i]->run(cfg, NULL) != 0)
             return -1;
     }
     if (keyset_make(cfg->cold_keys, SEED, false, cold) != 0)
@@ -229,6 +281,8 @@ static int run_all(const struct config *cfg, struct keyset *cold)
         print_header(cfg, cold);
     for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
         const struct benchmark *b = benchmark_list[i];
+        if (!selected(cfg, b))
+            continue;
         if (!b->early && b->run(cfg, cold) != 0)
             return -1;
         if (!cfg->json) {
@@ -260,7 +314,7 @@ int main(int argc, char **argv)
     static struct verdicts verdicts;
     for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
         const struct benchmark *b = benchmark_list[i];
-        if (b->derive != NULL)
+        if (b->derive != NULL && selected(&cfg, b))
             b->derive(&cfg, &figures);
     }
     for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++)

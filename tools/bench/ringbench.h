@@ -40,6 +40,8 @@ enum {
 struct config {
     bool quick;
     bool json;
+    /* The benchmarks to run (--only), comma-separated names; NULL: all of them. */
+    const char *only;
     size_t node_counts[NODE_COUNTS_MAX];
     size_t node_count_n;
     size_t publish_counts[NODE_COUNTS_MAX];
@@ -184,6 +186,7 @@ enum contender_id {
     C_ALGORITHM_FIRST,
     C_TEXTBOOK = C_ALGORITHM_FIRST + ALGORITHMS * KINDS,
     C_LIBMEMCACHED,
+    C_CHASE_FLOOR,
     CONTENDERS,
 };
 
@@ -211,12 +214,28 @@ struct textbook {
     size_t count;
 };
 
+/*
+ * The one-miss floor: a pointer chase through a buffer the size of the ring's
+ * snapshot, one 64-byte line per step in a random cycle, so that each read depends on
+ * the one before and lands anywhere: what one cache (and TLB) miss per lookup costs.
+ */
+struct chase {
+    uint32_t *lines; /* 16 words a line; word 0 of line i is the next line */
+    size_t line_count;
+    uint32_t at;
+};
+
+int chase_build(size_t bytes, struct chase *c);
+void chase_free(struct chase *c);
+
 /* Everything the contenders of one node count look keys up in. */
 struct lookup_subjects {
     shmring_t *readers[ALGORITHMS];
     shmring_snapshot_t *copies[ALGORITHMS];
     struct textbook textbook;
     struct memcached_st *libmemcached;
+    /* With peers, over the ring snapshot's size. */
+    struct chase chase;
 };
 
 /*
@@ -344,6 +363,8 @@ json_t *json_targets(const struct verdicts *all);
 /* ---- Benchmarks (benchmark-*.c, listed in benchmark-list.h) ------------------- */
 
 struct benchmark {
+    /* Its name, for --only: the ID of BENCHMARK(ID). */
+    const char *name;
     /* Runs before the key sets are allocated (see benchmark-ringctl.c). */
     bool early;
     /* Measures; COLD is NULL for an early benchmark. Returns 0 or -1 (reported). */
@@ -365,9 +386,9 @@ struct benchmark {
  * print and json functions and the other members given: ".early = true",
  * ".derive = derive", BENCHMARK_TARGETS(rows).
  */
-#define BENCHMARK(name, ...)                                                             \
-    const struct benchmark benchmark_##name = {                                          \
-        .run = run, .print = print, .json = json, __VA_ARGS__}
+#define BENCHMARK(id, ...)                                                               \
+    const struct benchmark benchmark_##id = {                                            \
+        .name = #id, .run = run, .print = print, .json = json, __VA_ARGS__}
 #define BENCHMARK_TARGETS(rows) .targets = (rows), .target_count = ARRAY_SIZE(rows)
 
 #endif
