@@ -147,10 +147,13 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_find(const shmring_nodeset_t 
                                                         const char *name, size_t *index);
 
 /*
- * Gives the nodes of SET that also exist (by name) in PREVIOUS the ids they have
- * there, and every other node a fresh id after PREVIOUS's, so that ids stay stable
- * when a whole node set is replaced. Returns 0, or SHMRING_ELIMIT (the new ids would
- * reach the id limit, UINT32_MAX) with SET unchanged.
+ * Gives ids to the nodes of SET when it replaces PREVIOUS, so that ids stay stable
+ * when a whole node set is replaced: a node whose id its JSON text gave (see
+ * shmring_nodeset_from_json()) keeps it; a node that also exists (by name) in
+ * PREVIOUS takes the id it has there, unless a given id of SET is that id; every
+ * other node gets a fresh id after PREVIOUS's ids and the given ones. Returns 0,
+ * SHMRING_ENOMEM, or SHMRING_ELIMIT (the new ids would reach the id limit,
+ * UINT32_MAX); on an error SET is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous);
@@ -240,7 +243,10 @@ typedef struct shmring_json_error {
  * text leaves out (algorithm, hash, vnodes, table_size) are taken from BASE (NULL:
  * the defaults); a hash that BASE gives but the text's algorithm cannot use falls
  * back to that algorithm's default (ketama: md5, others: xxh3). Node order in the
- * text is node-set order; ids are 0, 1, ... (see shmring_nodeset_inherit_ids()).
+ * text is node-set order. A node may give its "id" (0 to UINT32_MAX - 1; two nodes
+ * giving the same id are refused with the path of the second); nodes that give none
+ * are numbered after the largest given id (from 0 when none is given), in order, and
+ * shmring_nodeset_inherit_ids() keeps given ids while it renumbers the others.
  * Returns 0, SHMRING_EJSON (with *error filled), or SHMRING_ENOMEM.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, size_t len,
@@ -250,7 +256,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, s
 
 /*
  * Writes SET as JSON that shmring_nodeset_from_json() reads back to the same node
- * set and parameters (ids aside). *text is NUL-terminated and belongs to the caller
+ * set, ids and parameters, so that a dump on one host loads as the same ring on
+ * another. *text is NUL-terminated and belongs to the caller
  * (free()). Returns 0 or SHMRING_ENOMEM.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset_t *set,
