@@ -158,6 +158,83 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_find(const shmring_nodeset_t 
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous);
 
+/* ---- Node-set differences ------------------------------------------------- */
+
+/* What one difference between two node sets is about. */
+typedef enum shmring_difference_kind {
+    /* The parameters differ; `fields` says which (SHMRING_DIFF_ALGORITHM...). */
+    SHMRING_DIFFERENCE_PARAMS = 0,
+    /* A node only the second set holds (`after`). */
+    SHMRING_DIFFERENCE_ADDED = 1,
+    /* A node only the first set holds (`before`). */
+    SHMRING_DIFFERENCE_REMOVED = 2,
+    /* A node both hold, by name, with other fields; `fields` says which
+     * (SHMRING_DIFF_ADDRESS...). */
+    SHMRING_DIFFERENCE_CHANGED = 3,
+    /* The nodes both hold are not in the same relative order (node-set order, which
+     * the snapshot keeps and ketama's tie-breaking follows). */
+    SHMRING_DIFFERENCE_ORDER = 4,
+} shmring_difference_kind_t;
+
+/* Bits of shmring_difference_t's `fields`. */
+#define SHMRING_DIFF_ALGORITHM 0x01u
+#define SHMRING_DIFF_HASH 0x02u
+#define SHMRING_DIFF_VNODES 0x04u
+#define SHMRING_DIFF_TABLE_SIZE 0x08u
+#define SHMRING_DIFF_ADDRESS 0x10u
+#define SHMRING_DIFF_WEIGHT 0x20u
+#define SHMRING_DIFF_STATE 0x40u
+#define SHMRING_DIFF_ID 0x80u
+
+/* One difference. `before` and `after` are the node in each set when the kind has
+ * one there (zeroed otherwise); their strings belong to the node sets. */
+typedef struct shmring_difference {
+    shmring_difference_kind_t kind;
+    unsigned fields;
+    shmring_node_info_t before;
+    shmring_node_info_t after;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_difference_t;
+
+/* How many differences of each kind a diff holds. */
+typedef struct shmring_difference_counts {
+    size_t added;
+    size_t removed;
+    size_t changed;
+    bool params_changed;
+    bool order_changed;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_difference_counts_t;
+
+typedef struct shmring_nodeset_diff shmring_nodeset_diff_t;
+
+/*
+ * Compares BEFORE with AFTER: parameters as the node sets hold them (all four
+ * fields), nodes by name (address, weight, state, id), and the relative order of the
+ * nodes both hold. The differences come in a fixed order: the parameters first, then
+ * the nodes of AFTER in its order (added or changed), then the nodes only BEFORE
+ * holds in its order, then the order. Two node sets with no difference answer every
+ * key alike and show the same fingerprint. *out refers to both node sets, which must
+ * outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0 or
+ * SHMRING_ENOMEM. Thread-safe on distinct diffs.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_diff(const shmring_nodeset_t *before,
+                                                        const shmring_nodeset_t *after,
+                                                        shmring_nodeset_diff_t **out);
+/* Frees a diff (NULL is accepted). */
+SHMRING_API void shmring_nodeset_diff_free(shmring_nodeset_diff_t *diff);
+/* The number of differences (0: the node sets are the same). */
+SHMRING_API size_t shmring_nodeset_diff_count(const shmring_nodeset_diff_t *diff);
+/* The difference at INDEX: 0 or SHMRING_EINVAL (INDEX out of range). */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_diff_get(const shmring_nodeset_diff_t *diff, size_t index,
+                         shmring_difference_t *out);
+/* Counts the differences by kind. */
+SHMRING_API void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,
+                                             shmring_difference_counts_t *out);
+
 /* ---- Snapshots ------------------------------------------------------------ */
 
 /*

@@ -967,50 +967,9 @@ static int read_load_input(const char *path)
     return EXIT_OK;
 }
 
-/* Which nodes of AFTER are new or changed compared with BEFORE, and how many of
- * BEFORE are gone. */
-static void count_differences(const shmring_nodeset_t *before,
-                              const shmring_nodeset_t *after, size_t *added,
-                              size_t *removed, size_t *changed)
-{
-    *added = *removed = *changed = 0;
-    size_t kept = 0;
-    for (size_t i = 0; i < shmring_nodeset_count(after); i++) {
-        shmring_node_info_t node, old;
-        size_t index;
-        if (shmring_nodeset_get(after, i, &node) != 0)
-            continue;
-        if (shmring_nodeset_find(before, node.name, &index) != 0 ||
-            shmring_nodeset_get(before, index, &old) != 0) {
-            ++*added;
-            continue;
-        }
-        kept++;
-        if (node.weight != old.weight || node.state != old.state ||
-            strcmp(node.address, old.address) != 0)
-            ++*changed;
-    }
-    *removed = shmring_nodeset_count(before) - kept;
-}
-
-/* Do BEFORE and AFTER list the same node names in the same order? */
-static bool same_order(const shmring_nodeset_t *before, const shmring_nodeset_t *after)
-{
-    size_t count = shmring_nodeset_count(after);
-    if (shmring_nodeset_count(before) != count)
-        return false;
-    for (size_t i = 0; i < count; i++) {
-        shmring_node_info_t old, node;
-        if (shmring_nodeset_get(before, i, &old) != 0 ||
-            shmring_nodeset_get(after, i, &node) != 0 || strcmp(old.name, node.name) != 0)
-            return false;
-    }
-    return true;
-}
-
 static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *out)
 {
-    shmring_params_t base, params;
+    shmring_params_t base;
     shmring_nodeset_params(*set, &base);
     shmring_nodeset_t *loaded;
     shmring_json_error_t error;
@@ -1037,10 +996,18 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
                     load_input.label, shmring_strerror(err));
     }
 
-    size_t added, removed, changed;
-    count_differences(*set, loaded, &added, &removed, &changed);
-    shmring_nodeset_params(loaded, &params);
-    bool params_changed = memcmp(&params, &base, sizeof(params)) != 0;
+    shmring_nodeset_diff_t *diff;
+    err = shmring_nodeset_diff(*set, loaded, &diff);
+    if (err != 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED, "%s: %s", load_input.label, shmring_strerror(err));
+    }
+    shmring_difference_counts_t counts;
+    shmring_nodeset_diff_counts(diff, &counts);
+    bool same = shmring_nodeset_diff_count(diff) == 0;
+    shmring_nodeset_diff_free(diff);
+    size_t added = counts.added, removed = counts.removed, changed = counts.changed;
+    bool params_changed = counts.params_changed;
     size_t count = shmring_nodeset_count(loaded);
     char summary[256];
     snprintf(summary, sizeof(summary), "%zu added, %zu removed, %zu changed%s", added,
@@ -1060,8 +1027,7 @@ static int change_load(struct cli *cli, shmring_nodeset_t **set, struct change *
      * weight, up and down do when nothing changes: every worker would otherwise map
      * and validate a new version for no change. Node order counts, as the snapshot
      * keeps it. */
-    if (added == 0 && removed == 0 && changed == 0 && !params_changed &&
-        same_order(*set, loaded)) {
+    if (same) {
         out->unchanged = true;
         snprintf(out->done, sizeof(out->done),
                  "ring '%s' already has this node set (%zu node%s)", cli->ring, count,
