@@ -28,6 +28,8 @@
 #include "shmring.h"
 #include "shmring_ctl.h"
 
+#include "ringctl_check.h"
+
 enum {
     EXIT_OK = 0,
     EXIT_FAILED = 1,
@@ -186,6 +188,9 @@ static const char usage_text[] =
     "  lookup [-n N] --stdin    the same for each line of standard input, answered as\n"
     "                           it arrives and following new generations live\n"
     "  dump                     print the node set as JSON, as 'load' reads it\n"
+    "  check FILE|-             exit 0 if the ring holds exactly the JSON node set\n"
+    "                           of FILE (as 'load' would leave it), 1 if not, with\n"
+    "                           one line per difference, 2 on error\n"
     "  list                     print every ring in the ring directory, one per line:\n"
     "                           name, generation, nodes, algorithm (tab-separated);\n"
     "                           rings it cannot read are skipped, each named in a\n"
@@ -1633,6 +1638,15 @@ static int cmd_lookup(struct cli *cli)
     return status;
 }
 
+static int cmd_check(struct cli *cli)
+{
+    int status = read_load_input(cli->args[0]);
+    if (status != EXIT_OK)
+        return RINGCTL_CHECK_ERROR;
+    return ringctl_check(cli->ring, &cli->open, load_input.text, load_input.len,
+                         load_input.label, cli->json);
+}
+
 static int cmd_dump(struct cli *cli)
 {
     uint64_t generation;
@@ -1792,6 +1806,7 @@ static const struct command commands[] = {
     {"lookup", "lookup [-n N] KEY... | --stdin", 0, UNLIMITED,
      OPTION_COUNT | OPTION_STDIN | OPTION_OWNER, cmd_lookup},
     {"dump", "dump", 0, 0, OPTION_OWNER, cmd_dump},
+    {"check", "check FILE|-", 1, 1, OPTION_OWNER, cmd_check},
     {"list", "list", 0, 0, OPTION_OWNER, cmd_list},
     {"destroy", "destroy", 0, 0, OPTIONS_CHANGE, cmd_destroy},
 };
