@@ -29,6 +29,7 @@
 #include "shmring_ctl.h"
 
 #include "ringctl_check.h"
+#include "ringctl_sync.h"
 
 enum {
     EXIT_OK = 0,
@@ -198,6 +199,10 @@ static const char usage_text[] =
     "\n"
     "Other commands:\n"
     "  destroy                  remove the ring; readers keep their last version\n"
+    "  sync --etcd URL[,URL...] --key KEY | --etcd URL[,URL...] --prefix PREFIX |\n"
+    "       --file PATH [--state PATH] [--once] ...\n"
+    "                           keep the ring equal to a source of truth (see\n"
+    "                           'ringctl sync --help')\n"
     "\n"
     "Options:\n"
     "  -r, --ring RING          the ring to use (default: $SHMRING_RING, else\n"
@@ -1999,6 +2004,9 @@ int main(int argc, char **argv)
     /* Before anything else is opened. */
     if (!standard_descriptors_valid())
         return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    /* sync parses its own options (tools/ringctl_sync.c). */
+    if (ringctl_sync_requested(argc, argv))
+        return ringctl_sync_main(argc, argv);
     output_open();
     struct cli cli;
     memset(&cli, 0, sizeof(cli));
