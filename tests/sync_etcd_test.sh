@@ -118,7 +118,7 @@ KEPT=$(E lease grant 2 | awk '{print $2}')
 LOST=$(E lease grant 2 | awk '{print $2}')
 E put --lease="$KEPT" /l/kept '{"address": "10.1.0.1:80", "id": 1}' >/dev/null
 E put --lease="$LOST" /l/lost '{"address": "10.1.0.2:80", "id": 2}' >/dev/null
-E lease keep-alive "$KEPT" >/dev/null 2>&1 &
+etcdctl --endpoints="$URL" lease keep-alive "$KEPT" >/dev/null 2>&1 &
 PIDS+=($!)
 start_sync "${TAG}p" "$WORK/sync-p.log" --etcd "$URL" --prefix /l/
 echo '{"algorithm": "maglev", "nodes": [{"name": "kept", "address": "10.1.0.1:80", "id": 1}]}' >"$WORK/kept.json"
