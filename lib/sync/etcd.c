@@ -20,6 +20,8 @@
 #define KEEPALIVE_SECONDS 5L
 /* Bodies larger than this are refused rather than buffered. */
 #define BODY_MAX (256u << 20)
+/* How often a transfer looks at the stop flag: sync must exit within a second. */
+#define STOP_POLL_MS 200
 
 struct etcd_client {
     struct sync_context *ctx;
@@ -134,6 +136,41 @@ static int progress(void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
     return sync__stopping(data) ? 1 : 0;
 }
 
+/* Runs one transfer, looking at the stop flag every STOP_POLL_MS even while the
+ * stream is idle (libcurl's progress callback comes only about once a second). */
+static CURLcode perform(struct sync_context *ctx, CURL *curl)
+{
+    CURLM *multi = curl_multi_init();
+    if (multi == NULL || curl_multi_add_handle(multi, curl) != CURLM_OK) {
+        curl_multi_cleanup(multi);
+        return CURLE_OUT_OF_MEMORY;
+    }
+    CURLcode code = CURLE_OK;
+    int running = 1;
+    while (running) {
+        if (curl_multi_perform(multi, &running) != CURLM_OK) {
+            code = CURLE_RECV_ERROR;
+            break;
+        }
+        if (!running)
+            break;
+        if (sync__stopping(ctx)) {
+            code = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        curl_multi_poll(multi, NULL, 0, STOP_POLL_MS, NULL);
+    }
+    int left;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &left)) != NULL) {
+        if (message->msg == CURLMSG_DONE)
+            code = message->data.result;
+    }
+    curl_multi_remove_handle(multi, curl);
+    curl_multi_cleanup(multi);
+    return code;
+}
+
 /* POSTs BODY to PATH on the current endpoint; fills *reply. Returns the HTTP status,
  * or 0 with ERROR filled when no HTTP answer came. */
 static long post(struct etcd_client *client, const char *path, const char *request,
@@ -181,7 +218,7 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
     if (!stream)
         error[0] = '\0';
-    CURLcode code = curl_easy_perform(curl);
+    CURLcode code = perform(client->ctx, curl);
     curl_slist_free_all(headers);
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
