@@ -34,10 +34,11 @@ static int open_writer(struct sync_context *ctx, shmring_writer_t **out)
 /* Rewrites "nodes[N]..." of a JSON error as "key K: ..." when the node came from an
  * etcd key of its own, and an error about the parameters as "key P: ..." when they
  * came from the prefix's own key. */
-static void name_node_key(char *text, size_t size,
+static void name_node_key(const char *text, char *out, size_t size,
                           const char *(*key_of_node)(void *data, size_t index),
                           void *key_data)
 {
+    snprintf(out, size, "%s", text);
     size_t index = SIZE_MAX;
     int consumed = 0;
     if (key_of_node == NULL)
@@ -50,12 +51,10 @@ static void name_node_key(char *text, size_t size,
     const char *key = key_of_node(key_data, index);
     if (key == NULL)
         return;
-    char rest[SYNC_LINE_MAX];
     const char *tail = text + consumed;
     if (*tail == '.' || (*tail == ':' && consumed > 0))
         tail += *tail == '.' ? 1 : 2;
-    snprintf(rest, sizeof(rest), "key %s: %s", key, tail);
-    snprintf(text, size, "%s", rest);
+    snprintf(out, size, "key %s: %s", key, tail);
 }
 
 static void tell_ready(struct sync_context *ctx, const char *status)
@@ -117,8 +116,9 @@ enum sync_outcome sync__apply(struct sync_context *ctx, const char *text, size_t
     shmring_json_error_t error;
     err = shmring_nodeset_from_json(text, len, &base, &wanted, &error);
     if (err == SHMRING_EJSON) {
-        name_node_key(error.text, sizeof(error.text), key_of_node, key_data);
-        sync__log(ctx, "refused %s: %s; ring unchanged", origin, error.text);
+        char message[SYNC_LINE_MAX];
+        name_node_key(error.text, message, sizeof(message), key_of_node, key_data);
+        sync__log(ctx, "refused %s: %s; ring unchanged", origin, message);
         outcome = SYNC_REFUSED;
         goto done;
     }
