@@ -36,19 +36,25 @@ static enum sync_outcome read_and_apply(struct sync_context *ctx, const char *pa
     return outcome;
 }
 
-/* Whether the inotify events in BUFFER (LEN bytes) concern the file NAME. */
-static bool concerns(const char *buffer, size_t len, const char *name)
+/*
+ * Reads the inotify events in BUFFER (LEN bytes): whether one concerns the file NAME
+ * (or the queue overflowed, so one may have), and whether the watched directory
+ * went away. Each header is copied out, since the buffer is only char-aligned.
+ */
+static void scan_events(const char *buffer, size_t len, const char *name, bool *changed,
+                        bool *gone)
 {
-    bool hit = false;
-    for (size_t at = 0; at < len;) {
-        const struct inotify_event *event = (const struct inotify_event *)(buffer + at);
-        if (event->len > 0 && strcmp(event->name, name) == 0)
-            hit = true;
-        if (event->mask & IN_Q_OVERFLOW)
-            hit = true;
-        at += sizeof(*event) + event->len;
+    for (size_t at = 0; at + sizeof(struct inotify_event) <= len;) {
+        struct inotify_event event;
+        memcpy(&event, buffer + at, sizeof(event));
+        const char *event_name = buffer + at + sizeof(event);
+        if ((event.len > 0 && strcmp(event_name, name) == 0) ||
+            (event.mask & IN_Q_OVERFLOW))
+            *changed = true;
+        if (event.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+            *gone = true;
+        at += sizeof(event) + event.len;
     }
-    return hit;
 }
 
 int sync__follow_file(struct sync_context *ctx)
@@ -83,8 +89,7 @@ int sync__follow_file(struct sync_context *ctx)
     }
     sync__log(ctx, "following %s", path);
     int status = 0;
-    /* Aligned for struct inotify_event, as inotify(7) shows. */
-    char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    char buffer[4096];
     while (!sync__stopping(ctx)) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int ready = poll(&p, 1, STOP_POLL_MS);
@@ -92,16 +97,8 @@ int sync__follow_file(struct sync_context *ctx)
             continue;
         bool changed = false, gone = false;
         ssize_t n;
-        while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
-            changed = changed || concerns(buffer, (size_t)n, name);
-            for (ssize_t at = 0; at < n;) {
-                const struct inotify_event *event =
-                    (const struct inotify_event *)(buffer + at);
-                gone =
-                    gone || (event->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED));
-                at += (ssize_t)(sizeof(*event) + event->len);
-            }
-        }
+        while ((n = read(fd, buffer, sizeof(buffer))) > 0)
+            scan_events(buffer, (size_t)n, name, &changed, &gone);
         if (gone) {
             sync__log(ctx, "the directory %s went away; stopping", directory);
             status = 1;
