@@ -181,9 +181,10 @@ START_TEST(test_every_covered_field_counts)
         "\"weight\": 2}, {\"name\": \"b\", \"id\": 7, \"address\": \"10.0.0.2:11211\"}, "
         "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
         "\"down\"}]}",
-        /* one node fewer */
-        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
-        "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}]}",
+        /* one node fewer (parenthesised: one string, not two missing a comma) */
+        ("{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+         "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": "
+         "\"10.0.0.2:11211\"}]}"),
     };
     size_t count = sizeof(variants) / sizeof(variants[0]);
     uint64_t prints[sizeof(variants) / sizeof(variants[0])];
