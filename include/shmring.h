@@ -272,8 +272,13 @@ SHMRING_API void shmring_nodes_free(shmring_nodes_t *nodes);
 
 /*
  * Stores the content fingerprint of the version this handle answers from (after
- * switching to a newer one if there is one) in *fingerprint: a 64-bit hash of the
- * algorithm, parameters and nodes, equal for equal content. Returns 0 or
+ * switching to a newer one if there is one) in *fingerprint. It covers exactly what
+ * decides answers: the algorithm, the hash, the parameters the algorithm uses (vnodes
+ * for ring, the table size in use for maglev) and, for each node taken in name order,
+ * its name, address, weight, state and id (and, for ketama only, the order of the up
+ * nodes, which breaks ties between equal points). So two rings show the same
+ * fingerprint, on any host and whatever their history, exactly when they answer
+ * every key with the same nodes and ids (README "Many hosts"). Returns 0 or
  * SHMRING_EEMPTY (nothing published yet). Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_fingerprint(shmring_t *r,

@@ -147,13 +147,93 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_find(const shmring_nodeset_t 
                                                         const char *name, size_t *index);
 
 /*
- * Gives the nodes of SET that also exist (by name) in PREVIOUS the ids they have
- * there, and every other node a fresh id after PREVIOUS's, so that ids stay stable
- * when a whole node set is replaced. Returns 0, or SHMRING_ELIMIT (the new ids would
- * reach the id limit, UINT32_MAX) with SET unchanged.
+ * Gives ids to the nodes of SET when it replaces PREVIOUS, so that ids stay stable
+ * when a whole node set is replaced: a node whose id its JSON text gave (see
+ * shmring_nodeset_from_json()) keeps it; a node that also exists (by name) in
+ * PREVIOUS takes the id it has there, unless a given id of SET is that id; every
+ * other node gets a fresh id after PREVIOUS's ids and the given ones. Returns 0,
+ * SHMRING_ENOMEM, or SHMRING_ELIMIT (the new ids would reach the id limit,
+ * UINT32_MAX); on an error SET is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous);
+
+/* ---- Node-set differences ------------------------------------------------- */
+
+/* What one difference between two node sets is about. */
+typedef enum shmring_difference_kind {
+    /* The parameters differ; `fields` says which (SHMRING_DIFF_ALGORITHM...). */
+    SHMRING_DIFFERENCE_PARAMS = 0,
+    /* A node only the second set holds (`after`). */
+    SHMRING_DIFFERENCE_ADDED = 1,
+    /* A node only the first set holds (`before`). */
+    SHMRING_DIFFERENCE_REMOVED = 2,
+    /* A node both hold, by name, with other fields; `fields` says which
+     * (SHMRING_DIFF_ADDRESS...). */
+    SHMRING_DIFFERENCE_CHANGED = 3,
+    /* The nodes both hold are not in the same relative order (node-set order, which
+     * the snapshot keeps and ketama's tie-breaking follows). */
+    SHMRING_DIFFERENCE_ORDER = 4,
+} shmring_difference_kind_t;
+
+/* Bits of shmring_difference_t's `fields`. */
+#define SHMRING_DIFF_ALGORITHM 0x01u
+#define SHMRING_DIFF_HASH 0x02u
+#define SHMRING_DIFF_VNODES 0x04u
+#define SHMRING_DIFF_TABLE_SIZE 0x08u
+#define SHMRING_DIFF_ADDRESS 0x10u
+#define SHMRING_DIFF_WEIGHT 0x20u
+#define SHMRING_DIFF_STATE 0x40u
+#define SHMRING_DIFF_ID 0x80u
+
+/* One difference. `before` and `after` are the node in each set when the kind has
+ * one there (zeroed otherwise); their strings belong to the node sets. */
+typedef struct shmring_difference {
+    shmring_difference_kind_t kind;
+    unsigned fields;
+    shmring_node_info_t before;
+    shmring_node_info_t after;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_difference_t;
+
+/* How many differences of each kind a diff holds. */
+typedef struct shmring_difference_counts {
+    size_t added;
+    size_t removed;
+    size_t changed;
+    bool params_changed;
+    bool order_changed;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_difference_counts_t;
+
+typedef struct shmring_nodeset_diff shmring_nodeset_diff_t;
+
+/*
+ * Compares BEFORE with AFTER: parameters as the node sets hold them (all four
+ * fields), nodes by name (address, weight, state, id), and the relative order of the
+ * nodes both hold. The differences come in a fixed order: the parameters first, then
+ * the nodes of AFTER in its order (added or changed), then the nodes only BEFORE
+ * holds in its order, then the order. Two node sets with no difference answer every
+ * key alike and show the same fingerprint. *out refers to both node sets, which must
+ * outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0 or
+ * SHMRING_ENOMEM. Thread-safe on distinct diffs.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_diff(const shmring_nodeset_t *before,
+                                                        const shmring_nodeset_t *after,
+                                                        shmring_nodeset_diff_t **out);
+/* Frees a diff (NULL is accepted). */
+SHMRING_API void shmring_nodeset_diff_free(shmring_nodeset_diff_t *diff);
+/* The number of differences (0: the node sets are the same). */
+SHMRING_API size_t shmring_nodeset_diff_count(const shmring_nodeset_diff_t *diff);
+/* The difference at INDEX: 0 or SHMRING_EINVAL (INDEX out of range). */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_diff_get(const shmring_nodeset_diff_t *diff, size_t index,
+                         shmring_difference_t *out);
+/* Counts the differences by kind. */
+SHMRING_API void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,
+                                             shmring_difference_counts_t *out);
 
 /* ---- Snapshots ------------------------------------------------------------ */
 
@@ -305,7 +385,10 @@ typedef struct shmring_json_error {
  * text leaves out (algorithm, hash, vnodes, table_size) are taken from BASE (NULL:
  * the defaults); a hash that BASE gives but the text's algorithm cannot use falls
  * back to that algorithm's default (ketama: md5, others: xxh3). Node order in the
- * text is node-set order; ids are 0, 1, ... (see shmring_nodeset_inherit_ids()).
+ * text is node-set order. A node may give its "id" (0 to UINT32_MAX - 1; two nodes
+ * giving the same id are refused with the path of the second); nodes that give none
+ * are numbered after the largest given id (from 0 when none is given), in order, and
+ * shmring_nodeset_inherit_ids() keeps given ids while it renumbers the others.
  * Returns 0, SHMRING_EJSON (with *error filled), or SHMRING_ENOMEM.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, size_t len,
@@ -315,7 +398,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, s
 
 /*
  * Writes SET as JSON that shmring_nodeset_from_json() reads back to the same node
- * set and parameters (ids aside). *text is NUL-terminated and belongs to the caller
+ * set, ids and parameters, so that a dump on one host loads as the same ring on
+ * another. *text is NUL-terminated and belongs to the caller
  * (free()). Returns 0 or SHMRING_ENOMEM.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset_t *set,

@@ -3,6 +3,7 @@
  * value in every error message, and writing a node set as JSON that reads back to
  * the same nodes and parameters.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "nodeset_internal.h"
 #include "shmring_ctl.h"
 #include "text_internal.h"
 
@@ -260,11 +262,19 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
     const char *address = NULL;
     uint32_t weight = 1;
     shmring_state_t state = SHMRING_STATE_UP;
+    uint32_t id = 0;
+    bool id_given = false;
     const char *key;
     json_t *value;
     json_object_foreach(node, key, value)
     {
-        if (strcmp(key, "name") == 0 || strcmp(key, "address") == 0) {
+        if (strcmp(key, "id") == 0) {
+            /* UINT32_MAX is the id counter's end (see shmring_nodeset_add()). */
+            if (!integer_in_range(value, 0, UINT32_MAX - 1, &id))
+                return member_error(error, path, key, "must be an integer from 0 to %u",
+                                    UINT32_MAX - 1);
+            id_given = true;
+        } else if (strcmp(key, "name") == 0 || strcmp(key, "address") == 0) {
             int err = read_node_text(value, path, key,
                                      strcmp(key, "name") == 0 ? &name : &address, error);
             if (err != 0)
@@ -288,7 +298,10 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
     if (name == NULL)
         return member_error(error, path, "name", "required string is missing");
 
-    int err = shmring_nodeset_add(set, name, address, weight, state, NULL);
+    /* Nodes without an id are numbered once every node is read (read_nodes()). */
+    int err = shmring__nodeset_add_with_id(set, name, address, weight, state, id);
+    if (err == 0 && id_given)
+        shmring__nodeset_mark_id_given(set, shmring_nodeset_count(set) - 1);
     if (err == SHMRING_EDUPLICATE) {
         char quoted[QUOTED_SIZE];
         quote(quoted, name);
@@ -314,7 +327,22 @@ static int read_nodes(json_t *nodes, shmring_nodeset_t *set, shmring_json_error_
         if (err != 0)
             return err;
     }
-    return 0;
+    size_t first, second;
+    int err = shmring__nodeset_settle_ids(set, &first, &second);
+    if (err == SHMRING_EDUPLICATE) {
+        char path[PATH_SIZE];
+        snprintf(path, sizeof(path), "nodes[%zu].id", second);
+        shmring_node_info_t duplicate;
+        if (shmring_nodeset_get(set, second, &duplicate) == 0)
+            return path_error(error, path, "duplicate id %" PRIu32 " (nodes[%zu] has it)",
+                              duplicate.id, first);
+    }
+    if (err == SHMRING_ELIMIT) {
+        char path[PATH_SIZE];
+        snprintf(path, sizeof(path), "nodes[%zu]", first);
+        return path_error(error, path, "no id is left after the largest given id");
+    }
+    return err;
 }
 
 /*
@@ -447,6 +475,7 @@ static int write_node(json_t *nodes, const shmring_node_info_t *node)
     /* On failure Jansson releases OBJECT; on success NODES owns it. */
     if (json_array_append_new(nodes, object) != 0 ||
         set_string(object, "name", node->name) != 0 ||
+        json_object_set_new(object, "id", json_integer(node->id)) != 0 ||
         set_string(object, "address", node->address) != 0 ||
         json_object_set_new(object, "weight", json_integer(node->weight)) != 0 ||
         set_string(object, "state", node->state == SHMRING_STATE_DOWN ? "down" : "up") !=

@@ -2,6 +2,7 @@
  * Node sets: the nodes of a ring, in node-set order, with a name index so that
  * adding or finding a node stays O(1) at 100,000 nodes.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,20 +253,131 @@ int shmring_nodeset_find(const shmring_nodeset_t *set, const char *name, size_t 
     return 0;
 }
 
+void shmring__nodeset_mark_id_given(shmring_nodeset_t *set, size_t index)
+{
+    set->nodes[index].id_given = true;
+}
+
+/* A given id and the index of its node, sorted by id to find duplicates. */
+struct given_id {
+    uint32_t id;
+    size_t index;
+};
+
+static int compare_given_ids(const void *a, const void *b)
+{
+    const struct given_id *x = a, *y = b;
+    if (x->id != y->id)
+        return (x->id > y->id) - (x->id < y->id);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The given ids of SET, sorted by id then index, in a new array (NULL when none). */
+static int collect_given_ids(const shmring_nodeset_t *set, struct given_id **out,
+                             size_t *count)
+{
+    size_t given = 0;
+    for (size_t i = 0; i < set->count; i++)
+        given += set->nodes[i].id_given;
+    *out = NULL;
+    *count = given;
+    if (given == 0)
+        return 0;
+    struct given_id *ids = malloc(given * sizeof(*ids));
+    if (ids == NULL)
+        return SHMRING_ENOMEM;
+    size_t used = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        if (set->nodes[i].id_given)
+            ids[used++] = (struct given_id){.id = set->nodes[i].id, .index = i};
+    }
+    qsort(ids, given, sizeof(*ids), compare_given_ids);
+    *out = ids;
+    return 0;
+}
+
+static bool id_is_given(const struct given_id *ids, size_t count, uint32_t id)
+{
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (ids[middle].id < id)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < count && ids[low].id == id;
+}
+
+int shmring__nodeset_settle_ids(shmring_nodeset_t *set, size_t *first, size_t *second)
+{
+    struct given_id *ids;
+    size_t given;
+    int err = collect_given_ids(set, &ids, &given);
+    if (err != 0)
+        return err;
+    for (size_t i = 1; i < given; i++) {
+        if (ids[i].id == ids[i - 1].id) {
+            *first = ids[i - 1].index;
+            *second = ids[i].index;
+            free(ids);
+            return SHMRING_EDUPLICATE;
+        }
+    }
+    /* Given ids are at most UINT32_MAX - 1 (the JSON reader's limit), so the counter
+     * after the largest one fits. */
+    uint64_t next = given > 0 ? (uint64_t)ids[given - 1].id + 1 : 0;
+    free(ids);
+    for (size_t i = 0; i < set->count; i++) {
+        if (set->nodes[i].id_given)
+            continue;
+        if (next >= UINT32_MAX) {
+            *first = i;
+            return SHMRING_ELIMIT;
+        }
+        set->nodes[i].id = (uint32_t)next++;
+    }
+    set->next_id = (uint32_t)next;
+    return 0;
+}
+
 int shmring_nodeset_inherit_ids(shmring_nodeset_t *set, const shmring_nodeset_t *previous)
 {
-    /* New ids must stay below UINT32_MAX, the id counter's limit, as in
-     * shmring_nodeset_add(); counted first so that a refusal changes nothing. */
+    struct given_id *ids;
+    size_t given;
+    int err = collect_given_ids(set, &ids, &given);
+    if (err != 0)
+        return err;
+    /* A node keeps its given id; one without takes its id in PREVIOUS unless a given
+     * id took it; the rest get fresh ids after both PREVIOUS's and the given ones.
+     * Counted first so that a refusal changes nothing, with new ids below UINT32_MAX,
+     * the id counter's limit, as in shmring_nodeset_add(). */
+    uint32_t start = previous->next_id;
+    if (given > 0 && ids[given - 1].id >= start)
+        start = ids[given - 1].id + 1;
     size_t fresh = 0;
-    for (size_t i = 0; i < set->count; i++)
-        fresh += find_index(previous, set->nodes[i].name) < 0;
-    if (fresh > UINT32_MAX - previous->next_id)
-        return SHMRING_ELIMIT;
-    uint32_t next_id = previous->next_id;
     for (size_t i = 0; i < set->count; i++) {
+        if (set->nodes[i].id_given)
+            continue;
         long old = find_index(previous, set->nodes[i].name);
-        set->nodes[i].id = old >= 0 ? previous->nodes[old].id : next_id++;
+        fresh += old < 0 || id_is_given(ids, given, previous->nodes[old].id);
     }
+    if (fresh > UINT32_MAX - start) {
+        free(ids);
+        return SHMRING_ELIMIT;
+    }
+    uint32_t next_id = start;
+    for (size_t i = 0; i < set->count; i++) {
+        struct nodeset_node *n = &set->nodes[i];
+        if (n->id_given)
+            continue;
+        long old = find_index(previous, n->name);
+        if (old >= 0 && !id_is_given(ids, given, previous->nodes[old].id))
+            n->id = previous->nodes[old].id;
+        else
+            n->id = next_id++;
+    }
+    free(ids);
     set->next_id = next_id;
     return 0;
 }

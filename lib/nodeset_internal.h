@@ -1,6 +1,7 @@
 #ifndef SHMRING_NODESET_INTERNAL_H
 #define SHMRING_NODESET_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ struct nodeset_node {
     shmring_state_t state;
     uint16_t name_length;
     uint16_t address_length;
+    /* Whether the node's id was given (a JSON "id") rather than assigned: a given id
+     * is kept by shmring_nodeset_inherit_ids(). */
+    bool id_given;
 };
 
 struct shmring_nodeset {
@@ -34,5 +38,17 @@ void shmring__nodeset_set_next_id(shmring_nodeset_t *set, uint32_t next_id);
 int shmring__nodeset_add_with_id(shmring_nodeset_t *set, const char *name,
                                  const char *address, uint32_t weight,
                                  shmring_state_t state, uint32_t id);
+
+/* Marks the node at INDEX as having been given its id (see nodeset_node.id_given). */
+void shmring__nodeset_mark_id_given(shmring_nodeset_t *set, size_t index);
+
+/*
+ * Once every node of a document is in SET: finds two nodes with the same given id
+ * (returns SHMRING_EDUPLICATE with *first < *second their indexes), else numbers the
+ * nodes without a given id after the largest given one, in node-set order (returns
+ * SHMRING_ELIMIT with *first the index of the node no id is left for), else 0.
+ * SHMRING_ENOMEM is possible too.
+ */
+int shmring__nodeset_settle_ids(shmring_nodeset_t *set, size_t *first, size_t *second);
 
 #endif

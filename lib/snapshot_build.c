@@ -7,6 +7,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "fingerprint_internal.h"
 #include "nodeset_internal.h"
 #include "params_internal.h"
 #include "placement_internal.h"
@@ -30,43 +31,6 @@ static void layout_section(struct snapshot_section *s, uint64_t size, uint64_t *
 static void *section_start(unsigned char *buf, const struct snapshot_section *s)
 {
     return buf + s->offset;
-}
-
-static void hash_le32(XXH3_state_t *state, uint32_t v)
-{
-    uint8_t bytes[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-                        (uint8_t)(v >> 24)};
-    XXH3_64bits_update(state, bytes, sizeof(bytes));
-}
-
-/*
- * The fingerprint hashes a canonical, byte-order-independent encoding of what the
- * ring answers with: the parameters and every node (id, weight, state, name, address)
- * in node-set order. Equal on every host for the same input.
- */
-static uint64_t fingerprint_of(const shmring_nodeset_t *set, uint32_t table_size)
-{
-    static const char domain[] = "shmring fingerprint v1";
-    XXH3_state_t state;
-    XXH3_INITSTATE(&state);
-    XXH3_64bits_reset(&state);
-    XXH3_64bits_update(&state, domain, sizeof(domain));
-    hash_le32(&state, (uint32_t)set->params.algorithm);
-    hash_le32(&state, (uint32_t)set->params.hash);
-    hash_le32(&state, set->params.vnodes);
-    hash_le32(&state, table_size);
-    hash_le32(&state, (uint32_t)set->count);
-    for (size_t i = 0; i < set->count; i++) {
-        const struct nodeset_node *n = &set->nodes[i];
-        hash_le32(&state, n->id);
-        hash_le32(&state, n->weight);
-        hash_le32(&state, (uint32_t)n->state);
-        hash_le32(&state, n->name_length);
-        XXH3_64bits_update(&state, n->name, n->name_length);
-        hash_le32(&state, n->address_length);
-        XXH3_64bits_update(&state, n->address, n->address_length);
-    }
-    return XXH3_64bits_digest(&state);
 }
 
 static void fill_buckets(const struct snapshot_point *points, uint32_t point_count,
@@ -176,7 +140,11 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         &end);
     layout_section(&header.table, (uint64_t)table_size * sizeof(uint32_t), &end);
     header.total_size = align_up(end);
-    header.fingerprint = fingerprint_of(set, table_size);
+    err = shmring__fingerprint(set, table_size, &header.fingerprint);
+    if (err != 0) {
+        free(up);
+        return err;
+    }
 
     /* Zeroed, so that padding and reserved fields are identical on every build. */
     unsigned char *buf = calloc(1, header.total_size);

@@ -27,12 +27,14 @@ static const char example_written[] = "{\n"
                                       "  \"nodes\": [\n"
                                       "    {\n"
                                       "      \"name\": \"cache-a\",\n"
+                                      "      \"id\": 0,\n"
                                       "      \"address\": \"10.0.1.1:11211\",\n"
                                       "      \"weight\": 600,\n"
                                       "      \"state\": \"up\"\n"
                                       "    },\n"
                                       "    {\n"
                                       "      \"name\": \"cache-b\",\n"
+                                      "      \"id\": 1,\n"
                                       "      \"address\": \"10.0.1.2:11211\",\n"
                                       "      \"weight\": 300,\n"
                                       "      \"state\": \"down\"\n"
@@ -360,8 +362,8 @@ START_TEST(test_error_unknown_field)
     parse_fails("{\"nodes\": [], \"Nodes\": []}", "Nodes: unknown field");
     parse_fails("{\"nodes\": [{\"name\": \"a\", \"port\": 11211}]}",
                 "nodes[0].port: unknown field");
-    parse_fails("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"b\", \"id\": 1}]}",
-                "nodes[1].id: unknown field");
+    parse_fails("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"b\", \"ID\": 1}]}",
+                "nodes[1].ID: unknown field");
     /* Keys that are not plain identifiers are quoted and escaped in the path. */
     parse_fails("{\"\": 1, \"nodes\": []}", "\"\": unknown field");
     parse_fails("{\"nodes\": [{\"name\": \"a\", \"we ight\": 1}]}",
@@ -458,6 +460,47 @@ START_TEST(test_error_duplicate_name)
         parse_ok("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"A\"}]}", NULL);
     ck_assert_uint_eq(shmring_nodeset_count(set), 2);
     shmring_nodeset_free(set);
+}
+END_TEST
+
+/* Given ids are kept; nodes without one are numbered after the largest, in order. */
+START_TEST(test_parse_given_ids)
+{
+    shmring_nodeset_t *set =
+        parse_ok("{\"nodes\": [{\"name\": \"a\", \"id\": 4}, {\"name\": \"b\"}, "
+                 "{\"id\": 2, \"name\": \"c\"}, {\"name\": \"d\"}]}",
+                 NULL);
+    check_node(set, 0, 4, "a", "a", 1, SHMRING_STATE_UP);
+    check_node(set, 1, 5, "b", "b", 1, SHMRING_STATE_UP);
+    check_node(set, 2, 2, "c", "c", 1, SHMRING_STATE_UP);
+    check_node(set, 3, 6, "d", "d", 1, SHMRING_STATE_UP);
+    uint32_t id = 0;
+    ck_assert_int_eq(shmring_nodeset_add(set, "e", NULL, 1, SHMRING_STATE_UP, &id), 0);
+    ck_assert_uint_eq(id, 7);
+    shmring_nodeset_free(set);
+
+    /* The largest id there is. */
+    set = parse_ok("{\"nodes\": [{\"name\": \"a\", \"id\": 4294967294}]}", NULL);
+    check_node(set, 0, UINT32_MAX - 1, "a", "a", 1, SHMRING_STATE_UP);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(test_error_id)
+{
+    parse_fails("{\"nodes\": [{\"name\": \"a\", \"id\": 4}, {\"name\": \"b\"}, "
+                "{\"name\": \"c\", \"id\": 4}]}",
+                "nodes[2].id: duplicate id 4 (nodes[0] has it)");
+    const char *const bad[] = {"-1", "4294967295", "\"3\"", "1.0", "null", "true"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[128];
+        format_into(text, sizeof(text), "{\"nodes\": [{\"name\": \"a\", \"id\": %s}]}",
+                    bad[i]);
+        parse_fails(text, "nodes[0].id: must be an integer from 0 to 4294967294");
+    }
+    parse_fails("{\"nodes\": [{\"name\": \"a\", \"id\": 4294967294}, {\"name\": "
+                "\"b\"}]}",
+                "nodes[1]: no id is left after the largest given id");
 }
 END_TEST
 
@@ -770,8 +813,7 @@ static void check_roundtrip(const shmring_nodeset_t *set)
     for (size_t i = 0; i < shmring_nodeset_count(set); i++) {
         shmring_node_info_t node;
         ck_assert_int_eq(shmring_nodeset_get(set, i, &node), 0);
-        check_node(again, i, (uint32_t)i, node.name, node.address, node.weight,
-                   node.state);
+        check_node(again, i, node.id, node.name, node.address, node.weight, node.state);
     }
     free(text_again);
     shmring_nodeset_free(again);
@@ -796,7 +838,7 @@ START_TEST(test_roundtrip_varied_set)
         if (i % 7 == 3)
             ck_assert_int_eq(shmring_nodeset_set_state(set, name, SHMRING_STATE_DOWN), 0);
     }
-    /* Removed nodes leave holes in the ids; the text carries no ids at all. */
+    /* Removed nodes leave holes in the ids, which the text carries over. */
     ck_assert_int_eq(shmring_nodeset_remove(set, "node-10"), 0);
     ck_assert_int_eq(shmring_nodeset_remove(set, "node-0"), 0);
     ck_assert_int_eq(shmring_nodeset_add(set, "quote\"back\\slash/ tab-free",
@@ -880,6 +922,7 @@ static Suite *json_suite(void)
 
     TCase *parse = tcase_create("parse");
     tcase_add_test(parse, test_parse_example);
+    tcase_add_test(parse, test_parse_given_ids);
     tcase_add_test(parse, test_parse_node_defaults);
     tcase_add_test(parse, test_parse_params_from_base);
     tcase_add_test(parse, test_parse_hash_fallback);
@@ -896,6 +939,7 @@ static Suite *json_suite(void)
     tcase_add_test(errors, test_error_duplicate_key);
     tcase_add_test(errors, test_error_structure);
     tcase_add_test(errors, test_error_unknown_field);
+    tcase_add_test(errors, test_error_id);
     tcase_add_test(errors, test_error_weight);
     tcase_add_test(errors, test_error_vnodes);
     tcase_add_test(errors, test_error_name);

@@ -258,6 +258,49 @@ START_TEST(inherit_ids_stops_at_id_limit)
 }
 END_TEST
 
+static shmring_nodeset_t *parse_set(const char *text)
+{
+    shmring_nodeset_t *set;
+    shmring_json_error_t error;
+    int rc = shmring_nodeset_from_json(text, strlen(text), NULL, &set, &error);
+    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
+    return set;
+}
+
+/* Ids a file gives win over inherited ones; a staying node keeps its id only when no
+ * given id took it. */
+START_TEST(inherit_ids_keeps_given_ids)
+{
+    shmring_nodeset_t *previous = new_set();
+    add_node(previous, "a", 0);
+    add_node(previous, "b", 1);
+    add_node(previous, "c", 2);
+
+    shmring_nodeset_t *set = parse_set("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, "
+                                       "{\"name\": \"b\"}, {\"name\": \"c\", \"id\": 1}, "
+                                       "{\"name\": \"x\"}]}");
+    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
+    char *text = describe(set);
+    ck_assert_str_eq(text, "0 0 160 0\n"
+                           "7 1 0 'a' 'a'\n"
+                           "8 1 0 'b' 'b'\n"
+                           "1 1 0 'c' 'c'\n"
+                           "9 1 0 'x' 'x'\n");
+    free(text);
+    add_node(set, "y", 10);
+    shmring_nodeset_free(set);
+
+    set = parse_set("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, {\"name\": \"b\"}]}");
+    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
+    text = describe(set);
+    ck_assert_str_eq(text, "0 0 160 0\n7 1 0 'a' 'a'\n1 1 0 'b' 'b'\n");
+    free(text);
+    add_node(set, "y", 8);
+    shmring_nodeset_free(set);
+    shmring_nodeset_free(previous);
+}
+END_TEST
+
 START_TEST(inherit_ids_from_empty_previous)
 {
     shmring_nodeset_t *previous = new_set();
@@ -566,6 +609,7 @@ static Suite *nodeset_suite(void)
     tc = tcase_create("inherit_ids");
     tcase_add_test(tc, inherit_ids_keeps_known_names);
     tcase_add_test(tc, inherit_ids_from_empty_previous);
+    tcase_add_test(tc, inherit_ids_keeps_given_ids);
     tcase_add_test(tc, inherit_ids_stops_at_id_limit);
     suite_add_tcase(s, tc);
 

@@ -971,6 +971,86 @@ START_TEST(test_dump_load_round_trip)
 }
 END_TEST
 
+/* check: 0 when the ring holds exactly the file's node set (as load would leave
+ * it), 1 with one line per difference, 2 on error; it never changes the ring. */
+START_TEST(test_check)
+{
+    make_ring();
+    /* Ids and parameters the file leaves out are the ring's, as for load. */
+    write_file(temp_file, "{\"nodes\": [\n"
+                          "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
+                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
+                          "\"weight\": 3}\n"
+                          "]}\n");
+    EXPECT(0, "", "", "-r", ring, "check", temp_file);
+    write_file(temp_file, "{\"algorithm\": \"maglev\", \"nodes\": [\n"
+                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\"},\n"
+                          "  {\"name\": \"node-b\", \"id\": 7, \"address\": "
+                          "\"10.0.0.2:11211\", \"state\": \"down\"}\n"
+                          "]}\n");
+    EXPECT(1,
+           "params: algorithm ring -> maglev\n"
+           "missing node-c: address 10.0.0.3:1, weight 1, state up, id 8\n"
+           "changed node-b: weight 3 -> 1, state up -> down, id 1 -> 7\n"
+           "extra node-a: address 10.0.0.1:11211, weight 1, state up, id 0\n",
+           "", "-r", ring, "check", temp_file);
+    struct run r;
+    RUN_INPUT(&r,
+              "{\"nodes\": [{\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
+              "\"weight\": 3}, {\"name\": \"node-a\", \"address\": "
+              "\"10.0.0.1:11211\"}]}",
+              "-r", ring, "check", "-");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, "order: the ring holds the nodes in another order\n");
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+    ck_assert_uint_eq(generation_of(ring), 3);
+
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"x\", \"weight\": 0}]}");
+    EXPECT(
+        2, "",
+        fmt("ringctl: error: %s: nodes[0].weight: must be an integer from 1 to 65535\n",
+            temp_file),
+        "-r", ring, "check", temp_file);
+    EXPECT(2, "",
+           fmt("ringctl: error: cannot read ring '%s': no such ring or node\n", other),
+           "-r", other, "check", temp_file);
+    EXPECT(2, "",
+           "ringctl: error: cannot read '/nonexistent/x.json': No such file or "
+           "directory\n",
+           "-r", ring, "check", "/nonexistent/x.json");
+}
+END_TEST
+
+/* Ids a file gives are what load publishes, and dump writes them back. */
+START_TEST(test_load_given_ids)
+{
+    make_ring();
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 40, "
+                          "\"address\": \"10.0.0.1:11211\"}, {\"name\": \"node-b\", "
+                          "\"address\": \"10.0.0.2:11211\", \"weight\": 3}, "
+                          "{\"name\": \"node-c\"}]}");
+    EXPECT(0,
+           fmt("loaded 3 nodes into ring '%s' (1 added, 0 removed, 1 changed): "
+               "generation 4\n",
+               ring),
+           "", "-r", ring, "load", temp_file);
+    shmring_nodeset_t *set = nodeset_of(ring);
+    ck_assert_uint_eq(node_of(set, "node-a").id, 40);
+    ck_assert_uint_eq(node_of(set, "node-b").id, 1);
+    ck_assert_uint_eq(node_of(set, "node-c").id, 41);
+    shmring_nodeset_free(set);
+    EXPECT(0, "", "", "-r", ring, "check", temp_file);
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 3}, "
+                          "{\"name\": \"node-b\", \"id\": 3}]}");
+    EXPECT(1, "",
+           fmt("ringctl: error: %s: nodes[1].id: duplicate id 3 (nodes[0] has it)\n",
+               temp_file),
+           "-r", ring, "load", temp_file);
+    ck_assert_uint_eq(generation_of(ring), 4);
+}
+END_TEST
+
 START_TEST(test_load_replaces_node_set)
 {
     make_ring();
@@ -3333,6 +3413,8 @@ static Suite *ringctl_suite(void)
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_version_and_help);
+    tcase_add_test(core, test_check);
+    tcase_add_test(core, test_load_given_ids);
     tcase_add_test(core, test_init_defaults);
     tcase_add_test(core, test_init_parameters);
     tcase_add_test(core, test_add_and_remove);

@@ -30,30 +30,23 @@ void change_keep_node(struct change *change, const shmring_node_info_t *node)
     change->node.address = change->node_address;
 }
 
-void nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
-                  struct nodeset_diff *out)
+int nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
+                 struct nodeset_diff *out)
 {
     memset(out, 0, sizeof(*out));
-    size_t kept = 0, count = shmring_nodeset_count(after);
-    out->same_order = shmring_nodeset_count(before) == count;
-    for (size_t i = 0; i < count; i++) {
-        shmring_node_info_t node, old;
-        size_t index;
-        if (shmring_nodeset_get(after, i, &node) != 0)
-            continue;
-        if (shmring_nodeset_find(before, node.name, &index) != 0 ||
-            shmring_nodeset_get(before, index, &old) != 0) {
-            out->added++;
-            out->same_order = false;
-            continue;
-        }
-        kept++;
-        out->same_order = out->same_order && index == i;
-        if (node.weight != old.weight || node.state != old.state ||
-            strcmp(node.address, old.address) != 0)
-            out->changed++;
-    }
-    out->removed = shmring_nodeset_count(before) - kept;
+    shmring_nodeset_diff_t *diff;
+    int err = shmring_nodeset_diff(before, after, &diff);
+    if (err != 0)
+        return err;
+    shmring_difference_counts_t counts;
+    shmring_nodeset_diff_counts(diff, &counts);
+    out->added = counts.added;
+    out->removed = counts.removed;
+    out->changed = counts.changed;
+    out->params_changed = counts.params_changed;
+    out->same = shmring_nodeset_diff_count(diff) == 0;
+    shmring_nodeset_diff_free(diff);
+    return 0;
 }
 
 int dry_run_owner_check(const shmring_ring_status_t *status)

@@ -6,14 +6,7 @@
 
 #include "ringctl.h"
 
-/* The JSON text that load read, before the writer lock is taken. */
-struct load_input {
-    char *text;
-    size_t len;
-    const char *label; /* the file name, for diagnostics */
-};
-
-static int read_load_input(const char *path, struct load_input *in)
+int read_load_input(const char *path, struct load_input *in)
 {
     bool from_stdin = strcmp(path, "-") == 0;
     in->label = from_stdin ? "<stdin>" : path;
@@ -57,7 +50,7 @@ static int change_load(const struct ringctl *ctl, const void *input,
 {
     (void)ctl;
     const struct load_input *in = input;
-    shmring_params_t base, params;
+    shmring_params_t base;
     shmring_nodeset_params(*set, &base);
     shmring_nodeset_t *loaded;
     shmring_json_error_t error;
@@ -83,17 +76,19 @@ static int change_load(const struct ringctl *ctl, const void *input,
                     shmring_strerror(err));
     }
     out->action = ACTION_LOAD;
-    nodeset_diff(*set, loaded, &out->diff);
-    shmring_nodeset_params(loaded, &params);
-    out->params = params;
-    out->params_changed = memcmp(&params, &base, sizeof(params)) != 0;
+    err = nodeset_diff(*set, loaded, &out->diff);
+    if (err != 0) {
+        shmring_nodeset_free(loaded);
+        return fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
+    }
+    shmring_nodeset_params(loaded, &out->params);
+    out->params_changed = out->diff.params_changed;
     out->node_count = shmring_nodeset_count(loaded);
     /* The same file loaded again (a configuration run, say) publishes nothing, as
      * weight, up and down do when nothing changes: every worker would otherwise map
      * and validate a new version for no change. Node order counts, as the snapshot
-     * keeps it. */
-    if (out->diff.added == 0 && out->diff.removed == 0 && out->diff.changed == 0 &&
-        !out->params_changed && out->diff.same_order) {
+     * keeps it, and so do ids. */
+    if (out->diff.same) {
         out->unchanged = true;
         shmring_nodeset_free(loaded);
         return EXIT_OK;

@@ -51,6 +51,11 @@ COMMAND(lookup, .group = GROUP_READ,
 COMMAND(dump, .group = GROUP_READ, .synopsis = {"dump"},
         .summary = "print the node set as JSON, as 'load' reads it", .min_args = 0,
         .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+COMMAND(check, .group = GROUP_READ, .synopsis = {"check FILE|-"},
+        .summary = "exit 0 if the ring holds exactly the JSON node set of FILE (as "
+                   "'load' would leave it), 1 if not, with one line per difference, 2 "
+                   "on error",
+        .min_args = 1, .max_args = 1, .options = OPTION_OWNER, .names_ring = true)
 COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
         .summary = "print every ring in the ring directory, one per line: name, "
                    "generation, nodes, algorithm (tab-separated); rings it cannot read "
@@ -59,6 +64,13 @@ COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
         .summary = "remove the ring; readers keep their last version", .min_args = 0,
         .max_args = 0, .options = OPTIONS_CHANGE, .names_ring = true)
+COMMAND(sync, .group = GROUP_OTHER,
+        .synopsis = {"sync --etcd URL[,URL...] --key KEY [OPTIONS]",
+                     "sync --etcd URL[,URL...] --prefix PREFIX [OPTIONS]",
+                     "sync --file PATH [OPTIONS]"},
+        .summary = "keep the ring equal to a source of truth, publishing only when it "
+                   "changes; its own options are listed by 'ringctl sync --help'",
+        .min_args = 0, .max_args = UNLIMITED, .options = 0, .names_ring = true)
 COMMAND(help, .group = GROUP_OTHER, .synopsis = {"help [COMMAND]"},
         .summary = "print this help, or COMMAND's", .min_args = 0, .max_args = 1,
         .options = 0, .names_ring = false)

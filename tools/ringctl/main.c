@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "cmd_sync.h"
 #include "ringctl.h"
 
 /* The permission bits of a ring that init or load creates without --mode. */
@@ -213,6 +214,10 @@ int main(int argc, char **argv)
     /* Before anything else is opened. */
     if (!standard_descriptors_valid())
         return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    /* sync is a long-running follower with options of its own (cmd_sync.c): it parses
+     * its whole command line itself. */
+    if (ringctl_sync_requested(argc, argv))
+        return ringctl_sync_main(argc, argv);
     output_open();
     struct ringctl ctl;
     memset(&ctl, 0, sizeof(ctl));

@@ -96,7 +96,7 @@ enum command_group {
 };
 
 /* The most synopsis lines a command has (lookup: keys, or --stdin). */
-#define SYNOPSIS_MAX 2
+#define SYNOPSIS_MAX 3
 
 /* One row of the command table: everything dispatch and help know of a command. */
 struct ringctl_command {
@@ -206,13 +206,14 @@ enum change_action {
     ACTION_DESTROY,
 };
 
-/* Which nodes a load adds, removes and changes. */
+/* Which nodes a load adds, removes and changes (shmring_nodeset_diff()'s counts). */
 struct nodeset_diff {
     size_t added;
     size_t removed;
     size_t changed;
-    /* Whether the node order stays (the snapshot keeps it). */
-    bool same_order;
+    bool params_changed;
+    /* No difference at all: parameters, nodes, ids and order the same. */
+    bool same;
 };
 
 struct change {
@@ -259,9 +260,20 @@ int report_change(const struct ringctl *ctl, const struct change *change,
                   uint64_t generation, const double *moved_fraction);
 /* Keeps NODE in CHANGE with copies of its strings. */
 void change_keep_node(struct change *change, const shmring_node_info_t *node);
-/* Which nodes of AFTER are new or changed compared with BEFORE. */
-void nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
-                  struct nodeset_diff *out);
+/* What differs between BEFORE and AFTER. Returns 0 or a library error. */
+int nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
+                 struct nodeset_diff *out);
+
+/* The JSON text that load and check read, before the writer lock is taken. */
+struct load_input {
+    char *text;
+    size_t len;
+    const char *label; /* the file name, or "<stdin>", for diagnostics */
+};
+
+/* Reads PATH ("-": standard input) whole into *IN (text freed by the caller). Returns
+ * an exit status, having said why on failure. */
+int read_load_input(const char *path, struct load_input *in);
 /* Refuses (SHMRING_EOWNER) to pretend to change a ring of another user. */
 int dry_run_owner_check(const shmring_ring_status_t *status);
 

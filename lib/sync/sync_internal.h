@@ -1,0 +1,94 @@
+/* Declarations shared by the modules of lib/sync/; never installed. */
+#ifndef SHMRING_SYNC_INTERNAL_H
+#define SHMRING_SYNC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sync.h"
+
+/* Room for one log line; longer ones are cut. */
+#define SYNC_LINE_MAX 1024
+
+/* One run of sync. */
+struct sync_context {
+    const shmring_sync_config_t *config;
+    /* Whether systemd was told READY=1. */
+    bool ready;
+    /* Whether the ring holds the last node set read from the source. */
+    bool in_step;
+    /* Whether the state file already holds what the ring holds. */
+    bool state_current;
+    /* A state of the jitter's pseudo-random sequence. */
+    uint64_t random;
+};
+
+/* ---- sync.c ---- */
+
+/* Logs one line: "ring 'RING': MESSAGE" on the config's log. */
+void sync__log(struct sync_context *ctx, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+bool sync__stopping(const struct sync_context *ctx);
+
+/* ---- apply.c ---- */
+
+enum sync_outcome {
+    SYNC_PUBLISHED,
+    SYNC_UNCHANGED,
+    /* The document was refused (logged): the ring is as it was. */
+    SYNC_REFUSED,
+    /* The ring could not be changed (logged): try again later. */
+    SYNC_FAILED,
+};
+
+/*
+ * Makes the ring hold the JSON node set TEXT (LEN bytes) as `ringctl load` would,
+ * publishing only when something differs, then keeps it in the state file. ORIGIN
+ * names where TEXT comes from in log lines ("key /a at revision 7"). Refusals name
+ * ORIGIN and the error; KEY_OF_NODE (may be NULL) maps a node index of TEXT to the
+ * name of the etcd key it came from, for messages about one node.
+ */
+enum sync_outcome sync__apply(struct sync_context *ctx, const char *text, size_t len,
+                              const char *origin,
+                              const char *(*key_of_node)(void *data, size_t index),
+                              void *key_data);
+
+/* Restores the ring from the state file when there is one (logs what it did);
+ * returns whether the ring now holds the state file's node set. */
+bool sync__restore(struct sync_context *ctx);
+
+/* ---- state_file.c ---- */
+
+/* Replaces PATH by TEXT atomically: PATH.tmp written, fsynced, renamed over PATH,
+ * and the directory fsynced. Returns 0 or a negated errno value. */
+int sync__state_write(const char *path, const char *text, size_t len);
+/* Reads PATH whole into a new NUL-terminated buffer. 0 or a negated errno value. */
+int sync__file_read(const char *path, char **text, size_t *len);
+
+/* ---- backoff.c ---- */
+
+struct sync_backoff {
+    unsigned attempt;
+};
+
+/* Sleeps the next delay of a capped exponential backoff with jitter (100 ms, then
+ * doubling up to the config's maximum, each delay drawn from its upper half).
+ * Returns false when sync is stopping. */
+bool sync__backoff_wait(struct sync_context *ctx, struct sync_backoff *backoff);
+/* Sleeps MS milliseconds, waking early when sync is stopping; false then. */
+bool sync__sleep_ms(struct sync_context *ctx, unsigned ms);
+
+/* ---- base64.c ---- */
+
+/* Standard base64 with padding, into a new NUL-terminated string (NULL: no memory). */
+char *sync__base64_encode(const void *data, size_t len);
+/* Decodes TEXT into a new NUL-terminated buffer; false on bad input or no memory. */
+bool sync__base64_decode(const char *text, char **out, size_t *out_len);
+
+/* ---- etcd_source.c, file_source.c ---- */
+
+int sync__follow_etcd(struct sync_context *ctx);
+int sync__follow_file(struct sync_context *ctx);
+
+#endif

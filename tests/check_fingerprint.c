@@ -1,0 +1,249 @@
+/*
+ * Tests of lib/fingerprint.c: the content fingerprint covers exactly what decides
+ * answers (algorithm, hash, the parameters in use, each node's name, address,
+ * weight, state and id, and ketama's up-node order), in a canonical order: equal
+ * for rings that answer alike whatever their history or file order, different as
+ * soon as one of those differs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "nodeset_internal.h"
+#include "test_expect.h"
+#include "test_support.h"
+
+#define SAMPLE_KEYS 20000
+
+static shmring_nodeset_t *parse(const char *text)
+{
+    shmring_nodeset_t *set;
+    shmring_json_error_t error;
+    int rc = shmring_nodeset_from_json(text, strlen(text), NULL, &set, &error);
+    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
+    return set;
+}
+
+static uint64_t fingerprint_of_set(const shmring_nodeset_t *set)
+{
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(snapshot, &info);
+    shmring_snapshot_free(snapshot);
+    return info.fingerprint;
+}
+
+static uint64_t fingerprint_of(const char *text)
+{
+    shmring_nodeset_t *set = parse(text);
+    uint64_t fingerprint = fingerprint_of_set(set);
+    shmring_nodeset_free(set);
+    return fingerprint;
+}
+
+/* Whether the snapshots of A and B give every sampled key the same node id. */
+static bool same_answers(const char *a, const char *b)
+{
+    shmring_nodeset_t *set_a = parse(a), *set_b = parse(b);
+    shmring_snapshot_t *snapshot_a = test_snapshot(set_a);
+    shmring_snapshot_t *snapshot_b = test_snapshot(set_b);
+    bool same = true;
+    for (uint64_t i = 0; i < SAMPLE_KEYS && same; i++) {
+        char key[32];
+        size_t len = test_key(key, i);
+        uint32_t id_a, id_b;
+        ck_assert_int_eq(shmring_snapshot_lookup_id(snapshot_a, key, len, &id_a), 0);
+        ck_assert_int_eq(shmring_snapshot_lookup_id(snapshot_b, key, len, &id_b), 0);
+        same = id_a == id_b;
+    }
+    shmring_snapshot_free(snapshot_a);
+    shmring_snapshot_free(snapshot_b);
+    shmring_nodeset_free(set_a);
+    shmring_nodeset_free(set_b);
+    return same;
+}
+
+#define NODES_ABC                                                                        \
+    "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", \"weight\": 2},"      \
+    "{\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"},"                     \
+    "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": \"down\"}"
+#define NODES_CAB                                                                        \
+    "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "          \
+    "\"down\"},"                                                                         \
+    "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", \"weight\": 2},"      \
+    "{\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}"
+
+/* Appends V as 32 little-endian bits. */
+static void put_le32(unsigned char *buf, size_t *used, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        buf[(*used)++] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_text(unsigned char *buf, size_t *used, const char *text)
+{
+    put_le32(buf, used, (uint32_t)strlen(text));
+    memcpy(buf + *used, text, strlen(text));
+    *used += strlen(text);
+}
+
+/* The value every host must compute: the encoding lib/fingerprint.c documents,
+ * written out by hand here, and its hash pinned, so that a change of the encoding
+ * shows here first (and must come with a new domain string). */
+START_TEST(test_documented_encoding)
+{
+    unsigned char buf[512];
+    size_t used = 0;
+    static const char domain[] = "shmring fingerprint v2";
+    memcpy(buf, domain, sizeof(domain));
+    used += sizeof(domain);
+    put_le32(buf, &used, SHMRING_ALGORITHM_RING);
+    put_le32(buf, &used, SHMRING_HASH_XXH3);
+    put_le32(buf, &used, 160); /* vnodes */
+    put_le32(buf, &used, 0);   /* no maglev table */
+    put_le32(buf, &used, 3);
+    const struct {
+        const char *name, *address;
+        uint32_t weight, state, id;
+    } nodes[] = {{"a", "10.0.0.1:11211", 2, 0, 0},
+                 {"b", "10.0.0.2:11211", 1, 0, 1},
+                 {"c", "10.0.0.3:11211", 1, 1, 2}};
+    for (size_t i = 0; i < 3; i++) {
+        put_text(buf, &used, nodes[i].name);
+        put_text(buf, &used, nodes[i].address);
+        put_le32(buf, &used, nodes[i].weight);
+        put_le32(buf, &used, nodes[i].state);
+        put_le32(buf, &used, nodes[i].id);
+        put_le32(buf, &used, 0); /* up rank: ketama only */
+    }
+    uint64_t expected = XXH3_64bits(buf, used);
+    ck_assert_uint_eq(expected, UINT64_C(0x3b380f957bde5066));
+    ck_assert_uint_eq(
+        fingerprint_of("{\"algorithm\": \"ring\", \"nodes\": [" NODES_CAB "]}"),
+        expected);
+}
+END_TEST
+
+/* File order and history (the next id to give) change nothing, for the algorithms
+ * whose answers ignore node order; the answers are indeed the same. */
+START_TEST(test_order_and_history_do_not_count)
+{
+    const char *const algorithms[] = {"ring", "maglev"};
+    for (size_t i = 0; i < 2; i++) {
+        char abc[1024], cab[1024];
+        snprintf(abc, sizeof(abc), "{\"algorithm\": \"%s\", \"nodes\": [" NODES_ABC "]}",
+                 algorithms[i]);
+        snprintf(cab, sizeof(cab), "{\"algorithm\": \"%s\", \"nodes\": [" NODES_CAB "]}",
+                 algorithms[i]);
+        ck_assert_uint_eq(fingerprint_of(abc), fingerprint_of(cab));
+        ck_assert(same_answers(abc, cab));
+
+        shmring_nodeset_t *set = parse(abc);
+        uint64_t fresh = fingerprint_of_set(set);
+        shmring__nodeset_set_next_id(set, 5000);
+        ck_assert_uint_eq(fingerprint_of_set(set), fresh);
+        shmring_nodeset_free(set);
+    }
+}
+END_TEST
+
+/* Every covered field, changed alone, gives a fingerprint of its own. */
+START_TEST(test_every_covered_field_counts)
+{
+    const char *const variants[] = {
+        "{\"algorithm\": \"ring\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"maglev\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"ketama\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"ring\", \"hash\": \"md5\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"ring\", \"vnodes\": 100, \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"maglev\", \"table_size\": 131071, \"nodes\": [" NODES_ABC "]}",
+        /* name, address, weight, state, id of one node */
+        "{\"nodes\": [{\"name\": \"A\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}, "
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+        "\"down\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.9:11211\", "
+        "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}, "
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+        "\"down\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 3}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}, "
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+        "\"down\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}, "
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2}, {\"name\": \"b\", \"id\": 7, \"address\": \"10.0.0.2:11211\"}, "
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+        "\"down\"}]}",
+        /* one node fewer (parenthesised: one string, not two missing a comma) */
+        ("{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+         "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": "
+         "\"10.0.0.2:11211\"}]}"),
+    };
+    size_t count = sizeof(variants) / sizeof(variants[0]);
+    uint64_t prints[sizeof(variants) / sizeof(variants[0])];
+    for (size_t i = 0; i < count; i++) {
+        prints[i] = fingerprint_of(variants[i]);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_msg(prints[i] != prints[j], "variants %zu and %zu collide", j, i);
+    }
+}
+END_TEST
+
+/* Parameters the algorithm does not use, and a table size of 0 against the prime it
+ * stands for, answer alike and fingerprint alike. */
+START_TEST(test_unused_parameters_do_not_count)
+{
+    const char *maglev = "{\"algorithm\": \"maglev\", \"nodes\": [" NODES_ABC "]}";
+    const char *maglev_vnodes =
+        "{\"algorithm\": \"maglev\", \"vnodes\": 7, \"nodes\": [" NODES_ABC "]}";
+    const char *maglev_default_table =
+        "{\"algorithm\": \"maglev\", \"table_size\": 65537, \"nodes\": [" NODES_ABC "]}";
+    ck_assert_uint_eq(fingerprint_of(maglev), fingerprint_of(maglev_vnodes));
+    ck_assert_uint_eq(fingerprint_of(maglev), fingerprint_of(maglev_default_table));
+    ck_assert(same_answers(maglev, maglev_default_table));
+    const char *ketama = "{\"algorithm\": \"ketama\", \"nodes\": [" NODES_ABC "]}";
+    const char *ketama_vnodes =
+        "{\"algorithm\": \"ketama\", \"vnodes\": 7, \"nodes\": [" NODES_ABC "]}";
+    ck_assert_uint_eq(fingerprint_of(ketama), fingerprint_of(ketama_vnodes));
+}
+END_TEST
+
+/* Ketama breaks ties between equal points by server order, so the order of the up
+ * nodes counts there, and only theirs: a down node may move freely. */
+START_TEST(test_ketama_up_order_counts)
+{
+    const char *abc = "{\"algorithm\": \"ketama\", \"nodes\": [" NODES_ABC "]}";
+    const char *cab = "{\"algorithm\": \"ketama\", \"nodes\": [" NODES_CAB "]}";
+    ck_assert_uint_eq(fingerprint_of(abc), fingerprint_of(cab));
+    const char *bac =
+        "{\"algorithm\": \"ketama\", \"nodes\": ["
+        "{\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"},"
+        "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", \"weight\": 2},"
+        "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+        "\"down\"}]}";
+    ck_assert_uint_ne(fingerprint_of(abc), fingerprint_of(bac));
+}
+END_TEST
+
+static Suite *fingerprint_suite(void)
+{
+    Suite *suite = suite_create("fingerprint");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_documented_encoding);
+    tcase_add_test(core, test_order_and_history_do_not_count);
+    tcase_add_test(core, test_every_covered_field_counts);
+    tcase_add_test(core, test_unused_parameters_do_not_count);
+    tcase_add_test(core, test_ketama_up_order_counts);
+    suite_add_tcase(suite, core);
+    return suite;
+}
+
+int main(void)
+{
+    return test_run_suite(fingerprint_suite());
+}

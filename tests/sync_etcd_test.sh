@@ -1,0 +1,158 @@
+#!/bin/bash
+# ringctl sync against a real etcd (Debian's etcd-server), started here on loopback
+# on free ports with a temporary data directory, and always stopped at the end.
+# Every wait is for a condition (ringctl check passing, a log line appearing), with a
+# deadline; none is a sleep standing in for synchronisation.
+set -u
+RINGCTL=${1:?usage: sync_etcd_test.sh RINGCTL}
+WORK=$(mktemp -d /tmp/shmring-sync-test.XXXXXX)
+export ETCDCTL_API=3
+TAG=st$$
+PIDS=()
+ETCD_PID=
+
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+    [ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
+    wait 2>/dev/null
+    for r in a b c d p k; do "$RINGCTL" -r "$TAG$r" destroy >/dev/null 2>&1; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+CLIENT_PORT=$(free_port)
+PEER_PORT=$(free_port)
+URL=http://127.0.0.1:$CLIENT_PORT
+E() { etcdctl --endpoints="$URL" "$@"; }
+
+start_etcd() {
+    etcd --name t --data-dir "$WORK/etcd" --listen-client-urls "$URL" --advertise-client-urls "$URL" \
+        --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+        --initial-cluster "t=http://127.0.0.1:$PEER_PORT" >>"$WORK/etcd.log" 2>&1 &
+    ETCD_PID=$!
+    until_true 30 E endpoint health || fail "etcd did not start"
+}
+stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
+
+# until_true SECONDS COMMAND...: runs COMMAND until it succeeds, at most SECONDS.
+until_true() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+}
+fingerprint() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])'; }
+generation() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'; }
+start_sync() { # RING LOG ARGS...
+    local ring=$1 log=$2; shift 2
+    "$RINGCTL" -r "$ring" sync "$@" 2>>"$log" &
+    PIDS+=($!)
+}
+doc() { # N: a node set that changes with N, every id given
+    python3 - "$1" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+nodes = [{"name": "node-%d" % i, "id": i, "address": "10.0.%d.%d:11211" % (n % 7, i),
+          "weight": 1 + (n + i) % 5} for i in range(n % 13, n % 13 + 100)]
+print(json.dumps({"algorithm": "ring", "nodes": nodes}))
+PY
+}
+
+start_etcd
+
+echo "== three syncs, 200 rapid updates, a fourth ring by load after another history"
+doc 0 >"$WORK/doc0.json"
+E put /t/doc "$(cat "$WORK/doc0.json")" >/dev/null
+for r in a b c; do start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"; done
+for i in $(seq 1 200); do doc "$i"; done >"$WORK/docs"
+# 200 puts back to back, each a new revision.
+while IFS= read -r line; do E put /t/doc "$line" >/dev/null || fail "put"; done <"$WORK/docs"
+tail -n 1 "$WORK/docs" >"$WORK/final.json"
+for r in a b c; do
+    until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/final.json" || fail "ring $r did not converge"
+done
+for i in 5 17 3; do doc "$i" | "$RINGCTL" -r "${TAG}d" load - >/dev/null; done
+"$RINGCTL" -r "${TAG}d" load "$WORK/final.json" >/dev/null || fail "load d"
+F=$(fingerprint "${TAG}a")
+for r in b c d; do [ "$(fingerprint "$TAG$r")" = "$F" ] || fail "fingerprint of $r differs"; done
+seq 1 100000 | sed 's/^/key-/' >"$WORK/keys"
+for r in a b c d; do "$RINGCTL" -r "$TAG$r" lookup --stdin <"$WORK/keys" >"$WORK/answers-$r"; done
+[ "$(wc -l <"$WORK/answers-a")" -eq 100000 ] || fail "lookup answered $(wc -l <"$WORK/answers-a") keys"
+for r in b c d; do cmp -s "$WORK/answers-a" "$WORK/answers-$r" || fail "answers of $r differ"; done
+echo "ok: 4 rings, fingerprint $F, 100000 identical answers"
+
+echo "== bad values are refused, the ring unchanged, sync still following"
+G=$(generation "${TAG}a")
+n=0
+for bad in 'not json' '{"nodes": [{"name": "x", "weight": 0}]}' '{"nodes": []}' \
+    '{"nodes": [{"name": "x", "id": 1}, {"name": "y", "id": 1}]}' '{"colour": 1, "nodes": [{"name": "x"}]}'; do
+    n=$((n + 1))
+    E put /t/doc "$bad" >/dev/null
+    rev=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+    until_true 20 grep -q "refused key /t/doc at revision $rev: " "$WORK/sync-a.log" || fail "no refusal for: $bad"
+    [ "$(generation "${TAG}a")" = "$G" ] || fail "ring changed by: $bad"
+done
+grep "refused key /t/doc" "$WORK/sync-a.log" | head -5
+E put /t/doc "$(doc 300)" >/dev/null
+doc 300 >"$WORK/d300.json"
+until_true 20 "$RINGCTL" -r "${TAG}a" check "$WORK/d300.json" || fail "sync stopped following"
+echo "ok"
+
+echo "== etcd stopped mid-stream, then restarted"
+stop_etcd
+"$RINGCTL" -r "${TAG}a" lookup some-key >/dev/null || fail "ring stopped answering"
+until_true 20 grep -q "lost the watch" "$WORK/sync-b.log" || fail "no lost-watch line"
+start_etcd
+E put /t/doc "$(doc 301)" >/dev/null
+doc 301 >"$WORK/d301.json"
+for r in a b c; do until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d301.json" || fail "ring $r did not catch up"; done
+echo "ok"
+
+echo "== prefix mode with 2-second leases"
+E put /l/ '{"algorithm": "maglev"}' >/dev/null
+KEPT=$(E lease grant 2 | awk '{print $2}')
+LOST=$(E lease grant 2 | awk '{print $2}')
+E put --lease="$KEPT" /l/kept '{"address": "10.1.0.1:80", "id": 1}' >/dev/null
+E put --lease="$LOST" /l/lost '{"address": "10.1.0.2:80", "id": 2}' >/dev/null
+etcdctl --endpoints="$URL" lease keep-alive "$KEPT" >/dev/null 2>&1 &
+PIDS+=($!)
+start_sync "${TAG}p" "$WORK/sync-p.log" --etcd "$URL" --prefix /l/
+echo '{"algorithm": "maglev", "nodes": [{"name": "kept", "address": "10.1.0.1:80", "id": 1}]}' >"$WORK/kept.json"
+until_true 30 "$RINGCTL" -r "${TAG}p" check "$WORK/kept.json" || fail "lost lease's node stayed"
+grep "prefix /l/" "$WORK/sync-p.log" | tail -2
+echo "ok"
+
+echo "== a SIGKILLed sync never leaves a torn state file"
+for i in $(seq 1 20); do
+    "$RINGCTL" -r "${TAG}k" sync --etcd "$URL" --key /t/doc --state "$WORK/state-k.json" 2>/dev/null &
+    pid=$!
+    E put /t/doc "$(doc $((400 + i)))" >/dev/null
+    kill -9 $pid; wait $pid 2>/dev/null
+    if [ -e "$WORK/state-k.json" ]; then
+        "$RINGCTL" -r "${TAG}k" check "$WORK/state-k.json" >/dev/null
+        [ $? -le 1 ] || fail "state file torn after SIGKILL $i"
+    fi
+done
+echo "ok"
+
+echo "== started with etcd down: the ring comes back from the state file"
+stop_etcd
+"$RINGCTL" -r "${TAG}c" destroy >/dev/null
+cp "$WORK/state-c.json" "$WORK/restored.json"
+kill "${PIDS[2]}"
+start_sync "${TAG}c" "$WORK/sync-c2.log" --etcd "$URL" --key /t/doc --state "$WORK/state-c.json"
+until_true 30 "$RINGCTL" -r "${TAG}c" check "$WORK/restored.json" || fail "not restored"
+grep "state file" "$WORK/sync-c2.log" | head -2
+echo "ok"
+
+echo "== SIGTERM: exit 0"
+pid=${PIDS[-1]}
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ $rc -eq 0 ] || fail "sync exited $rc after SIGTERM"
+echo "ok"
+echo "PASS"

@@ -1,0 +1,55 @@
+#!/bin/bash
+# ringctl sync --file: a write in place and a replacement by rename are both
+# followed; a bad file is refused with the ring unchanged; --once's exit statuses.
+# Every wait is for a condition, with a deadline.
+set -u
+RINGCTL=${1:?usage: sync_file_test.sh RINGCTL}
+WORK=$(mktemp -d /tmp/shmring-sync-file.XXXXXX)
+RING=sf$$
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+    wait 2>/dev/null
+    "$RINGCTL" -r "$RING" destroy >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+until_true() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+}
+F=$WORK/ring.json
+echo '{"nodes": [{"name": "a", "id": 1}]}' >"$F"
+"$RINGCTL" -r "$RING" sync --file "$F" --once 2>"$WORK/once.log"; rc=$?
+[ $rc -eq 0 ] || fail "--once exited $rc"
+"$RINGCTL" -r "$RING" check "$F" || fail "--once did not load"
+"$RINGCTL" -r "$RING" sync --file "$WORK/missing.json" --once 2>/dev/null; rc=$?
+[ $rc -eq 1 ] || fail "--once of a missing file exited $rc, not 1"
+
+"$RINGCTL" -r "$RING" sync --file "$F" 2>"$WORK/sync.log" &
+PID=$!
+until_true 10 grep -q "following $F" "$WORK/sync.log" || fail "not following"
+
+# In place.
+echo '{"nodes": [{"name": "a", "id": 1}, {"name": "b", "id": 2}]}' >"$F"
+until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "write in place not seen"
+# Replaced by rename, as configuration management does.
+echo '{"nodes": [{"name": "c", "id": 3}]}' >"$WORK/ring.json.new"
+mv "$WORK/ring.json.new" "$F"
+until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "rename not seen"
+G=$("$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])')
+# A bad file: refused, the ring unchanged, and the next good one applied.
+echo '{"nodes": [{"name": "c", "weight": 0}]}' >"$F"
+until_true 10 grep -q "refused file $F: nodes\[0\].weight: must be an integer from 1 to 65535; ring unchanged" "$WORK/sync.log" || fail "bad file not refused"
+G2=$("$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])')
+[ "$G" = "$G2" ] || fail "bad file changed the ring"
+echo '{"nodes": [{"name": "d", "id": 4}]}' >"$F"
+until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
+kill -TERM "$PID"; wait "$PID"; rc=$?; PID=
+[ $rc -eq 0 ] || fail "SIGTERM: exit $rc"
+cat "$WORK/sync.log"
+echo PASS

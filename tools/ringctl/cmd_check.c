@@ -1,0 +1,241 @@
+/*
+ * ringctl check: a drift check for configuration management and monitoring. The
+ * comparison is the library's (shmring_nodeset_diff()); this file only reads the two
+ * node sets and prints the differences, one line each.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ringctl.h"
+
+/* The exit statuses of check: a drift check's, not ringctl's usual ones. */
+enum {
+    CHECK_SAME = 0,
+    CHECK_DIFFERS = 1,
+    CHECK_ERROR = 2,
+};
+
+/* Appends ", " between items of a line being built. */
+static void separate(char *line, size_t size)
+{
+    if (line[0] != '\0')
+        strncat(line, ", ", size - strlen(line) - 1);
+}
+
+/* Describes a difference of parameters: "algorithm ring -> maglev, vnodes 160 -> 7". */
+static void describe_param_changes(unsigned fields, const shmring_params_t *ring,
+                            const shmring_params_t *file, char *line, size_t size)
+{
+    char item[128];
+    line[0] = '\0';
+    if (fields & SHMRING_DIFF_ALGORITHM) {
+        snprintf(item, sizeof(item), "algorithm %s -> %s",
+                 shmring_algorithm_name(ring->algorithm),
+                 shmring_algorithm_name(file->algorithm));
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (fields & SHMRING_DIFF_HASH) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "hash %s -> %s", shmring_hash_name(ring->hash),
+                 shmring_hash_name(file->hash));
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (fields & SHMRING_DIFF_VNODES) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "vnodes %" PRIu32 " -> %" PRIu32, ring->vnodes,
+                 file->vnodes);
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (fields & SHMRING_DIFF_TABLE_SIZE) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "table_size %" PRIu32 " -> %" PRIu32,
+                 ring->table_size, file->table_size);
+        strncat(line, item, size - strlen(line) - 1);
+    }
+}
+
+/* Describes a changed node's fields: "address A -> B, weight 1 -> 5". */
+static void describe_node_change(const shmring_difference_t *d, char *line, size_t size)
+{
+    char item[600];
+    line[0] = '\0';
+    if (d->fields & SHMRING_DIFF_ADDRESS) {
+        snprintf(item, sizeof(item), "address %s -> %s", d->before.address,
+                 d->after.address);
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (d->fields & SHMRING_DIFF_WEIGHT) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "weight %" PRIu32 " -> %" PRIu32, d->before.weight,
+                 d->after.weight);
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (d->fields & SHMRING_DIFF_STATE) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "state %s -> %s", state_name(d->before.state),
+                 state_name(d->after.state));
+        strncat(line, item, size - strlen(line) - 1);
+    }
+    if (d->fields & SHMRING_DIFF_ID) {
+        separate(line, size);
+        snprintf(item, sizeof(item), "id %" PRIu32 " -> %" PRIu32, d->before.id,
+                 d->after.id);
+        strncat(line, item, size - strlen(line) - 1);
+    }
+}
+
+static const char *kind_name(shmring_difference_kind_t kind)
+{
+    switch (kind) {
+    case SHMRING_DIFFERENCE_PARAMS:
+        return "params";
+    case SHMRING_DIFFERENCE_ADDED:
+        return "missing";
+    case SHMRING_DIFFERENCE_REMOVED:
+        return "extra";
+    case SHMRING_DIFFERENCE_CHANGED:
+        return "changed";
+    case SHMRING_DIFFERENCE_ORDER:
+        return "order";
+    }
+    return "unknown";
+}
+
+/*
+ * One line per difference, seen from the ring: "missing NAME" (the file has it, the
+ * ring not), "extra NAME" (the ring has it, the file not), "changed NAME: ...",
+ * "params: ...", "order: ...". Node names are valid UTF-8 without control characters
+ * (the library checks them), so they print as they are.
+ */
+static void print_text(const shmring_nodeset_diff_t *diff, const shmring_params_t *ring,
+                       const shmring_params_t *file)
+{
+    char line[2048];
+    for (size_t i = 0; i < shmring_nodeset_diff_count(diff); i++) {
+        shmring_difference_t d;
+        if (shmring_nodeset_diff_get(diff, i, &d) != 0)
+            continue;
+        switch (d.kind) {
+        case SHMRING_DIFFERENCE_PARAMS:
+            describe_param_changes(d.fields, ring, file, line, sizeof(line));
+            printf("params: %s\n", line);
+            break;
+        case SHMRING_DIFFERENCE_ADDED:
+            printf("missing %s: address %s, weight %" PRIu32 ", state %s, id %" PRIu32
+                   "\n",
+                   d.after.name, d.after.address, d.after.weight,
+                   state_name(d.after.state), d.after.id);
+            break;
+        case SHMRING_DIFFERENCE_REMOVED:
+            printf("extra %s: address %s, weight %" PRIu32 ", state %s, id %" PRIu32 "\n",
+                   d.before.name, d.before.address, d.before.weight,
+                   state_name(d.before.state), d.before.id);
+            break;
+        case SHMRING_DIFFERENCE_CHANGED:
+            describe_node_change(&d, line, sizeof(line));
+            printf("changed %s: %s\n", d.after.name, line);
+            break;
+        case SHMRING_DIFFERENCE_ORDER:
+            printf("order: the ring holds the nodes in another order\n");
+            break;
+        }
+    }
+}
+
+static int print_json(const shmring_nodeset_diff_t *diff, const shmring_params_t *ring,
+                      const shmring_params_t *file)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < shmring_nodeset_diff_count(diff); i++) {
+        shmring_difference_t d;
+        if (shmring_nodeset_diff_get(diff, i, &d) != 0)
+            continue;
+        json_t *entry = json_pack("{s:s}", "kind", kind_name(d.kind));
+        if (entry == NULL)
+            break;
+        char line[2048];
+        if (d.kind == SHMRING_DIFFERENCE_PARAMS) {
+            describe_param_changes(d.fields, ring, file, line, sizeof(line));
+            json_object_set_new(entry, "what", json_string(line));
+        }
+        if (d.kind == SHMRING_DIFFERENCE_CHANGED) {
+            describe_node_change(&d, line, sizeof(line));
+            json_object_set_new(entry, "what", json_string(line));
+        }
+        if (d.before.name != NULL)
+            json_object_set_new(entry, "ring", json_node_info(&d.before));
+        if (d.after.name != NULL)
+            json_object_set_new(entry, "file", json_node_info(&d.after));
+        json_array_append_new(list, entry);
+    }
+    json_t *root = json_pack("{s:b, s:o}", "same", shmring_nodeset_diff_count(diff) == 0,
+                             "differences", list);
+    if (root == NULL)
+        return fail(CHECK_ERROR, "check: %s", shmring_strerror(SHMRING_ENOMEM));
+    return output_json(root, true) == EXIT_OK ? 0 : CHECK_ERROR;
+}
+
+/* Compares RING (read with OPEN) with the JSON node set TEXT of LEN bytes, read from
+ * LABEL, as `load` of it would leave the ring. Returns the exit status. */
+static int check(const char *ring, const shmring_open_options_t *open, const char *text,
+                 size_t len, const char *label, bool json)
+{
+    uint64_t generation;
+    shmring_snapshot_t *snapshot;
+    int err = shmring_ring_snapshot(ring, open, &generation, &snapshot);
+    if (err != 0)
+        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring, shmring_strerror(err));
+    shmring_nodeset_t *current = NULL;
+    err = snapshot != NULL ? shmring_nodeset_from_snapshot(snapshot, &current)
+                           : shmring_nodeset_new(&current);
+    shmring_snapshot_free(snapshot);
+    if (err != 0)
+        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring, shmring_strerror(err));
+
+    /* The document as `load` would apply it: the ring's parameters where it gives
+     * none, and the ring's ids for the nodes that stay. */
+    shmring_params_t ring_params, file_params;
+    shmring_nodeset_params(current, &ring_params);
+    shmring_nodeset_t *wanted = NULL;
+    shmring_json_error_t error;
+    err = shmring_nodeset_from_json(text, len, &ring_params, &wanted, &error);
+    if (err == 0)
+        err = shmring_nodeset_inherit_ids(wanted, current);
+    shmring_nodeset_diff_t *diff = NULL;
+    if (err == 0)
+        err = shmring_nodeset_diff(current, wanted, &diff);
+    int status;
+    if (err == SHMRING_EJSON) {
+        status = fail(CHECK_ERROR, "%s: %s", label, error.text);
+    } else if (err != 0) {
+        status = fail(CHECK_ERROR, "%s: %s", label, shmring_strerror(err));
+    } else {
+        shmring_nodeset_params(wanted, &file_params);
+        status = 0;
+        if (json)
+            status = print_json(diff, &ring_params, &file_params);
+        else
+            print_text(diff, &ring_params, &file_params);
+        if (status == 0)
+            status = shmring_nodeset_diff_count(diff) == 0 ? CHECK_SAME
+                                                           : CHECK_DIFFERS;
+    }
+    shmring_nodeset_diff_free(diff);
+    shmring_nodeset_free(wanted);
+    shmring_nodeset_free(current);
+    return status;
+}
+
+int ringctl_cmd_check(struct ringctl *ctl)
+{
+    struct load_input in;
+    if (read_load_input(ctl->args[0], &in) != EXIT_OK)
+        return CHECK_ERROR;
+    int status = check(ctl->ring, &ctl->open, in.text, in.len, in.label, ctl->json);
+    free(in.text);
+    return status;
+}
