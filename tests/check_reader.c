@@ -517,6 +517,102 @@ START_TEST(test_keeps_last_good_version)
 }
 END_TEST
 
+static int64_t unix_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * shmring_status() says which version a handle answers from, that a newer one is
+ * published, and, once a lookup tried it, that it is corrupt and why; a good
+ * publication afterwards clears the failure.
+ */
+START_TEST(test_status_names_a_bad_version)
+{
+    shmring_nodeset_t *set = test_nodeset(4, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    int64_t opened_after = unix_coarse_ns();
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    int64_t opened_before = unix_coarse_ns();
+    uint64_t fingerprint;
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    shmring_status_t status;
+    memset(&status, 0xff, sizeof(status));
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 1);
+    ck_assert_int_ge(status.switched_at_ns, opened_after);
+    ck_assert_int_le(status.switched_at_ns, opened_before);
+    ck_assert_uint_eq(status.failed_generation, 0);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_int_eq(status.failed_at_ns, 0);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(status.reserved[i], 0);
+    int64_t opened_at = status.switched_at_ns;
+
+    /* A corrupt version 2 (one flipped byte): published, not yet tried. */
+    size_t size;
+    unsigned char *bytes = test_build(set, &size);
+    bytes[size - 1] ^= 0x40;
+    publish_raw(2, bytes, size);
+    free(bytes);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.published_generation, 2);
+    ck_assert_uint_eq(status.failed_generation, 0);
+
+    /* A lookup tries it, refuses it and keeps answering from version 1. */
+    int64_t tried_after = unix_coarse_ns();
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    int64_t tried_before = unix_coarse_ns();
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 2);
+    ck_assert_int_eq(status.switched_at_ns, opened_at);
+    ck_assert_uint_eq(status.failed_generation, 2);
+    ck_assert_int_eq(status.failed_error, SHMRING_ECHECKSUM);
+    ck_assert_int_ge(status.failed_at_ns, tried_after);
+    ck_assert_int_le(status.failed_at_ns, tried_before);
+
+    /* A good publication after it: the handle switches and the failure is gone. */
+    ck_assert_int_eq(unlink(version_path(2)), 0);
+    shmring_writer_close(writer);
+    ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 3);
+    int64_t switched_after = unix_coarse_ns();
+    wait_for_generation(r, 3);
+    int64_t switched_before = unix_coarse_ns();
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 3);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 3);
+    ck_assert_int_ge(status.switched_at_ns, switched_after);
+    ck_assert_int_le(status.switched_at_ns, switched_before);
+    ck_assert_uint_eq(status.failed_generation, 0);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_int_eq(status.failed_at_ns, 0);
+
+    /* Destroyed under the handle: the next try fails with SHMRING_ENOENT. */
+    shmring_writer_close(writer);
+    writer = NULL;
+    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 3);
+    ck_assert_int_eq(status.failed_error, SHMRING_ENOENT);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
 START_TEST(test_survives_destroy_and_recreate)
 {
     shmring_nodeset_t *set = test_nodeset(5, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
@@ -840,6 +936,7 @@ static Suite *reader_suite(void)
     TCase *resilience = tcase_create("resilience");
     tcase_add_checked_fixture(resilience, setup, teardown);
     tcase_add_test(resilience, test_keeps_last_good_version);
+    tcase_add_test(resilience, test_status_names_a_bad_version);
     tcase_add_test(resilience, test_refuses_hostile_versions);
     tcase_add_test(resilience, test_survives_destroy_and_recreate);
     tcase_add_test(resilience, test_old_mappings_released);
