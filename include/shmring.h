@@ -300,9 +300,10 @@ typedef struct shmring_status {
      * switch), Unix time in nanoseconds. */
     int64_t switched_at_ns;
     /* The last failed attempt to switch since then: the generation it tried (0:
-     * none failed), its SHMRING_E* code (a validation error for a corrupt version,
-     * SHMRING_ENOENT for a ring destroyed or a version gone, ...) and when, in Unix
-     * nanoseconds. The handle retries such a version every 100 ms or so. */
+     * none failed; UINT64_MAX: the ring was destroyed), its SHMRING_E* code (a validation
+     * error for a corrupt version, SHMRING_ENOENT for a ring destroyed or a version gone,
+     * ...) and when, in Unix nanoseconds. The handle retries such a version every 100 ms
+     * or so. */
     uint64_t failed_generation;
     int failed_error;
     int64_t failed_at_ns;

@@ -47,7 +47,7 @@ struct census {
         /* The last pid counted in PROCESSES, so a process that maps the object
          * twice counts once (processes are scanned one after the other). */
         int64_t last_pid;
-    } *objects;
+    } * objects;
     size_t object_count;
     size_t object_capacity;
     size_t inspected;
@@ -242,9 +242,8 @@ static int census_locate(struct census *c, const char *ring,
     const char *directory = options != NULL ? options->directory : NULL;
     int dir_fd;
     struct stat dir_st;
-    int err = shmring__ring_dir_open_trusted(directory, ring,
-                                             shmring__trusted_extra(options), OWNER_ANY,
-                                             &dir_fd, &dir_st);
+    int err = shmring__ring_dir_open_trusted(
+        directory, ring, shmring__trusted_extra(options), OWNER_ANY, &dir_fd, &dir_st);
     if (err != 0)
         return err;
     close(dir_fd);
@@ -256,8 +255,9 @@ static int census_locate(struct census *c, const char *ring,
     if (realpath(shmring__directory(directory), resolved) == NULL)
         return shmring__errno_code();
     const char *separator = strcmp(resolved, "/") == 0 ? "" : "/";
-    int len = snprintf(c->prefix, sizeof(c->prefix), "%s%s" RING_ENTRY_PREFIX "%s/" VERSION_PREFIX,
-                       resolved, separator, ring);
+    int len = snprintf(c->prefix, sizeof(c->prefix),
+                       "%s%s" RING_ENTRY_PREFIX "%s/" VERSION_PREFIX, resolved, separator,
+                       ring);
     c->prefix_len = (size_t)len;
     return 0;
 }

@@ -607,6 +607,7 @@ START_TEST(test_status_names_a_bad_version)
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
     shmring_status(r, &status);
     ck_assert_uint_eq(status.generation, 3);
+    ck_assert_uint_eq(status.failed_generation, UINT64_MAX);
     ck_assert_int_eq(status.failed_error, SHMRING_ENOENT);
     shmring_nodeset_free(set);
     shmring_close(r);
