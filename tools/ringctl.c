@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "shmring.h"
+#include "ringctl_ops.h"
 #include "shmring_ctl.h"
 
 enum {
@@ -58,6 +59,7 @@ enum option_bit {
     OPTION_STDIN = 1u << 9,
     OPTION_WAIT = 1u << 10,
     OPTION_OWNER = 1u << 11,
+    OPTION_ALL = 1u << 12,
 };
 
 #define OPTIONS_INIT                                                                     \
@@ -68,8 +70,9 @@ enum option_bit {
 
 /* Spellings of the option bits, in bit order, for diagnostics. */
 static const char *const option_bit_names[] = {
-    "--dry-run", "--algorithm", "--hash", "--vnodes", "--table-size", "--mode",
-    "--group",   "--weight",    "-n",     "--stdin",  "--wait",       "--owner",
+    "--dry-run", "--algorithm", "--hash",   "--vnodes", "--table-size",
+    "--mode",    "--group",     "--weight", "-n",       "--stdin",
+    "--wait",    "--owner",     "--all",
 };
 
 /* getopt_long codes of the options that have no short form. */
@@ -87,6 +90,7 @@ enum option_code {
     CODE_DIR,
     CODE_WAIT,
     CODE_OWNER,
+    CODE_ALL,
 };
 
 static const struct option long_options[] = {
@@ -106,6 +110,7 @@ static const struct option long_options[] = {
     {"dir", required_argument, NULL, CODE_DIR},
     {"wait", required_argument, NULL, CODE_WAIT},
     {"owner", required_argument, NULL, CODE_OWNER},
+    {"all", no_argument, NULL, CODE_ALL},
     {NULL, 0, NULL, 0},
 };
 
@@ -115,6 +120,8 @@ static const char short_options[] = ":r:hVn:";
 /* The parsed command line, and what the command did that its report must say. */
 struct cli {
     const char *ring;
+    /* Whether -r named the ring (metrics refuses -r with --all). */
+    bool ring_given;
     /* The directory holding the rings (NULL: the library's default). */
     const char *directory;
     bool json;
@@ -190,6 +197,12 @@ static const char usage_text[] =
     "                           name, generation, nodes, algorithm (tab-separated);\n"
     "                           rings it cannot read are skipped, each named in a\n"
     "                           warning on standard error\n"
+    "  readers                  every process that maps a version of the ring: pid,\n"
+    "                           command, generation, current or superseded, and the\n"
+    "                           memory superseded versions keep in use\n"
+    "  metrics [--all]          the ring's metrics (--all: every ring's) in the\n"
+    "                           Prometheus text format, for node_exporter's textfile\n"
+    "                           collector\n"
     "\n"
     "Other commands:\n"
     "  destroy                  remove the ring; readers keep their last version\n"
@@ -208,9 +221,11 @@ static const char usage_text[] =
     "                           for another writer of the ring to finish, then fail;\n"
     "                           0 fails at once (default: wait as long as it takes,\n"
     "                           saying so once on standard error)\n"
-    "      --owner USER         (show, lookup, dump, list) also accept rings owned by\n"
-    "                           USER (a name or a uid); rings of root and of yourself\n"
-    "                           are always accepted, other users' only this way\n"
+    "      --all                (metrics) every ring in the ring directory\n"
+    "      --owner USER         (show, lookup, dump, list, readers, metrics) also\n"
+    "                           accept rings owned by USER (a name or a uid); rings\n"
+    "                           of root and of yourself are always accepted, other\n"
+    "                           users' only this way\n"
     "  -h, --help               print this help and exit\n"
     "  -V, --version            print the version and exit\n"
     "\n"
@@ -371,6 +386,7 @@ static int parse_option(struct cli *cli, int code, const char *value)
     switch (code) {
     case 'r':
         cli->ring = value;
+        cli->ring_given = true;
         return EXIT_OK;
     case CODE_JSON:
         cli->json = true;
@@ -445,6 +461,9 @@ static int parse_option(struct cli *cli, int code, const char *value)
     case CODE_OWNER:
         cli->given |= OPTION_OWNER;
         return parse_user(value, &cli->open.trusted_owner);
+    case CODE_ALL:
+        cli->given |= OPTION_ALL;
+        return EXIT_OK;
     default:
         return fail(EXIT_USAGE, "unexpected option code %d", code);
     }
@@ -1388,6 +1407,39 @@ static void show_table(const shmring_nodeset_t *set, const double *shares)
     }
 }
 
+/* The operator commands' view of the command line (tools/ringctl_ops.h). */
+static int ops_library_failure(const char *what, int err, void *context)
+{
+    return library_failure(what, context, err);
+}
+
+static struct ringctl_scope ops_scope(const struct cli *cli)
+{
+    return (struct ringctl_scope){
+        .ring = cli->ring,
+        .directory = cli->directory,
+        .open = &cli->open,
+        .json = cli->json,
+        .all = (cli->given & OPTION_ALL) != 0,
+        .library_failure = ops_library_failure,
+        .context = (void *)cli,
+    };
+}
+
+static int cmd_readers(struct cli *cli)
+{
+    struct ringctl_scope scope = ops_scope(cli);
+    return ringctl_readers(&scope);
+}
+
+static int cmd_metrics(struct cli *cli)
+{
+    if (cli->ring_given && (cli->given & OPTION_ALL))
+        return fail(EXIT_USAGE, "'metrics' takes -r RING or --all, not both");
+    struct ringctl_scope scope = ops_scope(cli);
+    return ringctl_metrics(&scope);
+}
+
 static json_t *json_show(const struct cli *cli, const shmring_ring_status_t *status,
                          const void *snapshot, const shmring_nodeset_t *set,
                          const double *shares)
@@ -1430,6 +1482,8 @@ static json_t *json_show(const struct cli *cli, const shmring_ring_status_t *sta
         json_array_append_new(nodes, entry);
     }
     json_object_set_new(object, "nodes", nodes);
+    struct ringctl_scope scope = ops_scope(cli);
+    json_object_set_new(object, "readers", ringctl_readers_summary_json(&scope));
     return object;
 }
 
@@ -1460,6 +1514,8 @@ static void show_text(const struct cli *cli, const shmring_ring_status_t *status
         printf("last publish:  never\n");
     printf("owner:         uid %lu\n", (unsigned long)status->owner);
     printf("mode:          %04o\n", (unsigned)status->mode);
+    struct ringctl_scope scope = ops_scope(cli);
+    ringctl_readers_summary_text(&scope);
     if (snapshot == NULL) {
         printf("nodes:         0 (nothing published yet)\n");
         return;
@@ -1828,6 +1884,9 @@ static const struct command commands[] = {
     {"dump", "dump", 0, 0, OPTION_OWNER, cmd_dump},
     {"list", "list", 0, 0, OPTION_OWNER, cmd_list},
     {"destroy", "destroy", 0, 0, OPTIONS_CHANGE, cmd_destroy},
+    {"readers", "readers", 0, 0, OPTION_OWNER, cmd_readers},
+    {"metrics", "metrics [-r RING | --all]", 0, 0, OPTION_OWNER | OPTION_ALL,
+     cmd_metrics},
 };
 
 static const struct command *find_command(const char *name)
