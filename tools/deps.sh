@@ -5,6 +5,9 @@
 SHMRING_PACKAGES="build-essential cmake pkg-config liburcu-dev libjansson-dev check \
 libsubunit-dev libxxhash-dev nettle-dev zlib1g-dev libmemcached-dev clang \
 libclang-rt-14-dev llvm-14 valgrind strace python3 abigail-tools"
+# The man pages' source format (scdoc), and promtool (in prometheus), the real
+# parser that the metrics test checks `ringctl metrics` with.
+SHMRING_PACKAGES="$SHMRING_PACKAGES scdoc prometheus"
 # The bindings and the real servers their tests start: Python's headers, setuptools,
 # pytest and gunicorn; OpenResty's LuaJIT (luajit2, which lua-resty-core needs;
 # Debian's luajit conflicts with it) and nginx's Lua module; PHP's headers, CLI and
