@@ -137,10 +137,10 @@ static void print_census(const struct ringctl_scope *scope,
         }
     }
     if (census->processes_hidden > 0)
-        printf("\n%zu %s could not be inspected: %s readers are not listed (run as "
-               "root, or as their user, to see them)\n",
+        printf("\n%zu %s could not be inspected: whether %s the ring is unknown (run "
+               "as root, or as the processes' user, to know)\n",
                census->processes_hidden, processes_word(census->processes_hidden),
-               census->processes_hidden == 1 ? "its" : "their");
+               census->processes_hidden == 1 ? "it maps" : "they map");
 }
 
 int ringctl_readers(const struct ringctl_scope *scope)
