@@ -290,7 +290,8 @@ static int census_finish(struct census *c, uint64_t generation,
     for (size_t i = 0; i < c->reader_count; i++)
         c->readers[i].current =
             c->readers[i].current && c->readers[i].generation == generation;
-    qsort(c->readers, c->reader_count, sizeof(*c->readers), compare_readers);
+    if (c->reader_count > 0)
+        qsort(c->readers, c->reader_count, sizeof(*c->readers), compare_readers);
     if (versions != NULL)
         qsort(versions, c->object_count, sizeof(*versions), compare_versions);
     out->generation = generation;
