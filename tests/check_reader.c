@@ -812,6 +812,89 @@ END_TEST
 
 /* ---- Other processes ------------------------------------------------------ */
 
+/* What the status-watching thread shares with the test. */
+struct status_watch {
+    shmring_t *reader;
+    uint64_t fingerprints[2]; /* of good generations 1, 5, 9, ... and 3, 7, 11, ... */
+    atomic_int started;
+    atomic_int stop;
+    long observations;
+    long inconsistent;
+};
+
+static void *status_watcher(void *p)
+{
+    struct status_watch *w = p;
+    while (!atomic_load(&w->stop)) {
+        shmring_status_t st;
+        shmring_status(w->reader, &st);
+        bool failed = st.failed_generation != 0;
+        /* One version: a good (odd) generation with its own fingerprint. One failure:
+         * all three fields or none, for a corrupt (even) generation. */
+        if (st.generation % 2 != 1 ||
+            st.fingerprint != w->fingerprints[(st.generation - 1) / 2 % 2] ||
+            failed != (st.failed_error != 0) || failed != (st.failed_at_ns != 0) ||
+            (failed &&
+             (st.failed_generation % 2 != 0 || st.failed_error != SHMRING_ECHECKSUM)))
+            w->inconsistent++;
+        if (w->observations++ == 0)
+            atomic_store(&w->started, 1);
+    }
+    return NULL;
+}
+
+/*
+ * shmring_status() from another thread while the handle keeps failing on corrupt
+ * versions and switching to good ones: every answer is one version and one failure,
+ * never a mix of two.
+ */
+START_TEST(test_status_consistent_while_switching)
+{
+    shmring_nodeset_t *sets[2] = {
+        test_nodeset(8, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3),
+        test_nodeset(9, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3)};
+    struct status_watch *w = calloc(1, sizeof(*w));
+    size_t size;
+    for (int i = 0; i < 2; i++) {
+        void *bytes = test_build(sets[i], &size);
+        shmring_snapshot_info_t info;
+        shmring_snapshot_info(bytes, &info);
+        w->fingerprints[i] = info.fingerprint;
+        free(bytes);
+    }
+    unsigned char *corrupt = test_build(sets[0], &size);
+    corrupt[size - 1] ^= 0x40;
+    ck_assert_uint_eq(publish(sets[0]), 1);
+    ck_assert_int_eq(shmring_open(ring, &w->reader), 0);
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, status_watcher, w), 0);
+    while (!atomic_load(&w->started))
+        sched_yield();
+    shmring_node_t node;
+    for (uint64_t k = 1; k <= 30; k++) {
+        publish_raw(2 * k, corrupt, size);
+        ck_assert_int_eq(shmring_lookup(w->reader, "k", 1, &node), 0);
+        ck_assert_uint_eq(shmring_generation(w->reader), 2 * k - 1);
+        ck_assert_int_eq(unlink(version_path(2 * k)), 0);
+        shmring_writer_close(writer);
+        ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
+        ck_assert_uint_eq(publish(sets[k % 2]), 2 * k + 1);
+        /* A generation other than the failed one is tried at once. */
+        ck_assert_int_eq(shmring_lookup(w->reader, "k", 1, &node), 0);
+        ck_assert_uint_eq(shmring_generation(w->reader), 2 * k + 1);
+    }
+    atomic_store(&w->stop, 1);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_int_gt(w->observations, 0);
+    ck_assert_int_eq(w->inconsistent, 0);
+    shmring_close(w->reader);
+    free(w);
+    free(corrupt);
+    shmring_nodeset_free(sets[0]);
+    shmring_nodeset_free(sets[1]);
+}
+END_TEST
+
 START_TEST(test_forked_child_keeps_working)
 {
     shmring_nodeset_t *set =
@@ -947,6 +1030,7 @@ static Suite *reader_suite(void)
     TCase *concurrency = tcase_create("concurrency");
     tcase_add_checked_fixture(concurrency, setup, teardown);
     tcase_add_test(concurrency, test_threads_share_one_handle);
+    tcase_add_test(concurrency, test_status_consistent_while_switching);
     tcase_add_test(concurrency, test_forked_child_keeps_working);
     tcase_add_test(concurrency, test_reader_process_sees_live_updates);
     tcase_set_timeout(concurrency, 120);
