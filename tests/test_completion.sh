@@ -64,9 +64,15 @@ expect "0600 0604 0640 0644" init --mode 06
 expect "cache sessions" --dir "$directory" -r ""
 expect "sessions" --dir "$directory" show --ring s
 SHMRING_DIR=$directory expect "cache" -r c
+# --dir=DIR and --ring=RING, which bash splits at the '='.
+expect "cache sessions" --dir = "$directory" -r ""
+expect "sessions" --dir = "$directory" --ring = s
+expect "cache sessions" --dir "$directory" --ring =
+expect "ketama maglev ring" init --algorithm = ""
 # Node names of the chosen ring, from ringctl dump (a name with spaces quoted).
 expect "cache-a cache-b node\\ with\\ space" --dir "$directory" -r cache down ""
 expect "cache-a cache-b" --dir "$directory" -r cache weight cache-
+expect "cache-a cache-b" --dir = "$directory" --ring = cache down cache-
 expect "s-1" --dir "$directory" remove -r sessions ""
 SHMRING_DIR=$directory SHMRING_RING=sessions expect "s-1" up ""
 # Only the first argument of a node command is a node; add's NAME is new.

@@ -71,6 +71,13 @@ _ringctl() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+    # Bash splits --dir=DIR at the '=' (it is in COMP_WORDBREAKS): "--dir" "=" "DIR".
+    if [[ $prev == "=" ]] && ((COMP_CWORD > 1)); then
+        prev=${COMP_WORDS[COMP_CWORD - 2]}
+    elif [[ $cur == "=" ]]; then
+        prev=${COMP_WORDS[COMP_CWORD - 1]}
+        cur=""
+    fi
     local ringctl=${COMP_WORDS[0]}
     local directory=${SHMRING_DIR:-/dev/shm} ring=${SHMRING_RING:-default}
     local command="" arguments=0 i word
@@ -79,11 +86,13 @@ _ringctl() {
     # and how many arguments the command has so far.
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${COMP_WORDS[i]}
-        case $word in
-        -r | --ring) ring=${COMP_WORDS[i + 1]} ;;
-        --dir) directory=${COMP_WORDS[i + 1]} ;;
-        esac
         if _ringctl_takes_value "$word"; then
+            # The value is the next word, or the one after "=" (--dir=DIR).
+            [[ ${COMP_WORDS[i + 1]-} == "=" ]] && ((i++))
+            case $word in
+            -r | --ring) ring=${COMP_WORDS[i + 1]-} ;;
+            --dir) directory=${COMP_WORDS[i + 1]-} ;;
+            esac
             ((i++))
         elif [[ $word != -* ]]; then
             if [[ -z $command ]]; then
