@@ -161,6 +161,23 @@ static void assert_reader(const shmring_ring_reader_t *reader, pid_t pid,
     ck_assert_uint_eq(reader->mapped_bytes, bytes);
 }
 
+/* The entry of process PID in RESULT, which the census sorts by pid (pids may wrap,
+ * so the older reader's need not be the smaller). */
+static const shmring_ring_reader_t *reader_of(const shmring_ring_readers_t *result,
+                                              pid_t pid)
+{
+    for (size_t i = 0; i < result->reader_count; i++) {
+        if (i > 0)
+            ck_assert_int_lt(result->readers[i - 1].pid, result->readers[i].pid);
+    }
+    for (size_t i = 0; i < result->reader_count; i++) {
+        if (result->readers[i].pid == pid)
+            return &result->readers[i];
+    }
+    ck_abort_msg("no reader with pid %d", (int)pid);
+    return NULL;
+}
+
 static void assert_version(const shmring_ring_version_use_t *version, uint64_t generation,
                            bool current, size_t processes, uint64_t bytes)
 {
@@ -189,9 +206,10 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     census(&result);
     ck_assert_uint_eq(result.generation, 3);
     ck_assert_uint_eq(result.reader_count, 2);
-    ck_assert_uint_lt(first->pid, second->pid);
-    assert_reader(&result.readers[0], first->pid, "reader-one", 1, false, bytes);
-    assert_reader(&result.readers[1], second->pid, "reader-two", 2, false, bytes);
+    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 1, false,
+                  bytes);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
+                  bytes);
     ck_assert_uint_eq(result.version_count, 2);
     assert_version(&result.versions[0], 1, false, 1, bytes);
     assert_version(&result.versions[1], 2, false, 1, bytes);
@@ -208,8 +226,10 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     reader_lookup(first);
     census(&result);
     ck_assert_uint_eq(result.reader_count, 2);
-    assert_reader(&result.readers[0], first->pid, "reader-one", 3, true, bytes);
-    assert_reader(&result.readers[1], second->pid, "reader-two", 2, false, bytes);
+    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 3, true,
+                  bytes);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
+                  bytes);
     ck_assert_uint_eq(result.version_count, 2);
     assert_version(&result.versions[0], 2, false, 1, bytes);
     assert_version(&result.versions[1], 3, true, 1, bytes);
@@ -221,7 +241,8 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     reader_lookup(second);
     census(&result);
     ck_assert_uint_eq(result.reader_count, 2);
-    assert_reader(&result.readers[1], second->pid, "reader-two", 3, true, bytes);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 3, true,
+                  bytes);
     ck_assert_uint_eq(result.version_count, 1);
     assert_version(&result.versions[0], 3, true, 2, bytes);
     ck_assert_uint_eq(result.superseded_versions, 0);
