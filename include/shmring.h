@@ -290,6 +290,39 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_fingerprint(shmring_t *r,
  */
 SHMRING_API uint64_t shmring_generation(shmring_t *r);
 
+/* What a handle answers from and how its switching went, for a worker's own status
+ * page or health check. */
+typedef struct shmring_status {
+    /* The version the handle answers from: its generation and fingerprint (both 0
+     * when nothing was published yet). */
+    uint64_t generation;
+    uint64_t fingerprint;
+    /* The generation the ring names as current now. Ahead of GENERATION when no
+     * lookup ran since the publication (the next one switches) or when the handle
+     * cannot switch (then FAILED_GENERATION says why). */
+    uint64_t published_generation;
+    /* When the handle began answering from GENERATION (at open or at its last
+     * switch), Unix time in nanoseconds. */
+    int64_t switched_at_ns;
+    /* The last failed attempt to switch since then: the generation it tried (0:
+     * none failed; UINT64_MAX: the ring was destroyed), its SHMRING_E* code (a validation
+     * error for a corrupt version, SHMRING_ENOENT for a ring destroyed or a version gone,
+     * ...) and when, in Unix nanoseconds. The handle retries such a version every 100 ms
+     * or so. */
+    uint64_t failed_generation;
+    int failed_error;
+    int64_t failed_at_ns;
+    /* Room to grow (see the top of this header). */
+    uint64_t reserved[4];
+} shmring_status_t;
+
+/*
+ * Fills *out with the handle's state. Never switches versions and makes no system
+ * call: a few loads, cheap enough for every health check. Thread-safe; the fields
+ * of one call are consistent with each other (one version, one failure).
+ */
+SHMRING_API void shmring_status(shmring_t *r, shmring_status_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -638,6 +638,81 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_ring_list(const char *directory, char
                                                      size_t *count);
 SHMRING_API void shmring_ring_list_free(char **names);
 
+/* ---- Who reads a ring ------------------------------------------------------ */
+
+/* One process that maps one version of a ring. */
+typedef struct shmring_ring_reader {
+    int64_t pid;
+    /* The process's command name (/proc/PID/comm: at most 15 bytes), NUL-terminated;
+     * "" when it could not be read. */
+    char command[16];
+    uint64_t generation;
+    /* Whether that version is the ring's current one (false: superseded, kept alive
+     * only by this process and others like it). */
+    bool current;
+    /* Bytes of the version this process maps (twice for two handles that map it). */
+    uint64_t mapped_bytes;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_ring_reader_t;
+
+/* One version of a ring that at least one process maps. */
+typedef struct shmring_ring_version_use {
+    uint64_t generation;
+    bool current;
+    /* How many processes map it. */
+    size_t processes;
+    /* The memory the version occupies: its largest mapping, whole pages. A superseded
+     * version is already unlinked, so these bytes stay in use (df counts them, ls
+     * shows nothing) until the last of its processes switches or exits. */
+    uint64_t bytes;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_ring_version_use_t;
+
+/* A census of a ring's readers, filled by shmring_ring_readers(). */
+typedef struct shmring_ring_readers {
+    /* The ring's current generation, read after the census. */
+    uint64_t generation;
+    /* One entry per process and version it maps, by pid, then generation; owned by
+     * the library until shmring_ring_readers_free(). */
+    size_t reader_count;
+    shmring_ring_reader_t *readers;
+    /* One entry per version mapped by anyone, by generation; owned likewise. */
+    size_t version_count;
+    shmring_ring_version_use_t *versions;
+    /* Processes whose mappings were read, and those that could not be (another
+     * user's, to a caller without the right to trace them): the census is complete
+     * only when processes_hidden is 0. Processes that a hidepid mount of /proc hides
+     * from the caller are in neither count. */
+    size_t processes_inspected;
+    size_t processes_hidden;
+    /* The superseded versions in VERSIONS and the bytes they keep in use. */
+    size_t superseded_versions;
+    uint64_t superseded_bytes;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_ring_readers_t;
+
+/*
+ * Finds every process, among those the caller may inspect, that maps a version of
+ * RING (read from /proc/PID/maps: a mapping of DIR/shmring.RING/version.GEN, or of
+ * that path marked "(deleted)" once a newer version superseded it), and fills *out.
+ * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Processes in
+ * another mount namespace that see the ring directory under another path are not
+ * found. Free with shmring_ring_readers_free(). Returns 0, the codes of
+ * shmring_ring_status(), SHMRING_ENOMEM, or a negated errno value when /proc cannot
+ * be read. Thread-safe; it reads /proc once, so it costs milliseconds, not a lookup's
+ * nanoseconds.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_readers(const char *ring, const shmring_open_options_t *options,
+                     shmring_ring_readers_t *out);
+
+/* Frees what shmring_ring_readers() filled in (NULL is accepted) and zeroes its
+ * counts. */
+SHMRING_API void shmring_ring_readers_free(shmring_ring_readers_t *readers);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,6 +67,21 @@ struct view {
     uint32_t node_count;
     uint64_t fingerprint;
     struct node_id_entry *id_index;
+    /* When the view was made (Unix nanoseconds), for shmring_status(). */
+    int64_t made_at_ns;
+};
+
+/*
+ * The last failed switch, for shmring_status(): written only by the refreshing thread
+ * (one at a time), read by any. A sequence count (odd while it is written) lets a
+ * reader take the three fields of one failure together without a lock that a
+ * lookup's refresh would have to take.
+ */
+struct switch_failure {
+    _Atomic unsigned sequence;
+    _Atomic uint64_t generation;
+    _Atomic int error;
+    _Atomic int64_t at_ns;
 };
 
 struct shmring {
@@ -88,6 +103,7 @@ struct shmring {
     /* The generation that last failed, and when to try it again. */
     _Atomic uint64_t failed_generation;
     _Atomic int64_t retry_at_ns;
+    struct switch_failure last_failure;
 };
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -118,6 +134,31 @@ static int64_t now_ns(void)
     /* The coarse clock is read from the vDSO without a system call. */
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t unix_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Records the outcome of a switch to GENERATION for shmring_status(): ERROR 0 clears
+ * the failure. Called by the refreshing thread only. */
+static void switch_failure_note(struct switch_failure *failure, uint64_t generation,
+                                int error)
+{
+    unsigned sequence = atomic_load_explicit(&failure->sequence, memory_order_relaxed);
+    atomic_store_explicit(&failure->sequence, sequence + 1, memory_order_relaxed);
+    /* The odd count is visible before any field changes. */
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&failure->generation, error != 0 ? generation : 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&failure->error, error, memory_order_relaxed);
+    atomic_store_explicit(&failure->at_ns, error != 0 ? unix_now_ns() : 0,
+                          memory_order_relaxed);
+    /* Release: the fields are visible before the even count is. */
+    atomic_store_explicit(&failure->sequence, sequence + 2, memory_order_release);
 }
 
 static int control_map_open(int dir_fd, const struct stat *dir_st,
@@ -232,6 +273,7 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
     }
     v->control = control;
     v->block = control->block;
+    v->made_at_ns = unix_now_ns();
     v->owner = dir_st.st_uid;
     /* A writer may publish a newer version and unlink this one between our load of
      * the generation and our open: then the generation has moved, so take the newer
@@ -298,7 +340,9 @@ static void refresh(shmring_t *r, uint64_t seen)
         atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
         atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
                               memory_order_relaxed);
+        switch_failure_note(&r->last_failure, seen, err);
     } else {
+        switch_failure_note(&r->last_failure, 0, 0);
         atomic_store_explicit(&r->view, fresh, memory_order_release);
         /* After the grace period no thread can still be reading OLD. */
         urcu_bp_synchronize_rcu();
@@ -473,4 +517,34 @@ int shmring_fingerprint(shmring_t *r, uint64_t *fingerprint)
         *fingerprint = v->fingerprint;
     view_exit(v);
     return err;
+}
+
+void shmring_status(shmring_t *r, shmring_status_t *out)
+{
+    urcu_bp_read_lock();
+    const struct view *v = atomic_load_explicit(&r->view, memory_order_acquire);
+    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
+    memset(out, 0, sizeof(*out));
+    out->generation = v->generation;
+    out->fingerprint = v->snapshot != NULL ? v->fingerprint : 0;
+    out->published_generation = load_generation(v->block);
+    out->switched_at_ns = v->made_at_ns;
+    view_exit(v);
+
+    /* Retry while a refresher writes the record; bounded, because a child forked
+     * while a parent's thread was writing it would otherwise wait forever (it then
+     * reports what it read). */
+    const struct switch_failure *failure = &r->last_failure;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        unsigned before = atomic_load_explicit(&failure->sequence, memory_order_acquire);
+        out->failed_generation =
+            atomic_load_explicit(&failure->generation, memory_order_relaxed);
+        out->failed_error = atomic_load_explicit(&failure->error, memory_order_relaxed);
+        out->failed_at_ns = atomic_load_explicit(&failure->at_ns, memory_order_relaxed);
+        /* Acquire: the loads above complete before the count is read again. */
+        atomic_thread_fence(memory_order_acquire);
+        if ((before & 1u) == 0 &&
+            atomic_load_explicit(&failure->sequence, memory_order_relaxed) == before)
+            break;
+    }
 }

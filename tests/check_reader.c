@@ -514,6 +514,103 @@ START_TEST(test_keeps_last_good_version)
 }
 END_TEST
 
+static int64_t unix_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * shmring_status() says which version a handle answers from, that a newer one is
+ * published, and, once a lookup tried it, that it is corrupt and why; a good
+ * publication afterwards clears the failure.
+ */
+START_TEST(test_status_names_a_bad_version)
+{
+    shmring_nodeset_t *set = test_nodeset(4, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    int64_t opened_after = unix_coarse_ns();
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    int64_t opened_before = unix_coarse_ns();
+    uint64_t fingerprint;
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    shmring_status_t status;
+    memset(&status, 0xff, sizeof(status));
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 1);
+    ck_assert_int_ge(status.switched_at_ns, opened_after);
+    ck_assert_int_le(status.switched_at_ns, opened_before);
+    ck_assert_uint_eq(status.failed_generation, 0);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_int_eq(status.failed_at_ns, 0);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(status.reserved[i], 0);
+    int64_t opened_at = status.switched_at_ns;
+
+    /* A corrupt version 2 (one flipped byte): published, not yet tried. */
+    size_t size;
+    unsigned char *bytes = test_build(set, &size);
+    bytes[size - 1] ^= 0x40;
+    publish_raw(2, bytes, size);
+    free(bytes);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.published_generation, 2);
+    ck_assert_uint_eq(status.failed_generation, 0);
+
+    /* A lookup tries it, refuses it and keeps answering from version 1. */
+    int64_t tried_after = unix_coarse_ns();
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    int64_t tried_before = unix_coarse_ns();
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 2);
+    ck_assert_int_eq(status.switched_at_ns, opened_at);
+    ck_assert_uint_eq(status.failed_generation, 2);
+    ck_assert_int_eq(status.failed_error, SHMRING_ECHECKSUM);
+    ck_assert_int_ge(status.failed_at_ns, tried_after);
+    ck_assert_int_le(status.failed_at_ns, tried_before);
+
+    /* A good publication after it: the handle switches and the failure is gone. */
+    ck_assert_int_eq(unlink(version_path(2)), 0);
+    shmring_writer_close(writer);
+    ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 3);
+    int64_t switched_after = unix_coarse_ns();
+    wait_for_generation(r, 3);
+    int64_t switched_before = unix_coarse_ns();
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 3);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_uint_eq(status.published_generation, 3);
+    ck_assert_int_ge(status.switched_at_ns, switched_after);
+    ck_assert_int_le(status.switched_at_ns, switched_before);
+    ck_assert_uint_eq(status.failed_generation, 0);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_int_eq(status.failed_at_ns, 0);
+
+    /* Destroyed under the handle: the next try fails with SHMRING_ENOENT. */
+    shmring_writer_close(writer);
+    writer = NULL;
+    ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 3);
+    ck_assert_uint_eq(status.failed_generation, UINT64_MAX);
+    ck_assert_int_eq(status.failed_error, SHMRING_ENOENT);
+    shmring_nodeset_free(set);
+    shmring_close(r);
+}
+END_TEST
+
 START_TEST(test_survives_destroy_and_recreate)
 {
     shmring_nodeset_t *set = test_nodeset(5, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
@@ -711,6 +808,89 @@ END_TEST
 
 /* ---- Other processes ------------------------------------------------------ */
 
+/* What the status-watching thread shares with the test. */
+struct status_watch {
+    shmring_t *reader;
+    uint64_t fingerprints[2]; /* of good generations 1, 5, 9, ... and 3, 7, 11, ... */
+    atomic_int started;
+    atomic_int stop;
+    long observations;
+    long inconsistent;
+};
+
+static void *status_watcher(void *p)
+{
+    struct status_watch *w = p;
+    while (!atomic_load(&w->stop)) {
+        shmring_status_t st;
+        shmring_status(w->reader, &st);
+        bool failed = st.failed_generation != 0;
+        /* One version: a good (odd) generation with its own fingerprint. One failure:
+         * all three fields or none, for a corrupt (even) generation. */
+        if (st.generation % 2 != 1 ||
+            st.fingerprint != w->fingerprints[(st.generation - 1) / 2 % 2] ||
+            failed != (st.failed_error != 0) || failed != (st.failed_at_ns != 0) ||
+            (failed &&
+             (st.failed_generation % 2 != 0 || st.failed_error != SHMRING_ECHECKSUM)))
+            w->inconsistent++;
+        if (w->observations++ == 0)
+            atomic_store(&w->started, 1);
+    }
+    return NULL;
+}
+
+/*
+ * shmring_status() from another thread while the handle keeps failing on corrupt
+ * versions and switching to good ones: every answer is one version and one failure,
+ * never a mix of two.
+ */
+START_TEST(test_status_consistent_while_switching)
+{
+    shmring_nodeset_t *sets[2] = {
+        test_nodeset(8, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3),
+        test_nodeset(9, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3)};
+    struct status_watch *w = calloc(1, sizeof(*w));
+    size_t size;
+    for (int i = 0; i < 2; i++) {
+        shmring_snapshot_t *snapshot = test_snapshot(sets[i]);
+        shmring_snapshot_info_t info;
+        shmring_snapshot_info(snapshot, &info);
+        w->fingerprints[i] = info.fingerprint;
+        shmring_snapshot_free(snapshot);
+    }
+    unsigned char *corrupt = test_build(sets[0], &size);
+    corrupt[size - 1] ^= 0x40;
+    ck_assert_uint_eq(publish(sets[0]), 1);
+    ck_assert_int_eq(shmring_open(ring, &w->reader), 0);
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, status_watcher, w), 0);
+    while (!atomic_load(&w->started))
+        sched_yield();
+    shmring_node_t node;
+    for (uint64_t k = 1; k <= 30; k++) {
+        publish_raw(2 * k, corrupt, size);
+        ck_assert_int_eq(shmring_lookup(w->reader, "k", 1, &node), 0);
+        ck_assert_uint_eq(shmring_generation(w->reader), 2 * k - 1);
+        ck_assert_int_eq(unlink(version_path(2 * k)), 0);
+        shmring_writer_close(writer);
+        ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
+        ck_assert_uint_eq(publish(sets[k % 2]), 2 * k + 1);
+        /* A generation other than the failed one is tried at once. */
+        ck_assert_int_eq(shmring_lookup(w->reader, "k", 1, &node), 0);
+        ck_assert_uint_eq(shmring_generation(w->reader), 2 * k + 1);
+    }
+    atomic_store(&w->stop, 1);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_int_gt(w->observations, 0);
+    ck_assert_int_eq(w->inconsistent, 0);
+    shmring_close(w->reader);
+    free(w);
+    free(corrupt);
+    shmring_nodeset_free(sets[0]);
+    shmring_nodeset_free(sets[1]);
+}
+END_TEST
+
 START_TEST(test_forked_child_keeps_working)
 {
     shmring_nodeset_t *set =
@@ -836,6 +1016,7 @@ static Suite *reader_suite(void)
     TCase *resilience = tcase_create("resilience");
     tcase_add_checked_fixture(resilience, setup, teardown);
     tcase_add_test(resilience, test_keeps_last_good_version);
+    tcase_add_test(resilience, test_status_names_a_bad_version);
     tcase_add_test(resilience, test_refuses_hostile_versions);
     tcase_add_test(resilience, test_survives_destroy_and_recreate);
     tcase_add_test(resilience, test_old_mappings_released);
@@ -845,6 +1026,7 @@ static Suite *reader_suite(void)
     TCase *concurrency = tcase_create("concurrency");
     tcase_add_checked_fixture(concurrency, setup, teardown);
     tcase_add_test(concurrency, test_threads_share_one_handle);
+    tcase_add_test(concurrency, test_status_consistent_while_switching);
     tcase_add_test(concurrency, test_forked_child_keeps_working);
     tcase_add_test(concurrency, test_reader_process_sees_live_updates);
     tcase_set_timeout(concurrency, 120);

@@ -8,6 +8,9 @@ libclang-rt-14-dev llvm-14 valgrind strace python3 abigail-tools"
 # ringctl sync: libcurl and libsystemd to build it, and a real etcd for its tests.
 SHMRING_PACKAGES="$SHMRING_PACKAGES libcurl4-openssl-dev libsystemd-dev etcd-server \
 etcd-client"
+# The man pages' source format (scdoc), and promtool (in prometheus), the real
+# parser that the metrics test checks `ringctl metrics` with.
+SHMRING_PACKAGES="$SHMRING_PACKAGES scdoc prometheus"
 # The bindings and the real servers their tests start: Python's headers, setuptools,
 # pytest and gunicorn; OpenResty's LuaJIT (luajit2, which lua-resty-core needs;
 # Debian's luajit conflicts with it) and nginx's Lua module; PHP's headers, CLI and

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ops.h"
 #include "ringctl.h"
 
 /* What show reports: the status and, when something is published, the version of
@@ -131,6 +132,8 @@ static void show_text(const struct ringctl *ctl, const struct show *show)
         printf("last publish:  never\n");
     printf("owner:         uid %lu\n", (unsigned long)status->owner);
     printf("mode:          %04o\n", (unsigned)status->mode);
+    struct ringctl_scope scope = ringctl_ops_scope(ctl);
+    ringctl_readers_summary_text(&scope);
     if (show->snapshot == NULL) {
         printf("nodes:         0 (nothing published yet)\n");
         return;
@@ -197,6 +200,8 @@ static json_t *show_json(const struct ringctl *ctl, const struct show *show)
         json_array_append_new(nodes, entry);
     }
     json_object_set_new(object, "nodes", nodes);
+    struct ringctl_scope scope = ringctl_ops_scope(ctl);
+    json_object_set_new(object, "readers", ringctl_readers_summary_json(&scope));
     return object;
 }
 

@@ -61,6 +61,16 @@ COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
                    "generation, nodes, algorithm (tab-separated); rings it cannot read "
                    "are skipped, each named in a warning on standard error",
         .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = false)
+COMMAND(readers, .group = GROUP_READ, .synopsis = {"readers"},
+        .summary = "every process that maps a version of the ring: pid, command, "
+                   "generation, current or superseded, and the memory superseded "
+                   "versions keep in use",
+        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+COMMAND(metrics, .group = GROUP_READ, .synopsis = {"metrics [--all]"},
+        .summary = "the ring's metrics (--all: every ring's) in the Prometheus text "
+                   "format, for node_exporter's textfile collector",
+        .min_args = 0, .max_args = 0, .options = OPTION_OWNER | OPTION_ALL,
+        .names_ring = true)
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
         .summary = "remove the ring; readers keep their last version", .min_args = 0,
         .max_args = 0, .options = OPTIONS_CHANGE, .names_ring = true)

@@ -34,6 +34,7 @@ const struct ringctl_option ringctl_options[] = {
     {"owner", 0, "USER", CODE_OWNER, OPTION_OWNER,
      "also accept rings owned by USER (a name or a uid); rings of root and of yourself "
      "are always accepted, other users' only this way"},
+    {"all", 0, NULL, CODE_ALL, OPTION_ALL, "every ring in the ring directory"},
     {"help", 'h', NULL, 'h', 0, "print this help and exit"},
     {"version", 'V', NULL, 'V', 0, "print the version and exit"},
     {"algorithm", 0, "A", CODE_ALGORITHM, OPTION_ALGORITHM,
@@ -246,6 +247,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
     switch (code) {
     case 'r':
         ctl->ring = value;
+        ctl->ring_given = true;
         return EXIT_OK;
     case CODE_DIR:
         if (value[0] == '\0')
@@ -259,6 +261,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         ctl->dry_run = true;
         return EXIT_OK;
     case CODE_STDIN:
+    case CODE_ALL:
         return EXIT_OK; /* its bit in ctl->given says it */
     case 'z':
         ctl->nul = true;

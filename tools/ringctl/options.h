@@ -25,6 +25,7 @@ enum option_code {
     CODE_DIR,
     CODE_WAIT,
     CODE_OWNER,
+    CODE_ALL,
 };
 
 struct ringctl_option {

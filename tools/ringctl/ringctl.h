@@ -35,7 +35,7 @@ enum ringctl_exit {
 #define OPTION_BITS(XX)                                                                  \
     XX(DRY_RUN)                                                                          \
     XX(ALGORITHM) XX(HASH) XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT)       \
-        XX(COUNT) XX(STDIN) XX(WAIT) XX(OWNER) XX(NUL)
+        XX(COUNT) XX(STDIN) XX(WAIT) XX(OWNER) XX(NUL) XX(ALL)
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
 enum option_index {
@@ -56,6 +56,8 @@ enum option_bit {
  * outcome fields at the end, which say what it did for main's last words). */
 struct ringctl {
     const char *ring;
+    /* Whether -r named the ring (metrics takes -r or --all, not both). */
+    bool ring_given;
     /* The directory holding the rings (NULL: the library's default). */
     const char *directory;
     bool json;

@@ -1,0 +1,395 @@
+/*
+ * Tests of lib/ring_readers.c: the census of the processes that map a ring's
+ * versions. Real reader processes (forked, each with its own command name) hold
+ * versions of a ring in a private directory while new ones are published; a pipe
+ * tells each when to look up (and so switch) and when to exit, and each answers on
+ * another pipe once done, so nothing depends on timing.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+static char directory[TEST_PATH_MAX];
+static char ring[SHMRING_RING_NAME_MAX + 1];
+static shmring_writer_t *writer;
+static shmring_nodeset_t *set;
+
+/* A reader process: its pid and the two ends of its pipes that we keep. */
+struct reader_process {
+    pid_t pid;
+    int commands; /* we write: 'l' look up, 'q' exit */
+    int answers;  /* we read: one byte after each command is done */
+};
+
+#define MAX_READERS 4
+static struct reader_process readers[MAX_READERS];
+static size_t reader_count;
+
+static void setup(void)
+{
+    test_private_directory("readers", directory);
+    snprintf(ring, sizeof(ring), "%s", test_ring_name("readers"));
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = directory;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &writer),
+                     0);
+    set = test_nodeset(50, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    reader_count = 0;
+}
+
+static void teardown(void)
+{
+    for (size_t i = 0; i < reader_count; i++) {
+        /* End of input tells a reader to exit. */
+        close(readers[i].commands);
+        close(readers[i].answers);
+        int status;
+        ck_assert_int_eq(waitpid(readers[i].pid, &status, 0), readers[i].pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    shmring_writer_close(writer);
+    shmring_nodeset_free(set);
+    test_remove_tree(directory);
+}
+
+static uint64_t publish(void)
+{
+    uint64_t generation = 0;
+    ck_assert_int_eq(shmring_writer_publish(writer, set, &generation), 0);
+    return generation;
+}
+
+/* The bytes a mapping of a version of SET occupies: its snapshot's size in whole
+ * pages. (Built here: the writer's own shmring_writer_snapshot() would map the
+ * version into this process, which the census would then count.) */
+static uint64_t version_bytes(void)
+{
+    size_t size;
+    free(test_build(set, &size));
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    return (size + page - 1) / page * page;
+}
+
+static void answered(const struct reader_process *reader)
+{
+    char byte;
+    ck_assert_int_eq(read(reader->answers, &byte, 1), 1);
+    ck_assert_int_eq(byte, 'k');
+}
+
+/* The reader process: opens the ring, answers, then obeys commands until end of
+ * input. Exits 1 on any failure, which teardown reports. */
+static void reader_main(const char *name, int commands, int answers)
+{
+    prctl(PR_SET_NAME, name);
+    shmring_open_options_t options = {.directory = directory};
+    shmring_t *r;
+    shmring_node_t node;
+    if (shmring_open_with(ring, &options, &r) != 0 ||
+        shmring_lookup(r, "key", 3, &node) != 0 || write(answers, "k", 1) != 1)
+        _exit(1);
+    char command;
+    while (read(commands, &command, 1) == 1) {
+        if (command == 'l' && shmring_lookup(r, "key", 3, &node) != 0)
+            _exit(1);
+        if (write(answers, "k", 1) != 1)
+            _exit(1);
+    }
+    shmring_close(r);
+    _exit(0);
+}
+
+/* Starts a reader process named NAME that maps the current version. */
+static struct reader_process *start_reader(const char *name)
+{
+    ck_assert_uint_lt(reader_count, MAX_READERS);
+    int commands[2], answers[2];
+    ck_assert_int_eq(pipe2(commands, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(answers, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(commands[1]);
+        close(answers[0]);
+        /* The other readers' pipes are theirs: without this, a reader would keep
+         * its siblings' command pipes open and they would never see end of input. */
+        for (size_t i = 0; i < reader_count; i++) {
+            close(readers[i].commands);
+            close(readers[i].answers);
+        }
+        reader_main(name, commands[0], answers[1]);
+    }
+    close(commands[0]);
+    close(answers[1]);
+    struct reader_process *reader = &readers[reader_count++];
+    *reader = (struct reader_process){pid, commands[1], answers[0]};
+    answered(reader);
+    return reader;
+}
+
+/* Has READER look up (and so switch to the current version). */
+static void reader_lookup(const struct reader_process *reader)
+{
+    ck_assert_int_eq(write(reader->commands, "l", 1), 1);
+    answered(reader);
+}
+
+static void census(shmring_ring_readers_t *out)
+{
+    shmring_open_options_t options = {.directory = directory};
+    memset(out, 0xff, sizeof(*out));
+    ck_assert_int_eq(shmring_ring_readers(ring, &options, out), 0);
+}
+
+static void assert_reader(const shmring_ring_reader_t *reader, pid_t pid,
+                          const char *command, uint64_t generation, bool current,
+                          uint64_t bytes)
+{
+    ck_assert_int_eq(reader->pid, pid);
+    ck_assert_str_eq(reader->command, command);
+    ck_assert_uint_eq(reader->generation, generation);
+    ck_assert_int_eq(reader->current, current);
+    ck_assert_uint_eq(reader->mapped_bytes, bytes);
+}
+
+/* The entry of process PID in RESULT, which the census sorts by pid (pids may wrap,
+ * so the older reader's need not be the smaller). */
+static const shmring_ring_reader_t *reader_of(const shmring_ring_readers_t *result,
+                                              pid_t pid)
+{
+    for (size_t i = 0; i < result->reader_count; i++) {
+        if (i > 0)
+            ck_assert_int_lt(result->readers[i - 1].pid, result->readers[i].pid);
+    }
+    for (size_t i = 0; i < result->reader_count; i++) {
+        if (result->readers[i].pid == pid)
+            return &result->readers[i];
+    }
+    ck_abort_msg("no reader with pid %d", (int)pid);
+    return NULL;
+}
+
+static void assert_version(const shmring_ring_version_use_t *version, uint64_t generation,
+                           bool current, size_t processes, uint64_t bytes)
+{
+    ck_assert_uint_eq(version->generation, generation);
+    ck_assert_int_eq(version->current, current);
+    ck_assert_uint_eq(version->processes, processes);
+    ck_assert_uint_eq(version->bytes, bytes);
+}
+
+/*
+ * Two idle readers keep generations 1 and 2 mapped after generation 3 is published:
+ * the census names both, marks both superseded and counts the memory they keep in
+ * use; once one looks up, it is a reader of the current version.
+ */
+START_TEST(test_idle_readers_hold_superseded_versions)
+{
+    ck_assert_uint_eq(publish(), 1);
+    /* The node set is the same each time, so every version has the same size. */
+    uint64_t bytes = version_bytes();
+    struct reader_process *first = start_reader("reader-one");
+    ck_assert_uint_eq(publish(), 2);
+    struct reader_process *second = start_reader("reader-two");
+    ck_assert_uint_eq(publish(), 3);
+
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.generation, 3);
+    ck_assert_uint_eq(result.reader_count, 2);
+    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 1, false,
+                  bytes);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
+                  bytes);
+    ck_assert_uint_eq(result.version_count, 2);
+    assert_version(&result.versions[0], 1, false, 1, bytes);
+    assert_version(&result.versions[1], 2, false, 1, bytes);
+    ck_assert_uint_eq(result.superseded_versions, 2);
+    ck_assert_uint_eq(result.superseded_bytes, 2 * bytes);
+    ck_assert_uint_ge(result.processes_inspected, 3);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(result.reserved[i], 0);
+    shmring_ring_readers_free(&result);
+    ck_assert_ptr_null(result.readers);
+    ck_assert_uint_eq(result.reader_count, 0);
+
+    /* The first reader switches: generation 1 is released, 3 has a reader. */
+    reader_lookup(first);
+    census(&result);
+    ck_assert_uint_eq(result.reader_count, 2);
+    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 3, true,
+                  bytes);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
+                  bytes);
+    ck_assert_uint_eq(result.version_count, 2);
+    assert_version(&result.versions[0], 2, false, 1, bytes);
+    assert_version(&result.versions[1], 3, true, 1, bytes);
+    ck_assert_uint_eq(result.superseded_versions, 1);
+    ck_assert_uint_eq(result.superseded_bytes, bytes);
+    shmring_ring_readers_free(&result);
+
+    /* Both on the current version: nothing superseded is held. */
+    reader_lookup(second);
+    census(&result);
+    ck_assert_uint_eq(result.reader_count, 2);
+    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 3, true,
+                  bytes);
+    ck_assert_uint_eq(result.version_count, 1);
+    assert_version(&result.versions[0], 3, true, 2, bytes);
+    ck_assert_uint_eq(result.superseded_versions, 0);
+    ck_assert_uint_eq(result.superseded_bytes, 0);
+    shmring_ring_readers_free(&result);
+}
+END_TEST
+
+/* No reader at all: an empty census, not an error. */
+START_TEST(test_no_readers)
+{
+    ck_assert_uint_eq(publish(), 1);
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.generation, 1);
+    ck_assert_uint_eq(result.reader_count, 0);
+    ck_assert_ptr_null(result.readers);
+    ck_assert_uint_eq(result.version_count, 0);
+    ck_assert_ptr_null(result.versions);
+    ck_assert_uint_eq(result.superseded_versions, 0);
+    ck_assert_uint_eq(result.superseded_bytes, 0);
+    ck_assert_uint_ge(result.processes_inspected, 1);
+    shmring_ring_readers_free(&result);
+    shmring_ring_readers_free(NULL);
+}
+END_TEST
+
+/*
+ * The ring directory named through a symbolic link: /proc prints resolved paths, and
+ * the census still finds the readers.
+ */
+START_TEST(test_directory_through_symbolic_link)
+{
+    ck_assert_uint_eq(publish(), 1);
+    struct reader_process *reader = start_reader("reader-link");
+    char link_path[TEST_PATH_MAX + 16];
+    snprintf(link_path, sizeof(link_path), "%s.link", directory);
+    ck_assert_int_eq(symlink(directory, link_path), 0);
+    shmring_open_options_t options = {.directory = link_path};
+    shmring_ring_readers_t result;
+    int err = shmring_ring_readers(ring, &options, &result);
+    unlink(link_path);
+    ck_assert_int_eq(err, 0);
+    ck_assert_uint_eq(result.reader_count, 1);
+    assert_reader(&result.readers[0], reader->pid, "reader-link", 1, true,
+                  version_bytes());
+    shmring_ring_readers_free(&result);
+}
+END_TEST
+
+/* Another ring's readers, and readers of a destroyed ring of the same name, are not
+ * this ring's. */
+START_TEST(test_other_rings_are_not_counted)
+{
+    ck_assert_uint_eq(publish(), 1);
+    /* A forked reader would share the writer's lock. */
+    shmring_writer_close(writer);
+    writer = NULL;
+    start_reader("reader-old");
+    /* Destroy and re-create the ring: the reader keeps the destroyed ring's version
+     * 1 mapped, which now has another path. */
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = directory;
+    ck_assert_int_eq(shmring_ring_destroy(ring, &options), 0);
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &writer),
+                     0);
+    ck_assert_uint_eq(publish(), 1);
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.generation, 1);
+    ck_assert_uint_eq(result.reader_count, 0);
+    ck_assert_uint_eq(result.version_count, 0);
+    shmring_ring_readers_free(&result);
+}
+END_TEST
+
+/* Errors of the ring come first, as shmring_ring_status() gives them. */
+START_TEST(test_errors)
+{
+    shmring_open_options_t options = {.directory = directory};
+    shmring_ring_readers_t result;
+    ck_assert_int_eq(shmring_ring_readers("no-such-ring", &options, &result),
+                     SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_readers("bad/name", &options, &result),
+                     SHMRING_EBADRING);
+    options.directory = "relative";
+    ck_assert_int_eq(shmring_ring_readers(ring, &options, &result), SHMRING_EINVAL);
+}
+END_TEST
+
+/*
+ * A caller who may not inspect the readers (another user) finds none of them but
+ * counts the processes it could not inspect. Runs as root only, which can become
+ * nobody.
+ */
+START_TEST(test_hidden_processes_are_counted)
+{
+    if (geteuid() != 0)
+        return;
+    ck_assert_uint_eq(publish(), 1);
+    start_reader("reader-root");
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(10);
+        /* The ring is root's, which everyone trusts. */
+        shmring_open_options_t options = {.directory = directory};
+        shmring_ring_readers_t result;
+        if (shmring_ring_readers(ring, &options, &result) != 0)
+            _exit(11);
+        /* Neither the reader nor the test process (both root) can be inspected; how
+         * many other root processes the machine runs is not ours to know. */
+        int status = result.reader_count == 0 && result.processes_hidden >= 2 &&
+                             result.processes_inspected >= 1
+                         ? 0
+                         : 12;
+        shmring_ring_readers_free(&result);
+        _exit(status);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+static Suite *ring_readers_suite(void)
+{
+    Suite *s = suite_create("ring_readers");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_test(core, test_idle_readers_hold_superseded_versions);
+    tcase_add_test(core, test_no_readers);
+    tcase_add_test(core, test_directory_through_symbolic_link);
+    tcase_add_test(core, test_other_rings_are_not_counted);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_test(errors, test_errors);
+    tcase_add_test(errors, test_hidden_processes_are_counted);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(ring_readers_suite());
+}

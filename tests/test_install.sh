@@ -1,0 +1,43 @@
+#!/bin/bash
+# Installs the shmring_doc component (the man pages and ringctl's bash completion)
+# into a fresh prefix and checks that exactly those files arrive where man(1) and
+# bash-completion look, that man renders each page, and that the installed
+# completion registers itself for ringctl. The prefix is removed at exit.
+#
+# Usage: test_install.sh CMAKE BUILD_DIR MANDIR COMPLETIONS_DIR
+set -u
+cmake=$1 build=$2 mandir=$3 completions=$4
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+prefix=$(mktemp -d /tmp/shmring-install.XXXXXX) || exit 1
+trap 'rm -rf "$prefix"' EXIT
+"$cmake" --install "$build" --prefix "$prefix" --component shmring_doc >/dev/null ||
+    exit 1
+
+expected="$completions/ringctl
+$mandir/man1/ringctl.1
+$mandir/man3/shmring.3
+$mandir/man3/shmring_ctl.3"
+got=$(cd "$prefix" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+[[ $got == "$(LC_ALL=C sort <<<"$expected")" ]] ||
+    fail "installed files: got '$got', expected '$expected'"
+
+# man renders each page, and its NAME section names it.
+for page in man1/ringctl.1 man3/shmring.3 man3/shmring_ctl.3; do
+    name=${page#*/}
+    name=${name%.*}
+    text=$(MANWIDTH=80 man -l "$prefix/$mandir/$page" 2>&1) || fail "man -l $page failed"
+    grep -q "^ *$name - " <<<"$text" || fail "$page: no NAME line for $name"
+done
+
+# The installed completion defines itself for ringctl.
+registered=$(bash -c 'source "$1" && complete -p ringctl' _ "$prefix/$completions/ringctl")
+[[ $registered == "complete -F _ringctl ringctl" ]] ||
+    fail "completion registration: '$registered'"
+
+((failures == 0)) || exit 1
+echo "man pages and completion installed"
