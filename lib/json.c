@@ -199,7 +199,8 @@ static int read_algorithm(const json_t *value, shmring_algorithm_t *out,
         char quoted[QUOTED_SIZE];
         quote(quoted, json_string_value(value));
         return path_error(error, "algorithm",
-                          "unknown algorithm %s (expected ring, maglev or ketama)",
+                          "unknown algorithm %s (expected ring, maglev, ketama, "
+                          "twemproxy, nginx or libketama)",
                           quoted);
     }
     return 0;
@@ -214,7 +215,9 @@ static int read_hash(const json_t *value, shmring_hash_t *out,
         char quoted[QUOTED_SIZE];
         quote(quoted, json_string_value(value));
         return path_error(error, "hash",
-                          "unknown hash %s (expected xxh3, md5, crc32, fnv1a or murmur3)",
+                          "unknown hash %s (expected xxh3, md5, crc32, fnv1a, murmur3 "
+                          "or one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, "
+                          "fnv1_64, fnv1a_32, hsieh, jenkins, murmur, one_at_a_time)",
                           quoted);
     }
     return 0;
@@ -247,6 +250,7 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
 
     const char *name = NULL;
     const char *address = NULL;
+    const char *hash_key = NULL;
     uint32_t weight = 1;
     shmring_state_t state = SHMRING_STATE_UP;
     const char *key;
@@ -266,6 +270,14 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
                 return member_error(error, path, key, "must be a string");
             address = json_string_value(value);
             if (shmring_node_address_check(address) != 0)
+                return member_error(error, path, key,
+                                    "must be 1-%d bytes without control characters",
+                                    SHMRING_ADDRESS_MAX);
+        } else if (strcmp(key, "hash_key") == 0) {
+            if (!json_is_string(value))
+                return member_error(error, path, key, "must be a string");
+            hash_key = json_string_value(value);
+            if (shmring_node_address_check(hash_key) != 0)
                 return member_error(error, path, key,
                                     "must be 1-%d bytes without control characters",
                                     SHMRING_ADDRESS_MAX);
@@ -299,6 +311,8 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
                           SHMRING_NODES_MAX);
     if (err != 0 && err != SHMRING_ENOMEM)
         return path_error(error, path, "%s", shmring_strerror(err));
+    if (err == 0 && hash_key != NULL)
+        err = shmring_nodeset_set_hash_key(set, name, hash_key);
     return err;
 }
 
@@ -448,6 +462,7 @@ static int write_node(json_t *nodes, const shmring_node_info_t *node)
     if (json_array_append_new(nodes, object) != 0 ||
         set_string(object, "name", node->name) != 0 ||
         set_string(object, "address", node->address) != 0 ||
+        (node->hash_key != NULL && set_string(object, "hash_key", node->hash_key) != 0) ||
         json_object_set_new(object, "weight", json_integer(node->weight)) != 0 ||
         set_string(object, "state", node->state == SHMRING_STATE_DOWN ? "down" : "up") !=
             0)
