@@ -28,6 +28,10 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_RING = 0,
     SHMRING_ALGORITHM_MAGLEV = 1,
     SHMRING_ALGORITHM_KETAMA = 2,
+    /* Peers' continua, reproduced bit for bit (README.md, "Peer algorithms"). */
+    SHMRING_ALGORITHM_TWEMPROXY = 3,
+    SHMRING_ALGORITHM_NGINX = 4,
+    SHMRING_ALGORITHM_LIBKETAMA = 5,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -36,6 +40,18 @@ typedef enum shmring_hash {
     SHMRING_HASH_CRC32 = 2,
     SHMRING_HASH_FNV1A = 3,
     SHMRING_HASH_MURMUR3 = 4,
+    /* twemproxy's key hashes (its `hash:` names), for `twemproxy` only; `twemproxy`
+     * also takes md5 and crc32 in twemproxy's meaning of those names. */
+    SHMRING_HASH_FNV1A_64 = 5,
+    SHMRING_HASH_CRC16 = 6,
+    SHMRING_HASH_CRC32A = 7,
+    SHMRING_HASH_FNV1_32 = 8,
+    SHMRING_HASH_FNV1_64 = 9,
+    SHMRING_HASH_FNV1A_32 = 10,
+    SHMRING_HASH_HSIEH = 11,
+    SHMRING_HASH_JENKINS = 12,
+    SHMRING_HASH_MURMUR = 13,
+    SHMRING_HASH_ONE_AT_A_TIME = 14,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -53,7 +69,8 @@ typedef enum shmring_state {
 /* Placement parameters of a ring. */
 typedef struct shmring_params {
     shmring_algorithm_t algorithm;
-    /* Key and point hash of `ring` and `maglev`; `ketama` always uses MD5. */
+    /* Key and point hash of `ring` and `maglev`; the key hash of `twemproxy`;
+     * `ketama` and `libketama` always use MD5, `nginx` CRC-32. */
     shmring_hash_t hash;
     /* Points per unit of weight (`ring` only). */
     uint32_t vnodes;
@@ -66,8 +83,9 @@ typedef struct shmring_params {
 /* Fills *params with the defaults: `ring`, xxh3, 160 vnodes. */
 SHMRING_API void shmring_params_default(shmring_params_t *params);
 
-/* The hash ALGORITHM uses unless told otherwise: md5 for ketama (the only one it
- * takes), xxh3 for the others. */
+/* The hash ALGORITHM uses unless told otherwise: md5 for ketama and libketama (the
+ * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
+ * default), xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -80,8 +98,10 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
                                                       shmring_hash_t *out);
 
 /*
- * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (ketama
- * takes only md5), SHMRING_EBADVNODES, or SHMRING_EINVAL (table size not prime).
+ * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (a hash the
+ * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
+ * twemproxy its twelve, ring and maglev xxh3, md5, crc32, fnv1a and murmur3),
+ * SHMRING_EBADVNODES, or SHMRING_EINVAL (table size not prime).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_params_check(const shmring_params_t *params);
 
@@ -96,8 +116,10 @@ typedef struct shmring_node_info {
     shmring_state_t state;
     const char *name;
     const char *address;
+    /* The node's hash key, or NULL (see shmring_nodeset_set_hash_key()). */
+    const char *hash_key;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[4];
+    uint64_t reserved[3];
 } shmring_node_info_t;
 
 /* Creates an empty node set with default parameters. Returns 0 or SHMRING_ENOMEM. */
@@ -137,6 +159,18 @@ shmring_nodeset_set_weight(shmring_nodeset_t *set, const char *name, uint32_t we
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *set,
                                                              const char *name,
                                                              shmring_state_t state);
+
+/*
+ * Gives node NAME a hash key: the string the peer algorithms (twemproxy, nginx,
+ * libketama) hash into its points instead of the one they derive from its address,
+ * so that a node can match a peer's server name exactly (a named twemproxy server)
+ * or be re-addressed without moving keys. NULL removes it; ring, maglev and ketama
+ * ignore it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key follows the
+ * address rules) or SHMRING_ENOMEM; on error the set is unchanged.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_t *set,
+                                                                const char *name,
+                                                                const char *hash_key);
 
 /* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
 SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);

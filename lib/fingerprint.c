@@ -7,7 +7,7 @@
  * snapshot bytes, whose layout may change), with every integer as 32 little-endian
  * bits and every string as its length then its bytes:
  *
- *   "shmring fingerprint v2" (with its NUL)
+ *   "shmring fingerprint v3" (with its NUL)
  *   algorithm, hash
  *   vnodes                  for `ring`; 0 for maglev and ketama, which ignore it
  *   table size              for `maglev`, the size actually used (a table_size of 0
@@ -16,11 +16,14 @@
  *   node count
  *   for each node, by name (bytewise, shorter first on a common prefix):
  *     name, address, weight, state (0 up, 1 down), id,
- *     up rank               for `ketama` only: the node's position among the up
- *                           nodes in node-set order (0xffffffff when down), because
- *                           libmemcached's continuum breaks ties between equal points
- *                           by server order; `ring` and `maglev` never depend on
- *                           node order, so for them it is 0
+ *     up rank               for `ketama`, `nginx` and `libketama`: the node's
+ *                           position among the up nodes in node-set order
+ *                           (0xffffffff when down), because those continua break
+ *                           ties between equal points by server order; `ring`,
+ *                           `maglev` and `twemproxy` (which sorts its servers by
+ *                           name) never depend on node order, so for them it is 0
+ *     hash key              the string hashed into the node's points in place of
+ *                           the default (empty when the node has none)
  *
  * Nothing else goes in: not the generation, the publisher, the next id to give, the
  * ring's name, mode or owner, nor the order of the nodes when the algorithm ignores
@@ -74,7 +77,10 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     struct ranked_node *sorted = malloc((set->count ? set->count : 1) * sizeof(*sorted));
     if (sorted == NULL)
         return SHMRING_ENOMEM;
-    bool ketama = params->algorithm == SHMRING_ALGORITHM_KETAMA;
+    /* The continua whose equal points go to the earlier server (see above). */
+    bool ketama = params->algorithm == SHMRING_ALGORITHM_KETAMA ||
+                  params->algorithm == SHMRING_ALGORITHM_NGINX ||
+                  params->algorithm == SHMRING_ALGORITHM_LIBKETAMA;
     uint32_t up_rank = 0;
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = &set->nodes[i];
@@ -86,7 +92,7 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     /* Names are unique in a node set, so the order is total. */
     qsort(sorted, set->count, sizeof(*sorted), compare_by_name);
 
-    static const char domain[] = "shmring fingerprint v2";
+    static const char domain[] = "shmring fingerprint v3";
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_64bits_reset(&state);
@@ -104,6 +110,8 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
         hash_le32(&state, (uint32_t)n->state);
         hash_le32(&state, n->id);
         hash_le32(&state, sorted[i].up_rank);
+        const char *hash_key = n->hash_key != NULL ? n->hash_key : "";
+        hash_text(&state, hash_key, (uint32_t)strlen(hash_key));
     }
     free(sorted);
     *out = XXH3_64bits_digest(&state);

@@ -148,7 +148,18 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
 uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,
                                const void *key, size_t len)
 {
-    if (algorithm == SHMRING_ALGORITHM_KETAMA)
+    /* The peer algorithms' 32-bit key hashes sit in the top half, as their points
+     * do (see snapshot_internal.h). */
+    switch (algorithm) {
+    case SHMRING_ALGORITHM_KETAMA:
+    case SHMRING_ALGORITHM_LIBKETAMA:
         return (uint64_t)shmring__ketama_key_hash(key, len) << 32;
-    return shmring__hash64(hash, key, len);
+    case SHMRING_ALGORITHM_TWEMPROXY:
+        return (uint64_t)shmring__twemproxy_hash(hash, key, len) << 32;
+    case SHMRING_ALGORITHM_NGINX:
+        /* nginx's ngx_crc32_long() is the CRC-32 zlib computes. */
+        return crc32_64(key, len);
+    default:
+        return shmring__hash64(hash, key, len);
+    }
 }

@@ -28,6 +28,9 @@ void shmring__md5(const void *data, size_t len, uint8_t digest[16]);
  */
 uint32_t shmring__ketama_key_hash(const void *data, size_t len);
 
+/* twemproxy's key hash HASH (one of the names of its `hash:` option) of KEY. */
+uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len);
+
 /* The hash a snapshot of ALGORITHM with HASH gives KEY for its lookups. */
 uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,
                                const void *key, size_t len);

@@ -210,8 +210,11 @@ static int read_choice(const json_t *value, const char *field, shmring_params_t 
     char quoted[QUOTED_SIZE];
     quote(quoted, text);
     return path_error(error, field, "unknown %s %s (expected %s)", field, quoted,
-                      algorithm ? "ring, maglev or ketama"
-                                : "xxh3, md5, crc32, fnv1a or murmur3");
+                      algorithm ? "ring, maglev, ketama, twemproxy, nginx or libketama"
+                                : "xxh3, md5, crc32, fnv1a, murmur3 or one of "
+                                  "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, "
+                                  "fnv1_64, fnv1a_32, hsieh, jenkins, murmur, "
+                                  "one_at_a_time");
 }
 
 static int read_table_size(const json_t *value, uint32_t *out,
@@ -260,6 +263,7 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
 
     const char *name = NULL;
     const char *address = NULL;
+    const char *hash_key = NULL;
     uint32_t weight = 1;
     shmring_state_t state = SHMRING_STATE_UP;
     uint32_t id = 0;
@@ -279,6 +283,14 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
                                      strcmp(key, "name") == 0 ? &name : &address, error);
             if (err != 0)
                 return err;
+        } else if (strcmp(key, "hash_key") == 0) {
+            if (!json_is_string(value))
+                return member_error(error, path, key, "must be a string");
+            hash_key = json_string_value(value);
+            if (shmring_node_address_check(hash_key) != 0)
+                return member_error(error, path, key,
+                                    "must be 1-%d bytes without control characters",
+                                    SHMRING_ADDRESS_MAX);
         } else if (strcmp(key, "weight") == 0) {
             if (!integer_in_range(value, 1, SHMRING_WEIGHT_MAX, &weight))
                 return member_error(error, path, key, "must be an integer from 1 to %d",
@@ -312,6 +324,8 @@ static int read_node(json_t *node, size_t index, shmring_nodeset_t *set,
                           SHMRING_NODES_MAX);
     if (err != 0 && err != SHMRING_ENOMEM)
         return path_error(error, path, "%s", shmring_strerror(err));
+    if (err == 0 && hash_key != NULL)
+        err = shmring_nodeset_set_hash_key(set, name, hash_key);
     return err;
 }
 
@@ -477,6 +491,7 @@ static int write_node(json_t *nodes, const shmring_node_info_t *node)
         set_string(object, "name", node->name) != 0 ||
         json_object_set_new(object, "id", json_integer(node->id)) != 0 ||
         set_string(object, "address", node->address) != 0 ||
+        (node->hash_key != NULL && set_string(object, "hash_key", node->hash_key) != 0) ||
         json_object_set_new(object, "weight", json_integer(node->weight)) != 0 ||
         set_string(object, "state", node->state == SHMRING_STATE_DOWN ? "down" : "up") !=
             0)

@@ -27,6 +27,7 @@ void shmring_nodeset_free(shmring_nodeset_t *set)
     for (size_t i = 0; i < set->count; i++) {
         free(set->nodes[i].name);
         free(set->nodes[i].address);
+        free(set->nodes[i].hash_key);
     }
     free(set->nodes);
     free(set->slots);
@@ -191,6 +192,7 @@ int shmring_nodeset_remove(shmring_nodeset_t *set, const char *name)
         return SHMRING_ENODE;
     free(set->nodes[index].name);
     free(set->nodes[index].address);
+    free(set->nodes[index].hash_key);
     memmove(&set->nodes[index], &set->nodes[index + 1],
             (set->count - (size_t)index - 1) * sizeof(set->nodes[0]));
     set->count--;
@@ -209,6 +211,23 @@ int shmring_nodeset_set_weight(shmring_nodeset_t *set, const char *name, uint32_
     if (weight < 1 || weight > SHMRING_WEIGHT_MAX)
         return SHMRING_EBADWEIGHT;
     set->nodes[index].weight = weight;
+    return 0;
+}
+
+int shmring_nodeset_set_hash_key(shmring_nodeset_t *set, const char *name,
+                                 const char *hash_key)
+{
+    long index = find_index(set, name);
+    if (index < 0)
+        return SHMRING_ENODE;
+    /* A hash key is hashed as an address is: the same text rules. */
+    if (hash_key != NULL && shmring_node_address_check(hash_key) != 0)
+        return SHMRING_EBADADDRESS;
+    char *copy = NULL;
+    if (hash_key != NULL && (copy = strdup(hash_key)) == NULL)
+        return SHMRING_ENOMEM;
+    free(set->nodes[index].hash_key);
+    set->nodes[index].hash_key = copy;
     return 0;
 }
 
@@ -240,7 +259,8 @@ int shmring_nodeset_get(const shmring_nodeset_t *set, size_t index,
                                  .weight = n->weight,
                                  .state = n->state,
                                  .name = n->name,
-                                 .address = n->address};
+                                 .address = n->address,
+                                 .hash_key = n->hash_key};
     return 0;
 }
 

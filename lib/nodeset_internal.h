@@ -10,6 +10,8 @@
 struct nodeset_node {
     char *name;
     char *address;
+    /* The string peer algorithms hash instead of the address, or NULL. */
+    char *hash_key;
     uint32_t id;
     uint32_t weight;
     shmring_state_t state;

@@ -3,8 +3,13 @@
 
 #include "params_internal.h"
 
-static const char *const algorithm_names[] = {"ring", "maglev", "ketama"};
-static const char *const hash_names[] = {"xxh3", "md5", "crc32", "fnv1a", "murmur3"};
+static const char *const algorithm_names[] = {"ring",      "maglev", "ketama",
+                                              "twemproxy", "nginx",  "libketama"};
+/* Indexed by shmring_hash_t; twemproxy's own hashes carry its `hash:` names. */
+static const char *const hash_names[] = {"xxh3",    "md5",      "crc32",        "fnv1a",
+                                         "murmur3", "fnv1a_64", "crc16",        "crc32a",
+                                         "fnv1_32", "fnv1_64",  "fnv1a_32",     "hsieh",
+                                         "jenkins", "murmur",   "one_at_a_time"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -75,7 +80,41 @@ bool shmring__is_prime(uint32_t n)
 
 shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm)
 {
-    return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+    switch (algorithm) {
+    case SHMRING_ALGORITHM_KETAMA:
+    case SHMRING_ALGORITHM_LIBKETAMA:
+        return SHMRING_HASH_MD5;
+    case SHMRING_ALGORITHM_NGINX:
+        return SHMRING_HASH_CRC32;
+    case SHMRING_ALGORITHM_TWEMPROXY:
+        /* nutcracker's default `hash:` (nc_conf.c, CONF_DEFAULT_HASH). */
+        return SHMRING_HASH_FNV1A_64;
+    default:
+        return SHMRING_HASH_XXH3;
+    }
+}
+
+/*
+ * Whether ALGORITHM takes HASH. Each peer algorithm is defined by its peer's hash:
+ * ketama and libketama hash with MD5, nginx with CRC-32, twemproxy with the twelve
+ * functions of its `hash:` option (md5 and crc32 in twemproxy's meaning). Ring and
+ * maglev take the 64-bit hashes only: their bucket index and table slot need well
+ * mixed top bits, which twemproxy's 32-bit hashes do not give.
+ */
+static bool algorithm_takes(shmring_algorithm_t algorithm, shmring_hash_t hash)
+{
+    switch (algorithm) {
+    case SHMRING_ALGORITHM_KETAMA:
+    case SHMRING_ALGORITHM_LIBKETAMA:
+        return hash == SHMRING_HASH_MD5;
+    case SHMRING_ALGORITHM_NGINX:
+        return hash == SHMRING_HASH_CRC32;
+    case SHMRING_ALGORITHM_TWEMPROXY:
+        return hash == SHMRING_HASH_MD5 || hash == SHMRING_HASH_CRC32 ||
+               hash >= SHMRING_HASH_FNV1A_64;
+    default:
+        return hash <= SHMRING_HASH_MURMUR3;
+    }
 }
 
 int shmring_params_check(const shmring_params_t *params)
@@ -84,8 +123,7 @@ int shmring_params_check(const shmring_params_t *params)
         return SHMRING_EBADALGORITHM;
     if ((unsigned)params->hash >= COUNT_OF(hash_names))
         return SHMRING_EBADHASH;
-    /* Ketama is defined by libmemcached's MD5 continuum; no other hash is ketama. */
-    if (params->algorithm == SHMRING_ALGORITHM_KETAMA && params->hash != SHMRING_HASH_MD5)
+    if (!algorithm_takes(params->algorithm, params->hash))
         return SHMRING_EBADHASH;
     if (params->vnodes < 1 || params->vnodes > SHMRING_VNODES_MAX)
         return SHMRING_EBADVNODES;

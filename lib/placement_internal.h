@@ -16,6 +16,9 @@ struct placement_node {
     const char *name;
     size_t name_length;
     const char *address;
+    /* The node's hash_key, or NULL: the string a peer algorithm hashes into the
+     * node's points instead of the one it derives from the address. */
+    const char *hash_key;
     uint32_t weight;
     /* Index of the node in the snapshot's node table. */
     uint32_t node_index;
@@ -35,6 +38,39 @@ int shmring__ketama_place(const struct placement_node *up, size_t up_count,
 /* `maglev`: fills TABLE (TABLE_SIZE entries, a prime >= up_count) with node indexes. */
 int shmring__maglev_place(const struct placement_node *up, size_t up_count,
                           uint32_t table_size, uint32_t *table);
+
+/* `twemproxy`: nutcracker's `distribution: ketama` continuum. */
+uint64_t shmring__twemproxy_point_count(const struct placement_node *up, size_t up_count);
+int shmring__twemproxy_place(const struct placement_node *up, size_t up_count,
+                             struct snapshot_point *points);
+
+/* `libketama`: last.fm's ketama.c continuum. */
+uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t up_count);
+int shmring__libketama_place(const struct placement_node *up, size_t up_count,
+                             struct snapshot_point *points);
+
+/*
+ * `nginx`: `hash ... consistent`. nginx places every server, down ones included, and
+ * merges equal points before it skips down servers, so these take all COUNT nodes
+ * (node_index = position) with their states. The count costs a full placement.
+ */
+int shmring__nginx_point_count(const struct placement_node *nodes,
+                               const shmring_state_t *states, size_t count,
+                               uint64_t *point_count);
+int shmring__nginx_place(const struct placement_node *nodes,
+                         const shmring_state_t *states, size_t count,
+                         struct snapshot_point *points);
+
+/*
+ * The points of any ring-type algorithm of SET (whose up nodes are UP): how many,
+ * and placing them, sorted. Returns 0, SHMRING_ENOMEM or SHMRING_ELIMIT.
+ */
+int shmring__placement_point_count(const shmring_nodeset_t *set,
+                                   const struct placement_node *up, size_t up_count,
+                                   uint64_t *point_count);
+int shmring__placement_place(const shmring_nodeset_t *set,
+                             const struct placement_node *up, size_t up_count,
+                             struct snapshot_point *points);
 
 /* Sorts points by point value, stably (equal points keep their input order). */
 int shmring__points_sort(struct snapshot_point *points, size_t count);

@@ -73,12 +73,15 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = &set->nodes[i];
         strings_size += (uint64_t)n->name_length + 1 + n->address_length + 1;
+        if (n->hash_key != NULL)
+            strings_size += strlen(n->hash_key) + 1;
         if (n->state != SHMRING_STATE_UP)
             continue;
         up[up_count++] = (struct placement_node){
             .name = n->name,
             .name_length = n->name_length,
             .address = n->address,
+            .hash_key = n->hash_key,
             .weight = n->weight,
             .node_index = (uint32_t)i,
         };
@@ -97,10 +100,8 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
                 err = SHMRING_ELIMIT;
         }
     } else {
-        point_count = params->algorithm == SHMRING_ALGORITHM_KETAMA
-                          ? shmring__ketama_point_count(up, up_count)
-                          : shmring__ring_point_count(up, up_count, params->vnodes);
-        if (point_count > SHMRING_POINTS_MAX)
+        err = shmring__placement_point_count(set, up, up_count, &point_count);
+        if (err == 0 && point_count > SHMRING_POINTS_MAX)
             err = SHMRING_ELIMIT;
         else if (point_count > 0)
             bucket_bits = shmring__snapshot_bucket_bits_for(point_count);
@@ -171,6 +172,12 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         string_offset += n->name_length + 1u;
         memcpy(strings + string_offset, n->address, n->address_length + 1);
         string_offset += n->address_length + 1u;
+        if (n->hash_key != NULL) {
+            size_t length = strlen(n->hash_key);
+            nodes[i].hash_key_length = (uint16_t)length;
+            memcpy(strings + string_offset, n->hash_key, length + 1);
+            string_offset += (uint32_t)length + 1u;
+        }
     }
 
     if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
@@ -179,9 +186,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
                                         section_start(buf, &header.table));
     } else if (point_count > 0) {
         struct snapshot_point *points = section_start(buf, &header.points);
-        err = params->algorithm == SHMRING_ALGORITHM_KETAMA
-                  ? shmring__ketama_place(up, up_count, points)
-                  : shmring__ring_place(up, up_count, params, points);
+        err = shmring__placement_place(set, up, up_count, points);
         if (err == 0) {
             uint32_t *buckets = section_start(buf, &header.buckets);
             fill_buckets(points, (uint32_t)point_count, bucket_bits, buckets);
@@ -220,6 +225,10 @@ int shmring__nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
         err = shmring__nodeset_add_with_id(
             set, strings + nodes[i].name_offset, strings + nodes[i].address_offset,
             nodes[i].weight, (shmring_state_t)nodes[i].state, nodes[i].id);
+        if (err == 0 && nodes[i].hash_key_length > 0)
+            err = shmring_nodeset_set_hash_key(set, strings + nodes[i].name_offset,
+                                               strings + nodes[i].address_offset +
+                                                   nodes[i].address_length + 1);
     }
     if (err != 0) {
         shmring_nodeset_free(set);

@@ -81,7 +81,9 @@ struct snapshot_node {
     uint16_t name_length;
     uint16_t address_length;
     uint8_t state;
-    uint8_t reserved[3];
+    uint8_t reserved;
+    /* The node's hash key, 0 for none: its string follows the address's NUL. */
+    uint16_t hash_key_length;
 };
 
 _Static_assert(sizeof(struct snapshot_node) == 24, "node layout");

@@ -135,6 +135,14 @@ static int check_nodes(const void *buffer, const struct snapshot_header *h)
         if (!string_valid(strings, h->strings.size, n->name_offset, n->name_length) ||
             !string_valid(strings, h->strings.size, n->address_offset, n->address_length))
             return SHMRING_EBADSTRING;
+        /* A hash key follows the address's NUL; the address's offset and length are
+         * in bounds (just checked), so their sum cannot overflow 64 bits. */
+        if (n->hash_key_length > 0 &&
+            (n->address_offset + (uint64_t)n->address_length + 1 > UINT32_MAX ||
+             !string_valid(strings, h->strings.size,
+                           n->address_offset + n->address_length + 1u,
+                           n->hash_key_length)))
+            return SHMRING_EBADSTRING;
         up += n->state == SHMRING_STATE_UP;
     }
     if (up != h->up_count)

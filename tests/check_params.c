@@ -20,16 +20,17 @@ START_TEST(algorithm_names_both_ways)
     static const struct {
         shmring_algorithm_t algorithm;
         const char *name;
-    } names[] = {{SHMRING_ALGORITHM_RING, "ring"},
-                 {SHMRING_ALGORITHM_MAGLEV, "maglev"},
-                 {SHMRING_ALGORITHM_KETAMA, "ketama"}};
+    } names[] = {
+        {SHMRING_ALGORITHM_RING, "ring"},     {SHMRING_ALGORITHM_MAGLEV, "maglev"},
+        {SHMRING_ALGORITHM_KETAMA, "ketama"}, {SHMRING_ALGORITHM_TWEMPROXY, "twemproxy"},
+        {SHMRING_ALGORITHM_NGINX, "nginx"},   {SHMRING_ALGORITHM_LIBKETAMA, "libketama"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
         shmring_algorithm_t parsed = (shmring_algorithm_t)99;
         ck_assert_int_eq(shmring_algorithm_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
-    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)3), "unknown");
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)6), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
                                       "rin",  "rings",    "chord",  "md5",   "unknown",
@@ -50,18 +51,28 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_MD5, "md5"},
                  {SHMRING_HASH_CRC32, "crc32"},
                  {SHMRING_HASH_FNV1A, "fnv1a"},
-                 {SHMRING_HASH_MURMUR3, "murmur3"}};
+                 {SHMRING_HASH_MURMUR3, "murmur3"},
+                 {SHMRING_HASH_FNV1A_64, "fnv1a_64"},
+                 {SHMRING_HASH_CRC16, "crc16"},
+                 {SHMRING_HASH_CRC32A, "crc32a"},
+                 {SHMRING_HASH_FNV1_32, "fnv1_32"},
+                 {SHMRING_HASH_FNV1_64, "fnv1_64"},
+                 {SHMRING_HASH_FNV1A_32, "fnv1a_32"},
+                 {SHMRING_HASH_HSIEH, "hsieh"},
+                 {SHMRING_HASH_JENKINS, "jenkins"},
+                 {SHMRING_HASH_MURMUR, "murmur"},
+                 {SHMRING_HASH_ONE_AT_A_TIME, "one_at_a_time"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
         shmring_hash_t parsed = (shmring_hash_t)99;
         ck_assert_int_eq(shmring_hash_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].hash);
     }
-    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)5), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)15), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
-    static const char *const bad[] = {"",       "XXH3", "MD5",  "xxh64",  "xxhash",
-                                      "sha1",   "md4",  "crc",  "fnv",    "fnv1",
-                                      "murmur", "ring", "md5 ", "unknown"};
+    static const char *const bad[] = {"",        "XXH3", "MD5",  "xxh64",  "xxhash",
+                                      "sha1",    "md4",  "crc",  "fnv",    "fnv1",
+                                      "murmur2", "ring", "md5 ", "unknown"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         shmring_hash_t parsed;
         ck_assert_int_eq(shmring_hash_parse(bad[i], &parsed), SHMRING_EBADHASH);
@@ -123,13 +134,30 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_CRC32, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_FNV1A, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MURMUR3, SHMRING_EBADHASH},
-        {3, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
+        /* Each peer algorithm takes its peer's hashes only. */
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 0},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MD5, 0},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_ONE_AT_A_TIME, 0},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MURMUR3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5, 0},
+        {SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_FNV1A_64, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_JENKINS, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_CRC16, SHMRING_EBADHASH},
+        {6, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {SHMRING_ALGORITHM_RING, 5, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, 15, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, -1, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_KETAMA, 5, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, 15, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, 15, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
-        {3, 5, SHMRING_EBADALGORITHM},
+        {6, 15, SHMRING_EBADALGORITHM},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         shmring_params_t p = params_of((shmring_algorithm_t)cases[i].algorithm,

@@ -1,0 +1,77 @@
+/*
+ * `libketama`: the continuum of last.fm's libketama (ketama.c,
+ * ketama_create_continuum and ketama_get_server), reproduced bit for bit:
+ *
+ * - a server of memory m (our weight) gets floorf(pct x 40.0 x servers) digests,
+ *   four points each, pct = (float)m / (float)total memory: pct is single
+ *   precision, but 40.0 is a double literal, so the product is taken in double and
+ *   rounded to float only for floorf() (seven equal servers get 40 digests this
+ *   way, 39 in double throughout); this file is built with -ffp-contract=off;
+ * - the point strings are "address-k" with the address exactly as the server file
+ *   gives it (port included, whatever it is), k counting from 0; each MD5 digest
+ *   gives four points, its little-endian 32-bit words;
+ * - points are sorted with qsort() (glibc's merge sort keeps equal points in server
+ *   order, as our stable sort does);
+ * - ketama_get_server()'s bisection returns the point p[i] with
+ *   p[i-1] < hash <= p[i] (p[-1] read as 0), and the first point when no point
+ *   qualifies: past the last point, and for a hash of 0. That is the first point >=
+ *   the hash, wrapping to the first, which is our lookup.
+ *
+ * The server file lists no down servers; our down nodes are simply left out.
+ * libketama formats point strings into a 30-byte buffer, so an address longer than
+ * about 24 bytes overflows it there: such rings are computed as the arithmetic
+ * says, which libketama itself does not reliably do.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hash_internal.h"
+#include "placement_internal.h"
+
+static uint32_t digests_for(uint32_t memory, uint64_t total_memory, uint32_t servers)
+{
+    float pct = (float)memory / (float)total_memory;
+    return (uint32_t)floorf((float)(pct * 40.0 * (float)servers));
+}
+
+static uint64_t total_memory_of(const struct placement_node *up, size_t up_count)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < up_count; i++)
+        total += up[i].weight;
+    return total;
+}
+
+uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t up_count)
+{
+    uint64_t total = total_memory_of(up, up_count), points = 0;
+    for (size_t i = 0; i < up_count; i++)
+        points += 4 * (uint64_t)digests_for(up[i].weight, total, (uint32_t)up_count);
+    return points;
+}
+
+int shmring__libketama_place(const struct placement_node *up, size_t up_count,
+                             struct snapshot_point *points)
+{
+    uint64_t total = total_memory_of(up, up_count);
+    size_t next = 0;
+    for (size_t n = 0; n < up_count; n++) {
+        const char *address = up[n].hash_key != NULL ? up[n].hash_key : up[n].address;
+        uint32_t digests = digests_for(up[n].weight, total, (uint32_t)up_count);
+        for (uint32_t k = 0; k < digests; k++) {
+            char label[SHMRING_ADDRESS_MAX + 16];
+            int length = snprintf(label, sizeof(label), "%s-%u", address, k);
+            uint8_t digest[16];
+            shmring__md5(label, (size_t)length, digest);
+            for (int word = 0; word < 4; word++) {
+                points[next].point = (uint64_t)shmring__load_le32(digest + 4 * word)
+                                     << 32;
+                points[next].node_index = up[n].node_index;
+                points[next].reserved = 0;
+                next++;
+            }
+        }
+    }
+    return shmring__points_sort(points, next);
+}

@@ -1,0 +1,144 @@
+/*
+ * `nginx`: the continuum of nginx's `hash KEY consistent`
+ * (src/http/modules/ngx_http_upstream_hash_module.c, ngx_http_upstream_init_chash and
+ * ngx_http_upstream_get_chash_peer, nginx 1.22), reproduced bit for bit:
+ *
+ * - every server of the upstream, down ones included, in configuration order, gets
+ *   weight x 160 points;
+ * - the point string is the server's address as written in the `server` directive
+ *   (our node address, or its hash_key): "unix:PATH" hashes PATH; otherwise digits
+ *   after the last colon are the port and what precedes it the host, and an address
+ *   without such a port is all host. Point j is CRC-32 of HOST, a NUL byte, PORT and
+ *   point j - 1 as four little-endian bytes (0 for the first point);
+ * - points are sorted with qsort() (glibc's merge sort: equal points keep server
+ *   order), and of equal points only the first is kept;
+ * - a key goes to the first point >= CRC-32 of the key, wrapping to the first, and
+ *   from there to the first point whose server is up. Skipping a down server's
+ *   points at lookup time is the same as dropping them from the sorted continuum,
+ *   which is what we do, after merging equal points as nginx does (a down server's
+ *   point can hide an up server's equal one).
+ *
+ * What nginx does not decide by the continuum, we cannot follow: after 20 points of
+ * down (or failed) servers in a row, and for an empty key, nginx falls back to
+ * round robin.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "placement_internal.h"
+
+#define NGINX_POINTS_PER_WEIGHT 160
+
+/* The CRC-32 state nginx's ngx_crc32_update() keeps: zlib's, before the final xor. */
+static uint32_t crc_update(uint32_t crc, const void *data, size_t len)
+{
+    return (uint32_t)crc32(crc, data, (uInt)len);
+}
+
+/* Emits the weight x 160 points of NODE at POINTS. */
+static size_t place_node(const struct placement_node *node, struct snapshot_point *points)
+{
+    const char *server = node->hash_key != NULL ? node->hash_key : node->address;
+    size_t length = strlen(server);
+    const char *host = server, *port = "";
+    size_t host_length = length, port_length = 0;
+
+    if (length >= 5 && strncasecmp(server, "unix:", 5) == 0) {
+        host = server + 5;
+        host_length = length - 5;
+    } else {
+        for (size_t j = 0; j < length; j++) {
+            char c = server[length - j - 1];
+            if (c == ':') {
+                host_length = length - j - 1;
+                port = server + length - j;
+                port_length = j;
+                break;
+            }
+            if (c < '0' || c > '9')
+                break;
+        }
+    }
+
+    uint32_t base = crc_update(0, host, host_length);
+    base = crc_update(base, "", 1);
+    base = crc_update(base, port, port_length);
+
+    uint32_t previous = 0;
+    size_t count = (size_t)node->weight * NGINX_POINTS_PER_WEIGHT;
+    for (size_t j = 0; j < count; j++) {
+        uint8_t bytes[4] = {(uint8_t)previous, (uint8_t)(previous >> 8),
+                            (uint8_t)(previous >> 16), (uint8_t)(previous >> 24)};
+        uint32_t hash = crc_update(base, bytes, sizeof(bytes));
+        points[j].point = (uint64_t)hash << 32;
+        points[j].node_index = node->node_index;
+        points[j].reserved = 0;
+        previous = hash;
+    }
+    return count;
+}
+
+/*
+ * Places every node into a new array (the caller frees it), sorts, merges equal
+ * points and drops down nodes' points; *count is what remains.
+ */
+static int continuum(const struct placement_node *nodes, const shmring_state_t *states,
+                     size_t node_count, struct snapshot_point **out, size_t *count)
+{
+    size_t all = 0;
+    for (size_t i = 0; i < node_count; i++)
+        all += (size_t)nodes[i].weight * NGINX_POINTS_PER_WEIGHT;
+    struct snapshot_point *points = malloc((all ? all : 1) * sizeof(*points));
+    if (points == NULL)
+        return SHMRING_ENOMEM;
+    size_t next = 0;
+    for (size_t i = 0; i < node_count; i++)
+        next += place_node(&nodes[i], points + next);
+    int err = shmring__points_sort(points, next);
+    if (err != 0) {
+        free(points);
+        return err;
+    }
+    /* Points carry node indexes, and node N of this array is node index N. */
+    size_t kept = 0;
+    for (size_t j = 0; j < next; j++) {
+        uint64_t point = points[j].point;
+        bool first_of_equals = j == 0 || point != points[j - 1].point;
+        if (first_of_equals && states[points[j].node_index] == SHMRING_STATE_UP)
+            points[kept++] = points[j];
+    }
+    *out = points;
+    *count = kept;
+    return 0;
+}
+
+int shmring__nginx_point_count(const struct placement_node *nodes,
+                               const shmring_state_t *states, size_t count,
+                               uint64_t *point_count)
+{
+    struct snapshot_point *points;
+    size_t kept;
+    int err = continuum(nodes, states, count, &points, &kept);
+    if (err != 0)
+        return err;
+    free(points);
+    *point_count = kept;
+    return 0;
+}
+
+int shmring__nginx_place(const struct placement_node *nodes,
+                         const shmring_state_t *states, size_t count,
+                         struct snapshot_point *points)
+{
+    struct snapshot_point *placed;
+    size_t kept;
+    int err = continuum(nodes, states, count, &placed, &kept);
+    if (err != 0)
+        return err;
+    memcpy(points, placed, kept * sizeof(*points));
+    free(placed);
+    return 0;
+}

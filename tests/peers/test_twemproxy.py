@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""The `twemproxy` algorithm against the real thing: Debian's nutcracker fronting
+Debian's memcached instances on loopback. For each server set, every key is set
+through nutcracker; then each memcached lists the keys it holds
+(`lru_crawler metadump all`), and each key's holder must be the node
+`ringctl lookup` names on the same servers as a JSON node set.
+
+Usage: test_twemproxy.py RINGCTL PEER_KEYS [KEYS_PER_SET]
+Exits 77 (skipped) when nutcracker or memcached is missing.
+"""
+import hashlib
+import os
+import random
+import shutil
+import socket
+import sys
+import urllib.parse
+
+from peerlib import Failure, Library, Servers, free_port, wait_listening
+
+HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
+          "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
+
+# Two server names whose point strings "NAME-0".."NAME-39" share an MD5 word: the
+# same point on the continuum, which nutcracker gives to the server listed first.
+COLLIDING_NAMES = None  # found at start-up by colliding_names()
+
+
+def md5_words(label):
+    d = hashlib.md5(label.encode()).digest()
+    return [int.from_bytes(d[i:i + 4], "little") for i in (0, 4, 8, 12)]
+
+
+def colliding_names():
+    """Two names whose 160 points (40 digests, what a server of average weight gets)
+    share a value: searched once, deterministic."""
+    seen = {}
+    for i in range(100000):
+        name = "tw%d" % i
+        for k in range(40):
+            for w in md5_words("%s-%d" % (name, k)):
+                other = seen.get(w)
+                if other is not None and other != name:
+                    return other, name, w
+                seen[w] = name
+    raise Failure("no colliding names found")
+
+
+def server_sets(rng, ports):
+    """The server sets: (hash, [(port, weight, name or None)]). Every hash at least
+    twice; 1 to 40 servers; equal and mixed weights; named, unnamed and mixed."""
+    sizes = [1, 2, 3, 4, 5, 7, 8, 10, 12, 16, 20, 25, 30, 40]
+    sets = []
+    for i in range(2 * len(HASHES)):
+        hash_name = HASHES[i % len(HASHES)]
+        size = sizes[i % len(sizes)]
+        naming = ["unnamed", "named", "mixed"][i % 3]
+        weighted = i % 2 == 1
+        servers = []
+        for s in range(size):
+            weight = rng.randint(1, 5) if weighted else 1
+            named = naming == "named" or (naming == "mixed" and s % 2 == 0)
+            servers.append((ports[s], weight, "cache-%d-%d" % (i, s) if named else None))
+        sets.append((hash_name, servers))
+    # Equal points on purpose: the colliding names, in both orders, with others.
+    a, b, _ = COLLIDING_NAMES
+    for i, order in enumerate([(a, b), (b, a)]):
+        servers = [(ports[0], 1, order[0]), (ports[1], 1, order[1])]
+        servers += [(ports[2 + s], 1, "cache-eq%d-%d" % (i, s)) for s in range(3)]
+        sets.append((HASHES[i], servers))
+    return sets
+
+
+def nutcracker_yaml(listen_port, hash_name, servers):
+    lines = ["pool:", "  listen: 127.0.0.1:%d" % listen_port, "  hash: %s" % hash_name,
+             "  distribution: ketama", "  auto_eject_hosts: false",
+             "  timeout: 30000", "  servers:"]
+    for port, weight, name in servers:
+        lines.append("   - 127.0.0.1:%d:%d%s" % (port, weight, " " + name if name else ""))
+    return "\n".join(lines) + "\n"
+
+
+def node_set(hash_name, servers):
+    nodes = []
+    for port, weight, name in servers:
+        address = "127.0.0.1:%d" % port
+        node = {"name": name or address, "address": address, "weight": weight}
+        if name:
+            node["hash_key"] = name
+        nodes.append(node)
+    return {"algorithm": "twemproxy", "hash": hash_name, "nodes": nodes}
+
+
+def recv_until(sock, buffer, terminator):
+    while terminator not in buffer:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise Failure("connection closed while waiting for %r" % terminator)
+        buffer += chunk
+    return buffer
+
+
+def set_all(port, keys):
+    """Sets every key through nutcracker, pipelined in batches."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        batch = 500
+        for first in range(0, len(keys), batch):
+            group = keys[first:first + batch]
+            sock.sendall(b"".join(b"set " + k + b" 0 0 1\r\nv\r\n" for k in group))
+            buffer = b""
+            while buffer.count(b"\r\n") < len(group):
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    raise Failure("nutcracker closed the connection")
+                buffer += chunk
+            if buffer != b"STORED\r\n" * len(group):
+                raise Failure("nutcracker answered %r" % buffer[:200])
+
+
+def held_keys(port, prefix):
+    """The keys starting with PREFIX that the memcached on PORT holds."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"lru_crawler metadump all\r\n")
+        buffer = b""
+        while not buffer.endswith(b"END\r\n") and not buffer.startswith(b"ERROR"):
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise Failure("memcached closed the connection")
+            buffer += chunk
+    if not buffer.endswith(b"END\r\n"):
+        raise Failure("metadump failed: %r" % buffer[:200])
+    keys = []
+    for line in buffer.split(b"\n"):
+        if line.startswith(b"key="):
+            key = urllib.parse.unquote_to_bytes(line.split(b" ")[0][4:].decode())
+            if key.startswith(prefix):
+                keys.append(key)
+    return keys
+
+
+def main():
+    global COLLIDING_NAMES
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    ringctl, peer_keys = sys.argv[1], sys.argv[2]
+    keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
+    if not shutil.which("nutcracker") or not shutil.which("memcached"):
+        print("skipped: nutcracker or memcached is not installed")
+        return 77
+    COLLIDING_NAMES = colliding_names()
+    servers = Servers()
+    try:
+        library = Library(ringctl, peer_keys, servers.tmp)
+        rng = random.Random(13)
+        memcached_ports = []
+        for i in range(40):
+            port = free_port()
+            p = servers.start(["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+                               "-m", "1024", "-t", "1", "-u", "nobody"],
+                              "memcached-%d.log" % i)
+            wait_listening("127.0.0.1", port, p, "memcached")
+            memcached_ports.append(port)
+        sets = server_sets(rng, memcached_ports)
+        total_keys = wraps = exact = 0
+        for index, (hash_name, members) in enumerate(sets):
+            prefix = "s%d:" % index
+            nodeset = node_set(hash_name, members)
+            path = os.path.join(servers.tmp, "set-%d.json" % index)
+            with open(path, "w") as f:
+                import json
+                json.dump(nodeset, f)
+            keys, w, e = library.keys(path, prefix, keys_per_set, index + 1)
+            wraps += w
+            exact += e
+            expected = library.owners("tw-%d" % index, nodeset, keys)
+
+            listen = free_port()
+            stats = free_port()
+            conf = os.path.join(servers.tmp, "nutcracker-%d.yml" % index)
+            with open(conf, "w") as f:
+                f.write(nutcracker_yaml(listen, hash_name, members))
+            proxy = servers.start(["nutcracker", "-c", conf, "-s", str(stats), "-a",
+                                   "127.0.0.1", "-o",
+                                   os.path.join(servers.tmp, "nc-%d.log" % index)],
+                                  "nutcracker-%d.out" % index)
+            wait_listening("127.0.0.1", listen, proxy, "nutcracker")
+            set_all(listen, keys)
+            servers.stop(proxy)
+
+            name_of_port = {}
+            for port, _weight, name in members:
+                name_of_port[port] = name or "127.0.0.1:%d" % port
+            holder = {}
+            for port in name_of_port:
+                for key in held_keys(port, prefix.encode()):
+                    if key in holder:
+                        raise Failure("set %d: key %r is on two servers" % (index, key))
+                    holder[key] = name_of_port[port]
+            mismatches = [k for k in keys if holder.get(k) != expected[k]]
+            if mismatches:
+                k = mismatches[0]
+                raise Failure("set %d (hash %s, %d servers): %d of %d keys differ; "
+                              "first %r: nutcracker %s, ringctl %s" %
+                              (index, hash_name, len(members), len(mismatches),
+                               len(keys), k, holder.get(k), expected[k]))
+            total_keys += len(keys)
+            print("set %2d: %-13s %2d servers, %d keys, 0 mismatches" %
+                  (index, hash_name, len(members), len(keys)), flush=True)
+        print("twemproxy: %d server sets, %d keys (%d past the last point, %d on a "
+              "point), 0 mismatches; equal points: %s and %s share %08x" %
+              (len(sets), total_keys, wraps, exact, COLLIDING_NAMES[0],
+               COLLIDING_NAMES[1], COLLIDING_NAMES[2]))
+        return 0
+    except Failure as e:
+        print("FAIL: %s" % e)
+        return 1
+    finally:
+        servers.stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
