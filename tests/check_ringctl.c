@@ -3307,6 +3307,27 @@ START_TEST(test_json_key_sets)
     snprintf(shorter, sizeof(shorter), "%.*g", significant - 1, share);
     ck_assert_msg(strtod(shorter, NULL) != share, "%s: %s also reads back", r.out, shorter);
     run_free(&r);
+    /* check: {same, differences}, each difference {kind, what, ring, file}. */
+    RUN(&r, "-r", ring, "dump");
+    write_file(temp_file, r.out);
+    run_free(&r);
+    j = JSON_OF("--json", "-r", ring, "check", temp_file);
+    assert_keys(j, "same,differences");
+    ck_assert(json_is_true(json_object_get(j, "same")));
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "differences")), 0);
+    json_decref(j);
+    write_file(temp_file, "{\"nodes\": [{\"name\": \"zz\", \"address\": \"zz:1\"}]}");
+    RUN(&r, "--json", "-r", ring, "check", temp_file);
+    ck_assert_int_eq(r.status, 1);
+    j = json_loads(r.out, 0, NULL);
+    ck_assert_msg(j != NULL, "%s", r.out);
+    run_free(&r);
+    assert_keys(j, "same,differences");
+    json_t *differences = json_object_get(j, "differences");
+    ck_assert_uint_ge(json_array_size(differences), 2); /* zz added, the others gone */
+    for (size_t i = 0; i < json_array_size(differences); i++)
+        assert_keys(json_array_get(differences, i), "kind,what,ring,file");
+    json_decref(j);
     j = JSON_OF("--json", "-r", ring, "lookup", "k");
     assert_keys(j, lookup_keys);
     assert_keys(json_array_get(json_object_get(j, "nodes"), 0), "id,name,address,weight");

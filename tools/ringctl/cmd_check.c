@@ -166,10 +166,14 @@ static int print_json(const shmring_nodeset_diff_t *diff, const shmring_params_t
             describe_node_change(&d, line, sizeof(line));
             json_object_set_new(entry, "what", json_string(line));
         }
-        if (d.before.name != NULL)
-            json_object_set_new(entry, "ring", json_node_info(&d.before));
-        if (d.after.name != NULL)
-            json_object_set_new(entry, "file", json_node_info(&d.after));
+        /* Every key in every entry (README "JSON output"): null where it does not
+         * apply. */
+        if (json_object_get(entry, "what") == NULL)
+            json_object_set_new(entry, "what", json_null());
+        json_object_set_new(entry, "ring",
+                            d.before.name != NULL ? json_node_info(&d.before) : json_null());
+        json_object_set_new(entry, "file",
+                            d.after.name != NULL ? json_node_info(&d.after) : json_null());
         json_array_append_new(list, entry);
     }
     json_t *root = json_pack("{s:b, s:o}", "same", shmring_nodeset_diff_count(diff) == 0,
