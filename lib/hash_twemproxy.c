@@ -275,19 +275,14 @@ static uint32_t murmur(const uint8_t *key, size_t len)
         key += 4;
         len -= 4;
     }
-    switch (len) {
-    case 3:
+    /* The 0-3 bytes left, as the reference's falling-through switch takes them. */
+    if (len == 3)
         h ^= (uint32_t)key[2] << 16;
-        /* fall through */
-    case 2:
+    if (len >= 2)
         h ^= (uint32_t)key[1] << 8;
-        /* fall through */
-    case 1:
+    if (len >= 1) {
         h ^= key[0];
         h *= m;
-        break;
-    default:
-        break;
     }
     h ^= h >> 13;
     h *= m;

@@ -3,7 +3,7 @@
 # followed; a bad file is refused with the ring unchanged; --once's exit statuses.
 # Every wait is for a condition, with a deadline.
 set -u
-RINGCTL=${1:?usage: sync_file_test.sh RINGCTL}
+RINGCTL=${1:?usage: sync_file_test.sh RINGCTL [PROMTOOL]}
 WORK=$(mktemp -d /tmp/shmring-sync-file.XXXXXX)
 RING=sf$$
 PID=
@@ -30,7 +30,8 @@ echo '{"nodes": [{"name": "a", "id": 1}]}' >"$F"
 "$RINGCTL" -r "$RING" sync --file "$WORK/missing.json" --once 2>/dev/null; rc=$?
 [ $rc -eq 1 ] || fail "--once of a missing file exited $rc, not 1"
 
-"$RINGCTL" -r "$RING" sync --file "$F" 2>"$WORK/sync.log" &
+M=$WORK/sync.prom
+"$RINGCTL" -r "$RING" sync --file "$F" --metrics "$M" 2>"$WORK/sync.log" &
 PID=$!
 until_true 10 grep -q "following $F" "$WORK/sync.log" || fail "not following"
 
@@ -49,6 +50,18 @@ G2=$("$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json
 [ "$G" = "$G2" ] || fail "bad file changed the ring"
 echo '{"nodes": [{"name": "d", "id": 4}]}' >"$F"
 until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
+# sync's metrics file: what happened, exactly, and valid for Prometheus' own parser.
+sample() { grep "^$1{ring=\"$RING\"} " "$M" | cut -d' ' -f2; }
+until_true 10 test "$(sample shmring_sync_publications_total)" = 3 ||
+    fail "publications: $(sample shmring_sync_publications_total), expected 3"
+[ "$(sample shmring_sync_refusals_total)" = 1 ] || fail "refusals: $(sample shmring_sync_refusals_total)"
+[ "$(sample shmring_sync_errors_total)" = 0 ] || fail "errors: $(sample shmring_sync_errors_total)"
+[ "$(sample shmring_sync_in_step)" = 1 ] || fail "in step: $(sample shmring_sync_in_step)"
+[ "$(sample shmring_sync_last_applied_revision)" = 0 ] || fail "a file has no revision"
+[ "$(sample shmring_sync_last_applied_timestamp_seconds)" -ge "$(($(date +%s) - 60))" ] ||
+    fail "last applied: $(sample shmring_sync_last_applied_timestamp_seconds)"
+PROMTOOL=${2:-promtool}
+"$PROMTOOL" check metrics <"$M" || fail "promtool refused $M"
 kill -TERM "$PID"; wait "$PID"; rc=$?; PID=
 [ $rc -eq 0 ] || fail "SIGTERM: exit $rc"
 cat "$WORK/sync.log"

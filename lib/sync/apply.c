@@ -158,9 +158,14 @@ enum sync_outcome sync__apply(struct sync_context *ctx, const char *text, size_t
         outcome = SYNC_PUBLISHED;
     }
     ctx->in_step = true;
+    sync__event(ctx, outcome == SYNC_PUBLISHED ? SYNC_EVENT_PUBLISHED : SYNC_EVENT_APPLIED);
     keep_state(ctx, wanted);
     tell_ready(ctx, "ring in step with the source");
 done:
+    if (outcome == SYNC_REFUSED)
+        sync__event(ctx, SYNC_EVENT_REFUSED);
+    if (outcome == SYNC_FAILED)
+        sync__event(ctx, SYNC_EVENT_ERROR);
     shmring_nodeset_diff_free(diff);
     shmring_nodeset_free(wanted);
     shmring_nodeset_free(current);
@@ -185,9 +190,15 @@ bool sync__restore(struct sync_context *ctx)
     snprintf(origin, sizeof(origin), "state file %s", path);
     /* What the state file holds is what the ring held: no need to write it back. */
     ctx->state_current = true;
+    /* Not the source's: the metrics keep the revision and time they had. */
+    struct sync_metrics kept = ctx->metrics;
     enum sync_outcome outcome = sync__apply(ctx, text, len, origin, NULL, NULL);
     free(text);
     /* The ring holds the last applied node set, not the source's current one. */
     ctx->in_step = false;
+    kept.errors = ctx->metrics.errors;
+    kept.refusals = ctx->metrics.refusals;
+    ctx->metrics = kept;
+    sync__metrics_write(ctx);
     return outcome == SYNC_PUBLISHED || outcome == SYNC_UNCHANGED;
 }

@@ -221,16 +221,20 @@ static enum sync_outcome publish_view(struct view *v)
              v->prefix_mode ? "prefix" : "key", shown != NULL ? shown : "?", v->revision);
     free(shown);
     forget_node_keys(v);
+    ctx->revision = v->revision;
     if (!v->prefix_mode) {
         if (v->count == 0) {
             sync__log(ctx, "refused %s: the key does not exist; ring unchanged", origin);
+            sync__event(ctx, SYNC_EVENT_REFUSED);
             return SYNC_REFUSED;
         }
         return sync__apply(ctx, v->kvs[0].value, v->kvs[0].value_len, origin, NULL, NULL);
     }
     char *text = NULL;
-    if (!prefix_document(v, origin, &text))
+    if (!prefix_document(v, origin, &text)) {
+        sync__event(ctx, SYNC_EVENT_REFUSED);
         return SYNC_REFUSED;
+    }
     enum sync_outcome outcome =
         sync__apply(ctx, text, strlen(text), origin, key_of_node, v);
     free(text);
@@ -311,6 +315,7 @@ int sync__follow_etcd(struct sync_context *ctx)
                         range_end_len, &kvs, &count, &revision, error, sizeof(error))) {
             sync__log(ctx, "cannot read %s from %s: %s", shown != NULL ? shown : "?",
                       etcd_client_endpoint(client), error);
+            sync__event(ctx, SYNC_EVENT_ERROR);
             etcd_client_fail_over(client);
             /* Every endpoint failed once: bring back the last node set now, so that
              * workers have a ring while etcd is away. */
@@ -354,6 +359,7 @@ int sync__follow_etcd(struct sync_context *ctx)
         }
         sync__log(ctx, "lost the watch on %s: %s; ring kept, reconnecting",
                   etcd_client_endpoint(client), error);
+        sync__event(ctx, SYNC_EVENT_ERROR);
         etcd_client_fail_over(client);
         if (!sync__backoff_wait(ctx, &backoff))
             break;

@@ -36,6 +36,8 @@ typedef struct shmring_sync_config {
     const char *name;
     /* Where the last applied node set is kept (NULL: nowhere). */
     const char *state_path;
+    /* A Prometheus textfile kept current with sync's own metrics (NULL: none). */
+    const char *metrics_path;
     /* etcd over TLS: a CA bundle to trust, and a client certificate and its key
      * (NULL: none); user and password for etcd's authentication (NULL: none). */
     const char *ca_file;

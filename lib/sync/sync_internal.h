@@ -11,6 +11,15 @@
 /* Room for one log line; longer ones are cut. */
 #define SYNC_LINE_MAX 1024
 
+/* What sync's metrics file reports (metrics.c). */
+struct sync_metrics {
+    int64_t applied_revision;
+    int64_t applied_at;
+    uint64_t publications;
+    uint64_t refusals;
+    uint64_t errors;
+};
+
 /* One run of sync. */
 struct sync_context {
     const shmring_sync_config_t *config;
@@ -22,6 +31,11 @@ struct sync_context {
     bool state_current;
     /* A state of the jitter's pseudo-random sequence. */
     uint64_t random;
+    /* The etcd revision of the document being applied (0: not from etcd). */
+    int64_t revision;
+    struct sync_metrics metrics;
+    /* Whether the last write of the metrics file failed (said once). */
+    bool metrics_failed;
 };
 
 /* ---- sync.c ---- */
@@ -65,6 +79,20 @@ bool sync__restore(struct sync_context *ctx);
 int sync__state_write(const char *path, const char *text, size_t len);
 /* Reads PATH whole into a new NUL-terminated buffer. 0 or a negated errno value. */
 int sync__file_read(const char *path, char **text, size_t *len);
+
+/* ---- metrics.c ---- */
+
+enum sync_event {
+    SYNC_EVENT_PUBLISHED, /* the ring took the source's node set, publishing */
+    SYNC_EVENT_APPLIED,   /* the ring already held it */
+    SYNC_EVENT_REFUSED,   /* a bad value, refused */
+    SYNC_EVENT_ERROR,     /* the source or the ring could not be reached */
+};
+
+/* Counts EVENT and rewrites the metrics file (when the config names one). */
+void sync__event(struct sync_context *ctx, enum sync_event event);
+/* Rewrites the metrics file as the counts stand. */
+void sync__metrics_write(struct sync_context *ctx);
 
 /* ---- backoff.c ---- */
 

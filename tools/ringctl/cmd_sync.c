@@ -40,6 +40,9 @@ static const char usage_text[] =
     "Options:\n"
     "  --state PATH         keep the last applied node set in PATH (atomically) and\n"
     "                       restore the ring from it when the source is unreachable\n"
+    "  --metrics PATH       keep sync's own metrics (revision applied, publications,\n"
+    "                       refusals, errors) in PATH, a Prometheus textfile for\n"
+    "                       node_exporter's textfile collector (atomically)\n"
     "  --once               sync once and exit: 0 in step, 1 not\n"
     "  --backoff-max MS     longest wait between attempts to reach etcd (5000)\n"
     "  --cacert FILE        CA bundle for https endpoints\n"
@@ -57,6 +60,7 @@ enum {
     OPT_PREFIX,
     OPT_FILE,
     OPT_STATE,
+    OPT_METRICS,
     OPT_ONCE,
     OPT_BACKOFF_MAX,
     OPT_CACERT,
@@ -76,6 +80,7 @@ static const struct option options[] = {
     {"prefix", required_argument, NULL, OPT_PREFIX},
     {"file", required_argument, NULL, OPT_FILE},
     {"state", required_argument, NULL, OPT_STATE},
+    {"metrics", required_argument, NULL, OPT_METRICS},
     {"once", no_argument, NULL, OPT_ONCE},
     {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
     {"cacert", required_argument, NULL, OPT_CACERT},
@@ -174,6 +179,9 @@ int ringctl_sync_main(int argc, char **argv)
             break;
         case OPT_FILE:
             file = optarg;
+            break;
+        case OPT_METRICS:
+            config.metrics_path = optarg;
             break;
         case OPT_STATE:
             config.state_path = optarg;
