@@ -60,19 +60,22 @@ void sync__metrics_write(struct sync_context *ctx)
         return;
     const struct sync_metrics *m = &ctx->metrics;
     const uint64_t values[] = {
-        ctx->in_step ? 1 : 0,         (uint64_t)m->applied_revision,
-        (uint64_t)m->applied_at,      m->publications,
-        m->refusals,                  m->errors,
+        ctx->in_step ? 1 : 0,
+        (uint64_t)m->applied_revision,
+        (uint64_t)m->applied_at,
+        m->publications,
+        m->refusals,
+        m->errors,
     };
     char text[METRICS_TEXT_MAX];
     size_t used = 0;
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
         /* Ring names are letters, digits, '_', '.' and '-': no label escaping. */
-        int n = snprintf(text + used, sizeof(text) - used,
-                         "# HELP %s %s\n# TYPE %s %s\n%s{ring=\"%s\"} %" PRIu64 "\n",
-                         families[i].name, families[i].help, families[i].name,
-                         families[i].type, families[i].name, ctx->config->ring,
-                         values[i]);
+        int n =
+            snprintf(text + used, sizeof(text) - used,
+                     "# HELP %s %s\n# TYPE %s %s\n%s{ring=\"%s\"} %" PRIu64 "\n",
+                     families[i].name, families[i].help, families[i].name,
+                     families[i].type, families[i].name, ctx->config->ring, values[i]);
         if (n < 0 || (size_t)n >= sizeof(text) - used)
             return; /* cannot happen with valid ring names */
         used += (size_t)n;
