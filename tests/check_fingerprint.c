@@ -116,8 +116,8 @@ START_TEST(test_documented_encoding)
         put_le32(buf, &used, nodes[i].weight);
         put_le32(buf, &used, nodes[i].state);
         put_le32(buf, &used, nodes[i].id);
-        put_le32(buf, &used, 0); /* up rank: ketama, nginx, libketama only */
-        put_text(buf, &used, "");  /* no hash key */
+        put_le32(buf, &used, 0);  /* up rank: ketama, nginx, libketama only */
+        put_text(buf, &used, ""); /* no hash key */
     }
     uint64_t expected = XXH3_64bits(buf, used);
     ck_assert_uint_eq(expected, UINT64_C(0xe0f312baf2dc4e27));

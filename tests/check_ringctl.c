@@ -1237,8 +1237,8 @@ static void check_dry_run(const char *would, const shmring_nodeset_t *expected_s
     struct run r;
     run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(r.out, fmt("%s: %.2f%% of the keyspace would move\n",
-                                would, fraction * 100.0));
+    ck_assert_str_eq(
+        r.out, fmt("%s: %.2f%% of the keyspace would move\n", would, fraction * 100.0));
     ck_assert_int_eq(r.status, 0);
     run_free(&r);
     assert_ring_unchanged(ring, &saved);
@@ -1291,11 +1291,10 @@ START_TEST(test_dry_run)
     /* init and load --dry-run create no ring. */
     EXPECT(0, fmt("would create ring '%s' (ring, xxh3, 160 vnodes)\n", other), "", "-r",
            other, "init", "--dry-run");
-    EXPECT(
-        0,
-        "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of the keyspace "
-        "would move\n",
-        "", "-r", other, "load", temp_file, "--dry-run");
+    EXPECT(0,
+           "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of the keyspace "
+           "would move\n",
+           "", "-r", other, "load", temp_file, "--dry-run");
     ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
     assert_no_objects(other);
 }
@@ -3305,7 +3304,8 @@ START_TEST(test_json_key_sets)
     int significant = (int)strspn(number + 2, "0123456789"); /* after "0." */
     char shorter[400];
     snprintf(shorter, sizeof(shorter), "%.*g", significant - 1, share);
-    ck_assert_msg(strtod(shorter, NULL) != share, "%s: %s also reads back", r.out, shorter);
+    ck_assert_msg(strtod(shorter, NULL) != share, "%s: %s also reads back", r.out,
+                  shorter);
     run_free(&r);
     /* check: {same, differences}, each difference {kind, what, ring, file}. */
     RUN(&r, "-r", ring, "dump");

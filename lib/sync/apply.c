@@ -158,7 +158,8 @@ enum sync_outcome sync__apply(struct sync_context *ctx, const char *text, size_t
         outcome = SYNC_PUBLISHED;
     }
     ctx->in_step = true;
-    sync__event(ctx, outcome == SYNC_PUBLISHED ? SYNC_EVENT_PUBLISHED : SYNC_EVENT_APPLIED);
+    sync__event(ctx,
+                outcome == SYNC_PUBLISHED ? SYNC_EVENT_PUBLISHED : SYNC_EVENT_APPLIED);
     keep_state(ctx, wanted);
     tell_ready(ctx, "ring in step with the source");
 done:

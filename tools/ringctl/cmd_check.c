@@ -28,7 +28,7 @@ static void separate(char *line, size_t size)
 
 /* Describes a difference of parameters: "algorithm ring -> maglev, vnodes 160 -> 7". */
 static void describe_param_changes(unsigned fields, const shmring_params_t *ring,
-                            const shmring_params_t *file, char *line, size_t size)
+                                   const shmring_params_t *file, char *line, size_t size)
 {
     char item[128];
     line[0] = '\0';
@@ -171,9 +171,10 @@ static int print_json(const shmring_nodeset_diff_t *diff, const shmring_params_t
         if (json_object_get(entry, "what") == NULL)
             json_object_set_new(entry, "what", json_null());
         json_object_set_new(entry, "ring",
-                            d.before.name != NULL ? json_node_info(&d.before) : json_null());
-        json_object_set_new(entry, "file",
-                            d.after.name != NULL ? json_node_info(&d.after) : json_null());
+                            d.before.name != NULL ? json_node_info(&d.before)
+                                                  : json_null());
+        json_object_set_new(
+            entry, "file", d.after.name != NULL ? json_node_info(&d.after) : json_null());
         json_array_append_new(list, entry);
     }
     json_t *root = json_pack("{s:b, s:o}", "same", shmring_nodeset_diff_count(diff) == 0,
@@ -192,13 +193,15 @@ static int check(const char *ring, const shmring_open_options_t *open, const cha
     shmring_snapshot_t *snapshot;
     int err = shmring_ring_snapshot(ring, open, &generation, &snapshot);
     if (err != 0)
-        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring, shmring_strerror(err));
+        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
+                    shmring_strerror(err));
     shmring_nodeset_t *current = NULL;
     err = snapshot != NULL ? shmring_nodeset_from_snapshot(snapshot, &current)
                            : shmring_nodeset_new(&current);
     shmring_snapshot_free(snapshot);
     if (err != 0)
-        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring, shmring_strerror(err));
+        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
+                    shmring_strerror(err));
 
     /* The document as `load` would apply it: the ring's parameters where it gives
      * none, and the ring's ids for the nodes that stay. */
@@ -225,8 +228,7 @@ static int check(const char *ring, const shmring_open_options_t *open, const cha
         else
             print_text(diff, &ring_params, &file_params);
         if (status == 0)
-            status = shmring_nodeset_diff_count(diff) == 0 ? CHECK_SAME
-                                                           : CHECK_DIFFERS;
+            status = shmring_nodeset_diff_count(diff) == 0 ? CHECK_SAME : CHECK_DIFFERS;
     }
     shmring_nodeset_diff_free(diff);
     shmring_nodeset_free(wanted);
