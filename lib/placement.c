@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "hash_internal.h"
 #include "nodeset_internal.h"
 #include "placement_internal.h"
 
@@ -100,5 +101,26 @@ int shmring__placement_place(const shmring_nodeset_t *set,
     }
     default:
         return shmring__ring_place(up, up_count, &set->params, points);
+    }
+}
+
+uint64_t shmring__placement_total_weight(const struct placement_node *up, size_t up_count)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < up_count; i++)
+        total += up[i].weight;
+    return total;
+}
+
+void shmring__points_add_md5_words(struct snapshot_point *points, size_t *next,
+                                   const char *label, size_t length, uint32_t node_index)
+{
+    uint8_t digest[16];
+    shmring__md5(label, length, digest);
+    for (int word = 0; word < 4; word++) {
+        points[*next].point = (uint64_t)shmring__load_le32(digest + 4 * word) << 32;
+        points[*next].node_index = node_index;
+        points[*next].reserved = 0;
+        (*next)++;
     }
 }

@@ -72,6 +72,17 @@ int shmring__placement_place(const shmring_nodeset_t *set,
                              const struct placement_node *up, size_t up_count,
                              struct snapshot_point *points);
 
+/* The sum of the weights of UP, which the ketama-style placements share out. */
+uint64_t shmring__placement_total_weight(const struct placement_node *up,
+                                         size_t up_count);
+
+/*
+ * Appends at POINTS[*NEXT] the four points that ketama draws from the MD5 digest of
+ * LABEL for NODE_INDEX: each little-endian word of the digest, as a point's high half.
+ */
+void shmring__points_add_md5_words(struct snapshot_point *points, size_t *next,
+                                   const char *label, size_t length, uint32_t node_index);
+
 /* Sorts points by point value, stably (equal points keep their input order). */
 int shmring__points_sort(struct snapshot_point *points, size_t count);
 

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash_internal.h"
 #include "placement_internal.h"
 
 #define KETAMA_POINTS_PER_SERVER 160
@@ -32,9 +31,7 @@ static uint32_t points_for(uint32_t weight, uint64_t total_weight, uint32_t live
 
 uint64_t shmring__ketama_point_count(const struct placement_node *up, size_t up_count)
 {
-    uint64_t total_weight = 0, points = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total_weight += up[i].weight;
+    uint64_t total_weight = shmring__placement_total_weight(up, up_count), points = 0;
     for (size_t i = 0; i < up_count; i++)
         points += points_for(up[i].weight, total_weight, (uint32_t)up_count);
     return points;
@@ -85,9 +82,7 @@ static void split_address(const char *address, char *host, size_t host_size,
 int shmring__ketama_place(const struct placement_node *up, size_t up_count,
                           struct snapshot_point *points)
 {
-    uint64_t total_weight = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total_weight += up[i].weight;
+    uint64_t total_weight = shmring__placement_total_weight(up, up_count);
 
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
@@ -103,15 +98,8 @@ int shmring__ketama_place(const struct placement_node *up, size_t up_count,
                 length = snprintf(label, sizeof(label), "%s-%u", host, i);
             else
                 length = snprintf(label, sizeof(label), "%s:%u-%u", host, port, i);
-            uint8_t digest[16];
-            shmring__md5(label, (size_t)length, digest);
-            for (int word = 0; word < 4; word++) {
-                points[next].point = (uint64_t)shmring__load_le32(digest + 4 * word)
-                                     << 32;
-                points[next].node_index = up[n].node_index;
-                points[next].reserved = 0;
-                next++;
-            }
+            shmring__points_add_md5_words(points, &next, label, (size_t)length,
+                                          up[n].node_index);
         }
     }
     return shmring__points_sort(points, next);

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hash_internal.h"
 #include "placement_internal.h"
 
 static uint32_t digests_for(uint32_t memory, uint64_t total_memory, uint32_t servers)
@@ -35,17 +34,9 @@ static uint32_t digests_for(uint32_t memory, uint64_t total_memory, uint32_t ser
     return (uint32_t)floorf((float)(pct * 40.0 * (float)servers));
 }
 
-static uint64_t total_memory_of(const struct placement_node *up, size_t up_count)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total += up[i].weight;
-    return total;
-}
-
 uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t up_count)
 {
-    uint64_t total = total_memory_of(up, up_count), points = 0;
+    uint64_t total = shmring__placement_total_weight(up, up_count), points = 0;
     for (size_t i = 0; i < up_count; i++)
         points += 4 * (uint64_t)digests_for(up[i].weight, total, (uint32_t)up_count);
     return points;
@@ -54,7 +45,7 @@ uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t 
 int shmring__libketama_place(const struct placement_node *up, size_t up_count,
                              struct snapshot_point *points)
 {
-    uint64_t total = total_memory_of(up, up_count);
+    uint64_t total = shmring__placement_total_weight(up, up_count);
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
         const char *address = up[n].hash_key != NULL ? up[n].hash_key : up[n].address;
@@ -62,15 +53,8 @@ int shmring__libketama_place(const struct placement_node *up, size_t up_count,
         for (uint32_t k = 0; k < digests; k++) {
             char label[SHMRING_ADDRESS_MAX + 16];
             int length = snprintf(label, sizeof(label), "%s-%u", address, k);
-            uint8_t digest[16];
-            shmring__md5(label, (size_t)length, digest);
-            for (int word = 0; word < 4; word++) {
-                points[next].point = (uint64_t)shmring__load_le32(digest + 4 * word)
-                                     << 32;
-                points[next].node_index = up[n].node_index;
-                points[next].reserved = 0;
-                next++;
-            }
+            shmring__points_add_md5_words(points, &next, label, (size_t)length,
+                                          up[n].node_index);
         }
     }
     return shmring__points_sort(points, next);

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash_internal.h"
 #include "placement_internal.h"
 
 #define TWEMPROXY_POINTS_PER_SERVER 160
@@ -44,13 +43,10 @@ static uint32_t points_for(uint32_t weight, uint32_t total_weight, uint32_t live
     return (uint32_t)(floorf((float)((double)scaled + 0.0000000001)) * 4);
 }
 
-/* nutcracker keeps the total weight in 32 bits. */
+/* nutcracker keeps the total weight in 32 bits: the sum wraps as its does. */
 static uint32_t total_weight_of(const struct placement_node *up, size_t up_count)
 {
-    uint32_t total = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total += up[i].weight;
-    return total;
+    return (uint32_t)shmring__placement_total_weight(up, up_count);
 }
 
 uint64_t shmring__twemproxy_point_count(const struct placement_node *up, size_t up_count)
@@ -138,15 +134,8 @@ int shmring__twemproxy_place(const struct placement_node *up, size_t up_count,
             int length = snprintf(label, sizeof(label), "%s-%u", name, i);
             if (length > TWEMPROXY_POINT_STRING_MAX)
                 length = TWEMPROXY_POINT_STRING_MAX;
-            uint8_t digest[16];
-            shmring__md5(label, (size_t)length, digest);
-            for (int word = 0; word < 4; word++) {
-                points[next].point = (uint64_t)shmring__load_le32(digest + 4 * word)
-                                     << 32;
-                points[next].node_index = node->node_index;
-                points[next].reserved = 0;
-                next++;
-            }
+            shmring__points_add_md5_words(points, &next, label, (size_t)length,
+                                          node->node_index);
         }
     }
     free(servers);

@@ -9,11 +9,9 @@
 set -u
 RINGCTL=${1:?usage: bench-sync.sh BUILD_DIR}/tools/ringctl
 WORK=$(mktemp -d /tmp/shmring-bench-sync.XXXXXX)
-PORTS=$(python3 -c 'import socket
-for _ in range(2):
-    s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-CLIENT_PORT=$(echo "$PORTS" | head -1); PEER_PORT=$(echo "$PORTS" | tail -1)
-URL=http://127.0.0.1:$CLIENT_PORT
+# shellcheck source=tools/etcd-loopback.sh
+. "$(dirname "$0")/etcd-loopback.sh"
+etcd_loopback_ports
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done

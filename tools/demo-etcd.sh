@@ -8,11 +8,9 @@ set -eu
 RINGCTL=${1:-build}/tools/ringctl
 WORK=$(mktemp -d /tmp/shmring-demo-etcd.XXXXXX)
 export ETCDCTL_API=3
-PORTS=$(python3 -c 'import socket
-for _ in range(2):
-    s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-CLIENT_PORT=$(echo "$PORTS" | head -1); PEER_PORT=$(echo "$PORTS" | tail -1)
-URL=http://127.0.0.1:$CLIENT_PORT
+# shellcheck source=tools/etcd-loopback.sh
+. "$(dirname "$0")/etcd-loopback.sh"
+etcd_loopback_ports
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done

@@ -4,6 +4,7 @@
  * node sets and prints the differences, one line each.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,72 +20,61 @@ enum {
     CHECK_ERROR = 2,
 };
 
-/* Appends ", " between items of a line being built. */
-static void separate(char *line, size_t size)
+/* Appends one item to a line being built, after ", " when it is not the first. */
+__attribute__((format(printf, 3, 4))) static void append_item(char *line, size_t size,
+                                                              const char *format, ...)
 {
+    char item[600];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(item, sizeof(item), format, args);
+    va_end(args);
     if (line[0] != '\0')
         strncat(line, ", ", size - strlen(line) - 1);
+    strncat(line, item, size - strlen(line) - 1);
 }
 
 /* Describes a difference of parameters: "algorithm ring -> maglev, vnodes 160 -> 7". */
 static void describe_param_changes(unsigned fields, const shmring_params_t *ring,
                                    const shmring_params_t *file, char *line, size_t size)
 {
-    char item[128];
     line[0] = '\0';
     if (fields & SHMRING_DIFF_ALGORITHM) {
-        snprintf(item, sizeof(item), "algorithm %s -> %s",
-                 shmring_algorithm_name(ring->algorithm),
-                 shmring_algorithm_name(file->algorithm));
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "algorithm %s -> %s",
+                    shmring_algorithm_name(ring->algorithm),
+                    shmring_algorithm_name(file->algorithm));
     }
     if (fields & SHMRING_DIFF_HASH) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "hash %s -> %s", shmring_hash_name(ring->hash),
-                 shmring_hash_name(file->hash));
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "hash %s -> %s", shmring_hash_name(ring->hash),
+                    shmring_hash_name(file->hash));
     }
     if (fields & SHMRING_DIFF_VNODES) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "vnodes %" PRIu32 " -> %" PRIu32, ring->vnodes,
-                 file->vnodes);
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "vnodes %" PRIu32 " -> %" PRIu32, ring->vnodes,
+                    file->vnodes);
     }
     if (fields & SHMRING_DIFF_TABLE_SIZE) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "table_size %" PRIu32 " -> %" PRIu32,
-                 ring->table_size, file->table_size);
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "table_size %" PRIu32 " -> %" PRIu32, ring->table_size,
+                    file->table_size);
     }
 }
 
 /* Describes a changed node's fields: "address A -> B, weight 1 -> 5". */
 static void describe_node_change(const shmring_difference_t *d, char *line, size_t size)
 {
-    char item[600];
     line[0] = '\0';
     if (d->fields & SHMRING_DIFF_ADDRESS) {
-        snprintf(item, sizeof(item), "address %s -> %s", d->before.address,
-                 d->after.address);
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "address %s -> %s", d->before.address, d->after.address);
     }
     if (d->fields & SHMRING_DIFF_WEIGHT) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "weight %" PRIu32 " -> %" PRIu32, d->before.weight,
-                 d->after.weight);
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "weight %" PRIu32 " -> %" PRIu32, d->before.weight,
+                    d->after.weight);
     }
     if (d->fields & SHMRING_DIFF_STATE) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "state %s -> %s", state_name(d->before.state),
-                 state_name(d->after.state));
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "state %s -> %s", state_name(d->before.state),
+                    state_name(d->after.state));
     }
     if (d->fields & SHMRING_DIFF_ID) {
-        separate(line, size);
-        snprintf(item, sizeof(item), "id %" PRIu32 " -> %" PRIu32, d->before.id,
-                 d->after.id);
-        strncat(line, item, size - strlen(line) - 1);
+        append_item(line, size, "id %" PRIu32 " -> %" PRIu32, d->before.id, d->after.id);
     }
 }
 
