@@ -149,6 +149,15 @@ static int match_names(const void *from, const void *to, uint32_t *match)
     for (uint32_t i = 0; i < fh->node_count; i++) {
         struct named_node key = {.name = fstrings + fnodes[i].name_offset,
                                  .length = fnodes[i].name_length};
+        /* The validator does not make names unique (ids are what must be): a name
+         * that several nodes share matches the node at the same position first, so
+         * that a snapshot compared with itself moves nothing. */
+        if (i < th->node_count &&
+            shmring__text_compare(key.name, key.length, tstrings + tnodes[i].name_offset,
+                                  tnodes[i].name_length) == 0) {
+            match[i] = i;
+            continue;
+        }
         const struct named_node *found =
             bsearch(&key, sorted, th->node_count, sizeof(*sorted), compare_named);
         match[i] = found != NULL ? found->index : NO_NODE;
