@@ -35,8 +35,9 @@ enum ringctl_exit {
 #define OPTION_BITS(XX)                                                                  \
     XX(DRY_RUN)                                                                          \
     XX(ALGORITHM)                                                                        \
-    XX(HASH) XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) \
-        XX(WAIT) XX(OWNER) XX(NUL) XX(ALL)
+    XX(HASH)                                                                             \
+    XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) XX(WAIT) \
+        XX(OWNER) XX(NUL) XX(ALL)
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
 enum option_index {
