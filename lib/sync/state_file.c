@@ -46,13 +46,21 @@ static int sync_directory_of(const char *path)
 int sync__state_write(const char *path, const char *text, size_t len)
 {
     char temporary[4096];
-    if ((size_t)snprintf(temporary, sizeof(temporary), "%s.tmp", path) >=
+    if ((size_t)snprintf(temporary, sizeof(temporary), "%s.XXXXXX", path) >=
         sizeof(temporary))
         return -ENAMETOOLONG;
-    /* O_NOFOLLOW: a link planted at the temporary name must not redirect the write. */
-    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* A fresh name created exclusively (mkostemp: O_CREAT | O_EXCL, mode 0600): in a
+     * directory others can write, nothing planted at a predictable temporary name
+     * (a link, another user's file) is ever opened or truncated. */
+    int fd = mkostemp(temporary, O_CLOEXEC);
     if (fd < 0)
         return -errno;
+    if (fchmod(fd, 0644) != 0) {
+        int err = -errno;
+        close(fd);
+        unlink(temporary);
+        return err;
+    }
     int err = write_all(fd, text, len);
     if (err == 0 && fsync(fd) != 0)
         err = -errno;
