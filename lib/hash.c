@@ -31,7 +31,7 @@ static uint64_t md5_64(const void *data, size_t len)
                                                       << 32;
 }
 
-static uint64_t crc32_64(const void *data, size_t len)
+uint32_t shmring__crc32(const void *data, size_t len)
 {
     /* zlib takes a uInt length; keys longer than that are hashed in pieces. */
     const unsigned char *p = data;
@@ -42,7 +42,12 @@ static uint64_t crc32_64(const void *data, size_t len)
         p += chunk;
         len -= chunk;
     }
-    return (uint64_t)(uint32_t)crc << 32;
+    return (uint32_t)crc;
+}
+
+static uint64_t crc32_64(const void *data, size_t len)
+{
+    return (uint64_t)shmring__crc32(data, len) << 32;
 }
 
 /* FNV-1a, 64-bit: offset basis and prime from the FNV specification. */

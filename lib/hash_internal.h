@@ -28,6 +28,9 @@ void shmring__md5(const void *data, size_t len, uint8_t digest[16]);
  */
 uint32_t shmring__ketama_key_hash(const void *data, size_t len);
 
+/* The CRC-32 of DATA (zlib's, which is ISO-HDLC's and nginx's ngx_crc32_long()). */
+uint32_t shmring__crc32(const void *data, size_t len);
+
 /* twemproxy's key hash HASH (one of the names of its `hash:` option) of KEY. */
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len);
 

@@ -17,8 +17,6 @@
  */
 #include <string.h>
 
-#include <zlib.h>
-
 #include "hash_internal.h"
 
 /* A key byte as nutcracker's `char` gives it to `(uint32_t)key[i]` on x86. */
@@ -39,13 +37,6 @@ static uint32_t one_at_a_time(const uint8_t *key, size_t len)
     value ^= value >> 11;
     value += value << 15;
     return value;
-}
-
-static uint32_t md5_word(const uint8_t *key, size_t len)
-{
-    uint8_t digest[16];
-    shmring__md5(key, len, digest);
-    return shmring__load_le32(digest);
 }
 
 /* The CRC-16/XMODEM step table (polynomial 0x1021, MSB first): entry i is the CRC
@@ -87,21 +78,9 @@ static uint32_t crc16(const uint8_t *key, size_t len)
     return crc;
 }
 
-static uint32_t crc32a(const uint8_t *key, size_t len)
-{
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) {
-        uInt chunk = len > 0x40000000u ? 0x40000000u : (uInt)len;
-        crc = crc32(crc, key, chunk);
-        key += chunk;
-        len -= chunk;
-    }
-    return (uint32_t)crc;
-}
-
 static uint32_t crc32_libmemcached(const uint8_t *key, size_t len)
 {
-    return (crc32a(key, len) >> 16) & 0x7fff;
+    return (shmring__crc32(key, len) >> 16) & 0x7fff;
 }
 
 #define FNV_64_INIT UINT64_C(0xcbf29ce484222325)
@@ -203,61 +182,57 @@ static inline uint32_t rotl32(uint32_t x, int k)
 }
 
 /*
+ * lookup3's mix() and final() are rounds of one step each, applied to the three state
+ * words in turn: mix() steps (a, c, b), (b, a, c), (c, b, a) twice with its six
+ * rotations; final() steps c, a, b, c, a, b, c, each by the word before it.
+ */
+enum { WORD_A, WORD_B, WORD_C };
+
+static void lookup3_mix(uint32_t word[3])
+{
+    static const int rotations[6] = {4, 6, 8, 16, 19, 4};
+    for (int i = 0; i < 6; i++) {
+        uint32_t *x = &word[i % 3], *y = &word[(i + 2) % 3];
+        *x -= *y;
+        *x ^= rotl32(*y, rotations[i]);
+        *y += word[(i + 1) % 3];
+    }
+}
+
+static void lookup3_final(uint32_t word[3])
+{
+    static const int rotations[7] = {14, 11, 25, 16, 4, 14, 24};
+    for (int i = 0; i < 7; i++) {
+        uint32_t *x = &word[(i + 2) % 3], y = word[(i + 1) % 3];
+        *x ^= y;
+        *x -= rotl32(y, rotations[i]);
+    }
+}
+
+/*
  * lookup3's hashlittle(): its aligned and unaligned paths give the same value on a
  * little-endian host, which is this byte-wise reading of the key as little-endian
  * words, the last one zero-padded.
  */
 static uint32_t jenkins(const uint8_t *key, size_t len)
 {
-    uint32_t a, b, c;
-    a = b = c = 0xdeadbeef + (uint32_t)len + 13;
+    uint32_t start = 0xdeadbeef + (uint32_t)len + 13;
+    uint32_t word[3] = {start, start, start};
     while (len > 12) {
-        a += shmring__load_le32(key);
-        b += shmring__load_le32(key + 4);
-        c += shmring__load_le32(key + 8);
-        a -= c;
-        a ^= rotl32(c, 4);
-        c += b;
-        b -= a;
-        b ^= rotl32(a, 6);
-        a += c;
-        c -= b;
-        c ^= rotl32(b, 8);
-        b += a;
-        a -= c;
-        a ^= rotl32(c, 16);
-        c += b;
-        b -= a;
-        b ^= rotl32(a, 19);
-        a += c;
-        c -= b;
-        c ^= rotl32(b, 4);
-        b += a;
+        for (int i = 0; i < 3; i++)
+            word[i] += shmring__load_le32(key + 4 * i);
+        lookup3_mix(word);
         len -= 12;
         key += 12;
     }
     if (len == 0)
-        return c;
+        return word[WORD_C];
     uint8_t tail[12] = {0};
     memcpy(tail, key, len);
-    a += shmring__load_le32(tail);
-    b += shmring__load_le32(tail + 4);
-    c += shmring__load_le32(tail + 8);
-    c ^= b;
-    c -= rotl32(b, 14);
-    a ^= c;
-    a -= rotl32(c, 11);
-    b ^= a;
-    b -= rotl32(a, 25);
-    c ^= b;
-    c -= rotl32(b, 16);
-    a ^= c;
-    a -= rotl32(c, 4);
-    b ^= a;
-    b -= rotl32(a, 14);
-    c ^= b;
-    c -= rotl32(b, 24);
-    return c;
+    for (int i = 0; i < 3; i++)
+        word[i] += shmring__load_le32(tail + 4 * i);
+    lookup3_final(word);
+    return word[WORD_C];
 }
 
 /* MurmurHash2, 32-bit, seed 0xdeadbeef x length (32-bit reads little-endian). */
@@ -297,13 +272,15 @@ uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t le
     case SHMRING_HASH_ONE_AT_A_TIME:
         return one_at_a_time(bytes, len);
     case SHMRING_HASH_MD5:
-        return md5_word(bytes, len);
+        /* nutcracker's hash_md5() takes the digest's first little-endian word, as
+         * libmemcached's ketama does. */
+        return shmring__ketama_key_hash(bytes, len);
     case SHMRING_HASH_CRC16:
         return crc16(bytes, len);
     case SHMRING_HASH_CRC32:
         return crc32_libmemcached(bytes, len);
     case SHMRING_HASH_CRC32A:
-        return crc32a(bytes, len);
+        return shmring__crc32(bytes, len);
     case SHMRING_HASH_FNV1_64:
         return fnv1_64(bytes, len);
     case SHMRING_HASH_FNV1_32:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_internal.h"
 #include "hash_internal.h"
 #include "nodeset_internal.h"
 #include "text_internal.h"
@@ -135,14 +136,9 @@ int shmring__nodeset_add_with_id(shmring_nodeset_t *set, const char *name,
     if (set->count >= SHMRING_NODES_MAX)
         return SHMRING_ELIMIT;
 
-    if (set->count == set->capacity) {
-        size_t capacity = set->capacity ? set->capacity * 2 : 16;
-        struct nodeset_node *nodes = realloc(set->nodes, capacity * sizeof(*nodes));
-        if (nodes == NULL)
-            return SHMRING_ENOMEM;
-        set->nodes = nodes;
-        set->capacity = capacity;
-    }
+    if (shmring__array_reserve((void **)&set->nodes, &set->capacity, set->count,
+                               sizeof(*set->nodes)) != 0)
+        return SHMRING_ENOMEM;
     if ((set->count + 1) * 2 > set->slot_mask + 1 || set->slots == NULL) {
         int err = index_rebuild(set, set->count + 1);
         if (err != 0)
@@ -284,12 +280,17 @@ struct given_id {
     size_t index;
 };
 
+static int compare_ids(const void *a, const void *b)
+{
+    const struct given_id *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
 static int compare_given_ids(const void *a, const void *b)
 {
     const struct given_id *x = a, *y = b;
-    if (x->id != y->id)
-        return (x->id > y->id) - (x->id < y->id);
-    return (x->index > y->index) - (x->index < y->index);
+    int by_id = compare_ids(a, b);
+    return by_id != 0 ? by_id : (x->index > y->index) - (x->index < y->index);
 }
 
 /* The given ids of SET, sorted by id then index, in a new array (NULL when none). */
@@ -318,15 +319,8 @@ static int collect_given_ids(const shmring_nodeset_t *set, struct given_id **out
 
 static bool id_is_given(const struct given_id *ids, size_t count, uint32_t id)
 {
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (ids[middle].id < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && ids[low].id == id;
+    const struct given_id key = {.id = id};
+    return count > 0 && bsearch(&key, ids, count, sizeof(*ids), compare_ids) != NULL;
 }
 
 int shmring__nodeset_settle_ids(shmring_nodeset_t *set, size_t *first, size_t *second)

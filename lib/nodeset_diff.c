@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_internal.h"
 #include "nodeset_internal.h"
 
 /* A difference as stored: which nodes, by index, the public view is filled from. */
@@ -31,19 +32,14 @@ struct shmring_nodeset_diff {
 static int append(shmring_nodeset_diff_t *diff, shmring_difference_kind_t kind,
                   unsigned fields, size_t before_index, size_t after_index)
 {
-    if (diff->count == diff->capacity) {
-        size_t capacity = diff->capacity ? diff->capacity * 2 : 16;
-        struct entry *entries = realloc(diff->entries, capacity * sizeof(*entries));
-        if (entries == NULL)
-            return SHMRING_ENOMEM;
-        diff->entries = entries;
-        diff->capacity = capacity;
-    }
-    diff->entries[diff->count++] = (struct entry){.kind = kind,
-                                                  .fields = fields,
-                                                  .before_index = before_index,
-                                                  .after_index = after_index};
-    return 0;
+    const struct entry entry = {.kind = kind,
+                                .fields = fields,
+                                .before_index = before_index,
+                                .after_index = after_index};
+    return shmring__array_push((void **)&diff->entries, &diff->capacity, &diff->count,
+                               &entry, sizeof(entry)) != NULL
+               ? 0
+               : SHMRING_ENOMEM;
 }
 
 static unsigned params_fields(const shmring_params_t *a, const shmring_params_t *b)

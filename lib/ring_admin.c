@@ -15,6 +15,7 @@
 
 #include <urcu/uatomic.h>
 
+#include "array_internal.h"
 #include "control_internal.h"
 #include "publish_internal.h"
 #include "ring_dir_internal.h"
@@ -313,9 +314,10 @@ int shmring_ring_list(const char *directory, char ***names, size_t *count)
             close(fd);
         return err;
     }
-    size_t n = 0, capacity = 8;
-    char **list = malloc(capacity * sizeof(*list));
-    int err = list == NULL ? SHMRING_ENOMEM : 0;
+    /* Room for the names and the NULL after them: N + 1 below the capacity. */
+    size_t n = 0, capacity = 0;
+    char **list = NULL;
+    int err = shmring__array_reserve((void **)&list, &capacity, n + 1, sizeof(*list));
     struct dirent *entry;
     size_t prefix = strlen(RING_ENTRY_PREFIX);
     while (err == 0 && (entry = readdir(dir)) != NULL) {
@@ -323,15 +325,9 @@ int shmring_ring_list(const char *directory, char ***names, size_t *count)
         if (strncmp(entry->d_name, RING_ENTRY_PREFIX, prefix) != 0 ||
             shmring_ring_name_check(ring) != 0)
             continue;
-        if (n + 1 == capacity) {
-            char **grown = realloc(list, capacity * 2 * sizeof(*list));
-            if (grown == NULL) {
-                err = SHMRING_ENOMEM;
-                break;
-            }
-            list = grown;
-            capacity *= 2;
-        }
+        err = shmring__array_reserve((void **)&list, &capacity, n + 1, sizeof(*list));
+        if (err != 0)
+            break;
         list[n] = strdup(ring);
         if (list[n] == NULL)
             err = SHMRING_ENOMEM;

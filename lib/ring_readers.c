@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "array_internal.h"
 #include "ring_dir_internal.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -53,19 +54,6 @@ struct census {
     size_t inspected;
     size_t hidden;
 };
-
-static bool grow(void **array, size_t *capacity, size_t count, size_t element)
-{
-    if (count < *capacity)
-        return true;
-    size_t wanted = *capacity == 0 ? 16 : *capacity * 2;
-    void *grown = realloc(*array, wanted * element);
-    if (grown == NULL)
-        return false;
-    *array = grown;
-    *capacity = wanted;
-    return true;
-}
 
 /*
  * Parses the path of a mapping: the generation of a version of the census's ring,
@@ -122,15 +110,13 @@ static int add_mapping(struct census *c, int64_t pid, const char *command,
             reader = candidate;
     }
     if (reader == NULL) {
-        if (!grow((void **)&c->readers, &c->reader_capacity, c->reader_count,
-                  sizeof(*c->readers)))
+        const shmring_ring_reader_t first = {
+            .pid = pid, .generation = generation, .current = !deleted};
+        reader = shmring__array_push((void **)&c->readers, &c->reader_capacity,
+                                     &c->reader_count, &first, sizeof(first));
+        if (reader == NULL)
             return SHMRING_ENOMEM;
-        reader = &c->readers[c->reader_count++];
-        memset(reader, 0, sizeof(*reader));
-        reader->pid = pid;
         snprintf(reader->command, sizeof(reader->command), "%s", command);
-        reader->generation = generation;
-        reader->current = !deleted;
     }
     reader->mapped_bytes += bytes;
 
@@ -140,14 +126,12 @@ static int add_mapping(struct census *c, int64_t pid, const char *command,
             object = &c->objects[i];
     }
     if (object == NULL) {
-        if (!grow((void **)&c->objects, &c->object_capacity, c->object_count,
-                  sizeof(*c->objects)))
+        const struct object_use first = {
+            .generation = generation, .inode = inode, .last_pid = -1};
+        object = shmring__array_push((void **)&c->objects, &c->object_capacity,
+                                     &c->object_count, &first, sizeof(first));
+        if (object == NULL)
             return SHMRING_ENOMEM;
-        object = &c->objects[c->object_count++];
-        memset(object, 0, sizeof(*object));
-        object->generation = generation;
-        object->inode = inode;
-        object->last_pid = -1;
     }
     object->deleted = object->deleted || deleted;
     if (bytes > object->bytes)
