@@ -3,39 +3,46 @@
  * points a node set has and for the points themselves, whatever the algorithm.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "hash_internal.h"
 #include "nodeset_internal.h"
 #include "placement_internal.h"
 
+struct placement_node shmring__placement_node_of(const shmring_nodeset_t *set,
+                                                 size_t index)
+{
+    const struct nodeset_node *node = &set->nodes[index];
+    return (struct placement_node){
+        .name = node->name,
+        .name_length = node->name_length,
+        .address = node->address,
+        .hash_key = node->hash_key,
+        .weight = node->weight,
+        .node_index = (uint32_t)index,
+    };
+}
+
 /*
- * All nodes of SET as placement sees them, with their states, for the algorithms
- * that place down nodes too (nginx). The caller frees both arrays.
+ * nginx's continuum of SET (see shmring__nginx_continuum()), from all of its nodes
+ * with their states: nginx places down servers too.
  */
-static int all_nodes(const shmring_nodeset_t *set, struct placement_node **nodes,
-                     shmring_state_t **states)
+static int nginx_continuum(const shmring_nodeset_t *set, struct snapshot_point **points,
+                           size_t *count)
 {
     size_t n = set->count ? set->count : 1;
-    *nodes = malloc(n * sizeof(**nodes));
-    *states = malloc(n * sizeof(**states));
-    if (*nodes == NULL || *states == NULL) {
-        free(*nodes);
-        free(*states);
-        return SHMRING_ENOMEM;
+    struct placement_node *nodes = malloc(n * sizeof(*nodes));
+    shmring_state_t *states = malloc(n * sizeof(*states));
+    int err = nodes != NULL && states != NULL ? 0 : SHMRING_ENOMEM;
+    for (size_t i = 0; err == 0 && i < set->count; i++) {
+        nodes[i] = shmring__placement_node_of(set, i);
+        states[i] = set->nodes[i].state;
     }
-    for (size_t i = 0; i < set->count; i++) {
-        const struct nodeset_node *node = &set->nodes[i];
-        (*nodes)[i] = (struct placement_node){
-            .name = node->name,
-            .name_length = node->name_length,
-            .address = node->address,
-            .hash_key = node->hash_key,
-            .weight = node->weight,
-            .node_index = (uint32_t)i,
-        };
-        (*states)[i] = node->state;
-    }
-    return 0;
+    if (err == 0)
+        err = shmring__nginx_continuum(nodes, states, set->count, points, count);
+    free(nodes);
+    free(states);
+    return err;
 }
 
 int shmring__placement_point_count(const shmring_nodeset_t *set,
@@ -53,24 +60,19 @@ int shmring__placement_point_count(const shmring_nodeset_t *set,
         *point_count = shmring__libketama_point_count(up, up_count);
         return 0;
     case SHMRING_ALGORITHM_NGINX: {
+        /* The count costs a whole placement: nginx merges equal points, down
+         * servers' too, before it skips the down servers. */
         *point_count = 0;
         if (up_count == 0)
             return 0;
-        /* The count holds at most the points of all nodes; refuse more before
-         * placing them. */
-        uint64_t all = 0;
-        for (size_t i = 0; i < set->count; i++)
-            all += (uint64_t)set->nodes[i].weight * 160;
-        if (all > SHMRING_POINTS_MAX)
-            return SHMRING_ELIMIT;
-        struct placement_node *nodes;
-        shmring_state_t *states;
-        int err = all_nodes(set, &nodes, &states);
-        if (err == 0)
-            err = shmring__nginx_point_count(nodes, states, set->count, point_count);
-        free(nodes);
-        free(states);
-        return err;
+        struct snapshot_point *points;
+        size_t kept;
+        int err = nginx_continuum(set, &points, &kept);
+        if (err != 0)
+            return err;
+        free(points);
+        *point_count = kept;
+        return 0;
     }
     default:
         *point_count = shmring__ring_point_count(up, up_count, set->params.vnodes);
@@ -90,14 +92,14 @@ int shmring__placement_place(const shmring_nodeset_t *set,
     case SHMRING_ALGORITHM_LIBKETAMA:
         return shmring__libketama_place(up, up_count, points);
     case SHMRING_ALGORITHM_NGINX: {
-        struct placement_node *nodes;
-        shmring_state_t *states;
-        int err = all_nodes(set, &nodes, &states);
-        if (err == 0)
-            err = shmring__nginx_place(nodes, states, set->count, points);
-        free(nodes);
-        free(states);
-        return err;
+        struct snapshot_point *placed;
+        size_t kept;
+        int err = nginx_continuum(set, &placed, &kept);
+        if (err != 0)
+            return err;
+        memcpy(points, placed, kept * sizeof(*points));
+        free(placed);
+        return 0;
     }
     default:
         return shmring__ring_place(up, up_count, &set->params, points);

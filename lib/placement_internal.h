@@ -51,15 +51,15 @@ int shmring__libketama_place(const struct placement_node *up, size_t up_count,
 
 /*
  * `nginx`: `hash ... consistent`. nginx places every server, down ones included, and
- * merges equal points before it skips down servers, so these take all COUNT nodes
- * (node_index = position) with their states. The count costs a full placement.
+ * merges equal points before it skips down servers, so this takes all NODE_COUNT
+ * nodes (node_index = position) with their states. Places them into a new sorted
+ * array that the caller frees, *COUNT points after merging and skipping. Returns 0,
+ * SHMRING_ENOMEM, or SHMRING_ELIMIT when all nodes' points would pass
+ * SHMRING_POINTS_MAX.
  */
-int shmring__nginx_point_count(const struct placement_node *nodes,
-                               const shmring_state_t *states, size_t count,
-                               uint64_t *point_count);
-int shmring__nginx_place(const struct placement_node *nodes,
-                         const shmring_state_t *states, size_t count,
-                         struct snapshot_point *points);
+int shmring__nginx_continuum(const struct placement_node *nodes,
+                             const shmring_state_t *states, size_t node_count,
+                             struct snapshot_point **out, size_t *count);
 
 /*
  * The points of any ring-type algorithm of SET (whose up nodes are UP): how many,
@@ -71,6 +71,10 @@ int shmring__placement_point_count(const shmring_nodeset_t *set,
 int shmring__placement_place(const shmring_nodeset_t *set,
                              const struct placement_node *up, size_t up_count,
                              struct snapshot_point *points);
+
+/* Node INDEX of SET as placement sees it. */
+struct placement_node shmring__placement_node_of(const shmring_nodeset_t *set,
+                                                 size_t index);
 
 /* The sum of the weights of UP, which the ketama-style placements share out. */
 uint64_t shmring__placement_total_weight(const struct placement_node *up,

@@ -81,16 +81,17 @@ static size_t place_node(const struct placement_node *node, struct snapshot_poin
     return count;
 }
 
-/*
- * Places every node into a new array (the caller frees it), sorts, merges equal
- * points and drops down nodes' points; *count is what remains.
- */
-static int continuum(const struct placement_node *nodes, const shmring_state_t *states,
-                     size_t node_count, struct snapshot_point **out, size_t *count)
+int shmring__nginx_continuum(const struct placement_node *nodes,
+                             const shmring_state_t *states, size_t node_count,
+                             struct snapshot_point **out, size_t *count)
 {
-    size_t all = 0;
+    uint64_t all = 0;
     for (size_t i = 0; i < node_count; i++)
-        all += (size_t)nodes[i].weight * NGINX_POINTS_PER_WEIGHT;
+        all += (uint64_t)nodes[i].weight * NGINX_POINTS_PER_WEIGHT;
+    /* The continuum holds at most the points of all nodes: refuse more before
+     * placing them. */
+    if (all > SHMRING_POINTS_MAX)
+        return SHMRING_ELIMIT;
     struct snapshot_point *points = malloc((all ? all : 1) * sizeof(*points));
     if (points == NULL)
         return SHMRING_ENOMEM;
@@ -112,33 +113,5 @@ static int continuum(const struct placement_node *nodes, const shmring_state_t *
     }
     *out = points;
     *count = kept;
-    return 0;
-}
-
-int shmring__nginx_point_count(const struct placement_node *nodes,
-                               const shmring_state_t *states, size_t count,
-                               uint64_t *point_count)
-{
-    struct snapshot_point *points;
-    size_t kept;
-    int err = continuum(nodes, states, count, &points, &kept);
-    if (err != 0)
-        return err;
-    free(points);
-    *point_count = kept;
-    return 0;
-}
-
-int shmring__nginx_place(const struct placement_node *nodes,
-                         const shmring_state_t *states, size_t count,
-                         struct snapshot_point *points)
-{
-    struct snapshot_point *placed;
-    size_t kept;
-    int err = continuum(nodes, states, count, &placed, &kept);
-    if (err != 0)
-        return err;
-    memcpy(points, placed, kept * sizeof(*points));
-    free(placed);
     return 0;
 }

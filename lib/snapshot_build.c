@@ -77,14 +77,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
             strings_size += strlen(n->hash_key) + 1;
         if (n->state != SHMRING_STATE_UP)
             continue;
-        up[up_count++] = (struct placement_node){
-            .name = n->name,
-            .name_length = n->name_length,
-            .address = n->address,
-            .hash_key = n->hash_key,
-            .weight = n->weight,
-            .node_index = (uint32_t)i,
-        };
+        up[up_count++] = shmring__placement_node_of(set, i);
     }
 
     /* Work out the sizes and refuse anything over a limit before allocating. */
