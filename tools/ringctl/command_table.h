@@ -4,14 +4,14 @@
  * once. No include guard: commands.c includes this file twice, once to declare each
  * handler (int ringctl_cmd_NAME(struct ringctl *)) and once to build the table.
  *
- * A row: COMMAND(NAME, fields of struct ringctl_command). Adding a command is a file
- * defining ringctl_cmd_NAME, a row here and a line in tools/CMakeLists.txt.
+ * A row: COMMAND(NAME, fields of struct ringctl_command); a field left out is zero (no
+ * arguments, no options, no ring). Adding a command is a file defining
+ * ringctl_cmd_NAME, a row here and a line in tools/CMakeLists.txt.
  */
 COMMAND(init, .group = GROUP_CHANGE,
         .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
                      "[--mode M] [--group G]"},
-        .summary = "create the ring, published empty as generation 1", .min_args = 0,
-        .max_args = 0,
+        .summary = "create the ring, published empty as generation 1",
         .options = OPTIONS_CHANGE | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |
                    OPTION_TABLE_SIZE | OPTION_MODE | OPTION_GROUP,
         .names_ring = true)
@@ -38,19 +38,19 @@ COMMAND(up, .group = GROUP_CHANGE, .synopsis = {"up NAME"},
         .options = OPTIONS_CHANGE, .names_ring = true)
 COMMAND(show, .group = GROUP_READ, .synopsis = {"show"},
         .summary = "status, parameters and nodes, with each node's share of the keyspace",
-        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+        .options = OPTION_OWNER, .names_ring = true)
 COMMAND(lookup, .group = GROUP_READ,
         .synopsis = {"lookup [-n N] [-z] KEY...", "lookup [-n N] [-z] --stdin"},
         .summary = "print KEY, then the name and address of the node that owns it (-n: "
                    "of its first N nodes), tab-separated; with --stdin, the same for "
                    "each line of standard input, answered as it arrives and following "
                    "new generations live; a key no node can take is answered, not fatal",
-        .min_args = 0, .max_args = UNLIMITED,
+        .max_args = UNLIMITED,
         .options = OPTION_COUNT | OPTION_STDIN | OPTION_NUL | OPTION_OWNER,
         .names_ring = true)
 COMMAND(dump, .group = GROUP_READ, .synopsis = {"dump"},
-        .summary = "print the node set as JSON, as 'load' reads it", .min_args = 0,
-        .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+        .summary = "print the node set as JSON, as 'load' reads it",
+        .options = OPTION_OWNER, .names_ring = true)
 COMMAND(check, .group = GROUP_READ, .synopsis = {"check FILE|-"},
         .summary = "exit 0 if the ring holds exactly the JSON node set of FILE (as "
                    "'load' would leave it), 1 if not, with one line per difference, 2 "
@@ -60,27 +60,25 @@ COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
         .summary = "print every ring in the ring directory, one per line: name, "
                    "generation, nodes, algorithm (tab-separated); rings it cannot read "
                    "are skipped, each named in a warning on standard error",
-        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = false)
+        .options = OPTION_OWNER)
 COMMAND(readers, .group = GROUP_READ, .synopsis = {"readers"},
         .summary = "every process that maps a version of the ring: pid, command, "
                    "generation, current or superseded, and the memory superseded "
                    "versions keep in use",
-        .min_args = 0, .max_args = 0, .options = OPTION_OWNER, .names_ring = true)
+        .options = OPTION_OWNER, .names_ring = true)
 COMMAND(metrics, .group = GROUP_READ, .synopsis = {"metrics [--all]"},
         .summary = "the ring's metrics (--all: every ring's) in the Prometheus text "
                    "format, for node_exporter's textfile collector",
-        .min_args = 0, .max_args = 0, .options = OPTION_OWNER | OPTION_ALL,
-        .names_ring = true)
+        .options = OPTION_OWNER | OPTION_ALL, .names_ring = true)
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
-        .summary = "remove the ring; readers keep their last version", .min_args = 0,
-        .max_args = 0, .options = OPTIONS_CHANGE, .names_ring = true)
+        .summary = "remove the ring; readers keep their last version",
+        .options = OPTIONS_CHANGE, .names_ring = true)
 COMMAND(sync, .group = GROUP_OTHER,
         .synopsis = {"sync --etcd URL[,URL...] --key KEY [OPTIONS]",
                      "sync --etcd URL[,URL...] --prefix PREFIX [OPTIONS]",
                      "sync --file PATH [OPTIONS]"},
         .summary = "keep the ring equal to a source of truth, publishing only when it "
                    "changes; its own options are listed by 'ringctl sync --help'",
-        .min_args = 0, .max_args = UNLIMITED, .options = 0, .names_ring = true)
+        .max_args = UNLIMITED, .names_ring = true)
 COMMAND(help, .group = GROUP_OTHER, .synopsis = {"help [COMMAND]"},
-        .summary = "print this help, or COMMAND's", .min_args = 0, .max_args = 1,
-        .options = 0, .names_ring = false)
+        .summary = "print this help, or COMMAND's", .max_args = 1)
