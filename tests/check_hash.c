@@ -93,6 +93,9 @@ START_TEST(crc32_vectors)
                                                                      << 32);
     ck_assert_uint_eq(hash_str(SHMRING_HASH_CRC32, ""), 0);
     ck_assert_uint_eq(hash_str(SHMRING_HASH_CRC32, "a"), UINT64_C(0xe8b7be43) << 32);
+    /* The 32-bit CRC the peer algorithms share. */
+    ck_assert_uint_eq(shmring__crc32("123456789", 9), 0xcbf43926);
+    ck_assert_uint_eq(shmring__crc32("", 0), 0);
 }
 END_TEST
 
