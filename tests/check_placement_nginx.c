@@ -1,0 +1,172 @@
+/*
+ * Unit tests of lib/placement_nginx.c, the continuum of nginx's `hash ... consistent`:
+ * point counts (down servers placed, then their points dropped), the CRC-32 chain of
+ * a server's points (pinned by values computed apart with Python's zlib), how the
+ * server string splits into host and port, equal points merged in favour of the
+ * earlier server, the wrap, and the point limit counting down servers too.
+ * Verification against nginx itself belongs to its own test.
+ */
+#include <stdbool.h>
+
+#include "test_placement.h"
+#include "test_support.h"
+
+static shmring_nodeset_t *nginx_set(void)
+{
+    return test_empty_set(SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32, 160);
+}
+
+static void add_server(shmring_nodeset_t *set, const char *name, const char *address,
+                       uint32_t weight, shmring_state_t state)
+{
+    ck_assert_int_eq(shmring_nodeset_add(set, name, address, weight, state, NULL), 0);
+}
+
+/* Whether SNAPSHOT has a point of 32-bit value VALUE. */
+static bool has_point(const shmring_snapshot_t *snapshot, uint32_t value)
+{
+    for (uint32_t p = 0; p < test_point_count(snapshot); p++) {
+        if (test_point(snapshot, p) == (uint64_t)value << 32)
+            return true;
+    }
+    return false;
+}
+
+START_TEST(nginx_point_counts)
+{
+    /* weight x 160 points a server (these servers' CRCs do not collide). */
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "10.0.0.1:80", 1, SHMRING_STATE_UP);
+    add_server(set, "b", "10.0.0.2:80", 3, SHMRING_STATE_UP);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    ck_assert_uint_eq(test_point_count(snapshot), 160 + 480);
+    shmring_snapshot_free(snapshot);
+
+    /* A down server is placed, then its points are skipped. */
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "b", SHMRING_STATE_DOWN), 0);
+    snapshot = test_snapshot(set);
+    ck_assert_uint_eq(test_point_count(snapshot), 160);
+    for (uint32_t p = 0; p < 160; p++)
+        ck_assert_uint_eq(test_point_owner(snapshot, p), 0);
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(nginx_point_chain)
+{
+    /* Point j is CRC-32("10.0.0.1" NUL "80" le32(point j - 1)), point -1 being 0. */
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "10.0.0.1:80", 1, SHMRING_STATE_UP);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    ck_assert(has_point(snapshot, 0xa2ad5d56));
+    ck_assert(has_point(snapshot, 0x0bdeb0ab));
+    ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00393daa) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xfff8114a) << 32);
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(nginx_server_strings)
+{
+    /* No port after the last colon: all of it is the host, the port empty. */
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "backend", 1, SHMRING_STATE_UP);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    ck_assert(has_point(snapshot, 0x1ae70921));
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+
+    /* "unix:PATH" hashes PATH, as a hash_key "PATH" (no port) does. */
+    set = nginx_set();
+    add_server(set, "a", "unix:/tmp/a", 1, SHMRING_STATE_UP);
+    snapshot = test_snapshot(set);
+    ck_assert(has_point(snapshot, 0x7a608df6));
+    shmring_nodeset_t *keyed = nginx_set();
+    add_server(keyed, "a", "10.9.9.9:80", 1, SHMRING_STATE_UP);
+    ck_assert_int_eq(shmring_nodeset_set_hash_key(keyed, "a", "/tmp/a"), 0);
+    shmring_snapshot_t *by_key = test_snapshot(keyed);
+    for (uint32_t p = 0; p < 160; p++)
+        ck_assert_uint_eq(test_point(by_key, p), test_point(snapshot, p));
+    shmring_snapshot_free(by_key);
+    shmring_nodeset_free(keyed);
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(nginx_equal_points_go_to_the_earlier_server)
+{
+    /* Two servers of one address have the same 160 points; of equal points nginx
+     * keeps the first, the earlier server's, so it owns every key. */
+    for (int order = 0; order < 2; order++) {
+        shmring_nodeset_t *set = nginx_set();
+        add_server(set, order == 0 ? "a" : "b", "10.0.0.7:80", 1, SHMRING_STATE_UP);
+        add_server(set, order == 0 ? "b" : "a", "10.0.0.7:80", 1, SHMRING_STATE_UP);
+        shmring_snapshot_t *snapshot = test_snapshot(set);
+        ck_assert_uint_eq(test_point_count(snapshot), 160);
+        double shares[2];
+        ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 2), 0);
+        ck_assert(shares[0] == 1.0);
+        ck_assert(shares[1] == 0.0);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, &node), 0);
+        ck_assert_str_eq(node.name, order == 0 ? "a" : "b");
+        shmring_snapshot_free(snapshot);
+        shmring_nodeset_free(set);
+    }
+}
+END_TEST
+
+START_TEST(nginx_lookup_wraps)
+{
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "10.0.0.1:80", 1, SHMRING_STATE_UP);
+    add_server(set, "b", "10.0.0.2:80", 1, SHMRING_STATE_UP);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    uint32_t last = test_point_count(snapshot) - 1;
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last) + 1),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
+                      test_point_owner(snapshot, last));
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(nginx_point_limit_counts_down_servers)
+{
+    /* Two servers of the largest weight would place 2 x 65535 x 160 points, past
+     * SHMRING_POINTS_MAX, even with one of them down: nginx places down servers too. */
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "10.0.0.1:80", SHMRING_WEIGHT_MAX, SHMRING_STATE_UP);
+    add_server(set, "b", "10.0.0.2:80", SHMRING_WEIGHT_MAX, SHMRING_STATE_DOWN);
+    void *buffer = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_ELIMIT);
+    ck_assert_ptr_null(buffer);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+static Suite *placement_nginx_suite(void)
+{
+    Suite *s = suite_create("placement_nginx");
+    TCase *tc = tcase_create("nginx");
+    tcase_add_test(tc, nginx_point_counts);
+    tcase_add_test(tc, nginx_point_chain);
+    tcase_add_test(tc, nginx_server_strings);
+    tcase_add_test(tc, nginx_equal_points_go_to_the_earlier_server);
+    tcase_add_test(tc, nginx_lookup_wraps);
+    tcase_add_test(tc, nginx_point_limit_counts_down_servers);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(placement_nginx_suite());
+}

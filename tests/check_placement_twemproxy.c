@@ -1,0 +1,154 @@
+/*
+ * Tests of lib/placement_twemproxy.c, nutcracker's `distribution: ketama`: point
+ * counts as nutcracker's float arithmetic gives them, the server names its point
+ * strings start with (derived from "host:port", or the node's hash_key), pinned by
+ * the MD5 words of those strings computed apart with Python's hashlib, and equal
+ * points kept in server order. The continuum is compared with nutcracker itself by
+ * tests/peers/test_twemproxy.py.
+ */
+#include "test_placement.h"
+#include "test_support.h"
+
+/* One node of ADDRESS (and HASH_KEY, if not NULL) as a twemproxy snapshot. */
+static shmring_snapshot_t *one_node(const char *address, const char *hash_key)
+{
+    shmring_nodeset_t *set =
+        test_empty_set(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 160);
+    ck_assert_int_eq(shmring_nodeset_add(set, "a", address, 1, SHMRING_STATE_UP, NULL),
+                     0);
+    if (hash_key != NULL)
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "a", hash_key), 0);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_nodeset_free(set);
+    return snapshot;
+}
+
+static uint32_t point_count_of(const shmring_nodeset_t *set)
+{
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    uint32_t count = test_point_count(snapshot);
+    shmring_snapshot_free(snapshot);
+    return count;
+}
+
+START_TEST(twemproxy_point_counts)
+{
+    /* 160 points a server when all weigh the same... */
+    shmring_nodeset_t *set =
+        test_nodeset(10, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
+    ck_assert_uint_eq(point_count_of(set), 1600);
+    shmring_nodeset_free(set);
+    /* ... but for 25 servers 1/25 x 160 / 4 x 25 is 39.999996 in float, and the 1e-10
+     * nutcracker adds does not reach the next float: 39 digests, 156 points each. */
+    set = test_nodeset(25, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
+    ck_assert_uint_eq(point_count_of(set), 25 * 156);
+    shmring_nodeset_free(set);
+
+    /* Weights 1 and 3 of two live servers: 0.25 x 40 x 2 = 20 and 0.75 x 40 x 2 = 60
+     * digests; an ejected (down) server's weight does not count. */
+    set = test_empty_set(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 160);
+    test_add_node(set, "a", 1, SHMRING_STATE_UP);
+    test_add_node(set, "b", 3, SHMRING_STATE_UP);
+    test_add_node(set, "c", 9, SHMRING_STATE_DOWN);
+    ck_assert_uint_eq(point_count_of(set), 80 + 240);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(twemproxy_point_strings)
+{
+    /* nutcracker names "10.0.0.1:11211" "10.0.0.1": strings "10.0.0.1-0".."-39". */
+    shmring_snapshot_t *snapshot = one_node("10.0.0.1:11211", NULL);
+    ck_assert_uint_eq(test_point_count(snapshot), 160);
+    ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x049295e4) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 1), UINT64_C(0x05c54922) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xfe10c40b) << 32);
+    shmring_snapshot_free(snapshot);
+
+    /* Another port stays in the name: "10.0.0.1:22122-0".. */
+    snapshot = one_node("10.0.0.1:22122", NULL);
+    ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x019a242d) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xff9f95d1) << 32);
+    shmring_snapshot_free(snapshot);
+
+    /* A Unix socket's name keeps the colon that followed its path: "/tmp/mc.sock:-0". */
+    snapshot = one_node("/tmp/mc.sock", NULL);
+    ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00304034) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xff4ece2e) << 32);
+    shmring_snapshot_free(snapshot);
+
+    /* A server named in the configuration (our hash_key) is hashed by that name. */
+    snapshot = one_node("10.0.0.1:11211", "cache-a");
+    ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00fba912) << 32);
+    ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xfdb2f4a4) << 32);
+    shmring_snapshot_free(snapshot);
+}
+END_TEST
+
+START_TEST(twemproxy_equal_names_keep_node_order)
+{
+    /* Two servers of one name have equal points: every point comes twice, the
+     * earlier node's first, so the earlier node owns every key and the other comes
+     * next. Node-set order decides, either way round. */
+    for (int order = 0; order < 2; order++) {
+        shmring_nodeset_t *set =
+            test_empty_set(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 160);
+        test_add_node(set, order == 0 ? "a" : "b", 1, SHMRING_STATE_UP);
+        test_add_node(set, order == 0 ? "b" : "a", 1, SHMRING_STATE_UP);
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "a", "shared"), 0);
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "b", "shared"), 0);
+        shmring_snapshot_t *snapshot = test_snapshot(set);
+        ck_assert_uint_eq(test_point_count(snapshot), 320);
+        for (uint32_t p = 0; p < 320; p += 2) {
+            ck_assert_uint_eq(test_point(snapshot, p), test_point(snapshot, p + 1));
+            ck_assert_uint_eq(test_point_owner(snapshot, p), 0);
+            ck_assert_uint_eq(test_point_owner(snapshot, p + 1), 1);
+        }
+        for (uint64_t k = 0; k < 100; k++) {
+            char key[32];
+            size_t len = test_key(key, k);
+            shmring_node_t found[2];
+            ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, key, len, found, 2), 2);
+            ck_assert_str_eq(found[0].name, order == 0 ? "a" : "b");
+            ck_assert_str_eq(found[1].name, order == 0 ? "b" : "a");
+        }
+        shmring_snapshot_free(snapshot);
+        shmring_nodeset_free(set);
+    }
+}
+END_TEST
+
+START_TEST(twemproxy_lookup_wraps)
+{
+    /* ketama_dispatch(): the first point >= the key's hash, wrapping to the first. */
+    shmring_nodeset_t *set =
+        test_nodeset(5, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    uint32_t last = test_point_count(snapshot) - 1;
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last) + 1),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
+                      test_point_owner(snapshot, last));
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+static Suite *placement_twemproxy_suite(void)
+{
+    Suite *s = suite_create("placement_twemproxy");
+    TCase *tc = tcase_create("twemproxy");
+    tcase_add_test(tc, twemproxy_point_counts);
+    tcase_add_test(tc, twemproxy_point_strings);
+    tcase_add_test(tc, twemproxy_equal_names_keep_node_order);
+    tcase_add_test(tc, twemproxy_lookup_wraps);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(placement_twemproxy_suite());
+}

@@ -1,0 +1,94 @@
+#include "test_placement.h"
+
+#include <stdlib.h>
+
+#include "snapshot_internal.h"
+#include "test_expect.h"
+#include "test_support.h"
+
+const shmring_hash_t test_ring_hashes[5] = {SHMRING_HASH_XXH3, SHMRING_HASH_MD5,
+                                            SHMRING_HASH_CRC32, SHMRING_HASH_FNV1A,
+                                            SHMRING_HASH_MURMUR3};
+
+shmring_nodeset_t *test_empty_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t vnodes)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {algorithm, hash, vnodes, 0};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    return set;
+}
+
+void test_add_node(shmring_nodeset_t *set, const char *name, uint32_t weight,
+                   shmring_state_t state)
+{
+    ck_assert_int_eq(shmring_nodeset_add(set, name, NULL, weight, state, NULL), 0);
+}
+
+uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key)
+{
+    char text[32];
+    size_t len = test_key(text, key);
+    shmring_node_t node;
+    EXPECT_INT_EQ(shmring_snapshot_lookup(snapshot, text, len, &node), 0);
+    return node.id;
+}
+
+uint32_t *test_owners(const shmring_snapshot_t *snapshot, size_t keys)
+{
+    uint32_t *ids = malloc(keys * sizeof(*ids));
+    ck_assert_ptr_nonnull(ids);
+    for (size_t k = 0; k < keys; k++)
+        ids[k] = test_owner_id(snapshot, k);
+    return ids;
+}
+
+void test_check_lookup_n(const shmring_snapshot_t *snapshot, size_t n, int expected_count)
+{
+    for (uint64_t k = 0; k < 5000; k++) {
+        char key[32];
+        size_t len = test_key(key, k);
+        shmring_node_t first, found[SHMRING_LOOKUP_N_MAX];
+        EXPECT_INT_EQ(shmring_snapshot_lookup(snapshot, key, len, &first), 0);
+        int count = shmring_snapshot_lookup_n(snapshot, key, len, found, n);
+        EXPECT_INT_EQ(count, expected_count);
+        EXPECT_UINT_EQ(found[0].id, first.id);
+        EXPECT_STR_EQ(found[0].name, first.name);
+        EXPECT_STR_EQ(found[0].address, first.address);
+        for (int i = 0; i < count; i++) {
+            for (int j = 0; j < i; j++)
+                EXPECT_UINT_NE(found[i].id, found[j].id);
+        }
+    }
+}
+
+static const struct snapshot_point *points_of(const shmring_snapshot_t *snapshot)
+{
+    const void *data = shmring_snapshot_data(snapshot, NULL);
+    return snapshot_section_at(data, &snapshot_header(data)->points);
+}
+
+uint64_t test_point(const shmring_snapshot_t *snapshot, uint32_t index)
+{
+    ck_assert_uint_lt(index, test_point_count(snapshot));
+    return points_of(snapshot)[index].point;
+}
+
+uint32_t test_point_owner(const shmring_snapshot_t *snapshot, uint32_t index)
+{
+    ck_assert_uint_lt(index, test_point_count(snapshot));
+    return points_of(snapshot)[index].node_index;
+}
+
+uint32_t test_hash_owner(const shmring_snapshot_t *snapshot, uint64_t hash)
+{
+    return shmring__snapshot_owner(shmring_snapshot_data(snapshot, NULL), hash);
+}
+
+uint32_t test_point_count(const shmring_snapshot_t *snapshot)
+{
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(snapshot, &info);
+    return info.point_count;
+}

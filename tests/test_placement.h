@@ -1,0 +1,56 @@
+/*
+ * Helpers shared by the placement and lookup test programs (check_placement*.c,
+ * check_snapshot_lookup.c): node sets built node by node, owners of numbered keys,
+ * and the lookup_n properties every algorithm keeps.
+ */
+#ifndef SHMRING_TEST_PLACEMENT_H
+#define SHMRING_TEST_PLACEMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmring.h"
+#include "shmring_ctl.h"
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The hashes `ring` and `maglev` take. */
+extern const shmring_hash_t test_ring_hashes[5];
+
+/* Keys looked up to measure how many move when the node set changes. */
+#define TEST_DISRUPTION_KEYS 200000
+
+/* A node set without nodes, with ALGORITHM, HASH and VNODES (table size 0: the
+ * default). Fails the test on error. */
+shmring_nodeset_t *test_empty_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t vnodes);
+
+/* Adds node NAME (its address is its name); fails the test on error. */
+void test_add_node(shmring_nodeset_t *set, const char *name, uint32_t weight,
+                   shmring_state_t state);
+
+/* The id of the owner of key number KEY (test_key()). */
+uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key);
+
+/* The ids of the owners of keys 0 to KEYS - 1, in a new array (free()). */
+uint32_t *test_owners(const shmring_snapshot_t *snapshot, size_t keys);
+
+/* Checks, over 5,000 keys, that shmring_snapshot_lookup_n() for N nodes returns
+ * EXPECTED_COUNT distinct nodes, the first of them the single lookup's owner. */
+void test_check_lookup_n(const shmring_snapshot_t *snapshot, size_t n,
+                         int expected_count);
+
+/* Point INDEX of a ring-type snapshot (ring, ketama and the peer algorithms), in the
+ * order lookups search them. The peer algorithms' 32-bit points are its top half. */
+uint64_t test_point(const shmring_snapshot_t *snapshot, uint32_t index);
+
+/* The node index of the owner of point INDEX. */
+uint32_t test_point_owner(const shmring_snapshot_t *snapshot, uint32_t index);
+
+/* The node index that owns HASH, as the reader's lookup finds it. */
+uint32_t test_hash_owner(const shmring_snapshot_t *snapshot, uint64_t hash);
+
+/* The number of points (or maglev slots) of SNAPSHOT. */
+uint32_t test_point_count(const shmring_snapshot_t *snapshot);
+
+#endif
