@@ -1,7 +1,8 @@
 /*
  * Growing arrays: the one place where the library's lists (node sets, diffs, reader
  * censuses, ring lists) make room for one more element, doubling their capacity so
- * that appending N elements costs O(N).
+ * that appending N elements costs O(N), and where the arrays public structs hand to
+ * callers are released.
  */
 #ifndef SHMRING_ARRAY_INTERNAL_H
 #define SHMRING_ARRAY_INTERNAL_H
@@ -47,6 +48,17 @@ static inline void *shmring__array_push(void **items, size_t *capacity, size_t *
     memcpy(element, value, size);
     (*count)++;
     return element;
+}
+
+/*
+ * Frees an array handed to a caller in a public struct and leaves the struct saying
+ * it holds none: *ITEMS NULL and *COUNT 0, so that freeing twice is harmless.
+ */
+static inline void shmring__array_release(void **items, size_t *count)
+{
+    free(*items);
+    *items = NULL;
+    *count = 0;
 }
 
 #endif /* SHMRING_ARRAY_INTERNAL_H */

@@ -78,6 +78,11 @@ static uint32_t crc16(const uint8_t *key, size_t len)
     return crc;
 }
 
+static uint32_t crc32a(const uint8_t *key, size_t len)
+{
+    return shmring__crc32(key, len);
+}
+
 static uint32_t crc32_libmemcached(const uint8_t *key, size_t len)
 {
     return (shmring__crc32(key, len) >> 16) & 0x7fff;
@@ -265,36 +270,35 @@ static uint32_t murmur(const uint8_t *key, size_t len)
     return h;
 }
 
+/* nutcracker's md5: the digest's first little-endian word, as libmemcached's ketama
+ * takes it. */
+static uint32_t md5_word(const uint8_t *key, size_t len)
+{
+    return shmring__ketama_key_hash(key, len);
+}
+
+/* The function of each name of nutcracker's `hash:` option, by our code for it. */
+static uint32_t (*const twemproxy_hashes[])(const uint8_t *key, size_t len) = {
+    [SHMRING_HASH_ONE_AT_A_TIME] = one_at_a_time,
+    [SHMRING_HASH_MD5] = md5_word,
+    [SHMRING_HASH_CRC16] = crc16,
+    [SHMRING_HASH_CRC32] = crc32_libmemcached,
+    [SHMRING_HASH_CRC32A] = crc32a,
+    [SHMRING_HASH_FNV1_64] = fnv1_64,
+    [SHMRING_HASH_FNV1A_64] = fnv1a_64,
+    [SHMRING_HASH_FNV1_32] = fnv1_32,
+    [SHMRING_HASH_FNV1A_32] = fnv1a_32,
+    [SHMRING_HASH_HSIEH] = hsieh,
+    [SHMRING_HASH_MURMUR] = murmur,
+    [SHMRING_HASH_JENKINS] = jenkins,
+};
+
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len)
 {
-    const uint8_t *bytes = key;
-    switch (hash) {
-    case SHMRING_HASH_ONE_AT_A_TIME:
-        return one_at_a_time(bytes, len);
-    case SHMRING_HASH_MD5:
-        /* nutcracker's hash_md5() takes the digest's first little-endian word, as
-         * libmemcached's ketama does. */
-        return shmring__ketama_key_hash(bytes, len);
-    case SHMRING_HASH_CRC16:
-        return crc16(bytes, len);
-    case SHMRING_HASH_CRC32:
-        return crc32_libmemcached(bytes, len);
-    case SHMRING_HASH_CRC32A:
-        return shmring__crc32(bytes, len);
-    case SHMRING_HASH_FNV1_64:
-        return fnv1_64(bytes, len);
-    case SHMRING_HASH_FNV1_32:
-        return fnv1_32(bytes, len);
-    case SHMRING_HASH_FNV1A_32:
-        return fnv1a_32(bytes, len);
-    case SHMRING_HASH_HSIEH:
-        return hsieh(bytes, len);
-    case SHMRING_HASH_MURMUR:
-        return murmur(bytes, len);
-    case SHMRING_HASH_JENKINS:
-        return jenkins(bytes, len);
-    case SHMRING_HASH_FNV1A_64:
-    default:
-        return fnv1a_64(bytes, len);
-    }
+    /* A twemproxy node set takes only these hashes (shmring_params_check()); any
+     * other code gets nutcracker's default, fnv1a_64. */
+    if ((unsigned)hash < sizeof(twemproxy_hashes) / sizeof(twemproxy_hashes[0]) &&
+        twemproxy_hashes[hash] != NULL)
+        return twemproxy_hashes[hash](key, len);
+    return fnv1a_64(key, len);
 }

@@ -33,6 +33,7 @@
 #include <urcu-bp.h>
 #include <urcu/uatomic.h>
 
+#include "array_internal.h"
 #include "control_internal.h"
 #include "hash_internal.h"
 #include "ring_dir_internal.h"
@@ -504,9 +505,7 @@ void shmring_nodes_free(shmring_nodes_t *nodes)
 {
     if (nodes == NULL)
         return;
-    free(nodes->nodes);
-    nodes->nodes = NULL;
-    nodes->count = 0;
+    shmring__array_release((void **)&nodes->nodes, &nodes->count);
 }
 
 int shmring_fingerprint(shmring_t *r, uint64_t *fingerprint)

@@ -338,10 +338,6 @@ void shmring_ring_readers_free(shmring_ring_readers_t *readers)
 {
     if (readers == NULL)
         return;
-    free(readers->readers);
-    free(readers->versions);
-    readers->readers = NULL;
-    readers->versions = NULL;
-    readers->reader_count = 0;
-    readers->version_count = 0;
+    shmring__array_release((void **)&readers->readers, &readers->reader_count);
+    shmring__array_release((void **)&readers->versions, &readers->version_count);
 }
