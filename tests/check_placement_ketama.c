@@ -10,54 +10,29 @@
 
 START_TEST(ketama_point_counts)
 {
+    /* 160 points a server when all weigh the same... */
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    shmring_snapshot_info_t info;
-    shmring_snapshot_info(snapshot, &info);
-    ck_assert_uint_eq(info.point_count, 1600); /* 160 per equal server */
-    shmring_snapshot_free(snapshot);
+    ck_assert_uint_eq(test_point_count_of(set), 1600);
     shmring_nodeset_free(set);
 
-    /* libmemcached computes in float: for 25 equal servers, 1/25 x 160 / 4 x 25 is
-     * 39.999996, so each server gets 39 digests (156 points), not 40. */
+    /* ... but libmemcached computes in float: for 25 equal servers, 1/25 x 160 / 4 x 25
+     * is 39.999996, so each server gets 39 digests (156 points), not 40. */
     set = test_nodeset(25, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5);
-    snapshot = test_snapshot(set);
-    shmring_snapshot_info(snapshot, &info);
-    ck_assert_uint_eq(info.point_count, 25 * 156);
-    shmring_snapshot_free(snapshot);
+    ck_assert_uint_eq(test_point_count_of(set), 25 * 156);
+    shmring_nodeset_free(set);
 
-    /* Weights 1 and 3 of two servers: floor(0.25 x 40 x 2) x 4 = 80 and
-     * floor(0.75 x 40 x 2) x 4 = 240. */
-    shmring_nodeset_t *two =
-        test_empty_set(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 160);
-    test_add_node(two, "a", 1, SHMRING_STATE_UP);
-    test_add_node(two, "b", 3, SHMRING_STATE_UP);
-    test_add_node(two, "c", 9, SHMRING_STATE_DOWN);
-    snapshot = test_snapshot(two);
-    shmring_snapshot_info(snapshot, &info);
-    ck_assert_uint_eq(info.point_count, 320);
-    ck_assert_uint_eq(info.up_count, 2);
-    shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(two);
+    /* Weights 1 and 3 of two live servers: floor(0.25 x 40 x 2) x 4 = 80 and
+     * floor(0.75 x 40 x 2) x 4 = 240; a down server's weight does not count. */
+    set = test_one_three_and_down(SHMRING_ALGORITHM_KETAMA);
+    ck_assert_uint_eq(test_point_count_of(set), 80 + 240);
     shmring_nodeset_free(set);
 }
 END_TEST
-/* One node of ADDRESS under ALGORITHM (its default hash), as a snapshot. */
-static shmring_snapshot_t *one_node(shmring_algorithm_t algorithm, const char *address)
-{
-    shmring_nodeset_t *set =
-        test_empty_set(algorithm, shmring_algorithm_default_hash(algorithm), 160);
-    ck_assert_int_eq(shmring_nodeset_add(set, "a", address, 1, SHMRING_STATE_UP, NULL),
-                     0);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    shmring_nodeset_free(set);
-    return snapshot;
-}
-
 START_TEST(ketama_point_strings)
 {
     /* "10.0.0.1-0" to "10.0.0.1-39": the default port is left out of the string. */
-    shmring_snapshot_t *snapshot = one_node(SHMRING_ALGORITHM_KETAMA, "10.0.0.1:11211");
+    shmring_snapshot_t *snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_KETAMA, "10.0.0.1:11211", NULL);
     ck_assert_uint_eq(test_point_count(snapshot), 160);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x049295e4) << 32);
     ck_assert_uint_eq(test_point(snapshot, 1), UINT64_C(0x05c54922) << 32);
@@ -65,12 +40,12 @@ START_TEST(ketama_point_strings)
     shmring_snapshot_free(snapshot);
 
     /* A bare host is on the default port: the same strings. */
-    snapshot = one_node(SHMRING_ALGORITHM_KETAMA, "10.0.0.1");
+    snapshot = test_one_node_snapshot(SHMRING_ALGORITHM_KETAMA, "10.0.0.1", NULL);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x049295e4) << 32);
     shmring_snapshot_free(snapshot);
 
     /* "10.0.0.1:22122-0" to "10.0.0.1:22122-39" on another port. */
-    snapshot = one_node(SHMRING_ALGORITHM_KETAMA, "10.0.0.1:22122");
+    snapshot = test_one_node_snapshot(SHMRING_ALGORITHM_KETAMA, "10.0.0.1:22122", NULL);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x019a242d) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xff9f95d1) << 32);
     shmring_snapshot_free(snapshot);

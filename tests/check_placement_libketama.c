@@ -8,34 +8,23 @@
 #include "test_placement.h"
 #include "test_support.h"
 
-static uint32_t point_count_of(const shmring_nodeset_t *set)
-{
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    uint32_t count = test_point_count(snapshot);
-    shmring_snapshot_free(snapshot);
-    return count;
-}
-
 START_TEST(libketama_point_counts)
 {
     shmring_nodeset_t *set =
         test_nodeset(10, SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5);
-    ck_assert_uint_eq(point_count_of(set), 1600);
+    ck_assert_uint_eq(test_point_count_of(set), 1600);
     shmring_nodeset_free(set);
     /* pct is a float, 40.0 a double: for 25 equal servers (float)(0.04f x 40.0 x 25)
      * rounds up to 40.0 where libmemcached's all-float ketama gets 39.999996 and 39
      * digests: 40 digests, 160 points each. */
     set = test_nodeset(25, SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5);
-    ck_assert_uint_eq(point_count_of(set), 25 * 160);
+    ck_assert_uint_eq(test_point_count_of(set), 25 * 160);
     shmring_nodeset_free(set);
 
     /* Memory 1 and 3: floor(0.25 x 40 x 2) = 20 and floor(0.75 x 40 x 2) = 60 digests;
      * a down server is not in the server file at all. */
-    set = test_empty_set(SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5, 160);
-    test_add_node(set, "a", 1, SHMRING_STATE_UP);
-    test_add_node(set, "b", 3, SHMRING_STATE_UP);
-    test_add_node(set, "c", 9, SHMRING_STATE_DOWN);
-    ck_assert_uint_eq(point_count_of(set), 80 + 240);
+    set = test_one_three_and_down(SHMRING_ALGORITHM_LIBKETAMA);
+    ck_assert_uint_eq(test_point_count_of(set), 80 + 240);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -44,16 +33,12 @@ START_TEST(libketama_point_strings)
 {
     /* "10.0.0.1:11211-0".."-39": the address as the server file gives it, port 11211
      * included (libmemcached's ketama leaves that port out). */
-    shmring_nodeset_t *set =
-        test_empty_set(SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5, 160);
-    ck_assert_int_eq(
-        shmring_nodeset_add(set, "a", "10.0.0.1:11211", 1, SHMRING_STATE_UP, NULL), 0);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_LIBKETAMA, "10.0.0.1:11211", NULL);
     ck_assert_uint_eq(test_point_count(snapshot), 160);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x06ef5726) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xffb5891d) << 32);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -76,13 +61,7 @@ START_TEST(libketama_equal_points_keep_server_order)
             ck_assert_uint_eq(test_point(snapshot, p), test_point(snapshot, p + 1));
             ck_assert_uint_eq(test_point_owner(snapshot, p), 0);
         }
-        double shares[2];
-        ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 2), 0);
-        ck_assert(shares[0] == 1.0);
-        ck_assert(shares[1] == 0.0);
-        shmring_node_t node;
-        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, &node), 0);
-        ck_assert_str_eq(node.name, order == 0 ? "a" : "b");
+        test_check_sole_owner(snapshot, order == 0 ? "a" : "b");
         shmring_snapshot_free(snapshot);
         shmring_nodeset_free(set);
     }
@@ -92,18 +71,12 @@ END_TEST
 START_TEST(libketama_lookup_wraps)
 {
     /* ketama_get_server() returns the first point when no point is >= the hash, and
-     * for a hash of 0; a hash equal to a point belongs to that point. */
+     * for a hash of 0 (it reads the point before the first as 0). */
     shmring_nodeset_t *set =
         test_nodeset(5, SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5);
     shmring_snapshot_t *snapshot = test_snapshot(set);
-    uint32_t last = test_point_count(snapshot) - 1;
-    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
-                      test_point_owner(snapshot, 0));
+    test_check_wrap(snapshot);
     ck_assert_uint_eq(test_hash_owner(snapshot, 0), test_point_owner(snapshot, 0));
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
-                      test_point_owner(snapshot, last));
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last - 1) + 1),
-                      test_point_owner(snapshot, last));
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }

@@ -56,43 +56,33 @@ END_TEST
 START_TEST(nginx_point_chain)
 {
     /* Point j is CRC-32("10.0.0.1" NUL "80" le32(point j - 1)), point -1 being 0. */
-    shmring_nodeset_t *set = nginx_set();
-    add_server(set, "a", "10.0.0.1:80", 1, SHMRING_STATE_UP);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_NGINX, "10.0.0.1:80", NULL);
     ck_assert(has_point(snapshot, 0xa2ad5d56));
     ck_assert(has_point(snapshot, 0x0bdeb0ab));
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00393daa) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xfff8114a) << 32);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
 START_TEST(nginx_server_strings)
 {
     /* No port after the last colon: all of it is the host, the port empty. */
-    shmring_nodeset_t *set = nginx_set();
-    add_server(set, "a", "backend", 1, SHMRING_STATE_UP);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_NGINX, "backend", NULL);
     ck_assert(has_point(snapshot, 0x1ae70921));
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 
     /* "unix:PATH" hashes PATH, as a hash_key "PATH" (no port) does. */
-    set = nginx_set();
-    add_server(set, "a", "unix:/tmp/a", 1, SHMRING_STATE_UP);
-    snapshot = test_snapshot(set);
+    snapshot = test_one_node_snapshot(SHMRING_ALGORITHM_NGINX, "unix:/tmp/a", NULL);
     ck_assert(has_point(snapshot, 0x7a608df6));
-    shmring_nodeset_t *keyed = nginx_set();
-    add_server(keyed, "a", "10.9.9.9:80", 1, SHMRING_STATE_UP);
-    ck_assert_int_eq(shmring_nodeset_set_hash_key(keyed, "a", "/tmp/a"), 0);
-    shmring_snapshot_t *by_key = test_snapshot(keyed);
+    shmring_snapshot_t *by_key =
+        test_one_node_snapshot(SHMRING_ALGORITHM_NGINX, "10.9.9.9:80", "/tmp/a");
     for (uint32_t p = 0; p < 160; p++)
         ck_assert_uint_eq(test_point(by_key, p), test_point(snapshot, p));
     shmring_snapshot_free(by_key);
-    shmring_nodeset_free(keyed);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -106,13 +96,7 @@ START_TEST(nginx_equal_points_go_to_the_earlier_server)
         add_server(set, order == 0 ? "b" : "a", "10.0.0.7:80", 1, SHMRING_STATE_UP);
         shmring_snapshot_t *snapshot = test_snapshot(set);
         ck_assert_uint_eq(test_point_count(snapshot), 160);
-        double shares[2];
-        ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 2), 0);
-        ck_assert(shares[0] == 1.0);
-        ck_assert(shares[1] == 0.0);
-        shmring_node_t node;
-        ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, &node), 0);
-        ck_assert_str_eq(node.name, order == 0 ? "a" : "b");
+        test_check_sole_owner(snapshot, order == 0 ? "a" : "b");
         shmring_snapshot_free(snapshot);
         shmring_nodeset_free(set);
     }
@@ -121,17 +105,12 @@ END_TEST
 
 START_TEST(nginx_lookup_wraps)
 {
+    /* The first point >= the key's CRC-32, wrapping to the first. */
     shmring_nodeset_t *set = nginx_set();
     add_server(set, "a", "10.0.0.1:80", 1, SHMRING_STATE_UP);
     add_server(set, "b", "10.0.0.2:80", 1, SHMRING_STATE_UP);
     shmring_snapshot_t *snapshot = test_snapshot(set);
-    uint32_t last = test_point_count(snapshot) - 1;
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last) + 1),
-                      test_point_owner(snapshot, 0));
-    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
-                      test_point_owner(snapshot, 0));
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
-                      test_point_owner(snapshot, last));
+    test_check_wrap(snapshot);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }

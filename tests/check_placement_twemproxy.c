@@ -9,48 +9,23 @@
 #include "test_placement.h"
 #include "test_support.h"
 
-/* One node of ADDRESS (and HASH_KEY, if not NULL) as a twemproxy snapshot. */
-static shmring_snapshot_t *one_node(const char *address, const char *hash_key)
-{
-    shmring_nodeset_t *set =
-        test_empty_set(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 160);
-    ck_assert_int_eq(shmring_nodeset_add(set, "a", address, 1, SHMRING_STATE_UP, NULL),
-                     0);
-    if (hash_key != NULL)
-        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "a", hash_key), 0);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    shmring_nodeset_free(set);
-    return snapshot;
-}
-
-static uint32_t point_count_of(const shmring_nodeset_t *set)
-{
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    uint32_t count = test_point_count(snapshot);
-    shmring_snapshot_free(snapshot);
-    return count;
-}
-
 START_TEST(twemproxy_point_counts)
 {
     /* 160 points a server when all weigh the same... */
     shmring_nodeset_t *set =
         test_nodeset(10, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
-    ck_assert_uint_eq(point_count_of(set), 1600);
+    ck_assert_uint_eq(test_point_count_of(set), 1600);
     shmring_nodeset_free(set);
     /* ... but for 25 servers 1/25 x 160 / 4 x 25 is 39.999996 in float, and the 1e-10
      * nutcracker adds does not reach the next float: 39 digests, 156 points each. */
     set = test_nodeset(25, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
-    ck_assert_uint_eq(point_count_of(set), 25 * 156);
+    ck_assert_uint_eq(test_point_count_of(set), 25 * 156);
     shmring_nodeset_free(set);
 
     /* Weights 1 and 3 of two live servers: 0.25 x 40 x 2 = 20 and 0.75 x 40 x 2 = 60
      * digests; an ejected (down) server's weight does not count. */
-    set = test_empty_set(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64, 160);
-    test_add_node(set, "a", 1, SHMRING_STATE_UP);
-    test_add_node(set, "b", 3, SHMRING_STATE_UP);
-    test_add_node(set, "c", 9, SHMRING_STATE_DOWN);
-    ck_assert_uint_eq(point_count_of(set), 80 + 240);
+    set = test_one_three_and_down(SHMRING_ALGORITHM_TWEMPROXY);
+    ck_assert_uint_eq(test_point_count_of(set), 80 + 240);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -58,7 +33,8 @@ END_TEST
 START_TEST(twemproxy_point_strings)
 {
     /* nutcracker names "10.0.0.1:11211" "10.0.0.1": strings "10.0.0.1-0".."-39". */
-    shmring_snapshot_t *snapshot = one_node("10.0.0.1:11211", NULL);
+    shmring_snapshot_t *snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_TWEMPROXY, "10.0.0.1:11211", NULL);
     ck_assert_uint_eq(test_point_count(snapshot), 160);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x049295e4) << 32);
     ck_assert_uint_eq(test_point(snapshot, 1), UINT64_C(0x05c54922) << 32);
@@ -66,19 +42,21 @@ START_TEST(twemproxy_point_strings)
     shmring_snapshot_free(snapshot);
 
     /* Another port stays in the name: "10.0.0.1:22122-0".. */
-    snapshot = one_node("10.0.0.1:22122", NULL);
+    snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_TWEMPROXY, "10.0.0.1:22122", NULL);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x019a242d) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xff9f95d1) << 32);
     shmring_snapshot_free(snapshot);
 
     /* A Unix socket's name keeps the colon that followed its path: "/tmp/mc.sock:-0". */
-    snapshot = one_node("/tmp/mc.sock", NULL);
+    snapshot = test_one_node_snapshot(SHMRING_ALGORITHM_TWEMPROXY, "/tmp/mc.sock", NULL);
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00304034) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xff4ece2e) << 32);
     shmring_snapshot_free(snapshot);
 
     /* A server named in the configuration (our hash_key) is hashed by that name. */
-    snapshot = one_node("10.0.0.1:11211", "cache-a");
+    snapshot =
+        test_one_node_snapshot(SHMRING_ALGORITHM_TWEMPROXY, "10.0.0.1:11211", "cache-a");
     ck_assert_uint_eq(test_point(snapshot, 0), UINT64_C(0x00fba912) << 32);
     ck_assert_uint_eq(test_point(snapshot, 159), UINT64_C(0xfdb2f4a4) << 32);
     shmring_snapshot_free(snapshot);
@@ -124,13 +102,7 @@ START_TEST(twemproxy_lookup_wraps)
     shmring_nodeset_t *set =
         test_nodeset(5, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_FNV1A_64);
     shmring_snapshot_t *snapshot = test_snapshot(set);
-    uint32_t last = test_point_count(snapshot) - 1;
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last) + 1),
-                      test_point_owner(snapshot, 0));
-    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
-                      test_point_owner(snapshot, 0));
-    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
-                      test_point_owner(snapshot, last));
+    test_check_wrap(snapshot);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 }

@@ -92,3 +92,58 @@ uint32_t test_point_count(const shmring_snapshot_t *snapshot)
     shmring_snapshot_info(snapshot, &info);
     return info.point_count;
 }
+
+shmring_snapshot_t *test_one_node_snapshot(shmring_algorithm_t algorithm,
+                                           const char *address, const char *hash_key)
+{
+    shmring_nodeset_t *set =
+        test_empty_set(algorithm, shmring_algorithm_default_hash(algorithm), 160);
+    ck_assert_int_eq(shmring_nodeset_add(set, "a", address, 1, SHMRING_STATE_UP, NULL),
+                     0);
+    if (hash_key != NULL)
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "a", hash_key), 0);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_nodeset_free(set);
+    return snapshot;
+}
+
+uint32_t test_point_count_of(const shmring_nodeset_t *set)
+{
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    uint32_t count = test_point_count(snapshot);
+    shmring_snapshot_free(snapshot);
+    return count;
+}
+
+shmring_nodeset_t *test_one_three_and_down(shmring_algorithm_t algorithm)
+{
+    shmring_nodeset_t *set =
+        test_empty_set(algorithm, shmring_algorithm_default_hash(algorithm), 160);
+    test_add_node(set, "a", 1, SHMRING_STATE_UP);
+    test_add_node(set, "b", 3, SHMRING_STATE_UP);
+    test_add_node(set, "c", 9, SHMRING_STATE_DOWN);
+    return set;
+}
+
+void test_check_wrap(const shmring_snapshot_t *snapshot)
+{
+    uint32_t last = test_point_count(snapshot) - 1;
+    ck_assert_uint_lt(test_point(snapshot, last), UINT64_MAX);
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last) + 1),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, UINT64_MAX),
+                      test_point_owner(snapshot, 0));
+    ck_assert_uint_eq(test_hash_owner(snapshot, test_point(snapshot, last)),
+                      test_point_owner(snapshot, last));
+}
+
+void test_check_sole_owner(const shmring_snapshot_t *snapshot, const char *name)
+{
+    double shares[2];
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 2), 0);
+    ck_assert(shares[0] == 1.0);
+    ck_assert(shares[1] == 0.0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, &node), 0);
+    ck_assert_str_eq(node.name, name);
+}

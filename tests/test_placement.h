@@ -53,4 +53,24 @@ uint32_t test_hash_owner(const shmring_snapshot_t *snapshot, uint64_t hash);
 /* The number of points (or maglev slots) of SNAPSHOT. */
 uint32_t test_point_count(const shmring_snapshot_t *snapshot);
 
+/* A snapshot of one up node "a" of ADDRESS (and HASH_KEY, if not NULL) under
+ * ALGORITHM with its default hash and 160 vnodes. */
+shmring_snapshot_t *test_one_node_snapshot(shmring_algorithm_t algorithm,
+                                           const char *address, const char *hash_key);
+
+/* The number of points of SET's snapshot. */
+uint32_t test_point_count_of(const shmring_nodeset_t *set);
+
+/* Nodes "a" (weight 1), "b" (3) and "c" (9, down) under ALGORITHM with its default
+ * hash: the ketama-style shares of weights 1 and 3, with a down node's weight that
+ * must not count. */
+shmring_nodeset_t *test_one_three_and_down(shmring_algorithm_t algorithm);
+
+/* Checks the wrap of a ring-type snapshot: a hash past the last point, and the
+ * largest hash, belong to point 0's owner; a hash equal to the last point to its. */
+void test_check_wrap(const shmring_snapshot_t *snapshot);
+
+/* Checks that node 0 of a two-node SNAPSHOT, named NAME, owns the whole keyspace. */
+void test_check_sole_owner(const shmring_snapshot_t *snapshot, const char *name);
+
 #endif
