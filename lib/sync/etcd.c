@@ -249,6 +249,17 @@ static void answer_error(long status, const struct body *reply, char *error, siz
     json_decref(root);
 }
 
+/* REQUEST (taken over; NULL when building it ran out of memory) as the text of a
+ * request body, or NULL with ERROR saying why. */
+static char *request_text(json_t *request, char *error, size_t size)
+{
+    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
+    json_decref(request);
+    if (text == NULL)
+        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    return text;
+}
+
 /* Logs in with the configured user, once per endpoint, keeping the token. */
 static bool authenticate(struct etcd_client *client, char *error, size_t size)
 {
@@ -258,14 +269,11 @@ static bool authenticate(struct etcd_client *client, char *error, size_t size)
         return true;
     free(client->token);
     client->token = NULL;
-    json_t *request = json_pack("{s:s, s:s}", "name", c->user, "password",
-                                c->password != NULL ? c->password : "");
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    char *text = request_text(json_pack("{s:s, s:s}", "name", c->user, "password",
+                                        c->password != NULL ? c->password : ""),
+                              error, size);
+    if (text == NULL)
         return false;
-    }
     struct body reply = {0};
     long status = post(client, "/v3/auth/authenticate", text, false, &reply, error, size);
     free(text);
@@ -347,13 +355,10 @@ bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
 {
     if (!authenticate(client, error, size))
         return false;
-    json_t *request = key_request(key, key_len, range_end, range_end_len);
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    char *text =
+        request_text(key_request(key, key_len, range_end, range_end_len), error, size);
+    if (text == NULL)
         return false;
-    }
     struct body reply = {0};
     long status = post(client, "/v3/kv/range", text, false, &reply, error, size);
     free(text);
@@ -396,6 +401,7 @@ struct watch {
                        int64_t revision);
     void *data;
     bool compacted;
+    /* etcd canceled the watch, or the callback ended it. */
     bool ended;
     char *error;
     size_t size;
@@ -414,7 +420,8 @@ static bool watch_line(void *data, const char *line, size_t len)
         snprintf(w->error, w->size, "watch error: %s",
                  message != NULL ? message : "unreadable message");
         json_decref(root);
-        w->ended = true;
+        /* The gateway's word for a stream that broke (etcd shutting down, a leader
+         * lost): the watch resumes from its revision like after any lost stream. */
         return false;
     }
     int64_t compact = int64_of(json_object_get(result, "compact_revision"));
@@ -462,15 +469,15 @@ static bool watch_line(void *data, const char *line, size_t len)
     return go_on;
 }
 
-bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
-                const char *range_end, size_t range_end_len, int64_t start_revision,
-                bool (*on_message)(void *data, const struct etcd_watch_event *events,
-                                   size_t count, int64_t revision),
-                void *data, bool *compacted, char *error, size_t size)
+enum etcd_watch_end
+etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
+           const char *range_end, size_t range_end_len, int64_t start_revision,
+           bool (*on_message)(void *data, const struct etcd_watch_event *events,
+                              size_t count, int64_t revision),
+           void *data, char *error, size_t size)
 {
-    *compacted = false;
     if (!authenticate(client, error, size))
-        return false;
+        return ETCD_WATCH_LOST;
     json_t *create = key_request(key, key_len, range_end, range_end_len);
     json_t *request = NULL;
     if (create != NULL) {
@@ -481,12 +488,9 @@ bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
         json_object_set_new(create, "progress_notify", json_true());
         request = json_pack("{s:o}", "create_request", create);
     }
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
-        return false;
-    }
+    char *text = request_text(request, error, size);
+    if (text == NULL)
+        return ETCD_WATCH_LOST;
     struct watch w = {
         .on_message = on_message, .data = data, .error = error, .size = size};
     struct body reply = {.on_line = watch_line, .line_data = &w};
@@ -501,6 +505,7 @@ bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
         snprintf(error, size, "watch stream ended");
     }
     free(reply.text);
-    *compacted = w.compacted;
-    return false;
+    if (w.compacted)
+        return ETCD_WATCH_COMPACTED;
+    return w.ended ? ETCD_WATCH_CANCELED : ETCD_WATCH_LOST;
 }
