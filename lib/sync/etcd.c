@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "etcd.h"
 
@@ -27,6 +28,8 @@ struct etcd_client {
     struct sync_context *ctx;
     CURL *curl;
     size_t endpoint;
+    /* Whether the server of the last transfer asked for a client certificate. */
+    bool certificate_requested;
     /* The authentication token for the current endpoint (NULL: none yet). */
     char *token;
     size_t token_endpoint;
@@ -171,6 +174,35 @@ static CURLcode perform(struct sync_context *ctx, CURL *curl)
     return code;
 }
 
+/*
+ * Without a client certificate, a server that requires one ends the connection with
+ * an alert that, under TLS 1.3, arrives only after the handshake, as whichever read
+ * or write error comes first. OpenSSL asks this callback when the server requests a
+ * certificate, so the failure can be named for what it is.
+ */
+static int certificate_index = -1;
+
+static int note_certificate_request(SSL *ssl, X509 **certificate, EVP_PKEY **key)
+{
+    (void)certificate;
+    (void)key;
+    struct etcd_client *client =
+        SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), certificate_index);
+    if (client != NULL)
+        client->certificate_requested = true;
+    return 0; /* none to give */
+}
+
+static CURLcode prepare_tls(CURL *curl, void *ssl_ctx, void *data)
+{
+    (void)curl;
+    if (certificate_index < 0)
+        certificate_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    if (certificate_index >= 0 && SSL_CTX_set_ex_data(ssl_ctx, certificate_index, data))
+        SSL_CTX_set_client_cert_cb(ssl_ctx, note_certificate_request);
+    return CURLE_OK;
+}
+
 /* POSTs BODY to PATH on the current endpoint; fills *reply. Returns the HTTP status,
  * or 0 with ERROR filled when no HTTP answer came. */
 static long post(struct etcd_client *client, const char *path, const char *request,
@@ -204,6 +236,11 @@ static long post(struct etcd_client *client, const char *path, const char *reque
         curl_easy_setopt(curl, CURLOPT_SSLCERT, c->cert_file);
     if (c->key_file != NULL)
         curl_easy_setopt(curl, CURLOPT_SSLKEY, c->key_file);
+    client->certificate_requested = false;
+    if (c->cert_file == NULL && strncmp(url, "https://", 8) == 0) {
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, prepare_tls);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, client);
+    }
     struct curl_slist *headers =
         curl_slist_append(NULL, "Content-Type: application/json");
     char authorization[4096];
@@ -226,6 +263,10 @@ static long post(struct etcd_client *client, const char *path, const char *reque
         /* A watch's own reason (set by its callback) wins over libcurl's. */
         if (error[0] == '\0' && reply->too_large)
             snprintf(error, size, "answer larger than %u bytes", BODY_MAX);
+        else if (error[0] == '\0' && client->certificate_requested)
+            snprintf(error, size,
+                     "etcd wants a client certificate and none was given (--cert, "
+                     "--cert-key)");
         else if (error[0] == '\0')
             snprintf(error, size, "%s",
                      curl_error[0] ? curl_error : curl_easy_strerror(code));
