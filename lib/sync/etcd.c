@@ -361,11 +361,11 @@ static int64_t int64_of(const json_t *value)
 static json_t *key_request(const char *key, size_t key_len, const char *range_end,
                            size_t range_end_len)
 {
-    char *key64 = sync__base64_encode(key, key_len);
-    char *end64 =
-        range_end != NULL ? sync__base64_encode(range_end, range_end_len) : NULL;
+    char *key64 = NULL, *end64 = NULL;
     json_t *request = NULL;
-    if (key64 != NULL && (range_end == NULL || end64 != NULL)) {
+    if (shmring_base64_encode(key, key_len, &key64) == 0 &&
+        (range_end == NULL ||
+         shmring_base64_encode(range_end, range_end_len, &end64) == 0)) {
         request = json_pack("{s:s}", "key", key64);
         if (request != NULL && end64 != NULL)
             json_object_set_new(request, "range_end", json_string(end64));
@@ -381,8 +381,11 @@ static bool kv_of(const json_t *object, struct etcd_kv *kv)
     const char *key = json_string_value(json_object_get(object, "key"));
     const char *value = json_string_value(json_object_get(object, "value"));
     /* A value of zero bytes is left out of the JSON. */
-    if (key == NULL || !sync__base64_decode(key, &kv->key, &kv->key_len) ||
-        !sync__base64_decode(value != NULL ? value : "", &kv->value, &kv->value_len)) {
+    if (value == NULL)
+        value = "";
+    if (key == NULL ||
+        shmring_base64_decode(key, strlen(key), &kv->key, &kv->key_len) != 0 ||
+        shmring_base64_decode(value, strlen(value), &kv->value, &kv->value_len) != 0) {
         etcd_kv_clear(kv);
         return false;
     }
