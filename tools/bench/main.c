@@ -42,6 +42,9 @@ static const struct config full_preset = {
     .reps = 5,
     .publish_reps = 3,
     .window_reps = 3,
+    .sync_puts = 100,
+    .sync_reread_nodes = 10000,
+    .sync_rereads = 3,
     RUN_TIMES(1),
 };
 
@@ -54,6 +57,9 @@ static const struct config quick_preset = {
     .reps = 3,
     .publish_reps = 1,
     .window_reps = 1,
+    .sync_puts = 20,
+    .sync_reread_nodes = 10000,
+    .sync_rereads = 1,
     RUN_TIMES(10),
 };
 
@@ -64,8 +70,10 @@ static void usage(FILE *out)
           "Measure shmring on this machine: lookup cost through the reader library\n"
           "next to its floors (the key hash alone, the same lookup in-process) and its\n"
           "peers (libmemcached's ketama, a textbook ring), worker-process scaling,\n"
-          "publish time, ringctl's peak memory, balance and disruption. Prints each\n"
-          "comparison as a ratio and each target of issue 5 with PASS or MISS.\n"
+          "publish time, ringctl's peak memory, balance and disruption, and ringctl\n"
+          "sync's put-to-publish latency and full re-read against a local etcd (skipped\n"
+          "without etcd). Prints each comparison as a ratio and each target of issue 5\n"
+          "with PASS or MISS.\n"
           "\n"
           "Options:\n"
           "      --quick         smoke mode (< 30 s): 10 and 1,000 nodes, short runs,\n"
@@ -75,7 +83,8 @@ static void usage(FILE *out)
           "                      comma-separated (default 10,100,1000,10000,100000)\n"
           "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
           "                      stream, cold, switch, workers, publish, ringctl,\n"
-          "                      balance, disruption (targets of the others SKIP)\n"
+          "                      balance, disruption, sync (targets of the others\n"
+          "                      SKIP)\n"
           "  -h, --help          print this help and exit\n"
           "\n"
           "Exit status: 0 the benchmark ran (misses are results), 1 an error, 2 usage\n"

@@ -59,6 +59,11 @@ struct config {
     /* Worker scaling: windows per worker count (the median is kept), seconds each. */
     int window_reps;
     double window_seconds;
+    /* ringctl sync: timed puts of a 100-node set, the size of the prefix re-read and
+     * how many times it is timed. */
+    size_t sync_puts;
+    size_t sync_reread_nodes;
+    int sync_rereads;
     long cpus;
 };
 
@@ -119,6 +124,10 @@ enum ring_kind {
     RING_WORKERS,
     RING_PUBLISH,
     RING_RINGCTL,
+    RING_SYNC_A,
+    RING_SYNC_B,
+    RING_SYNC_C,
+    RING_SYNC_BIG,
     RING_KINDS,
 };
 
