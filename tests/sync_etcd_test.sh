@@ -52,26 +52,34 @@ start_sync() { # RING LOG ARGS...
     "$RINGCTL" -r "$ring" sync "$@" 2>>"$log" &
     PIDS+=($!)
 }
-doc() { # N: a node set that changes with N, every id given
-    python3 - "$1" <<'PY'
-import json, sys
-n = int(sys.argv[1])
-nodes = [{"name": "node-%d" % i, "id": i, "address": "10.0.%d.%d:11211" % (n % 7, i),
-          "weight": 1 + (n + i) % 5} for i in range(n % 13, n % 13 + 100)]
-print(json.dumps({"algorithm": "ring", "nodes": nodes}))
-PY
-}
+# doc N: a node set that changes with N, every id given.
+# put_docs FIRST LAST: puts doc FIRST..LAST under /t/doc back to back, each a new
+# revision, from one process through etcd's JSON gateway (an etcdctl per put would
+# spend the test's minutes starting processes on a loaded machine).
+DOC_PY='
+import base64, json, sys, urllib.request
+def doc(n):
+    nodes = [{"name": "node-%d" % i, "id": i, "address": "10.0.%d.%d:11211" % (n % 7, i),
+              "weight": 1 + (n + i) % 5} for i in range(n % 13, n % 13 + 100)]
+    return json.dumps({"algorithm": "ring", "nodes": nodes})
+def put(url, n):
+    b64 = lambda text: base64.b64encode(text.encode()).decode()
+    body = json.dumps({"key": b64("/t/doc"), "value": b64(doc(n))}).encode()
+    urllib.request.urlopen(url + "/v3/kv/put", body, timeout=30).read()
+'
+doc() { python3 -c "$DOC_PY
+print(doc($1))"; }
+put_docs() { python3 -c "$DOC_PY
+for n in range($1, $2 + 1): put('$URL', n)"; }
 
 start_etcd
 
-echo "== three syncs, 200 rapid updates, a fourth ring by load after another history"
+echo "== three syncs, 200 rapid updates, a fourth ring by load after another history (at ${SECONDS}s)"
 doc 0 >"$WORK/doc0.json"
 E put /t/doc "$(cat "$WORK/doc0.json")" >/dev/null
 for r in a b c; do start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"; done
-for i in $(seq 1 200); do doc "$i"; done >"$WORK/docs"
-# 200 puts back to back, each a new revision.
-while IFS= read -r line; do E put /t/doc "$line" >/dev/null || fail "put"; done <"$WORK/docs"
-tail -n 1 "$WORK/docs" >"$WORK/final.json"
+put_docs 1 200 || fail "put"
+doc 200 >"$WORK/final.json"
 for r in a b c; do
     until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/final.json" || fail "ring $r did not converge"
 done
@@ -85,7 +93,7 @@ for r in a b c d; do "$RINGCTL" -r "$TAG$r" lookup --stdin <"$WORK/keys" >"$WORK
 for r in b c d; do cmp -s "$WORK/answers-a" "$WORK/answers-$r" || fail "answers of $r differ"; done
 echo "ok: 4 rings, fingerprint $F, 100000 identical answers"
 
-echo "== bad values are refused, the ring unchanged, sync still following"
+echo "== bad values are refused, the ring unchanged, sync still following (at ${SECONDS}s)"
 G=$(generation "${TAG}a")
 n=0
 for bad in 'not json' '{"nodes": [{"name": "x", "weight": 0}]}' '{"nodes": []}' \
@@ -97,29 +105,29 @@ for bad in 'not json' '{"nodes": [{"name": "x", "weight": 0}]}' '{"nodes": []}' 
     [ "$(generation "${TAG}a")" = "$G" ] || fail "ring changed by: $bad"
 done
 grep "refused key /t/doc" "$WORK/sync-a.log" | head -5
-E put /t/doc "$(doc 300)" >/dev/null
+put_docs 300 300 || fail "put"
 doc 300 >"$WORK/d300.json"
 until_true 20 "$RINGCTL" -r "${TAG}a" check "$WORK/d300.json" || fail "sync stopped following"
 echo "ok"
 
-echo "== etcd stopped mid-stream, then restarted"
+echo "== etcd stopped mid-stream, then restarted (at ${SECONDS}s)"
 stop_etcd
 "$RINGCTL" -r "${TAG}a" lookup some-key >/dev/null || fail "ring stopped answering"
 until_true 20 grep -q "lost the watch" "$WORK/sync-b.log" || fail "no lost-watch line"
 start_etcd
-E put /t/doc "$(doc 301)" >/dev/null
+put_docs 301 301 || fail "put"
 doc 301 >"$WORK/d301.json"
 for r in a b c; do until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d301.json" || fail "ring $r did not catch up"; done
 echo "ok"
 
-echo "== a watch that falls behind a compaction reads everything again and converges"
+echo "== a watch that falls behind a compaction reads everything again and converges (at ${SECONDS}s)"
 # Sync a is stopped while its watch is at doc 301's revision; etcd restarts under it
 # (the stream breaks), 50 puts follow and the history is compacted past them. When
 # it continues, its watch resumes from a revision etcd no longer has.
 kill -STOP "${PIDS[0]}"
 stop_etcd
 start_etcd
-for i in $(seq 500 549); do E put /t/doc "$(doc "$i")" >/dev/null || fail "put"; done
+put_docs 500 549 || fail "put"
 doc 549 >"$WORK/d549.json"
 REV=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
 E compact "$REV" >/dev/null || fail "compact"
@@ -134,7 +142,7 @@ for r in b c; do until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d549.json" ||
 grep -E "compaction|read 1 key at revision $REV" "$WORK/sync-a.log" | tail -2
 echo "ok"
 
-echo "== prefix mode with 2-second leases"
+echo "== prefix mode with 2-second leases (at ${SECONDS}s)"
 E put /l/ '{"algorithm": "maglev"}' >/dev/null
 KEPT=$(E lease grant 2 | awk '{print $2}')
 LOST=$(E lease grant 2 | awk '{print $2}')
@@ -148,11 +156,11 @@ until_true 30 "$RINGCTL" -r "${TAG}p" check "$WORK/kept.json" || fail "lost leas
 grep "prefix /l/" "$WORK/sync-p.log" | tail -2
 echo "ok"
 
-echo "== a SIGKILLed sync never leaves a torn state file"
+echo "== a SIGKILLed sync never leaves a torn state file (at ${SECONDS}s)"
 for i in $(seq 1 20); do
     "$RINGCTL" -r "${TAG}k" sync --etcd "$URL" --key /t/doc --state "$WORK/state-k.json" 2>/dev/null &
     pid=$!
-    E put /t/doc "$(doc $((400 + i)))" >/dev/null
+    put_docs $((400 + i)) $((400 + i)) || fail "put"
     kill -9 $pid; wait $pid 2>/dev/null
     if [ -e "$WORK/state-k.json" ]; then
         "$RINGCTL" -r "${TAG}k" check "$WORK/state-k.json" >/dev/null
@@ -161,7 +169,7 @@ for i in $(seq 1 20); do
 done
 echo "ok"
 
-echo "== started with etcd down: the ring comes back from the state file"
+echo "== started with etcd down: the ring comes back from the state file (at ${SECONDS}s)"
 stop_etcd
 "$RINGCTL" -r "${TAG}c" destroy >/dev/null
 cp "$WORK/state-c.json" "$WORK/restored.json"
@@ -171,7 +179,7 @@ until_true 30 "$RINGCTL" -r "${TAG}c" check "$WORK/restored.json" || fail "not r
 grep "state file" "$WORK/sync-c2.log" | head -2
 echo "ok"
 
-echo "== SIGTERM: exit 0"
+echo "== SIGTERM: exit 0 (at ${SECONDS}s)"
 pid=${PIDS[-1]}
 kill -TERM "$pid"
 wait "$pid"; rc=$?
