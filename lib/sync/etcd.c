@@ -444,6 +444,7 @@ struct watch {
     bool (*on_message)(void *data, const struct etcd_watch_event *events, size_t count,
                        int64_t revision);
     void *data;
+    int64_t start_revision;
     bool compacted;
     /* etcd canceled the watch, or the callback ended it. */
     bool ended;
@@ -483,6 +484,20 @@ static bool watch_line(void *data, const char *line, size_t len)
         w->ended = true;
         return false;
     }
+    /* A cluster rebuilt or restored from an older backup counts revisions from
+     * below where the watch resumes: it would wait for revisions that mean other
+     * changes, so the view must be read again. */
+    int64_t now =
+        int64_of(json_object_get(json_object_get(result, "header"), "revision"));
+    if (json_is_true(json_object_get(result, "created")) && now < w->start_revision - 1) {
+        snprintf(w->error, w->size,
+                 "etcd is at revision %" PRId64 ", before the watch's %" PRId64
+                 " (a new or restored cluster)",
+                 now, w->start_revision);
+        json_decref(root);
+        w->ended = true;
+        return false;
+    }
     json_t *list = json_object_get(result, "events");
     size_t n = json_array_size(list);
     bool go_on = true;
@@ -495,10 +510,8 @@ static bool watch_line(void *data, const char *line, size_t len)
             events[i].deleted = type != NULL && strcmp(type, "DELETE") == 0;
             ok = kv_of(json_object_get(event, "kv"), &events[i].kv);
         }
-        int64_t revision =
-            int64_of(json_object_get(json_object_get(result, "header"), "revision"));
         if (ok) {
-            go_on = w->on_message(w->data, events, n, revision);
+            go_on = w->on_message(w->data, events, n, now);
         } else {
             snprintf(w->error, w->size, "unreadable watch event");
             go_on = false;
@@ -535,8 +548,11 @@ etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
     char *text = request_text(request, error, size);
     if (text == NULL)
         return ETCD_WATCH_LOST;
-    struct watch w = {
-        .on_message = on_message, .data = data, .error = error, .size = size};
+    struct watch w = {.on_message = on_message,
+                      .data = data,
+                      .start_revision = start_revision,
+                      .error = error,
+                      .size = size};
     struct body reply = {.on_line = watch_line, .line_data = &w};
     error[0] = '\0';
     long status = post(client, "/v3/watch", text, true, &reply, error, size);
