@@ -21,6 +21,7 @@
 #define KEEPALIVE_SECONDS 5L
 /* Bodies larger than this are refused rather than buffered. */
 #define BODY_MAX (256u << 20)
+#define READ_BUFFER_BYTES (512L * 1024)
 /* How often a transfer looks at the stop flag: sync must exit within a second. */
 #define STOP_POLL_MS 200
 
@@ -87,9 +88,14 @@ void etcd_client_fail_over(struct etcd_client *client)
 struct body {
     char *text;
     size_t len;
-    /* For a stream: called for every complete line; false ends the transfer. */
+    /* For a stream: called for every complete line, false ending the transfer; then
+     * ON_LINES_END once the lines that arrived together are all handed over (after
+     * each round of reading: libcurl hands over each HTTP chunk on its own, and
+     * etcd's gateway sends every message as a chunk). */
     bool (*on_line)(void *data, const char *line, size_t len);
+    bool (*on_lines_end)(void *data);
     void *line_data;
+    bool lines_pending;
     bool too_large;
 };
 
@@ -117,6 +123,7 @@ static size_t receive(char *bytes, size_t size, size_t count, void *userdata)
         *newline = '\0';
         bool go_on = body->on_line(body->line_data, start, (size_t)(newline - start));
         start = newline + 1;
+        body->lines_pending = true;
         if (!go_on)
             return 0;
     }
@@ -140,8 +147,10 @@ static int progress(void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 }
 
 /* Runs one transfer, looking at the stop flag every STOP_POLL_MS even while the
- * stream is idle (libcurl's progress callback comes only about once a second). */
-static CURLcode perform(struct sync_context *ctx, CURL *curl)
+ * stream is idle (libcurl's progress callback comes only about once a second), and
+ * telling a stream's reader when what arrived so far is handed over: a watch that
+ * fell behind takes its whole backlog in one round and publishes once. */
+static CURLcode perform(struct sync_context *ctx, CURL *curl, struct body *body)
 {
     CURLM *multi = curl_multi_init();
     if (multi == NULL || curl_multi_add_handle(multi, curl) != CURLM_OK) {
@@ -154,6 +163,13 @@ static CURLcode perform(struct sync_context *ctx, CURL *curl)
         if (curl_multi_perform(multi, &running) != CURLM_OK) {
             code = CURLE_RECV_ERROR;
             break;
+        }
+        if (body->lines_pending) {
+            body->lines_pending = false;
+            if (!body->on_lines_end(body->line_data)) {
+                code = CURLE_WRITE_ERROR;
+                break;
+            }
         }
         if (!running)
             break;
@@ -226,6 +242,9 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, client->ctx);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, receive);
+    /* Large reads, so that a watch that fell behind (a busy host) takes its backlog
+     * in one round of reading. */
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, READ_BUFFER_BYTES);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, reply);
     /* Only the URLs given: no redirects to elsewhere. */
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
@@ -255,7 +274,7 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
     if (!stream)
         error[0] = '\0';
-    CURLcode code = perform(client->ctx, curl);
+    CURLcode code = perform(client->ctx, curl, reply);
     curl_slist_free_all(headers);
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -443,7 +462,10 @@ bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
 struct watch {
     bool (*on_message)(void *data, const struct etcd_watch_event *events, size_t count,
                        int64_t revision);
+    bool (*on_caught_up)(void *data);
     void *data;
+    /* Whether messages were handed over since the last on_caught_up. */
+    bool unsettled;
     int64_t start_revision;
     bool compacted;
     /* etcd canceled the watch, or the callback ended it. */
@@ -512,6 +534,7 @@ static bool watch_line(void *data, const char *line, size_t len)
         }
         if (ok) {
             go_on = w->on_message(w->data, events, n, now);
+            w->unsettled = true;
         } else {
             snprintf(w->error, w->size, "unreadable watch event");
             go_on = false;
@@ -526,12 +549,25 @@ static bool watch_line(void *data, const char *line, size_t len)
     return go_on;
 }
 
+static bool watch_lines_end(void *data)
+{
+    struct watch *w = data;
+    if (!w->unsettled)
+        return true;
+    w->unsettled = false;
+    if (!w->on_caught_up(w->data)) {
+        w->ended = true;
+        return false;
+    }
+    return true;
+}
+
 enum etcd_watch_end
 etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
            const char *range_end, size_t range_end_len, int64_t start_revision,
            bool (*on_message)(void *data, const struct etcd_watch_event *events,
                               size_t count, int64_t revision),
-           void *data, char *error, size_t size)
+           bool (*on_caught_up)(void *data), void *data, char *error, size_t size)
 {
     if (!authenticate(client, error, size))
         return ETCD_WATCH_LOST;
@@ -549,11 +585,13 @@ etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
     if (text == NULL)
         return ETCD_WATCH_LOST;
     struct watch w = {.on_message = on_message,
+                      .on_caught_up = on_caught_up,
                       .data = data,
                       .start_revision = start_revision,
                       .error = error,
                       .size = size};
-    struct body reply = {.on_line = watch_line, .line_data = &w};
+    struct body reply = {
+        .on_line = watch_line, .on_lines_end = watch_lines_end, .line_data = &w};
     error[0] = '\0';
     long status = post(client, "/v3/watch", text, true, &reply, error, size);
     free(text);

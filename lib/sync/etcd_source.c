@@ -275,6 +275,13 @@ static bool on_message(void *data, const struct etcd_watch_event *events, size_t
         }
     }
     v->revision = revision;
+    return true;
+}
+
+/* The view holds everything that arrived: publish it (once for a whole backlog). */
+static bool on_caught_up(void *data)
+{
+    struct view *v = data;
     publish_view(v);
     return !sync__stopping(v->ctx);
 }
@@ -359,7 +366,7 @@ int sync__follow_etcd(struct sync_context *ctx)
         int64_t watched = v.revision;
         enum etcd_watch_end end = etcd_watch(
             client, v.name, v.name_len, v.prefix_mode ? range_end : NULL, range_end_len,
-            v.revision + 1, on_message, &v, error, sizeof(error));
+            v.revision + 1, on_message, on_caught_up, &v, error, sizeof(error));
         if (sync__stopping(ctx))
             break;
         if (v.revision > watched)
