@@ -6,51 +6,12 @@
 set -u
 RINGCTL=${1:?usage: sync_etcd_test.sh RINGCTL}
 WORK=$(mktemp -d /tmp/shmring-sync-test.XXXXXX)
-export ETCDCTL_API=3
+# shellcheck source=sync_test_support.sh
+. "$(dirname "$0")/sync_test_support.sh"
 TAG=st$$
-PIDS=()
-ETCD_PID=
-
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    [ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
-    wait 2>/dev/null
-    for r in a b c d p k; do "$RINGCTL" -r "$TAG$r" destroy >/dev/null 2>&1; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    for log in "$WORK"/sync-*.log; do
-        [ -e "$log" ] && { echo "-- last lines of $(basename "$log"):"; tail -n 5 "$log"; } >&2
-    done
-    exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-CLIENT_PORT=$(free_port)
-PEER_PORT=$(free_port)
-URL=http://127.0.0.1:$CLIENT_PORT
+RINGS=("${TAG}a" "${TAG}b" "${TAG}c" "${TAG}d" "${TAG}p" "${TAG}k")
 E() { etcdctl --endpoints="$URL" "$@"; }
 
-start_etcd() {
-    etcd --name t --data-dir "$WORK/etcd" --listen-client-urls "$URL" --advertise-client-urls "$URL" \
-        --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-        --initial-cluster "t=http://127.0.0.1:$PEER_PORT" >>"$WORK/etcd.log" 2>&1 &
-    ETCD_PID=$!
-    until_true 30 E endpoint health || fail "etcd did not start"
-}
-stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
-
-# until_true SECONDS COMMAND...: runs COMMAND until it succeeds, at most SECONDS.
-until_true() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $deadline ] && return 1
-        sleep 0.1
-    done
-}
 fingerprint() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])'; }
 generation() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'; }
 start_sync() { # RING LOG ARGS...
@@ -78,7 +39,7 @@ print(doc($1))"; }
 put_docs() { python3 -c "$DOC_PY
 for n in range($1, $2 + 1): put('$URL', n)"; }
 
-start_etcd
+start_etcd http
 
 echo "== three syncs, 200 rapid updates, a fourth ring by load after another history (at ${SECONDS}s)"
 doc 0 >"$WORK/doc0.json"
@@ -120,7 +81,7 @@ echo "== etcd stopped mid-stream, then restarted (at ${SECONDS}s)"
 stop_etcd
 "$RINGCTL" -r "${TAG}a" lookup some-key >/dev/null || fail "ring stopped answering"
 until_true 20 grep -q "lost the watch" "$WORK/sync-b.log" || fail "no lost-watch line"
-start_etcd
+start_etcd http
 put_docs 301 301 || fail "put"
 doc 301 >"$WORK/d301.json"
 for r in a b c; do until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d301.json" || fail "ring $r did not catch up"; done
@@ -132,7 +93,7 @@ echo "== a watch that falls behind a compaction reads everything again and conve
 # it continues, its watch resumes from a revision etcd no longer has.
 kill -STOP "${PIDS[0]}"
 stop_etcd
-start_etcd
+start_etcd http
 put_docs 500 549 || fail "put"
 doc 549 >"$WORK/d549.json"
 REV=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
@@ -153,7 +114,7 @@ echo "== etcd replaced by a new cluster, its revisions lower: read again, not a 
 # resumed watch would wait for revisions that mean other changes.
 stop_etcd
 rm -rf "$WORK/etcd"
-start_etcd
+start_etcd http
 put_docs 600 600 || fail "put"
 doc 600 >"$WORK/d600.json"
 REV=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')

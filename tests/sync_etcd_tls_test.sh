@@ -10,49 +10,14 @@
 set -u
 RINGCTL=${1:?usage: sync_etcd_tls_test.sh RINGCTL}
 WORK=$(mktemp -d /tmp/shmring-sync-tls.XXXXXX)
-export ETCDCTL_API=3
+# shellcheck source=sync_test_support.sh
+. "$(dirname "$0")/sync_test_support.sh"
 RING=tls$$
-PIDS=()
-ETCD_PID=
-
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    [ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
-    wait 2>/dev/null
-    "$RINGCTL" -r "$RING" destroy >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-until_true() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $deadline ] && return 1
-        sleep 0.1
-    done
-}
-# count_at_least N PATTERN FILE: FILE has at least N lines matching PATTERN.
+RINGS=("$RING")
+# count_at_least N PATTERN FILE: FILE has at least N lines holding PATTERN.
 count_at_least() { [ "$(grep -cF -- "$2" "$3")" -ge "$1" ]; }
-ports=$(python3 -c 'import socket
-for _ in range(2):
-    s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-CLIENT_PORT=$(echo "$ports" | head -1)
-PEER_PORT=$(echo "$ports" | tail -1)
 generation() { "$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'; }
 
-# start_etcd SCHEME [ETCD OPTIONS]: the same member and data on either scheme.
-start_etcd() {
-    local scheme=$1; shift
-    URL=$scheme://127.0.0.1:$CLIENT_PORT
-    etcd --name t --data-dir "$WORK/etcd" --listen-client-urls "$URL" --advertise-client-urls "$URL" \
-        --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-        --initial-cluster "t=http://127.0.0.1:$PEER_PORT" "$@" >>"$WORK/etcd.log" 2>&1 &
-    ETCD_PID=$!
-    until_true 30 E endpoint health || fail "etcd did not start on $URL"
-}
-stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
 start_sync() { # LOG ARGS...
     local log=$1; shift
     "$RINGCTL" -r "$RING" sync --backoff-max 400 "$@" 2>>"$log" &
