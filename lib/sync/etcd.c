@@ -262,8 +262,9 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     }
     struct curl_slist *headers =
         curl_slist_append(NULL, "Content-Type: application/json");
-    char authorization[4096];
     if (client->token != NULL) {
+        /* curl_slist_append() keeps a copy. */
+        char authorization[4096];
         /* etcd's gateway takes the bare token in the Authorization header. */
         snprintf(authorization, sizeof(authorization), "Authorization: %s",
                  client->token);
