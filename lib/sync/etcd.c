@@ -553,6 +553,10 @@ static bool watch_line(void *data, const char *line, size_t len)
 static bool watch_lines_end(void *data)
 {
     struct watch *w = data;
+    /* A message that could not be taken whole leaves the view half-changed: the
+     * caller reads everything again rather than publish it. */
+    if (w->ended)
+        return false;
     if (!w->unsettled)
         return true;
     w->unsettled = false;
