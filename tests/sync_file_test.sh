@@ -41,7 +41,10 @@ echo '{"nodes": [{"name": "d", "id": 4}]}' >"$F"
 until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
 # sync's metrics file: what happened, exactly, and valid for Prometheus' own parser.
 sample() { grep "^$1{ring=\"$RING\"} " "$M" | cut -d' ' -f2; }
-until_true 10 test "$(sample shmring_sync_publications_total)" = 3 ||
+# The metrics file is rewritten after the publication that check sees: wait for it
+# (the sample is read again at every attempt).
+sample_is() { [ "$(sample "$1")" = "$2" ]; }
+until_true 10 sample_is shmring_sync_publications_total 3 ||
     fail "publications: $(sample shmring_sync_publications_total), expected 3"
 [ "$(sample shmring_sync_refusals_total)" = 1 ] || fail "refusals: $(sample shmring_sync_refusals_total)"
 [ "$(sample shmring_sync_errors_total)" = 0 ] || fail "errors: $(sample shmring_sync_errors_total)"
