@@ -73,20 +73,31 @@ with open(source, "w") as f:
     f.write("not json")
 env = dict(os.environ, NOTIFY_SOCKET=path)
 sync = subprocess.Popen([ringctl, "-r", ring, "sync", "--file", source],
-                        stderr=subprocess.PIPE, text=True, env=env)
+                        stderr=subprocess.PIPE, env=env)
+
+# sync's log lines, read from the pipe's descriptor itself: a buffered reader could
+# hold a second line that select() then no longer reports.
+pending_lines = []
+partial = b""
 
 def wait_line(part):
+    global partial
     deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([sync.stderr], [], [], deadline - time.monotonic())
+    while True:
+        while pending_lines:
+            line = pending_lines.pop(0)
+            print(line)
+            if part in line:
+                return
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([sync.stderr], [], [], max(left, 0))
         if not ready:
             break
-        line = sync.stderr.readline()
-        if not line:
+        chunk = os.read(sync.stderr.fileno(), 65536)
+        if not chunk:
             break
-        print(line, end="")
-        if part in line:
-            return
+        *complete, partial = (partial + chunk).split(b"\n")
+        pending_lines.extend(line.decode() for line in complete)
     fail("no log line with: " + part)
 
 # A bad source: refused, sync follows, and systemd has not been told it is ready.
