@@ -42,9 +42,6 @@ static const struct config full_preset = {
     .reps = 5,
     .publish_reps = 3,
     .window_reps = 3,
-    .sync_puts = 100,
-    .sync_reread_nodes = 10000,
-    .sync_rereads = 3,
     RUN_TIMES(1),
 };
 
@@ -57,9 +54,6 @@ static const struct config quick_preset = {
     .reps = 3,
     .publish_reps = 1,
     .window_reps = 1,
-    .sync_puts = 20,
-    .sync_reread_nodes = 10000,
-    .sync_rereads = 1,
     RUN_TIMES(10),
 };
 

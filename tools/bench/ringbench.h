@@ -59,11 +59,6 @@ struct config {
     /* Worker scaling: windows per worker count (the median is kept), seconds each. */
     int window_reps;
     double window_seconds;
-    /* ringctl sync: timed puts of a 100-node set, the size of the prefix re-read and
-     * how many times it is timed. */
-    size_t sync_puts;
-    size_t sync_reread_nodes;
-    int sync_rereads;
     long cpus;
 };
 
