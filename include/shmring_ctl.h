@@ -439,6 +439,27 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_from_json(const char *text, s
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_to_json(const shmring_nodeset_t *set,
                                                            char **text);
 
+/* ---- Base64 ---------------------------------------------------------------- */
+
+/*
+ * Base64 as RFC 4648 section 4 defines it (standard alphabet, padded): how etcd's
+ * JSON gateway carries keys and values, and how JSON output gives a key that is not
+ * UTF-8. Encodes the LEN bytes at DATA into *out, a NUL-terminated string that
+ * belongs to the caller (free()). Returns 0 or SHMRING_ENOMEM. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_base64_encode(const void *data, size_t len,
+                                                         char **out);
+
+/*
+ * Decodes the LEN characters at TEXT into *out (*out_len bytes, then a NUL that is
+ * not counted; the caller's, free()). Strict: only the standard alphabet, padding
+ * only at the end and to a multiple of four, unused bits zero, so that each byte
+ * string has one encoding. Returns 0, SHMRING_EINVAL (not such base64; *out
+ * untouched) or SHMRING_ENOMEM. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_base64_decode(const char *text, size_t len,
+                                                         char **out, size_t *out_len);
+
 /* ---- Publication into shared memory --------------------------------------- */
 
 /*

@@ -5,23 +5,11 @@
 set -u
 RINGCTL=${1:?usage: sync_file_test.sh RINGCTL [PROMTOOL]}
 WORK=$(mktemp -d /tmp/shmring-sync-file.XXXXXX)
+# shellcheck source=sync_test_support.sh
+. "$(dirname "$0")/sync_test_support.sh"
 RING=sf$$
+RINGS=("$RING")
 PID=
-cleanup() {
-    [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
-    wait 2>/dev/null
-    "$RINGCTL" -r "$RING" destroy >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-until_true() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $deadline ] && return 1
-        sleep 0.1
-    done
-}
 F=$WORK/ring.json
 echo '{"nodes": [{"name": "a", "id": 1}]}' >"$F"
 "$RINGCTL" -r "$RING" sync --file "$F" --once 2>"$WORK/once.log"; rc=$?
@@ -33,6 +21,7 @@ echo '{"nodes": [{"name": "a", "id": 1}]}' >"$F"
 M=$WORK/sync.prom
 "$RINGCTL" -r "$RING" sync --file "$F" --metrics "$M" 2>"$WORK/sync.log" &
 PID=$!
+PIDS+=("$PID")
 until_true 10 grep -q "following $F" "$WORK/sync.log" || fail "not following"
 
 # In place.
@@ -52,7 +41,10 @@ echo '{"nodes": [{"name": "d", "id": 4}]}' >"$F"
 until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
 # sync's metrics file: what happened, exactly, and valid for Prometheus' own parser.
 sample() { grep "^$1{ring=\"$RING\"} " "$M" | cut -d' ' -f2; }
-until_true 10 test "$(sample shmring_sync_publications_total)" = 3 ||
+# The metrics file is rewritten after the publication that check sees: wait for it
+# (the sample is read again at every attempt).
+sample_is() { [ "$(sample "$1")" = "$2" ]; }
+until_true 10 sample_is shmring_sync_publications_total 3 ||
     fail "publications: $(sample shmring_sync_publications_total), expected 3"
 [ "$(sample shmring_sync_refusals_total)" = 1 ] || fail "refusals: $(sample shmring_sync_refusals_total)"
 [ "$(sample shmring_sync_errors_total)" = 0 ] || fail "errors: $(sample shmring_sync_errors_total)"

@@ -8,6 +8,9 @@ libclang-rt-14-dev llvm-14 valgrind strace python3 abigail-tools"
 # ringctl sync: libcurl and libsystemd to build it, and a real etcd for its tests.
 SHMRING_PACKAGES="$SHMRING_PACKAGES libcurl4-openssl-dev libsystemd-dev etcd-server \
 etcd-client"
+# sync names a missing client certificate through OpenSSL's own callback (libssl-dev);
+# its TLS test makes a CA and certificates with the openssl tool.
+SHMRING_PACKAGES="$SHMRING_PACKAGES libssl-dev openssl"
 # The man pages' source format (scdoc), and promtool (in prometheus), the real
 # parser that the metrics test checks `ringctl metrics` with.
 SHMRING_PACKAGES="$SHMRING_PACKAGES scdoc prometheus"

@@ -1,4 +1,4 @@
-# Sourced by bench-sync.sh and demo-etcd.sh, which each start a throwaway etcd.
+# Sourced by demo-etcd.sh, which starts a throwaway etcd.
 # Picks two free loopback ports (asked of the kernel, so no guessed port collides
 # with a neighbour) and sets CLIENT_PORT, PEER_PORT and URL (the client URL).
 etcd_loopback_ports() {

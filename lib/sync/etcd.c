@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "etcd.h"
 
@@ -20,6 +21,7 @@
 #define KEEPALIVE_SECONDS 5L
 /* Bodies larger than this are refused rather than buffered. */
 #define BODY_MAX (256u << 20)
+#define READ_BUFFER_BYTES (512L * 1024)
 /* How often a transfer looks at the stop flag: sync must exit within a second. */
 #define STOP_POLL_MS 200
 
@@ -27,6 +29,8 @@ struct etcd_client {
     struct sync_context *ctx;
     CURL *curl;
     size_t endpoint;
+    /* Whether the server of the last transfer asked for a client certificate. */
+    bool certificate_requested;
     /* The authentication token for the current endpoint (NULL: none yet). */
     char *token;
     size_t token_endpoint;
@@ -84,9 +88,14 @@ void etcd_client_fail_over(struct etcd_client *client)
 struct body {
     char *text;
     size_t len;
-    /* For a stream: called for every complete line; false ends the transfer. */
+    /* For a stream: called for every complete line, false ending the transfer; then
+     * ON_LINES_END once the lines that arrived together are all handed over (after
+     * each round of reading: libcurl hands over each HTTP chunk on its own, and
+     * etcd's gateway sends every message as a chunk). */
     bool (*on_line)(void *data, const char *line, size_t len);
+    bool (*on_lines_end)(void *data);
     void *line_data;
+    bool lines_pending;
     bool too_large;
 };
 
@@ -114,6 +123,7 @@ static size_t receive(char *bytes, size_t size, size_t count, void *userdata)
         *newline = '\0';
         bool go_on = body->on_line(body->line_data, start, (size_t)(newline - start));
         start = newline + 1;
+        body->lines_pending = true;
         if (!go_on)
             return 0;
     }
@@ -137,8 +147,10 @@ static int progress(void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 }
 
 /* Runs one transfer, looking at the stop flag every STOP_POLL_MS even while the
- * stream is idle (libcurl's progress callback comes only about once a second). */
-static CURLcode perform(struct sync_context *ctx, CURL *curl)
+ * stream is idle (libcurl's progress callback comes only about once a second), and
+ * telling a stream's reader when what arrived so far is handed over: a watch that
+ * fell behind takes its whole backlog in one round and publishes once. */
+static CURLcode perform(struct sync_context *ctx, CURL *curl, struct body *body)
 {
     CURLM *multi = curl_multi_init();
     if (multi == NULL || curl_multi_add_handle(multi, curl) != CURLM_OK) {
@@ -151,6 +163,13 @@ static CURLcode perform(struct sync_context *ctx, CURL *curl)
         if (curl_multi_perform(multi, &running) != CURLM_OK) {
             code = CURLE_RECV_ERROR;
             break;
+        }
+        if (body->lines_pending) {
+            body->lines_pending = false;
+            if (!body->on_lines_end(body->line_data)) {
+                code = CURLE_WRITE_ERROR;
+                break;
+            }
         }
         if (!running)
             break;
@@ -169,6 +188,35 @@ static CURLcode perform(struct sync_context *ctx, CURL *curl)
     curl_multi_remove_handle(multi, curl);
     curl_multi_cleanup(multi);
     return code;
+}
+
+/*
+ * Without a client certificate, a server that requires one ends the connection with
+ * an alert that, under TLS 1.3, arrives only after the handshake, as whichever read
+ * or write error comes first. OpenSSL asks this callback when the server requests a
+ * certificate, so the failure can be named for what it is.
+ */
+static int certificate_index = -1;
+
+static int note_certificate_request(SSL *ssl, X509 **certificate, EVP_PKEY **key)
+{
+    (void)certificate;
+    (void)key;
+    struct etcd_client *client =
+        SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), certificate_index);
+    if (client != NULL)
+        client->certificate_requested = true;
+    return 0; /* none to give */
+}
+
+static CURLcode prepare_tls(CURL *curl, void *ssl_ctx, void *data)
+{
+    (void)curl;
+    if (certificate_index < 0)
+        certificate_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    if (certificate_index >= 0 && SSL_CTX_set_ex_data(ssl_ctx, certificate_index, data))
+        SSL_CTX_set_client_cert_cb(ssl_ctx, note_certificate_request);
+    return CURLE_OK;
 }
 
 /* POSTs BODY to PATH on the current endpoint; fills *reply. Returns the HTTP status,
@@ -194,6 +242,9 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, client->ctx);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, receive);
+    /* Large reads, so that a watch that fell behind (a busy host) takes its backlog
+     * in one round of reading. */
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, READ_BUFFER_BYTES);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, reply);
     /* Only the URLs given: no redirects to elsewhere. */
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
@@ -204,10 +255,16 @@ static long post(struct etcd_client *client, const char *path, const char *reque
         curl_easy_setopt(curl, CURLOPT_SSLCERT, c->cert_file);
     if (c->key_file != NULL)
         curl_easy_setopt(curl, CURLOPT_SSLKEY, c->key_file);
+    client->certificate_requested = false;
+    if (c->cert_file == NULL && strncmp(url, "https://", 8) == 0) {
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, prepare_tls);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, client);
+    }
     struct curl_slist *headers =
         curl_slist_append(NULL, "Content-Type: application/json");
-    char authorization[4096];
     if (client->token != NULL) {
+        /* curl_slist_append() keeps a copy. */
+        char authorization[4096];
         /* etcd's gateway takes the bare token in the Authorization header. */
         snprintf(authorization, sizeof(authorization), "Authorization: %s",
                  client->token);
@@ -218,7 +275,7 @@ static long post(struct etcd_client *client, const char *path, const char *reque
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
     if (!stream)
         error[0] = '\0';
-    CURLcode code = perform(client->ctx, curl);
+    CURLcode code = perform(client->ctx, curl, reply);
     curl_slist_free_all(headers);
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -226,6 +283,10 @@ static long post(struct etcd_client *client, const char *path, const char *reque
         /* A watch's own reason (set by its callback) wins over libcurl's. */
         if (error[0] == '\0' && reply->too_large)
             snprintf(error, size, "answer larger than %u bytes", BODY_MAX);
+        else if (error[0] == '\0' && client->certificate_requested)
+            snprintf(error, size,
+                     "etcd wants a client certificate and none was given (--cert, "
+                     "--cert-key)");
         else if (error[0] == '\0')
             snprintf(error, size, "%s",
                      curl_error[0] ? curl_error : curl_easy_strerror(code));
@@ -249,6 +310,17 @@ static void answer_error(long status, const struct body *reply, char *error, siz
     json_decref(root);
 }
 
+/* REQUEST (taken over; NULL when building it ran out of memory) as the text of a
+ * request body, or NULL with ERROR saying why. */
+static char *request_text(json_t *request, char *error, size_t size)
+{
+    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
+    json_decref(request);
+    if (text == NULL)
+        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    return text;
+}
+
 /* Logs in with the configured user, once per endpoint, keeping the token. */
 static bool authenticate(struct etcd_client *client, char *error, size_t size)
 {
@@ -258,14 +330,11 @@ static bool authenticate(struct etcd_client *client, char *error, size_t size)
         return true;
     free(client->token);
     client->token = NULL;
-    json_t *request = json_pack("{s:s, s:s}", "name", c->user, "password",
-                                c->password != NULL ? c->password : "");
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    char *text = request_text(json_pack("{s:s, s:s}", "name", c->user, "password",
+                                        c->password != NULL ? c->password : ""),
+                              error, size);
+    if (text == NULL)
         return false;
-    }
     struct body reply = {0};
     long status = post(client, "/v3/auth/authenticate", text, false, &reply, error, size);
     free(text);
@@ -312,11 +381,11 @@ static int64_t int64_of(const json_t *value)
 static json_t *key_request(const char *key, size_t key_len, const char *range_end,
                            size_t range_end_len)
 {
-    char *key64 = sync__base64_encode(key, key_len);
-    char *end64 =
-        range_end != NULL ? sync__base64_encode(range_end, range_end_len) : NULL;
+    char *key64 = NULL, *end64 = NULL;
     json_t *request = NULL;
-    if (key64 != NULL && (range_end == NULL || end64 != NULL)) {
+    if (shmring_base64_encode(key, key_len, &key64) == 0 &&
+        (range_end == NULL ||
+         shmring_base64_encode(range_end, range_end_len, &end64) == 0)) {
         request = json_pack("{s:s}", "key", key64);
         if (request != NULL && end64 != NULL)
             json_object_set_new(request, "range_end", json_string(end64));
@@ -332,8 +401,11 @@ static bool kv_of(const json_t *object, struct etcd_kv *kv)
     const char *key = json_string_value(json_object_get(object, "key"));
     const char *value = json_string_value(json_object_get(object, "value"));
     /* A value of zero bytes is left out of the JSON. */
-    if (key == NULL || !sync__base64_decode(key, &kv->key, &kv->key_len) ||
-        !sync__base64_decode(value != NULL ? value : "", &kv->value, &kv->value_len)) {
+    if (value == NULL)
+        value = "";
+    if (key == NULL ||
+        shmring_base64_decode(key, strlen(key), &kv->key, &kv->key_len) != 0 ||
+        shmring_base64_decode(value, strlen(value), &kv->value, &kv->value_len) != 0) {
         etcd_kv_clear(kv);
         return false;
     }
@@ -347,13 +419,10 @@ bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
 {
     if (!authenticate(client, error, size))
         return false;
-    json_t *request = key_request(key, key_len, range_end, range_end_len);
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
+    char *text =
+        request_text(key_request(key, key_len, range_end, range_end_len), error, size);
+    if (text == NULL)
         return false;
-    }
     struct body reply = {0};
     long status = post(client, "/v3/kv/range", text, false, &reply, error, size);
     free(text);
@@ -394,8 +463,13 @@ bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
 struct watch {
     bool (*on_message)(void *data, const struct etcd_watch_event *events, size_t count,
                        int64_t revision);
+    bool (*on_caught_up)(void *data);
     void *data;
+    /* Whether messages were handed over since the last on_caught_up. */
+    bool unsettled;
+    int64_t start_revision;
     bool compacted;
+    /* etcd canceled the watch, or the callback ended it. */
     bool ended;
     char *error;
     size_t size;
@@ -414,7 +488,8 @@ static bool watch_line(void *data, const char *line, size_t len)
         snprintf(w->error, w->size, "watch error: %s",
                  message != NULL ? message : "unreadable message");
         json_decref(root);
-        w->ended = true;
+        /* The gateway's word for a stream that broke (etcd shutting down, a leader
+         * lost): the watch resumes from its revision like after any lost stream. */
         return false;
     }
     int64_t compact = int64_of(json_object_get(result, "compact_revision"));
@@ -432,6 +507,20 @@ static bool watch_line(void *data, const char *line, size_t len)
         w->ended = true;
         return false;
     }
+    /* A cluster rebuilt or restored from an older backup counts revisions from
+     * below where the watch resumes: it would wait for revisions that mean other
+     * changes, so the view must be read again. */
+    int64_t now =
+        int64_of(json_object_get(json_object_get(result, "header"), "revision"));
+    if (json_is_true(json_object_get(result, "created")) && now < w->start_revision - 1) {
+        snprintf(w->error, w->size,
+                 "etcd is at revision %" PRId64 ", before the watch's %" PRId64
+                 " (a new or restored cluster)",
+                 now, w->start_revision);
+        json_decref(root);
+        w->ended = true;
+        return false;
+    }
     json_t *list = json_object_get(result, "events");
     size_t n = json_array_size(list);
     bool go_on = true;
@@ -444,10 +533,9 @@ static bool watch_line(void *data, const char *line, size_t len)
             events[i].deleted = type != NULL && strcmp(type, "DELETE") == 0;
             ok = kv_of(json_object_get(event, "kv"), &events[i].kv);
         }
-        int64_t revision =
-            int64_of(json_object_get(json_object_get(result, "header"), "revision"));
         if (ok) {
-            go_on = w->on_message(w->data, events, n, revision);
+            go_on = w->on_message(w->data, events, n, now);
+            w->unsettled = true;
         } else {
             snprintf(w->error, w->size, "unreadable watch event");
             go_on = false;
@@ -462,15 +550,32 @@ static bool watch_line(void *data, const char *line, size_t len)
     return go_on;
 }
 
-bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
-                const char *range_end, size_t range_end_len, int64_t start_revision,
-                bool (*on_message)(void *data, const struct etcd_watch_event *events,
-                                   size_t count, int64_t revision),
-                void *data, bool *compacted, char *error, size_t size)
+static bool watch_lines_end(void *data)
 {
-    *compacted = false;
-    if (!authenticate(client, error, size))
+    struct watch *w = data;
+    /* A message that could not be taken whole leaves the view half-changed: the
+     * caller reads everything again rather than publish it. */
+    if (w->ended)
         return false;
+    if (!w->unsettled)
+        return true;
+    w->unsettled = false;
+    if (!w->on_caught_up(w->data)) {
+        w->ended = true;
+        return false;
+    }
+    return true;
+}
+
+enum etcd_watch_end
+etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
+           const char *range_end, size_t range_end_len, int64_t start_revision,
+           bool (*on_message)(void *data, const struct etcd_watch_event *events,
+                              size_t count, int64_t revision),
+           bool (*on_caught_up)(void *data), void *data, char *error, size_t size)
+{
+    if (!authenticate(client, error, size))
+        return ETCD_WATCH_LOST;
     json_t *create = key_request(key, key_len, range_end, range_end_len);
     json_t *request = NULL;
     if (create != NULL) {
@@ -481,15 +586,17 @@ bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
         json_object_set_new(create, "progress_notify", json_true());
         request = json_pack("{s:o}", "create_request", create);
     }
-    char *text = request != NULL ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (text == NULL) {
-        snprintf(error, size, "%s", shmring_strerror(SHMRING_ENOMEM));
-        return false;
-    }
-    struct watch w = {
-        .on_message = on_message, .data = data, .error = error, .size = size};
-    struct body reply = {.on_line = watch_line, .line_data = &w};
+    char *text = request_text(request, error, size);
+    if (text == NULL)
+        return ETCD_WATCH_LOST;
+    struct watch w = {.on_message = on_message,
+                      .on_caught_up = on_caught_up,
+                      .data = data,
+                      .start_revision = start_revision,
+                      .error = error,
+                      .size = size};
+    struct body reply = {
+        .on_line = watch_line, .on_lines_end = watch_lines_end, .line_data = &w};
     error[0] = '\0';
     long status = post(client, "/v3/watch", text, true, &reply, error, size);
     free(text);
@@ -501,6 +608,7 @@ bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
         snprintf(error, size, "watch stream ended");
     }
     free(reply.text);
-    *compacted = w.compacted;
-    return false;
+    if (w.compacted)
+        return ETCD_WATCH_COMPACTED;
+    return w.ended ? ETCD_WATCH_CANCELED : ETCD_WATCH_LOST;
 }

@@ -50,17 +50,29 @@ struct etcd_watch_event {
     struct etcd_kv kv;
 };
 
+/* Why a watch ended. */
+enum etcd_watch_end {
+    /* The connection failed or ended: the watch may resume where it was. */
+    ETCD_WATCH_LOST,
+    /* etcd compacted away revisions the watch had not seen: read everything again. */
+    ETCD_WATCH_COMPACTED,
+    /* etcd ended it for another reason, or the callback did: read everything again. */
+    ETCD_WATCH_CANCELED,
+};
+
 /*
  * Watches KEY (RANGE_END as for etcd_range()) from START_REVISION, calling
  * ON_MESSAGE for every message that carries events, with them and the message's
- * revision; the callback returns false to end the watch. Returns when the
- * connection ends, the callback says so, sync is stopping, or etcd cancels the
- * watch: *compacted then says whether it was for a compaction. ERROR says why.
+ * revision, then ON_CAUGHT_UP once the messages that arrived together are all
+ * handed over (one call after a backlog of many); either returns false to end the
+ * watch. Returns when the connection ends, a callback says so, sync is stopping, or
+ * etcd cancels the watch, saying which; ERROR says why.
  */
-bool etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
-                const char *range_end, size_t range_end_len, int64_t start_revision,
-                bool (*on_message)(void *data, const struct etcd_watch_event *events,
-                                   size_t count, int64_t revision),
-                void *data, bool *compacted, char *error, size_t size);
+enum etcd_watch_end
+etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
+           const char *range_end, size_t range_end_len, int64_t start_revision,
+           bool (*on_message)(void *data, const struct etcd_watch_event *events,
+                              size_t count, int64_t revision),
+           bool (*on_caught_up)(void *data), void *data, char *error, size_t size);
 
 #endif

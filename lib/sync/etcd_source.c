@@ -2,9 +2,9 @@
  * Following etcd: a full read, then a watch from the next revision, keeping a local
  * copy of the keys (one key, or every key under a prefix) from which the node set is
  * rebuilt after every change. A compacted watch leads to a full re-read; a lost
- * connection to another endpoint after a capped, jittered wait, the ring keeping its
- * last good version meanwhile. When no endpoint answers at start, the ring is
- * restored from the state file.
+ * connection to a watch resumed from the last revision seen, on another endpoint,
+ * after a capped, jittered wait, the ring keeping its last good version meanwhile. When
+ * no endpoint answers at start, the ring is restored from the state file.
  *
  * Prefix mode: every key under the prefix is one node, its value the node's JSON
  * object ("name" defaults to the rest of the key); the key equal to the prefix
@@ -29,7 +29,6 @@ struct view {
     /* Sorted by key, bytewise (etcd's order). */
     struct etcd_kv *kvs;
     size_t count;
-    size_t capacity;
     int64_t revision;
     /* For messages about the node at index I of the last document: its key. */
     char **node_keys;
@@ -41,7 +40,19 @@ static void view_clear(struct view *v)
 {
     for (size_t i = 0; i < v->count; i++)
         etcd_kv_clear(&v->kvs[i]);
+    free(v->kvs);
+    v->kvs = NULL;
     v->count = 0;
+}
+
+/* Takes over the COUNT keys of a full read (sorted, as etcd returns them). */
+static void view_replace(struct view *v, struct etcd_kv *kvs, size_t count,
+                         int64_t revision)
+{
+    view_clear(v);
+    v->kvs = kvs;
+    v->count = count;
+    v->revision = revision;
 }
 
 static void forget_node_keys(struct view *v)
@@ -114,14 +125,12 @@ static bool view_apply(struct view *v, bool deleted, struct etcd_kv *kv)
         *kv = (struct etcd_kv){0};
         return true;
     }
-    if (v->count == v->capacity) {
-        size_t capacity = v->capacity ? v->capacity * 2 : 64;
-        struct etcd_kv *grown = realloc(v->kvs, capacity * sizeof(*grown));
-        if (grown == NULL)
-            return false;
-        v->kvs = grown;
-        v->capacity = capacity;
-    }
+    /* One more each time: a new key is rare (a node joining), and the move below
+     * costs as much as the copy a larger step would save. */
+    struct etcd_kv *grown = realloc(v->kvs, (v->count + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return false;
+    v->kvs = grown;
     memmove(&v->kvs[at + 1], &v->kvs[at], (v->count - at) * sizeof(*v->kvs));
     v->kvs[at] = *kv;
     v->count++;
@@ -266,6 +275,13 @@ static bool on_message(void *data, const struct etcd_watch_event *events, size_t
         }
     }
     v->revision = revision;
+    return true;
+}
+
+/* The view holds everything that arrived: publish it (once for a whole backlog). */
+static bool on_caught_up(void *data)
+{
+    struct view *v = data;
     publish_view(v);
     return !sync__stopping(v->ctx);
 }
@@ -305,60 +321,75 @@ int sync__follow_etcd(struct sync_context *ctx)
     struct sync_backoff backoff = {0};
     size_t failures = 0;
     bool restore_tried = false;
+    /* Whether the view must come from a full read rather than the watch resume. */
+    bool read_needed = true;
     int status = 0;
     char error[SYNC_LINE_MAX];
     while (!sync__stopping(ctx)) {
-        struct etcd_kv *kvs = NULL;
-        size_t count = 0;
-        int64_t revision = 0;
-        if (!etcd_range(client, v.name, v.name_len, v.prefix_mode ? range_end : NULL,
-                        range_end_len, &kvs, &count, &revision, error, sizeof(error))) {
-            sync__log(ctx, "cannot read %s from %s: %s", shown != NULL ? shown : "?",
-                      etcd_client_endpoint(client), error);
-            sync__event(ctx, SYNC_EVENT_ERROR);
-            etcd_client_fail_over(client);
-            /* Every endpoint failed once: bring back the last node set now, so that
-             * workers have a ring while etcd is away. */
-            if (++failures >= c->endpoint_count && !restore_tried && !ctx->in_step) {
-                restore_tried = true;
-                sync__restore(ctx);
+        if (read_needed) {
+            struct etcd_kv *kvs = NULL;
+            size_t count = 0;
+            int64_t revision = 0;
+            if (!etcd_range(client, v.name, v.name_len, v.prefix_mode ? range_end : NULL,
+                            range_end_len, &kvs, &count, &revision, error,
+                            sizeof(error))) {
+                sync__log(ctx, "cannot read %s from %s: %s", shown != NULL ? shown : "?",
+                          etcd_client_endpoint(client), error);
+                sync__event(ctx, SYNC_EVENT_ERROR);
+                etcd_client_fail_over(client);
+                /* Every endpoint failed once: bring back the last node set now, so
+                 * that workers have a ring while etcd is away. */
+                if (++failures >= c->endpoint_count && !restore_tried && !ctx->in_step) {
+                    restore_tried = true;
+                    sync__restore(ctx);
+                }
+                if (c->once && failures >= c->endpoint_count) {
+                    status = 1;
+                    break;
+                }
+                if (!sync__backoff_wait(ctx, &backoff))
+                    break;
+                continue;
             }
-            if (c->once && failures >= c->endpoint_count) {
-                status = 1;
+            failures = 0;
+            backoff.attempt = 0;
+            view_replace(&v, kvs, count, revision);
+            sync__log(ctx, "read %zu key%s at revision %" PRId64 " from %s", v.count,
+                      v.count == 1 ? "" : "s", revision, etcd_client_endpoint(client));
+            enum sync_outcome outcome = publish_view(&v);
+            if (c->once) {
+                status = outcome == SYNC_PUBLISHED || outcome == SYNC_UNCHANGED ? 0 : 1;
                 break;
             }
-            if (!sync__backoff_wait(ctx, &backoff))
-                break;
-            continue;
+            read_needed = false;
         }
-        failures = 0;
-        backoff.attempt = 0;
-        view_clear(&v);
-        for (size_t i = 0; i < count; i++) {
-            if (!view_apply(&v, false, &kvs[i]))
-                etcd_kv_clear(&kvs[i]);
-        }
-        free(kvs);
-        v.revision = revision;
-        sync__log(ctx, "read %zu key%s at revision %" PRId64 " from %s", v.count,
-                  v.count == 1 ? "" : "s", revision, etcd_client_endpoint(client));
-        enum sync_outcome outcome = publish_view(&v);
-        if (c->once) {
-            status = outcome == SYNC_PUBLISHED || outcome == SYNC_UNCHANGED ? 0 : 1;
-            break;
-        }
-        bool compacted = false;
-        etcd_watch(client, v.name, v.name_len, v.prefix_mode ? range_end : NULL,
-                   range_end_len, v.revision + 1, on_message, &v, &compacted, error,
-                   sizeof(error));
+        int64_t watched = v.revision;
+        enum etcd_watch_end end = etcd_watch(
+            client, v.name, v.name_len, v.prefix_mode ? range_end : NULL, range_end_len,
+            v.revision + 1, on_message, on_caught_up, &v, error, sizeof(error));
         if (sync__stopping(ctx))
             break;
-        if (compacted) {
+        if (v.revision > watched)
+            backoff.attempt = 0;
+        if (end == ETCD_WATCH_COMPACTED) {
+            /* What happened between the view's revision and the compaction is gone:
+             * only a full read can say what the keys are now. */
             sync__log(ctx, "%s; reading %s again", error, shown != NULL ? shown : "?");
+            read_needed = true;
             continue;
         }
-        sync__log(ctx, "lost the watch on %s: %s; ring kept, reconnecting",
-                  etcd_client_endpoint(client), error);
+        if (end == ETCD_WATCH_CANCELED) {
+            sync__log(ctx, "%s; reading %s again", error, shown != NULL ? shown : "?");
+            read_needed = true;
+        } else {
+            /* The view stays good up to its revision: the next watch resumes from
+             * there, on another endpoint if there is one (revisions are the
+             * cluster's), and etcd replays what was missed or says it compacted. */
+            sync__log(ctx,
+                      "lost the watch on %s at revision %" PRId64
+                      ": %s; ring kept, resuming",
+                      etcd_client_endpoint(client), v.revision, error);
+        }
         sync__event(ctx, SYNC_EVENT_ERROR);
         etcd_client_fail_over(client);
         if (!sync__backoff_wait(ctx, &backoff))
@@ -367,7 +398,6 @@ int sync__follow_etcd(struct sync_context *ctx)
     free(shown);
     forget_node_keys(&v);
     view_clear(&v);
-    free(v.kvs);
     free(range_end);
     etcd_client_free(client);
     return status;

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "sync_internal.h"
 
 void sync__log(struct sync_context *ctx, const char *format, ...)
@@ -51,7 +53,11 @@ int shmring_sync_run(const shmring_sync_config_t *config)
         sync__log(&ctx, "cannot start: no etcd endpoint given");
         return 2;
     }
-    if (config->source == SHMRING_SYNC_FILE)
-        return sync__follow_file(&ctx);
-    return sync__follow_etcd(&ctx);
+    int status = config->source == SHMRING_SYNC_FILE ? sync__follow_file(&ctx)
+                                                     : sync__follow_etcd(&ctx);
+    /* systemd shows the unit as deactivating at once, rather than waiting for the
+     * exit to notice (no-op outside systemd). */
+    if (sync__stopping(&ctx))
+        sd_notify(0, "STOPPING=1");
+    return status;
 }

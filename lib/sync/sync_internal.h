@@ -107,13 +107,6 @@ bool sync__backoff_wait(struct sync_context *ctx, struct sync_backoff *backoff);
 /* Sleeps MS milliseconds, waking early when sync is stopping; false then. */
 bool sync__sleep_ms(struct sync_context *ctx, unsigned ms);
 
-/* ---- base64.c ---- */
-
-/* Standard base64 with padding, into a new NUL-terminated string (NULL: no memory). */
-char *sync__base64_encode(const void *data, size_t len);
-/* Decodes TEXT into a new NUL-terminated buffer; false on bad input or no memory. */
-bool sync__base64_decode(const char *text, char **out, size_t *out_len);
-
 /* ---- etcd_source.c, file_source.c ---- */
 
 int sync__follow_etcd(struct sync_context *ctx);

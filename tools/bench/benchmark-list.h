@@ -15,10 +15,11 @@ extern const struct benchmark benchmark_publish;
 extern const struct benchmark benchmark_ringctl;
 extern const struct benchmark benchmark_balance;
 extern const struct benchmark benchmark_disruption;
+extern const struct benchmark benchmark_sync;
 
 static const struct benchmark *const benchmark_list[] = {
     &benchmark_lookup,  &benchmark_stream,  &benchmark_workers,    &benchmark_publish,
-    &benchmark_ringctl, &benchmark_balance, &benchmark_disruption,
+    &benchmark_ringctl, &benchmark_balance, &benchmark_disruption, &benchmark_sync,
 };
 
 #endif

@@ -119,6 +119,10 @@ enum ring_kind {
     RING_WORKERS,
     RING_PUBLISH,
     RING_RINGCTL,
+    RING_SYNC_A,
+    RING_SYNC_B,
+    RING_SYNC_C,
+    RING_SYNC_BIG,
     RING_KINDS,
 };
 

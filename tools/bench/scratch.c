@@ -14,8 +14,9 @@
 const shmring_algorithm_t algorithms[ALGORITHMS] = {
     SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
 
-static const char *const ring_suffixes[RING_KINDS] = {"ring",    "maglev",  "ketama",
-                                                      "workers", "publish", "ringctl"};
+static const char *const ring_suffixes[RING_KINDS] = {
+    "ring",    "maglev", "ketama", "workers", "publish",
+    "ringctl", "sync-a", "sync-b", "sync-c",  "sync-big"};
 
 static char ring_names[RING_KINDS][64];
 

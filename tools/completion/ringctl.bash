@@ -19,7 +19,7 @@ _ringctl_command_options() {
     add) echo "--weight --dry-run --wait" ;;
     lookup) echo "-n -z --stdin --owner" ;;
     show | dump | check | list | readers) echo "--owner" ;;
-    sync) echo "--etcd --key --prefix --file --state --once --backoff-max --cacert --cert --cert-key --user --password-file" ;;
+    sync) echo "--etcd --key --prefix --file --state --metrics --once --backoff-max --cacert --cert --cert-key --user --password-file --dir" ;;
     metrics) echo "--all --owner" ;;
     esac
 }

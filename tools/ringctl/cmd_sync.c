@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,71 +26,111 @@ static void request_stop(int signal_number)
     stop_requested = 1;
 }
 
-static const char usage_text[] =
-    "Usage: ringctl [-r RING] [--dir DIR] sync SOURCE [OPTIONS]\n"
-    "\n"
-    "Keep RING equal to a source of truth, publishing only when it changes.\n"
-    "\n"
-    "Sources (one):\n"
-    "  --etcd URL[,URL...] --key KEY        the JSON node set under one etcd key\n"
-    "  --etcd URL[,URL...] --prefix PREFIX  one node per key under PREFIX (the value\n"
-    "                                       is the node's JSON object); the key\n"
-    "                                       PREFIX itself may hold the parameters\n"
-    "  --file PATH                          a JSON node set in a file (inotify)\n"
-    "\n"
-    "Options:\n"
-    "  --state PATH         keep the last applied node set in PATH (atomically) and\n"
-    "                       restore the ring from it when the source is unreachable\n"
-    "  --metrics PATH       keep sync's own metrics (revision applied, publications,\n"
-    "                       refusals, errors) in PATH, a Prometheus textfile for\n"
-    "                       node_exporter's textfile collector (atomically)\n"
-    "  --once               sync once and exit: 0 in step, 1 not\n"
-    "  --backoff-max MS     longest wait between attempts to reach etcd (5000)\n"
-    "  --cacert FILE        CA bundle for https endpoints\n"
-    "  --cert FILE          client certificate (with --cert-key)\n"
-    "  --cert-key FILE      client certificate's key\n"
-    "  --user NAME          etcd user; the password is read from the file named by\n"
-    "                       --password-file, else from $SHMRING_ETCD_PASSWORD\n"
-    "  --password-file FILE\n"
-    "\n"
-    "One log line per event on standard error. SIGTERM or SIGINT: exit 0.\n";
-
-enum {
-    OPT_ETCD = 256,
-    OPT_KEY,
-    OPT_PREFIX,
-    OPT_FILE,
-    OPT_STATE,
-    OPT_METRICS,
-    OPT_ONCE,
-    OPT_BACKOFF_MAX,
-    OPT_CACERT,
-    OPT_CERT,
-    OPT_CERT_KEY,
-    OPT_USER,
-    OPT_PASSWORD_FILE,
-    OPT_DIR,
+/* What the command line says, before it becomes a shmring_sync_config_t. */
+struct sync_arguments {
+    const char *ring, *directory;
+    const char *etcd, *key, *prefix, *file;
+    const char *state, *metrics, *backoff_max;
+    const char *cacert, *cert, *cert_key, *user, *password_file;
+    bool once, help;
 };
 
-static const struct option options[] = {
-    {"ring", required_argument, NULL, 'r'},
-    {"dir", required_argument, NULL, OPT_DIR},
-    {"help", no_argument, NULL, 'h'},
-    {"etcd", required_argument, NULL, OPT_ETCD},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"prefix", required_argument, NULL, OPT_PREFIX},
-    {"file", required_argument, NULL, OPT_FILE},
-    {"state", required_argument, NULL, OPT_STATE},
-    {"metrics", required_argument, NULL, OPT_METRICS},
-    {"once", no_argument, NULL, OPT_ONCE},
-    {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
-    {"cacert", required_argument, NULL, OPT_CACERT},
-    {"cert", required_argument, NULL, OPT_CERT},
-    {"cert-key", required_argument, NULL, OPT_CERT_KEY},
-    {"user", required_argument, NULL, OPT_USER},
-    {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
-    {NULL, 0, NULL, 0},
+/* sync's options, one row each for getopt_long and the usage text alike. A row with
+ * an argument keeps its value in the text field at VALUE of struct sync_arguments;
+ * one without sets the bool there. */
+struct sync_option {
+    const char *name;
+    int letter;
+    const char *argument;
+    size_t value;
+    const char *help;
 };
+
+#define FIELD(name) offsetof(struct sync_arguments, name)
+
+static const struct sync_option sync_options[] = {
+    {"etcd", 0, "URL[,URL...]", FIELD(etcd),
+     "etcd's client URLs (http:// or https://), tried in turn; with --key or --prefix"},
+    {"key", 0, "KEY", FIELD(key), "the JSON node set is the value of KEY"},
+    {"prefix", 0, "PREFIX", FIELD(prefix),
+     "one node per key under PREFIX, the value the node's JSON object; the key PREFIX "
+     "itself may hold the parameters"},
+    {"file", 0, "PATH", FIELD(file), "the JSON node set in PATH, followed with inotify"},
+    {"state", 0, "PATH", FIELD(state),
+     "keep the last applied node set in PATH (atomically) and restore the ring from it "
+     "when the source is unreachable"},
+    {"metrics", 0, "PATH", FIELD(metrics),
+     "keep sync's own metrics (revision applied, publications, refusals, errors) in "
+     "PATH, a Prometheus textfile for node_exporter's textfile collector (atomically)"},
+    {"once", 0, NULL, FIELD(once), "sync once and exit: 0 in step, 1 not"},
+    {"backoff-max", 0, "MS", FIELD(backoff_max),
+     "longest wait between attempts to reach etcd, 100-3600000 (default 5000)"},
+    {"cacert", 0, "FILE", FIELD(cacert), "CA bundle for https endpoints"},
+    {"cert", 0, "FILE", FIELD(cert), "client certificate (with --cert-key)"},
+    {"cert-key", 0, "FILE", FIELD(cert_key), "the client certificate's key"},
+    {"user", 0, "NAME", FIELD(user),
+     "etcd user; the password is the first line of --password-file's FILE, else "
+     "$SHMRING_ETCD_PASSWORD, never an argument (ps shows arguments to everyone)"},
+    {"password-file", 0, "FILE", FIELD(password_file), "where --user's password is"},
+    {"ring", 'r', "RING", FIELD(ring), "the ring (default: $SHMRING_RING, else default)"},
+    {"dir", 0, "DIR", FIELD(directory),
+     "the ring directory (default: $SHMRING_DIR, else /dev/shm)"},
+    {"help", 'h', NULL, FIELD(help), "print this help and exit"},
+};
+
+#define SYNC_OPTION_COUNT (sizeof(sync_options) / sizeof(sync_options[0]))
+/* getopt_long's code for row I of a long option without a letter. */
+#define CODE_OF_ROW 256
+
+/* Prints TEXT from column COLUMN, folded at word boundaries before column 80. */
+static void print_folded(const char *text, int column)
+{
+    int at = column;
+    while (*text != '\0') {
+        int word = (int)strcspn(text, " ");
+        if (at > column && at + 1 + word > 80) {
+            printf("\n%*s", column, "");
+            at = column;
+        } else if (at > column) {
+            putchar(' ');
+            at++;
+        }
+        printf("%.*s", word, text);
+        at += word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
+static void print_usage(void)
+{
+    fputs(
+        "Usage: ringctl [-r RING] [--dir DIR] sync SOURCE [OPTIONS]\n"
+        "\n"
+        "Keep RING equal to a source of truth, publishing only when it changes. SOURCE\n"
+        "is one of: --etcd URL[,URL...] --key KEY; --etcd URL[,URL...] --prefix PREFIX;\n"
+        "--file PATH. One log line per event on standard error; SIGTERM or SIGINT:\n"
+        "exit 0.\n"
+        "\n"
+        "Options:\n",
+        stdout);
+    enum { HELP_COLUMN = 29 };
+    for (size_t i = 0; i < SYNC_OPTION_COUNT; i++) {
+        const struct sync_option *o = &sync_options[i];
+        /* "-r, --ring RING", or "    --etcd URL" aligned under it. */
+        int used = o->letter ? printf("  -%c, --%s", o->letter, o->name)
+                             : printf("      --%s", o->name);
+        if (o->argument != NULL)
+            used += printf(" %s", o->argument);
+        if (used + 1 > HELP_COLUMN) {
+            printf("\n%*s", HELP_COLUMN, "");
+        } else {
+            printf("%*s", HELP_COLUMN - used, "");
+        }
+        print_folded(o->help, HELP_COLUMN);
+    }
+}
 
 bool ringctl_sync_requested(int argc, char **argv)
 {
@@ -147,80 +188,67 @@ static int read_password(const char *file, char *out, size_t size)
 
 int ringctl_sync_main(int argc, char **argv)
 {
-    shmring_writer_options_t writer;
-    shmring_writer_options_default(&writer);
-    shmring_sync_config_t config = {.stop = &stop_requested};
-    const char *ring = getenv("SHMRING_RING");
-    const char *directory = getenv("SHMRING_DIR");
-    const char *etcd = NULL, *key = NULL, *prefix = NULL, *file = NULL;
-    const char *password_file = NULL;
-    const char *endpoints[ENDPOINTS_MAX];
+    struct sync_arguments args = {.ring = getenv("SHMRING_RING"),
+                                  .directory = getenv("SHMRING_DIR")};
+    struct option long_options[SYNC_OPTION_COUNT + 1] = {{0}};
+    char short_options[2 * SYNC_OPTION_COUNT + 2] = ":";
+    for (size_t i = 0, shorts = 1; i < SYNC_OPTION_COUNT; i++) {
+        const struct sync_option *o = &sync_options[i];
+        int code = o->letter ? o->letter : CODE_OF_ROW + (int)i;
+        long_options[i] = (struct option){
+            o->name, o->argument ? required_argument : no_argument, NULL, code};
+        if (o->letter) {
+            short_options[shorts++] = (char)o->letter;
+            if (o->argument)
+                short_options[shorts++] = ':';
+        }
+    }
     opterr = 0;
     int code;
-    while ((code = getopt_long(argc, argv, ":r:h", options, NULL)) != -1) {
-        switch (code) {
-        case 'r':
-            ring = optarg;
-            break;
-        case OPT_DIR:
-            directory = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return EXIT_OK;
-        case OPT_ETCD:
-            etcd = optarg;
-            break;
-        case OPT_KEY:
-            key = optarg;
-            break;
-        case OPT_PREFIX:
-            prefix = optarg;
-            break;
-        case OPT_FILE:
-            file = optarg;
-            break;
-        case OPT_METRICS:
-            config.metrics_path = optarg;
-            break;
-        case OPT_STATE:
-            config.state_path = optarg;
-            break;
-        case OPT_ONCE:
-            config.once = true;
-            break;
-        case OPT_BACKOFF_MAX: {
-            char *end;
-            errno = 0;
-            unsigned long ms = strtoul(optarg, &end, 10);
-            if (errno != 0 || *end != '\0' || end == optarg || ms < 100 || ms > 3600000)
-                return fail(EXIT_USAGE, "--backoff-max must be 100-3600000 (ms)");
-            config.backoff_max_ms = (unsigned)ms;
-            break;
-        }
-        case OPT_CACERT:
-            config.ca_file = optarg;
-            break;
-        case OPT_CERT:
-            config.cert_file = optarg;
-            break;
-        case OPT_CERT_KEY:
-            config.key_file = optarg;
-            break;
-        case OPT_USER:
-            config.user = optarg;
-            break;
-        case OPT_PASSWORD_FILE:
-            password_file = optarg;
-            break;
-        case ':':
+    while ((code = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        if (code == ':')
             return fail(EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
-        default:
+        const struct sync_option *row = NULL;
+        for (size_t i = 0; i < SYNC_OPTION_COUNT && row == NULL; i++) {
+            if (long_options[i].val == code)
+                row = &sync_options[i];
+        }
+        if (row == NULL)
             return fail(EXIT_USAGE,
                         "unknown option '%s' for sync (see 'ringctl sync --help')",
                         argv[optind - 1]);
-        }
+        char *field = (char *)&args + row->value;
+        if (row->argument != NULL)
+            *(const char **)(void *)field = optarg;
+        else
+            *(bool *)(void *)field = true;
     }
+    if (args.help) {
+        print_usage();
+        return EXIT_OK;
+    }
+    shmring_writer_options_t writer;
+    shmring_writer_options_default(&writer);
+    shmring_sync_config_t config = {.stop = &stop_requested,
+                                    .state_path = args.state,
+                                    .metrics_path = args.metrics,
+                                    .once = args.once,
+                                    .ca_file = args.cacert,
+                                    .cert_file = args.cert,
+                                    .key_file = args.cert_key,
+                                    .user = args.user};
+    if (args.backoff_max != NULL) {
+        char *end;
+        errno = 0;
+        unsigned long ms = strtoul(args.backoff_max, &end, 10);
+        if (errno != 0 || *end != '\0' || end == args.backoff_max || ms < 100 ||
+            ms > 3600000)
+            return fail(EXIT_USAGE, "--backoff-max must be 100-3600000 (ms)");
+        config.backoff_max_ms = (unsigned)ms;
+    }
+    const char *ring = args.ring, *etcd = args.etcd, *key = args.key,
+               *prefix = args.prefix, *file = args.file;
+    const char *endpoints[ENDPOINTS_MAX];
     /* The only word left is "sync" itself. */
     if (optind != argc - 1 || strcmp(argv[optind], "sync") != 0)
         return fail(EXIT_USAGE,
@@ -254,12 +282,12 @@ int ringctl_sync_main(int argc, char **argv)
         return fail(EXIT_USAGE, "--cert and --cert-key go together");
     char password[1024];
     if (config.user != NULL) {
-        int status = read_password(password_file, password, sizeof(password));
+        int status = read_password(args.password_file, password, sizeof(password));
         if (status != EXIT_OK)
             return status;
         config.password = password;
     }
-    writer.directory = directory;
+    writer.directory = args.directory;
     config.writer = &writer;
     config.ring = ring;
 

@@ -205,27 +205,12 @@ json_t *json_uint(uint64_t value)
     return json_integer((json_int_t)value);
 }
 
-/* KEY's LEN bytes in base64 (RFC 4648, with padding), as a new JSON string. */
-static json_t *json_base64(const unsigned char *key, size_t len)
+/* KEY's LEN bytes in base64, as a new JSON string (NULL: no memory). */
+static json_t *json_base64(const char *key, size_t len)
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *text = malloc((len + 2) / 3 * 4 + 1);
-    if (text == NULL)
+    char *text = NULL;
+    if (shmring_base64_encode(key, len, &text) != 0)
         return NULL;
-    size_t out = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t group = (uint32_t)key[i] << 16;
-        if (i + 1 < len)
-            group |= (uint32_t)key[i + 1] << 8;
-        if (i + 2 < len)
-            group |= key[i + 2];
-        text[out++] = alphabet[group >> 18];
-        text[out++] = alphabet[(group >> 12) & 63];
-        text[out++] = i + 1 < len ? alphabet[(group >> 6) & 63] : '=';
-        text[out++] = i + 2 < len ? alphabet[group & 63] : '=';
-    }
-    text[out] = '\0';
     json_t *value = json_string(text);
     free(text);
     return value;
@@ -242,8 +227,7 @@ void json_set_key(json_t *object, const char *key, size_t len)
     json_t *text = json_stringn(key, len); /* NULL when KEY is not valid UTF-8 */
     json_object_set_new(object, "key", text != NULL ? text : json_null());
     json_object_set_new(object, "key_base64",
-                        text != NULL ? json_null()
-                                     : json_base64((const unsigned char *)key, len));
+                        text != NULL ? json_null() : json_base64(key, len));
 }
 
 const char *state_name(shmring_state_t state)
