@@ -115,7 +115,7 @@ static size_t reference_owners(const void *buffer, uint64_t key_hash, uint32_t *
                                size_t n)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    bool maglev = h->algorithm == SHMRING_ALGORITHM_MAGLEV;
+    bool maglev = shmring__algorithm_has_table(h->algorithm);
     uint32_t positions = maglev ? h->table_size : h->point_count;
     uint64_t at = maglev ? maglev_slot(key_hash, h->table_size)
                          : first_point_at_or_after(buffer, key_hash);
@@ -141,7 +141,7 @@ static uint32_t mark_owners(const void *buffer, bool *owns)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     uint32_t distinct = 0;
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         for (uint32_t s = 0; s < h->table_size; s++) {
             distinct += !owns[table[s]];
@@ -165,7 +165,7 @@ static void check_info(const shmring_snapshot_t *snapshot)
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     uint32_t slots =
-        h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
+        shmring__algorithm_has_table(h->algorithm) ? h->table_size : h->point_count;
     FUZZ_REQUIRE(info.params.algorithm == (shmring_algorithm_t)h->algorithm &&
                      info.params.hash == (shmring_hash_t)h->hash &&
                      info.params.vnodes == h->vnodes &&
