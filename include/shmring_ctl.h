@@ -177,11 +177,13 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
                                                              shmring_state_t state);
 
 /*
- * Gives node NAME a hash key: the string the peer algorithms (twemproxy, nginx,
- * libketama) hash into its points instead of the one they derive from its address,
- * so that a node can match a peer's server name exactly (a named twemproxy server)
- * or be re-addressed without moving keys. NULL removes it; ring, maglev and ketama
- * ignore it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key follows the
+ * Gives node NAME a hash key: the string hashed into its points or its maglev
+ * permutation instead of the default: its name for ring and maglev, and what each
+ * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
+ * its address. A node can so match a peer's server name exactly (a named twemproxy
+ * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
+ * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
+ * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key follows the
  * address rules) or SHMRING_ENOMEM; on error the set is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_t *set,
