@@ -49,6 +49,11 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
     if (up == 0)
         return 0;
     switch (params.algorithm) {
+    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
+        return (params.table_size != 0 ? params.table_size : 65537) + up;
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        /* At most the maximum ring size, plus one point of rounding. */
+        return (params.max_ring_size != 0 ? params.max_ring_size : 8388608) + 1;
     case SHMRING_ALGORITHM_MAGLEV:
         /* The default table is the first prime of a doubling series at or above
          * max(65537, 100 x up): less than twice that. */
@@ -86,8 +91,11 @@ static bool node_is(const void *buffer, uint32_t index, const shmring_node_t *no
 }
 
 /* Maglev's slot of KEY_HASH, as the reader computes it. */
-static uint64_t maglev_slot(uint64_t key_hash, uint32_t table_size)
+static uint64_t maglev_slot(unsigned algorithm, uint64_t key_hash, uint32_t table_size)
 {
+    /* Envoy's MaglevTable::chooseHost() takes the remainder. */
+    if (algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
+        return key_hash % table_size;
     return (uint64_t)(((unsigned __int128)key_hash * table_size) >> 64);
 }
 
@@ -117,7 +125,7 @@ static size_t reference_owners(const void *buffer, uint64_t key_hash, uint32_t *
     const struct snapshot_header *h = snapshot_header(buffer);
     bool maglev = shmring__algorithm_has_table(h->algorithm);
     uint32_t positions = maglev ? h->table_size : h->point_count;
-    uint64_t at = maglev ? maglev_slot(key_hash, h->table_size)
+    uint64_t at = maglev ? maglev_slot(h->algorithm, key_hash, h->table_size)
                          : first_point_at_or_after(buffer, key_hash);
     const uint32_t *table = snapshot_section_at(buffer, &h->table);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
