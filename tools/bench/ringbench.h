@@ -207,7 +207,7 @@ extern const char *contender_keys[CONTENDERS];
 void contender_names_init(void);
 
 /* The width of a table's first column, which names its rows. */
-#define ROW_LABEL_WIDTH 26
+#define ROW_LABEL_WIDTH 28
 
 enum contender_id contender_of(int alg, enum lookup_kind kind);
 /* The key-hash floor of an algorithm: the key hash its lookups compute (ketama and
