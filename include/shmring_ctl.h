@@ -183,8 +183,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * its address. A node can so match a peer's server name exactly (a named twemproxy
  * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
  * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
- * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key follows the
- * address rules) or SHMRING_ENOMEM; on error the set is unchanged.
+ * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key
+ * follows the address rules) or SHMRING_ENOMEM; on error the set is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_t *set,
                                                                 const char *name,

@@ -31,14 +31,27 @@ enum ringctl_exit {
 
 /* Options that only some commands accept, one bit each (see options.c for their
  * spellings and help); a command's row says which it accepts. -r, --dir, --json and
- * --help go with every command. */
+ * --help go with every command. One a line: clang-format does not settle on a layout
+ * of this macro when several share lines. */
+/* clang-format off */
 #define OPTION_BITS(XX)                                                                  \
     XX(DRY_RUN)                                                                          \
     XX(ALGORITHM)                                                                        \
     XX(HASH)                                                                             \
     XX(VNODES)                                                                           \
-    XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) XX(WAIT) XX(OWNER)  \
-        XX(NUL) XX(ALL) XX(RING_SIZE) XX(HASH_KEY)
+    XX(TABLE_SIZE)                                                                       \
+    XX(MODE)                                                                             \
+    XX(GROUP)                                                                            \
+    XX(WEIGHT)                                                                           \
+    XX(COUNT)                                                                            \
+    XX(STDIN)                                                                            \
+    XX(WAIT)                                                                             \
+    XX(OWNER)                                                                            \
+    XX(NUL)                                                                              \
+    XX(ALL)                                                                              \
+    XX(RING_SIZE)                                                                        \
+    XX(HASH_KEY)
+/* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
 enum option_index {
