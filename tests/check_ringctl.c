@@ -1085,6 +1085,20 @@ START_TEST(test_check)
     run_free(&r);
     ck_assert_uint_eq(generation_of(ring), 3);
 
+    /* A hash key and envoy-ring's ring sizes are differences too. */
+    write_file(
+        temp_file,
+        "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 12, \"nodes\": [\n"
+        "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\", \"hash_key\": "
+        "\"k\"},\n"
+        "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", \"weight\": 3}\n"
+        "]}\n");
+    EXPECT(1,
+           "params: algorithm ring -> envoy-ring, hash xxh3 -> xxh64, min_ring_size 0 -> "
+           "12\n"
+           "changed node-a: hash_key (none) -> k\n",
+           "", "-r", ring, "check", temp_file);
+
     write_file(temp_file, "{\"nodes\": [{\"name\": \"x\", \"weight\": 0}]}");
     EXPECT(
         2, "",

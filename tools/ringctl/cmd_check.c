@@ -56,11 +56,13 @@ static void describe_param_changes(unsigned fields, const shmring_params_t *ring
         append_item(line, size, "table_size %" PRIu32 " -> %" PRIu32, ring->table_size,
                     file->table_size);
     }
-    if (fields & SHMRING_DIFF_RING_SIZE) {
-        append_item(line, size,
-                    "ring sizes %" PRIu32 "-%" PRIu32 " -> %" PRIu32 "-%" PRIu32,
-                    ring->min_ring_size, ring->max_ring_size, file->min_ring_size,
-                    file->max_ring_size);
+    if ((fields & SHMRING_DIFF_RING_SIZE) && ring->min_ring_size != file->min_ring_size) {
+        append_item(line, size, "min_ring_size %" PRIu32 " -> %" PRIu32,
+                    ring->min_ring_size, file->min_ring_size);
+    }
+    if ((fields & SHMRING_DIFF_RING_SIZE) && ring->max_ring_size != file->max_ring_size) {
+        append_item(line, size, "max_ring_size %" PRIu32 " -> %" PRIu32,
+                    ring->max_ring_size, file->max_ring_size);
     }
 }
 
