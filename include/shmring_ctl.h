@@ -32,6 +32,9 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_TWEMPROXY = 3,
     SHMRING_ALGORITHM_NGINX = 4,
     SHMRING_ALGORITHM_LIBKETAMA = 5,
+    /* Envoy's `MAGLEV` and `RING_HASH` load balancers. */
+    SHMRING_ALGORITHM_ENVOY_MAGLEV = 6,
+    SHMRING_ALGORITHM_ENVOY_RING = 7,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -52,6 +55,12 @@ typedef enum shmring_hash {
     SHMRING_HASH_JENKINS = 12,
     SHMRING_HASH_MURMUR = 13,
     SHMRING_HASH_ONE_AT_A_TIME = 14,
+    /* Envoy's hashes: xxHash64 with seed 0 (HashUtil::xxHash64), the point hash of
+     * `envoy-maglev` and `envoy-ring` and the key hash of both; murmur2, libstdc++'s
+     * 64-bit MurmurHash2 with seed 0xc70f6907 (ring_hash's MURMUR_HASH_2), a point
+     * hash of `envoy-ring` only. */
+    SHMRING_HASH_XXH64 = 15,
+    SHMRING_HASH_MURMUR2 = 16,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -74,10 +83,15 @@ typedef struct shmring_params {
     shmring_hash_t hash;
     /* Points per unit of weight (`ring` only). */
     uint32_t vnodes;
-    /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes. */
+    /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes
+     * (`envoy-maglev`: a prime up to 5000011, 0 for Envoy's default 65537). */
     uint32_t table_size;
+    /* `envoy-ring`'s minimum_ring_size and maximum_ring_size: 0 for Envoy's defaults
+     * (1024 and 8388608), otherwise 1 to 8388608, the minimum <= the maximum. */
+    uint32_t min_ring_size;
+    uint32_t max_ring_size;
     /* Room to grow: zero (see shmring.h). */
-    uint64_t reserved[4];
+    uint64_t reserved[3];
 } shmring_params_t;
 
 /* Fills *params with the defaults: `ring`, xxh3, 160 vnodes. */
@@ -85,7 +99,7 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
 
 /* The hash ALGORITHM uses unless told otherwise: md5 for ketama and libketama (the
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
- * default), xxh3 for ring and maglev. */
+ * default), xxh64 for envoy-maglev and envoy-ring, xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -100,8 +114,10 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
 /*
  * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (a hash the
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
- * twemproxy its twelve, ring and maglev xxh3, md5, crc32, fnv1a and murmur3),
- * SHMRING_EBADVNODES, or SHMRING_EINVAL (table size not prime).
+ * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2, ring
+ * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
+ * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
+ * past 8388608, or a minimum ring size above the maximum).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_params_check(const shmring_params_t *params);
 
@@ -161,12 +177,14 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
                                                              shmring_state_t state);
 
 /*
- * Gives node NAME a hash key: the string the peer algorithms (twemproxy, nginx,
- * libketama) hash into its points instead of the one they derive from its address,
- * so that a node can match a peer's server name exactly (a named twemproxy server)
- * or be re-addressed without moving keys. NULL removes it; ring, maglev and ketama
- * ignore it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key follows the
- * address rules) or SHMRING_ENOMEM; on error the set is unchanged.
+ * Gives node NAME a hash key: the string hashed into its points or its maglev
+ * permutation instead of the default: its name for ring and maglev, and what each
+ * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
+ * its address. A node can so match a peer's server name exactly (a named twemproxy
+ * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
+ * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
+ * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key
+ * follows the address rules) or SHMRING_ENOMEM; on error the set is unchanged.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_t *set,
                                                                 const char *name,
@@ -219,6 +237,9 @@ typedef enum shmring_difference_kind {
 #define SHMRING_DIFF_WEIGHT 0x20u
 #define SHMRING_DIFF_STATE 0x40u
 #define SHMRING_DIFF_ID 0x80u
+/* min_ring_size or max_ring_size (envoy-ring). */
+#define SHMRING_DIFF_RING_SIZE 0x100u
+#define SHMRING_DIFF_HASH_KEY 0x200u
 
 /* One difference. `before` and `after` are the node in each set when the kind has
  * one there (zeroed otherwise); their strings belong to the node sets. */

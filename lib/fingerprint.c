@@ -10,18 +10,24 @@
  *   "shmring fingerprint v3" (with its NUL)
  *   algorithm, hash
  *   vnodes                  for `ring`; 0 for maglev and ketama, which ignore it
- *   table size              for `maglev`, the size actually used (a table_size of 0
- *                           and the default prime it stands for are the same); 0
- *                           for the others
+ *   table size              for `maglev` and `envoy-maglev`, the size actually used
+ *                           (a table_size of 0 and the default prime it stands for
+ *                           are the same); 0 for the others
+ *   min and max ring size   for `envoy-ring` only (absent for the others, whose
+ *                           encoding is unchanged): the sizes in use, 0 read as
+ *                           Envoy's defaults
  *   node count
  *   for each node, by name (bytewise, shorter first on a common prefix):
  *     name, address, weight, state (0 up, 1 down), id,
- *     up rank               for `ketama`, `nginx` and `libketama`: the node's
- *                           position among the up nodes in node-set order
- *                           (0xffffffff when down), because those continua break
- *                           ties between equal points by server order; `ring`,
- *                           `maglev` and `twemproxy` (which sorts its servers by
- *                           name) never depend on node order, so for them it is 0
+ *     up rank               for `ketama`, `nginx`, `libketama` and `envoy-ring`:
+ *                           the node's position among the up nodes in node-set
+ *                           order (0xffffffff when down), because those continua
+ *                           break ties between equal points by server order (and
+ *                           envoy-ring shares its points out in host order);
+ *                           `ring`, `maglev`, `envoy-maglev` (which sorts by hash
+ *                           key, then name) and `twemproxy` (which sorts its
+ *                           servers by name) never depend on node order, so for
+ *                           them it is 0
  *     hash key              the string hashed into the node's points in place of
  *                           the default (empty when the node has none)
  *
@@ -38,6 +44,7 @@
 
 #include "fingerprint_internal.h"
 #include "nodeset_internal.h"
+#include "params_internal.h"
 
 #define NOT_UP UINT32_MAX
 
@@ -80,7 +87,8 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     /* The continua whose equal points go to the earlier server (see above). */
     bool ketama = params->algorithm == SHMRING_ALGORITHM_KETAMA ||
                   params->algorithm == SHMRING_ALGORITHM_NGINX ||
-                  params->algorithm == SHMRING_ALGORITHM_LIBKETAMA;
+                  params->algorithm == SHMRING_ALGORITHM_LIBKETAMA ||
+                  params->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
     uint32_t up_rank = 0;
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = &set->nodes[i];
@@ -100,7 +108,12 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     hash_le32(&state, (uint32_t)params->algorithm);
     hash_le32(&state, (uint32_t)params->hash);
     hash_le32(&state, params->algorithm == SHMRING_ALGORITHM_RING ? params->vnodes : 0);
-    hash_le32(&state, params->algorithm == SHMRING_ALGORITHM_MAGLEV ? table_size : 0);
+    hash_le32(&state, shmring__algorithm_has_table(params->algorithm) ? table_size : 0);
+    /* Only `envoy-ring` has ring sizes; the others' encoding is as it was. */
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_RING) {
+        hash_le32(&state, shmring__envoy_min_ring_size(params));
+        hash_le32(&state, shmring__envoy_max_ring_size(params));
+    }
     hash_le32(&state, (uint32_t)set->count);
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = sorted[i].node;

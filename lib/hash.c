@@ -133,6 +133,41 @@ static uint64_t murmur3_64(const void *data, size_t len)
     return h1;
 }
 
+/* MurmurHash2's 64-bit finishing step, libstdc++'s shift_mix(). */
+static inline uint64_t shift_mix(uint64_t v)
+{
+    return v ^ (v >> 47);
+}
+
+/*
+ * Envoy's MurmurHash::murmurHash2() with its STD_HASH_SEED: libstdc++'s 64-bit
+ * _Hash_bytes (hash_bytes.cc, the std::hash of strings), a MurmurHash64A variant
+ * whose tail of 1-7 bytes is read little-endian as one word and mixed without the
+ * block scramble. Envoy reads the blocks in the host's order on little-endian
+ * machines; this reads them little-endian everywhere.
+ */
+static uint64_t murmur2_64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    const uint64_t mul = UINT64_C(0xc6a4a7935bd1e995);
+    const uint64_t seed = UINT64_C(0xc70f6907);
+    size_t aligned = len & ~(size_t)7;
+    uint64_t hash = seed ^ ((uint64_t)len * mul);
+    for (size_t i = 0; i < aligned; i += 8) {
+        hash ^= shift_mix(load_le64(p + i) * mul) * mul;
+        hash *= mul;
+    }
+    if ((len & 7) != 0) {
+        uint64_t tail = 0;
+        for (size_t i = len; i > aligned; i--)
+            tail = (tail << 8) | p[i - 1];
+        hash ^= tail;
+        hash *= mul;
+    }
+    hash = shift_mix(hash) * mul;
+    return shift_mix(hash);
+}
+
 uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
 {
     switch (hash) {
@@ -144,6 +179,10 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
         return fnv1a_64(data, len);
     case SHMRING_HASH_MURMUR3:
         return murmur3_64(data, len);
+    case SHMRING_HASH_XXH64:
+        return XXH64(data, len, 0);
+    case SHMRING_HASH_MURMUR2:
+        return murmur2_64(data, len);
     case SHMRING_HASH_XXH3:
     default:
         return XXH3_64bits(data, len);
@@ -164,6 +203,11 @@ uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t has
     case SHMRING_ALGORITHM_NGINX:
         /* nginx's ngx_crc32_long() is the CRC-32 zlib computes. */
         return crc32_64(key, len);
+    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        /* Envoy's hash policies hash the header, cookie or address with
+         * HashUtil::xxHash64 (seed 0), whatever ring_hash's hash_function. */
+        return XXH64(key, len, 0);
     default:
         return shmring__hash64(hash, key, len);
     }

@@ -47,6 +47,10 @@ static inline uint64_t shmring__key_hash(shmring_algorithm_t algorithm,
 {
     if (hash == SHMRING_HASH_XXH3 && algorithm != SHMRING_ALGORITHM_KETAMA)
         return XXH3_64bits(key, len);
+    /* Envoy's request hash, whatever the point hash (see shmring__key_hash_any()). */
+    if (algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
+        algorithm == SHMRING_ALGORITHM_ENVOY_RING)
+        return XXH64(key, len, 0);
     return shmring__key_hash_any(algorithm, hash, key, len);
 }
 

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "nodeset_internal.h"
+#include "params_internal.h"
 #include "shmring_ctl.h"
 #include "text_internal.h"
 
@@ -210,11 +211,12 @@ static int read_choice(const json_t *value, const char *field, shmring_params_t 
     char quoted[QUOTED_SIZE];
     quote(quoted, text);
     return path_error(error, field, "unknown %s %s (expected %s)", field, quoted,
-                      algorithm ? "ring, maglev, ketama, twemproxy, nginx or libketama"
-                                : "xxh3, md5, crc32, fnv1a, murmur3 or one of "
+                      algorithm ? "ring, maglev, ketama, twemproxy, nginx, libketama, "
+                                  "envoy-maglev or envoy-ring"
+                                : "xxh3, md5, crc32, fnv1a, murmur3, one of "
                                   "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, "
                                   "fnv1_64, fnv1a_32, hsieh, jenkins, murmur, "
-                                  "one_at_a_time");
+                                  "one_at_a_time, or one of Envoy's: xxh64, murmur2");
 }
 
 static int read_table_size(const json_t *value, uint32_t *out,
@@ -368,6 +370,14 @@ static int read_nodes(json_t *nodes, shmring_nodeset_t *set, shmring_json_error_
 static int settle_params(shmring_params_t *params, bool hash_given,
                          shmring_json_error_t *error)
 {
+    /* The checks that need two fields, named by the field the document gave. */
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV &&
+        params->table_size > ENVOY_MAGLEV_TABLE_SIZE_MAX)
+        return path_error(error, "table_size", "must be at most %u for envoy-maglev",
+                          ENVOY_MAGLEV_TABLE_SIZE_MAX);
+    if (shmring__envoy_min_ring_size(params) > shmring__envoy_max_ring_size(params))
+        return path_error(error, "min_ring_size", "must not exceed max_ring_size (%u)",
+                          shmring__envoy_max_ring_size(params));
     int err = shmring_params_check(params);
     if (err == SHMRING_EBADHASH && !hash_given) {
         params->hash = shmring_algorithm_default_hash(params->algorithm);
@@ -414,6 +424,14 @@ static int read_document(json_t *root, shmring_params_t *params, shmring_nodeset
                                    SHMRING_VNODES_MAX);
         } else if (strcmp(key, "table_size") == 0) {
             err = read_table_size(value, &params->table_size, error);
+        } else if (strcmp(key, "min_ring_size") == 0 ||
+                   strcmp(key, "max_ring_size") == 0) {
+            uint32_t *size =
+                key[1] == 'i' ? &params->min_ring_size : &params->max_ring_size;
+            err = integer_in_range(value, 1, ENVOY_RING_SIZE_MAX, size)
+                      ? 0
+                      : path_error(error, key, "must be an integer from 1 to %u",
+                                   ENVOY_RING_SIZE_MAX);
         } else if (strcmp(key, "nodes") == 0) {
             err = read_nodes(value, set, error);
             nodes_given = true;
@@ -509,8 +527,14 @@ static int write_document(const shmring_nodeset_t *set, json_t *root)
         json_object_set_new(root, "vnodes", json_integer(params.vnodes)) != 0 ||
         /* A maglev ring always says its table size (0: the default), so that loading
          * the text into a ring with another size reproduces this one exactly. */
-        ((params.table_size != 0 || params.algorithm == SHMRING_ALGORITHM_MAGLEV) &&
-         json_object_set_new(root, "table_size", json_integer(params.table_size)) != 0))
+        ((params.table_size != 0 || shmring__algorithm_has_table(params.algorithm)) &&
+         json_object_set_new(root, "table_size", json_integer(params.table_size)) != 0) ||
+        (params.min_ring_size != 0 &&
+         json_object_set_new(root, "min_ring_size", json_integer(params.min_ring_size)) !=
+             0) ||
+        (params.max_ring_size != 0 &&
+         json_object_set_new(root, "max_ring_size", json_integer(params.max_ring_size)) !=
+             0))
         return SHMRING_ENOMEM;
     /* On failure Jansson releases NODES; on success ROOT owns it. */
     json_t *nodes = json_array();

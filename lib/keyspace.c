@@ -41,7 +41,7 @@ static void pieces_of(const void *buffer, struct pieces *out)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     *out = (struct pieces){.header = h};
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         out->table = snapshot_section_at(buffer, &h->table);
         out->count = h->table_size;
         out->quotient = (uint64_t)(HASH_SPACE / h->table_size);
@@ -87,7 +87,7 @@ int shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares,
         shares[i] = 0.0;
     if (h->up_count == 0)
         return 0;
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(snapshot->buffer, &h->table);
         /* Slots are counted first (a double holds every count up to 2^53 exactly,
          * and tables have at most 2^24 slots), then divided once: exact. */
@@ -173,6 +173,13 @@ static bool same_key_hash(const struct snapshot_header *a,
 {
     bool a_ketama = a->algorithm == SHMRING_ALGORITHM_KETAMA;
     bool b_ketama = b->algorithm == SHMRING_ALGORITHM_KETAMA;
+    /* Envoy's two hash keys with xxHash64, whatever their point hash. */
+    bool a_envoy = a->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
+                   a->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
+    bool b_envoy = b->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
+                   b->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
+    if (a_envoy || b_envoy)
+        return a_envoy == b_envoy;
     return a_ketama == b_ketama && (a_ketama || a->hash == b->hash);
 }
 
@@ -261,9 +268,14 @@ int shmring_snapshot_moved_share(const shmring_snapshot_t *before,
                             : SHMRING_ENOMEM;
     if (err == 0 && !same_key_hash(a, b))
         err = moved_by_chance(before, after, match, share);
-    else if (err == 0 && a->algorithm == SHMRING_ALGORITHM_MAGLEV &&
-             b->algorithm == SHMRING_ALGORITHM_MAGLEV && a->table_size == b->table_size)
+    else if (err == 0 && shmring__algorithm_has_table(a->algorithm) &&
+             a->algorithm == b->algorithm && a->table_size == b->table_size)
         *share = moved_slots(before->buffer, after->buffer, match);
+    else if (err == 0 && (a->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
+                          b->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV))
+        /* envoy-maglev's slots are residues, not ranges of the hash space: no
+         * exact overlap with another table or a ring can be read off pieces. */
+        err = moved_by_chance(before, after, match, share);
     else if (err == 0)
         *share = moved_pieces(before->buffer, after->buffer, match);
     free(match);

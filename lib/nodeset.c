@@ -43,7 +43,9 @@ int shmring_nodeset_set_params(shmring_nodeset_t *set, const shmring_params_t *p
         set->params = (shmring_params_t){.algorithm = params->algorithm,
                                          .hash = params->hash,
                                          .vnodes = params->vnodes,
-                                         .table_size = params->table_size};
+                                         .table_size = params->table_size,
+                                         .min_ring_size = params->min_ring_size,
+                                         .max_ring_size = params->max_ring_size};
     return err;
 }
 

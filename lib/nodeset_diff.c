@@ -47,14 +47,21 @@ static unsigned params_fields(const shmring_params_t *a, const shmring_params_t 
     return (a->algorithm != b->algorithm ? SHMRING_DIFF_ALGORITHM : 0) |
            (a->hash != b->hash ? SHMRING_DIFF_HASH : 0) |
            (a->vnodes != b->vnodes ? SHMRING_DIFF_VNODES : 0) |
-           (a->table_size != b->table_size ? SHMRING_DIFF_TABLE_SIZE : 0);
+           (a->table_size != b->table_size ? SHMRING_DIFF_TABLE_SIZE : 0) |
+           (a->min_ring_size != b->min_ring_size || a->max_ring_size != b->max_ring_size
+                ? SHMRING_DIFF_RING_SIZE
+                : 0);
 }
 
 static unsigned node_fields(const struct nodeset_node *a, const struct nodeset_node *b)
 {
     bool same_address = a->address_length == b->address_length &&
                         memcmp(a->address, b->address, a->address_length) == 0;
+    bool same_hash_key = (a->hash_key == NULL && b->hash_key == NULL) ||
+                         (a->hash_key != NULL && b->hash_key != NULL &&
+                          strcmp(a->hash_key, b->hash_key) == 0);
     return (same_address ? 0 : SHMRING_DIFF_ADDRESS) |
+           (same_hash_key ? 0 : SHMRING_DIFF_HASH_KEY) |
            (a->weight != b->weight ? SHMRING_DIFF_WEIGHT : 0) |
            (a->state != b->state ? SHMRING_DIFF_STATE : 0) |
            (a->id != b->id ? SHMRING_DIFF_ID : 0);

@@ -3,13 +3,14 @@
 
 #include "params_internal.h"
 
-static const char *const algorithm_names[] = {"ring",      "maglev", "ketama",
-                                              "twemproxy", "nginx",  "libketama"};
+static const char *const algorithm_names[] = {"ring",         "maglev",    "ketama",
+                                              "twemproxy",    "nginx",     "libketama",
+                                              "envoy-maglev", "envoy-ring"};
 /* Indexed by shmring_hash_t; twemproxy's own hashes carry its `hash:` names. */
-static const char *const hash_names[] = {"xxh3",    "md5",      "crc32",        "fnv1a",
-                                         "murmur3", "fnv1a_64", "crc16",        "crc32a",
-                                         "fnv1_32", "fnv1_64",  "fnv1a_32",     "hsieh",
-                                         "jenkins", "murmur",   "one_at_a_time"};
+static const char *const hash_names[] = {
+    "xxh3",    "md5",    "crc32",         "fnv1a",   "murmur3",  "fnv1a_64",
+    "crc16",   "crc32a", "fnv1_32",       "fnv1_64", "fnv1a_32", "hsieh",
+    "jenkins", "murmur", "one_at_a_time", "xxh64",   "murmur2"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -89,6 +90,10 @@ shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm)
     case SHMRING_ALGORITHM_TWEMPROXY:
         /* nutcracker's default `hash:` (nc_conf.c, CONF_DEFAULT_HASH). */
         return SHMRING_HASH_FNV1A_64;
+    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        /* Envoy's HashUtil::xxHash64; ring_hash's hash_function default XX_HASH. */
+        return SHMRING_HASH_XXH64;
     default:
         return SHMRING_HASH_XXH3;
     }
@@ -97,7 +102,9 @@ shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm)
 /*
  * Whether ALGORITHM takes HASH. Each peer algorithm is defined by its peer's hash:
  * ketama and libketama hash with MD5, nginx with CRC-32, twemproxy with the twelve
- * functions of its `hash:` option (md5 and crc32 in twemproxy's meaning). Ring and
+ * functions of its `hash:` option (md5 and crc32 in twemproxy's meaning),
+ * envoy-maglev with xxHash64, envoy-ring with xxHash64 or murmur2 (ring_hash's
+ * hash_function; its key hash is xxHash64 either way). Ring and
  * maglev take the 64-bit hashes only: their bucket index and table slot need well
  * mixed top bits, which twemproxy's 32-bit hashes do not give.
  */
@@ -111,7 +118,11 @@ static bool algorithm_takes(shmring_algorithm_t algorithm, shmring_hash_t hash)
         return hash == SHMRING_HASH_CRC32;
     case SHMRING_ALGORITHM_TWEMPROXY:
         return hash == SHMRING_HASH_MD5 || hash == SHMRING_HASH_CRC32 ||
-               hash >= SHMRING_HASH_FNV1A_64;
+               (hash >= SHMRING_HASH_FNV1A_64 && hash <= SHMRING_HASH_ONE_AT_A_TIME);
+    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
+        return hash == SHMRING_HASH_XXH64;
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        return hash == SHMRING_HASH_XXH64 || hash == SHMRING_HASH_MURMUR2;
     default:
         return hash <= SHMRING_HASH_MURMUR3;
     }
@@ -130,7 +141,27 @@ int shmring_params_check(const shmring_params_t *params)
     if (params->table_size != 0 && (params->table_size > SHMRING_POINTS_MAX ||
                                     !shmring__is_prime(params->table_size)))
         return SHMRING_EINVAL;
+    /* Envoy refuses a larger maglev table (MaglevLbConfig's table_size rule). */
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV &&
+        params->table_size > ENVOY_MAGLEV_TABLE_SIZE_MAX)
+        return SHMRING_EINVAL;
+    /* Envoy refuses ring sizes past 8M (RingHashLbConfig's rules), and a minimum above
+     * the maximum (RingHashLoadBalancer's constructor). */
+    if (params->min_ring_size > ENVOY_RING_SIZE_MAX ||
+        params->max_ring_size > ENVOY_RING_SIZE_MAX ||
+        shmring__envoy_min_ring_size(params) > shmring__envoy_max_ring_size(params))
+        return SHMRING_EINVAL;
     return 0;
+}
+
+uint32_t shmring__envoy_min_ring_size(const shmring_params_t *params)
+{
+    return params->min_ring_size ? params->min_ring_size : ENVOY_DEFAULT_MIN_RING_SIZE;
+}
+
+uint32_t shmring__envoy_max_ring_size(const shmring_params_t *params)
+{
+    return params->max_ring_size ? params->max_ring_size : ENVOY_RING_SIZE_MAX;
 }
 
 uint32_t shmring__maglev_default_size(uint32_t up_count)

@@ -59,6 +59,9 @@ int shmring__placement_point_count(const shmring_nodeset_t *set,
     case SHMRING_ALGORITHM_LIBKETAMA:
         *point_count = shmring__libketama_point_count(up, up_count);
         return 0;
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        *point_count = shmring__envoy_ring_point_count(up, up_count, &set->params);
+        return 0;
     case SHMRING_ALGORITHM_NGINX: {
         /* The count costs a whole placement: nginx merges equal points, down
          * servers' too, before it skips the down servers. */
@@ -91,6 +94,8 @@ int shmring__placement_place(const shmring_nodeset_t *set,
         return shmring__twemproxy_place(up, up_count, points);
     case SHMRING_ALGORITHM_LIBKETAMA:
         return shmring__libketama_place(up, up_count, points);
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        return shmring__envoy_ring_place(up, up_count, &set->params, points);
     case SHMRING_ALGORITHM_NGINX: {
         struct snapshot_point *placed;
         size_t kept;

@@ -49,6 +49,18 @@ uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t 
 int shmring__libketama_place(const struct placement_node *up, size_t up_count,
                              struct snapshot_point *points);
 
+/* `envoy-maglev`: Envoy's MaglevTable; fills TABLE (TABLE_SIZE entries, a prime) with
+ * node indexes. */
+int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count,
+                                uint32_t table_size, uint32_t *table);
+
+/* `envoy-ring`: Envoy's RingHashLoadBalancer ring, with PARAMS' ring sizes and hash. */
+uint64_t shmring__envoy_ring_point_count(const struct placement_node *up, size_t up_count,
+                                         const shmring_params_t *params);
+int shmring__envoy_ring_place(const struct placement_node *up, size_t up_count,
+                              const shmring_params_t *params,
+                              struct snapshot_point *points);
+
 /*
  * `nginx`: `hash ... consistent`. nginx places every server, down ones included, and
  * merges equal points before it skips down servers, so this takes all NODE_COUNT

@@ -1,15 +1,18 @@
 /*
  * `maglev`: the lookup table of Maglev (Eisenbud et al., NSDI 2016, pseudocode
  * listing 1). Each node has a permutation of the table's slots, given by an offset
- * and a skip from two differently seeded 64-bit xxHash values of its name (as in
- * Envoy). Nodes take turns claiming their next free slot until the table is full.
+ * and a skip from two differently seeded 64-bit xxHash values of its key (as in
+ * Envoy): its hash_key when it has one, its name otherwise. Nodes take turns
+ * claiming their next free slot until the table is full.
  *
  * Weights follow Envoy's weighted Maglev: a node of weight w takes a turn in
  * iteration i only while i x w >= its running target, which then grows by the
  * largest weight, so it claims slots at w / max_weight of the heaviest node's rate.
  * Integers replace Envoy's floating-point normalized weights; the rule is the same.
  *
- * Nodes are taken in name order, so node-set order does not change the table.
+ * Nodes are taken in key order (then name order, for nodes sharing a hash_key), so
+ * node-set order does not change the table, and neither does renaming a node that
+ * has a hash_key.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +39,27 @@ static inline uint64_t advance(uint64_t slot, uint64_t skip, uint64_t table_size
     return slot >= table_size ? slot - table_size : slot;
 }
 
-static int compare_by_name(const void *a, const void *b)
+/* The string hashed into NODE's permutation. */
+static const char *permutation_key(const struct placement_node *node, size_t *length)
+{
+    if (node->hash_key != NULL) {
+        *length = strlen(node->hash_key);
+        return node->hash_key;
+    }
+    *length = node->name_length;
+    return node->name;
+}
+
+static int compare_by_key(const void *a, const void *b)
 {
     const struct placement_node *x = a;
     const struct placement_node *y = b;
+    size_t x_length, y_length;
+    const char *x_key = permutation_key(x, &x_length);
+    const char *y_key = permutation_key(y, &y_length);
+    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
+    if (c != 0)
+        return c;
     return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
@@ -54,12 +74,14 @@ int shmring__maglev_place(const struct placement_node *up, size_t up_count,
         return SHMRING_ENOMEM;
     }
     memcpy(sorted, up, up_count * sizeof(*sorted));
-    qsort(sorted, up_count, sizeof(*sorted), compare_by_name);
+    qsort(sorted, up_count, sizeof(*sorted), compare_by_key);
 
     uint32_t max_weight = 0;
     for (size_t i = 0; i < up_count; i++) {
-        uint64_t h0 = XXH64(sorted[i].name, sorted[i].name_length, 0);
-        uint64_t h1 = XXH64(sorted[i].name, sorted[i].name_length, 1);
+        size_t length;
+        const char *key = permutation_key(&sorted[i], &length);
+        uint64_t h0 = XXH64(key, length, 0);
+        uint64_t h1 = XXH64(key, length, 1);
         entries[i] = (struct maglev_entry){
             .offset = h0 % table_size,
             .skip = h1 % (table_size - 1) + 1,

@@ -1,9 +1,11 @@
 /*
  * `ring`: classic consistent hashing with virtual nodes. Node N of weight W gets
- * W x vnodes points, point i at hash(name || le32(i)). Points depend only on the
- * node's name and index, never on its address, id or position in the node set, so
- * re-addressing or reordering nodes moves no keys, and adding or removing a node
- * moves only the keys of the points it gains or loses.
+ * W x vnodes points, point i at hash(key || le32(i)), where the key is the node's
+ * hash_key when it has one and its name otherwise. Points depend only on that key
+ * and the index, never on the node's address, id or position in the node set, so
+ * re-addressing or reordering nodes moves no keys, a node given a hash_key can be
+ * renamed without moving any, and adding or removing a node moves only the keys of
+ * the points it gains or loses.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +23,27 @@ uint64_t shmring__ring_point_count(const struct placement_node *up, size_t up_co
     return total;
 }
 
-static int compare_by_name(const void *a, const void *b)
+/* The string hashed into NODE's points. */
+static const char *point_key(const struct placement_node *node, size_t *length)
+{
+    if (node->hash_key != NULL) {
+        *length = strlen(node->hash_key);
+        return node->hash_key;
+    }
+    *length = node->name_length;
+    return node->name;
+}
+
+/* By point key, then by name (two nodes may share a hash_key; names are unique). */
+static int compare_by_key(const void *a, const void *b)
 {
     const struct placement_node *x = *(const struct placement_node *const *)a;
     const struct placement_node *y = *(const struct placement_node *const *)b;
+    size_t x_length, y_length;
+    const char *x_key = point_key(x, &x_length), *y_key = point_key(y, &y_length);
+    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
+    if (c != 0)
+        return c;
     return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
@@ -32,30 +51,33 @@ int shmring__ring_place(const struct placement_node *up, size_t up_count,
                         const shmring_params_t *params, struct snapshot_point *points)
 {
     /*
-     * Emitting points node by node in name order, then sorting stably, breaks ties
-     * between equal points by node name: a rule that does not depend on node-set
-     * order, so two node sets with the same nodes place keys identically.
+     * Emitting points node by node in point-key order, then sorting stably, breaks
+     * ties between equal points by key (then name): a rule that does not depend on
+     * node-set order, so two node sets with the same nodes place keys identically.
      */
     const struct placement_node **by_name = malloc(up_count * sizeof(*by_name));
     if (by_name == NULL && up_count > 0)
         return SHMRING_ENOMEM;
     for (size_t i = 0; i < up_count; i++)
         by_name[i] = &up[i];
-    qsort(by_name, up_count, sizeof(*by_name), compare_by_name);
+    qsort(by_name, up_count, sizeof(*by_name), compare_by_key);
 
-    uint8_t input[SHMRING_NAME_MAX + 4];
+    uint8_t input[(SHMRING_NAME_MAX > SHMRING_ADDRESS_MAX ? SHMRING_NAME_MAX
+                                                          : SHMRING_ADDRESS_MAX) +
+                  4];
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
         const struct placement_node *node = by_name[n];
-        memcpy(input, node->name, node->name_length);
+        size_t length;
+        const char *key = point_key(node, &length);
+        memcpy(input, key, length);
         uint32_t count = node->weight * params->vnodes;
         for (uint32_t i = 0; i < count; i++) {
-            input[node->name_length + 0] = (uint8_t)i;
-            input[node->name_length + 1] = (uint8_t)(i >> 8);
-            input[node->name_length + 2] = (uint8_t)(i >> 16);
-            input[node->name_length + 3] = (uint8_t)(i >> 24);
-            points[next].point =
-                shmring__hash64(params->hash, input, node->name_length + 4);
+            input[length + 0] = (uint8_t)i;
+            input[length + 1] = (uint8_t)(i >> 8);
+            input[length + 2] = (uint8_t)(i >> 16);
+            input[length + 3] = (uint8_t)(i >> 24);
+            points[next].point = shmring__hash64(params->hash, input, length + 4);
             points[next].node_index = node->node_index;
             points[next].reserved = 0;
             next++;

@@ -84,7 +84,12 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
     uint64_t point_count = 0;
     uint32_t table_size = 0;
     unsigned bucket_bits = 0;
-    if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
+        /* Envoy's table size does not grow with the hosts. */
+        if (up_count > 0)
+            table_size =
+                params->table_size ? params->table_size : ENVOY_MAGLEV_DEFAULT_TABLE_SIZE;
+    } else if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         if (up_count > 0) {
             table_size = params->table_size
                              ? params->table_size
@@ -120,6 +125,8 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         .bucket_bits = bucket_bits,
         .answer_bits = bucket_bits ? bucket_bits + ANSWER_EXTRA_BITS : 0,
         .table_size_param = params->table_size,
+        .min_ring_size_param = params->min_ring_size,
+        .max_ring_size_param = params->max_ring_size,
     };
     uint64_t end = sizeof(header);
     layout_section(&header.nodes, set->count * sizeof(struct snapshot_node), &end);
@@ -173,7 +180,11 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         }
     }
 
-    if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
+        if (up_count > 0)
+            err = shmring__envoy_maglev_place(up, up_count, table_size,
+                                              section_start(buf, &header.table));
+    } else if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
         if (up_count > 0)
             err = shmring__maglev_place(up, up_count, table_size,
                                         section_start(buf, &header.table));

@@ -7,7 +7,7 @@
  *   points  (ring, ketama: point_count struct snapshot_point, sorted)
  *   buckets (ring, ketama: 2^bucket_bits + 1 point indexes)
  *   answers (ring, ketama: 2^answer_bits + 1 bucket answers, see ANSWER_SPLIT_BITS)
- *   table   (maglev: table_size node indexes)
+ *   table   (maglev, envoy-maglev: table_size node indexes)
  *
  * Every section starts on a 64-byte boundary and is referenced by an offset from the
  * start of the buffer, never by a pointer, so the same bytes work at any address in
@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "hash_internal.h"
+#include "params_internal.h"
 #include "shmring.h"
 #include "shmring_ctl.h"
 
@@ -67,7 +68,11 @@ struct snapshot_header {
     struct snapshot_section answers;
     /* bucket_bits + ANSWER_EXTRA_BITS for a ring or ketama with points, else 0. */
     uint32_t answer_bits;
-    uint8_t reserved2[76];
+    /* The node set's min_ring_size and max_ring_size parameters (`envoy-ring`; 0:
+     * Envoy's defaults), kept so that the node set can be recreated. */
+    uint32_t min_ring_size_param;
+    uint32_t max_ring_size_param;
+    uint8_t reserved2[68];
 };
 
 _Static_assert(sizeof(struct snapshot_header) == 256, "header layout");
@@ -157,7 +162,9 @@ static inline shmring_params_t shmring__snapshot_params(const struct snapshot_he
     return (shmring_params_t){.algorithm = (shmring_algorithm_t)h->algorithm,
                               .hash = (shmring_hash_t)h->hash,
                               .vnodes = h->vnodes,
-                              .table_size = h->table_size_param};
+                              .table_size = h->table_size_param,
+                              .min_ring_size = h->min_ring_size_param,
+                              .max_ring_size = h->max_ring_size_param};
 }
 
 static inline const void *snapshot_section_at(const void *buffer,
@@ -191,10 +198,13 @@ static inline uint64_t shmring__snapshot_bucket(const struct snapshot_header *h,
 }
 
 /* The maglev table slot of KEY_HASH. Multiply-high maps the hash onto
- * [0, table_size) without a division. */
+ * [0, table_size) without a division; `envoy-maglev` takes the remainder, as
+ * Envoy's MaglevTable::chooseHost() does. */
 static inline uint64_t shmring__snapshot_slot(const struct snapshot_header *h,
                                               uint64_t key_hash)
 {
+    if (h->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
+        return key_hash % h->table_size;
     return (uint64_t)(((unsigned __int128)key_hash * h->table_size) >> 64);
 }
 
@@ -277,7 +287,7 @@ static inline uint32_t shmring__snapshot_point_owner(const void *buffer,
 static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         return table[shmring__snapshot_slot(h, key_hash)];
     }

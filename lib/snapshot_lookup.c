@@ -105,7 +105,7 @@ static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *fou
     const struct snapshot_header *h = snapshot_header(buffer);
     size_t wanted = n < h->up_count ? n : h->up_count;
     size_t count = 0;
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slot = shmring__snapshot_slot(h, key_hash);
         for (uint32_t step = 0; step < h->table_size && count < wanted; step++) {
@@ -163,7 +163,7 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slots[BATCH_GROUP];
         for (size_t i = 0; i < count; i++) {
@@ -227,11 +227,13 @@ void shmring__snapshot_info(const void *buffer, shmring_snapshot_info_t *out)
         .params = {.algorithm = (shmring_algorithm_t)h->algorithm,
                    .hash = (shmring_hash_t)h->hash,
                    .vnodes = h->vnodes,
-                   .table_size = h->table_size},
+                   .table_size = h->table_size,
+                   .min_ring_size = h->min_ring_size_param,
+                   .max_ring_size = h->max_ring_size_param},
         .node_count = h->node_count,
         .up_count = h->up_count,
         .point_count =
-            h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count,
+            shmring__algorithm_has_table(h->algorithm) ? h->table_size : h->point_count,
         .next_node_id = h->next_node_id,
         .size = h->total_size,
         .fingerprint = h->fingerprint};

@@ -45,13 +45,19 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
         h->bucket_bits > SNAPSHOT_BUCKET_BITS_MAX)
         return SHMRING_EBADPARAMS;
 
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         bool has_table = h->up_count > 0;
+        /* Envoy fills a table smaller than its host count too (some hosts get no
+         * slot); shmring's maglev gives every up node one. */
+        bool envoy = h->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV;
+        uint32_t size_wanted =
+            h->table_size_param
+                ? h->table_size_param
+                : (envoy ? ENVOY_MAGLEV_DEFAULT_TABLE_SIZE : h->table_size);
         if (h->point_count != 0 || h->bucket_bits != 0 || h->answer_bits != 0 ||
-            has_table != (h->table_size > 0) || h->table_size < h->up_count ||
+            has_table != (h->table_size > 0) || (!envoy && h->table_size < h->up_count) ||
             (has_table && !shmring__is_prime(h->table_size)) ||
-            (has_table && h->table_size_param != 0 &&
-             h->table_size != h->table_size_param))
+            (has_table && h->table_size != size_wanted))
             return SHMRING_EBADPARAMS;
     } else {
         bool has_points = h->up_count > 0;
@@ -240,7 +246,7 @@ int shmring__snapshot_validate(const void *buffer, size_t size)
     if (err == 0)
         err = check_nodes(buffer, h);
     if (err == 0)
-        err = h->algorithm == SHMRING_ALGORITHM_MAGLEV ? check_table(buffer, h)
-                                                       : check_points(buffer, h);
+        err = shmring__algorithm_has_table(h->algorithm) ? check_table(buffer, h)
+                                                         : check_points(buffer, h);
     return err;
 }

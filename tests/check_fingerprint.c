@@ -160,6 +160,27 @@ START_TEST(test_every_covered_field_counts)
         "{\"algorithm\": \"ring\", \"hash\": \"md5\", \"nodes\": [" NODES_ABC "]}",
         "{\"algorithm\": \"ring\", \"vnodes\": 100, \"nodes\": [" NODES_ABC "]}",
         "{\"algorithm\": \"maglev\", \"table_size\": 131071, \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"envoy-maglev\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"envoy-maglev\", \"table_size\": 131071, \"nodes\": [" NODES_ABC
+        "]}",
+        "{\"algorithm\": \"envoy-ring\", \"nodes\": [" NODES_ABC "]}",
+        "{\"algorithm\": \"envoy-ring\", \"hash\": \"murmur2\", \"nodes\": [" NODES_ABC
+        "]}",
+        "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 12, \"nodes\": [" NODES_ABC
+        "]}",
+        "{\"algorithm\": \"envoy-ring\", \"max_ring_size\": 2048, \"nodes\": [" NODES_ABC
+        "]}",
+        /* a hash_key given, and another hash_key */
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2, \"hash_key\": \"k\"}, {\"name\": \"b\", \"id\": 1, \"address\": "
+        "\"10.0.0.2:11211\"}, {\"name\": \"c\", \"id\": 2, \"address\": "
+        "\"10.0.0.3:11211\", "
+        "\"state\": \"down\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2, \"hash_key\": \"j\"}, {\"name\": \"b\", \"id\": 1, \"address\": "
+        "\"10.0.0.2:11211\"}, {\"name\": \"c\", \"id\": 2, \"address\": "
+        "\"10.0.0.3:11211\", "
+        "\"state\": \"down\"}]}",
         /* name, address, weight, state, id of one node */
         "{\"nodes\": [{\"name\": \"A\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
         "\"weight\": 2}, {\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}, "
@@ -211,6 +232,26 @@ START_TEST(test_unused_parameters_do_not_count)
     const char *ketama_vnodes =
         "{\"algorithm\": \"ketama\", \"vnodes\": 7, \"nodes\": [" NODES_ABC "]}";
     ck_assert_uint_eq(fingerprint_of(ketama), fingerprint_of(ketama_vnodes));
+    /* envoy-maglev's table_size 0 is Envoy's 65537; envoy-ring's ring sizes 0 are
+     * Envoy's 1024 and 8388608. */
+    const char *envoy_maglev =
+        "{\"algorithm\": \"envoy-maglev\", \"nodes\": [" NODES_ABC "]}";
+    const char *envoy_maglev_default =
+        "{\"algorithm\": \"envoy-maglev\", \"table_size\": 65537, \"nodes\": [" NODES_ABC
+        "]}";
+    ck_assert_uint_eq(fingerprint_of(envoy_maglev), fingerprint_of(envoy_maglev_default));
+    const char *envoy_ring =
+        "{\"algorithm\": \"envoy-ring\", \"nodes\": [" NODES_ABC "]}";
+    const char *envoy_ring_default =
+        "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 1024, \"max_ring_size\": "
+        "8388608, \"nodes\": [" NODES_ABC "]}";
+    ck_assert_uint_eq(fingerprint_of(envoy_ring), fingerprint_of(envoy_ring_default));
+    ck_assert(same_answers(envoy_ring, envoy_ring_default));
+    /* Ring sizes mean nothing to the other algorithms. */
+    const char *ring_sizes =
+        "{\"algorithm\": \"ring\", \"min_ring_size\": 12, \"nodes\": [" NODES_ABC "]}";
+    const char *ring = "{\"algorithm\": \"ring\", \"nodes\": [" NODES_ABC "]}";
+    ck_assert_uint_eq(fingerprint_of(ring), fingerprint_of(ring_sizes));
 }
 END_TEST
 

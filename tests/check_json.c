@@ -508,16 +508,16 @@ START_TEST(test_error_algorithm_and_hash)
 {
     parse_fails("{\"algorithm\": \"foo\", \"nodes\": []}",
                 "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx or libketama)");
+                "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)");
     parse_fails("{\"algorithm\": \"Ketama\", \"nodes\": []}",
                 "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx or libketama)");
+                "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)");
     parse_fails("{\"algorithm\": 2, \"nodes\": []}", "algorithm: must be a string");
     parse_fails(
         "{\"hash\": \"sha1\", \"nodes\": []}",
-        "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3 "
-        "or one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time)");
+        "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
+        "hsieh, jenkins, murmur, one_at_a_time, or one of Envoy's: xxh64, murmur2)");
     parse_fails("{\"hash\": null, \"nodes\": []}", "hash: must be a string");
     parse_fails("{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": []}",
                 "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)");
@@ -538,16 +538,16 @@ START_TEST(test_error_quoted_values)
     parse_fails("{\"algorithm\": \"a\\\"b\\n\\u0001\", \"nodes\": []}",
                 "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
                 "maglev, ketama, "
-                "twemproxy, nginx or libketama)");
+                "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)");
     char text[1024];
     char wanted[320];
     format_into(text, sizeof(text), "{\"hash\": \"%s\", \"nodes\": []}",
                 repeat('h', 500));
     format_into(
         wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3 "
-        "or one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time)",
+        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
+        "hsieh, jenkins, murmur, one_at_a_time, or one of Envoy's: xxh64, murmur2)",
         repeat('h', 64));
     parse_fails(text, wanted);
     /* A cut never splits a UTF-8 sequence: 63 ASCII bytes, then a 2-byte letter. */
@@ -555,9 +555,9 @@ START_TEST(test_error_quoted_values)
                 repeat('h', 63));
     format_into(
         wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3 "
-        "or one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time)",
+        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
+        "hsieh, jenkins, murmur, one_at_a_time, or one of Envoy's: xxh64, murmur2)",
         repeat('h', 63));
     parse_fails(text, wanted);
     /* A long odd key is quoted and cut the same way. */
@@ -589,13 +589,81 @@ START_TEST(test_error_table_size)
 }
 END_TEST
 
+START_TEST(test_envoy_ring_sizes)
+{
+    /* envoy-ring's ring sizes round-trip, and a ring that gives none writes none. */
+    static const char text[] = "{\"algorithm\": \"envoy-ring\", \"hash\": \"murmur2\", "
+                               "\"min_ring_size\": 12, \"max_ring_size\": 24, "
+                               "\"nodes\": [{\"name\": \"a\", \"address\": "
+                               "\"127.0.0.1:80\", \"hash_key\": \"k\"}]}";
+    shmring_nodeset_t *set = parse_ok(text, NULL);
+    shmring_params_t params;
+    shmring_nodeset_params(set, &params);
+    ck_assert_int_eq(params.algorithm, SHMRING_ALGORITHM_ENVOY_RING);
+    ck_assert_int_eq(params.hash, SHMRING_HASH_MURMUR2);
+    ck_assert_uint_eq(params.min_ring_size, 12);
+    ck_assert_uint_eq(params.max_ring_size, 24);
+    char *dumped;
+    ck_assert_int_eq(shmring_nodeset_to_json(set, &dumped), 0);
+    ck_assert_ptr_nonnull(strstr(dumped, "\"min_ring_size\": 12,"));
+    ck_assert_ptr_nonnull(strstr(dumped, "\"max_ring_size\": 24,"));
+    shmring_nodeset_t *again = parse_ok(dumped, NULL);
+    shmring_nodeset_params(again, &params);
+    ck_assert_uint_eq(params.min_ring_size, 12);
+    ck_assert_uint_eq(params.max_ring_size, 24);
+    free(dumped);
+    shmring_nodeset_free(again);
+    shmring_nodeset_free(set);
+
+    /* Without a hash, envoy-ring takes Envoy's xxh64. */
+    set = parse_ok("{\"algorithm\": \"envoy-maglev\", \"nodes\": []}", NULL);
+    shmring_nodeset_params(set, &params);
+    ck_assert_int_eq(params.hash, SHMRING_HASH_XXH64);
+    ck_assert_int_eq(shmring_nodeset_to_json(set, &dumped), 0);
+    ck_assert_ptr_null(strstr(dumped, "ring_size"));
+    ck_assert_ptr_nonnull(strstr(dumped, "\"table_size\": 0,"));
+    free(dumped);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+START_TEST(test_error_envoy_params)
+{
+    static const char *const bad[] = {"0", "8388609", "-1", "\"12\"", "1.5", "null"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": %s, \"nodes\": []}",
+                 bad[i]);
+        parse_fails(text, "min_ring_size: must be an integer from 1 to 8388608");
+        snprintf(text, sizeof(text),
+                 "{\"algorithm\": \"envoy-ring\", \"max_ring_size\": %s, \"nodes\": []}",
+                 bad[i]);
+        parse_fails(text, "max_ring_size: must be an integer from 1 to 8388608");
+    }
+    /* Envoy's BadRingSizeBounds, and a maximum below the default minimum. */
+    parse_fails("{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 20, "
+                "\"max_ring_size\": 10, \"nodes\": []}",
+                "min_ring_size: must not exceed max_ring_size (10)");
+    parse_fails("{\"algorithm\": \"envoy-ring\", \"max_ring_size\": 1000, \"nodes\": []}",
+                "min_ring_size: must not exceed max_ring_size (1000)");
+    /* A prime past Envoy's largest maglev table. */
+    parse_fails("{\"algorithm\": \"envoy-maglev\", \"table_size\": 5000077, "
+                "\"nodes\": []}",
+                "table_size: must be at most 5000011 for envoy-maglev");
+    parse_fails("{\"algorithm\": \"envoy-maglev\", \"hash\": \"xxh3\", \"nodes\": []}",
+                "hash: \"xxh3\" cannot be used with algorithm \"envoy-maglev\" "
+                "(expected xxh64)");
+}
+END_TEST
+
 START_TEST(test_error_first_in_document_order)
 {
     parse_fails("{\"nodes\": [{\"name\": \"a\", \"weight\": 0}], \"algorithm\": \"x\"}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
     parse_fails("{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
                 "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx or libketama)");
+                "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)");
     parse_fails("{\"nodes\": [{\"weight\": 0, \"name\": \"\"}]}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
 }
@@ -957,6 +1025,8 @@ static Suite *json_suite(void)
     tcase_add_test(errors, test_error_algorithm_and_hash);
     tcase_add_test(errors, test_error_quoted_values);
     tcase_add_test(errors, test_error_table_size);
+    tcase_add_test(errors, test_error_envoy_params);
+    tcase_add_test(errors, test_envoy_ring_sizes);
     tcase_add_test(errors, test_error_first_in_document_order);
     tcase_add_test(errors, test_error_bad_base);
 #if TEST_FAIL_ALLOCATIONS

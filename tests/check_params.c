@@ -20,17 +20,21 @@ START_TEST(algorithm_names_both_ways)
     static const struct {
         shmring_algorithm_t algorithm;
         const char *name;
-    } names[] = {
-        {SHMRING_ALGORITHM_RING, "ring"},     {SHMRING_ALGORITHM_MAGLEV, "maglev"},
-        {SHMRING_ALGORITHM_KETAMA, "ketama"}, {SHMRING_ALGORITHM_TWEMPROXY, "twemproxy"},
-        {SHMRING_ALGORITHM_NGINX, "nginx"},   {SHMRING_ALGORITHM_LIBKETAMA, "libketama"}};
+    } names[] = {{SHMRING_ALGORITHM_RING, "ring"},
+                 {SHMRING_ALGORITHM_MAGLEV, "maglev"},
+                 {SHMRING_ALGORITHM_KETAMA, "ketama"},
+                 {SHMRING_ALGORITHM_TWEMPROXY, "twemproxy"},
+                 {SHMRING_ALGORITHM_NGINX, "nginx"},
+                 {SHMRING_ALGORITHM_LIBKETAMA, "libketama"},
+                 {SHMRING_ALGORITHM_ENVOY_MAGLEV, "envoy-maglev"},
+                 {SHMRING_ALGORITHM_ENVOY_RING, "envoy-ring"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
         shmring_algorithm_t parsed = (shmring_algorithm_t)99;
         ck_assert_int_eq(shmring_algorithm_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
-    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)6), "unknown");
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)8), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
                                       "rin",  "rings",    "chord",  "md5",   "unknown",
@@ -61,18 +65,20 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_HSIEH, "hsieh"},
                  {SHMRING_HASH_JENKINS, "jenkins"},
                  {SHMRING_HASH_MURMUR, "murmur"},
-                 {SHMRING_HASH_ONE_AT_A_TIME, "one_at_a_time"}};
+                 {SHMRING_HASH_ONE_AT_A_TIME, "one_at_a_time"},
+                 {SHMRING_HASH_XXH64, "xxh64"},
+                 {SHMRING_HASH_MURMUR2, "murmur2"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
         shmring_hash_t parsed = (shmring_hash_t)99;
         ck_assert_int_eq(shmring_hash_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].hash);
     }
-    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)15), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)17), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
-    static const char *const bad[] = {"",        "XXH3", "MD5",  "xxh64",  "xxhash",
-                                      "sha1",    "md4",  "crc",  "fnv",    "fnv1",
-                                      "murmur2", "ring", "md5 ", "unknown"};
+    static const char *const bad[] = {"",      "XXH3", "MD5",  "xxh128", "xxhash",
+                                      "sha1",  "md4",  "crc",  "fnv",    "fnv1",
+                                      "XXH64", "ring", "md5 ", "unknown"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         shmring_hash_t parsed;
         ck_assert_int_eq(shmring_hash_parse(bad[i], &parsed), SHMRING_EBADHASH);
@@ -150,14 +156,22 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_RING, SHMRING_HASH_FNV1A_64, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_JENKINS, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_CRC16, SHMRING_EBADHASH},
-        {6, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
+        {SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_HASH_XXH64, 0},
+        {SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_HASH_MURMUR2, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_ENVOY_RING, SHMRING_HASH_XXH64, 0},
+        {SHMRING_ALGORITHM_ENVOY_RING, SHMRING_HASH_MURMUR2, 0},
+        {SHMRING_ALGORITHM_ENVOY_RING, SHMRING_HASH_MURMUR3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH64, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MURMUR2, SHMRING_EBADHASH},
+        {8, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {SHMRING_ALGORITHM_RING, 15, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, 17, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, -1, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_TWEMPROXY, 15, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_KETAMA, 15, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, 17, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, 17, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
-        {6, 15, SHMRING_EBADALGORITHM},
+        {8, 17, SHMRING_EBADALGORITHM},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         shmring_params_t p = params_of((shmring_algorithm_t)cases[i].algorithm,

@@ -1,7 +1,8 @@
 /*
  * Tests of lib/placement.c, the door through which the snapshot builder reaches every
  * placement algorithm: builds are byte-identical for the same node set, whatever the
- * algorithm and hash, and the order nodes were added in does not change any lookup.
+ * algorithm and hash, the order nodes were added in does not change any lookup, and
+ * ring and maglev hash a node's hash_key in place of its name.
  * Each algorithm has its own program, check_placement_<algorithm>.c.
  */
 #include <stdbool.h>
@@ -83,6 +84,108 @@ START_TEST(node_order_does_not_matter)
     shmring_nodeset_free(backward);
 }
 END_TEST
+/*
+ * A node set of 12 nodes named PREFIX-i, each with hash_key "key-i" when HASH_KEYS
+ * (and an address of its own), listed forwards or backwards.
+ */
+static shmring_nodeset_t *keyed_set(shmring_algorithm_t algorithm, const char *prefix,
+                                    bool hash_keys, bool backwards)
+{
+    shmring_nodeset_t *set = test_empty_set(algorithm, SHMRING_HASH_XXH3, 40);
+    for (int i = 0; i < 12; i++) {
+        int n = backwards ? 11 - i : i;
+        char name[32], address[48], key[16];
+        snprintf(name, sizeof(name), "%s-%d", prefix, n);
+        snprintf(address, sizeof(address), "%s.example:%d", prefix, 7000 + n);
+        snprintf(key, sizeof(key), "key-%d", n);
+        ck_assert_int_eq(shmring_nodeset_add(set, name, address, 1 + (uint32_t)n % 3,
+                                             SHMRING_STATE_UP, NULL),
+                         0);
+        if (hash_keys)
+            ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
+    }
+    return set;
+}
+
+/* The number after the last '-' of NAME: which of keyed_set()'s nodes it is. */
+static int node_number(const char *name)
+{
+    return atoi(strrchr(name, '-') + 1);
+}
+
+/* How many of 20,000 keys two snapshots send to different node numbers. */
+static uint32_t keys_moved(const shmring_snapshot_t *a, const shmring_snapshot_t *b)
+{
+    uint32_t moved = 0;
+    for (uint64_t k = 0; k < 20000; k++) {
+        char key[32];
+        size_t len = test_key(key, k);
+        shmring_node_t x, y;
+        EXPECT_INT_EQ(shmring_snapshot_lookup(a, key, len, &x), 0);
+        EXPECT_INT_EQ(shmring_snapshot_lookup(b, key, len, &y), 0);
+        moved += node_number(x.name) != node_number(y.name);
+    }
+    return moved;
+}
+
+START_TEST(hash_key_renames_move_no_keys)
+{
+    /* ring and maglev hash a node's hash_key in place of its name: renaming and
+     * re-addressing nodes that keep their hash keys (and reordering them) moves no
+     * key; without hash keys, the same renaming moves keys. */
+    shmring_algorithm_t algorithm =
+        _i == 0 ? SHMRING_ALGORITHM_RING : SHMRING_ALGORITHM_MAGLEV;
+    shmring_nodeset_t *before = keyed_set(algorithm, "old", true, false);
+    shmring_nodeset_t *after = keyed_set(algorithm, "new", true, true);
+    shmring_snapshot_t *a = test_snapshot(before);
+    shmring_snapshot_t *b = test_snapshot(after);
+    ck_assert_uint_eq(keys_moved(a, b), 0);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
+    shmring_nodeset_free(before);
+    shmring_nodeset_free(after);
+
+    before = keyed_set(algorithm, "old", false, false);
+    after = keyed_set(algorithm, "new", false, true);
+    a = test_snapshot(before);
+    b = test_snapshot(after);
+    ck_assert_uint_gt(keys_moved(a, b), 10000);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
+    shmring_nodeset_free(before);
+    shmring_nodeset_free(after);
+}
+END_TEST
+
+START_TEST(hash_key_replaces_the_name)
+{
+    /* A node whose hash_key is another node's name takes that node's place: node
+     * "x" keyed "node-3" answers exactly what "node-3" answered. */
+    shmring_algorithm_t algorithm =
+        _i == 0 ? SHMRING_ALGORITHM_RING : SHMRING_ALGORITHM_MAGLEV;
+    shmring_nodeset_t *named = test_empty_set(algorithm, SHMRING_HASH_XXH3, 40);
+    shmring_nodeset_t *keyed = test_empty_set(algorithm, SHMRING_HASH_XXH3, 40);
+    for (int n = 0; n < 8; n++) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%d", n);
+        test_add_node(named, name, 1, SHMRING_STATE_UP);
+        if (n == 3) {
+            test_add_node(keyed, "x-3", 1, SHMRING_STATE_UP);
+            ck_assert_int_eq(shmring_nodeset_set_hash_key(keyed, "x-3", name), 0);
+        } else {
+            test_add_node(keyed, name, 1, SHMRING_STATE_UP);
+        }
+    }
+    shmring_snapshot_t *a = test_snapshot(named);
+    shmring_snapshot_t *b = test_snapshot(keyed);
+    ck_assert_uint_eq(keys_moved(a, b), 0);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
+    shmring_nodeset_free(named);
+    shmring_nodeset_free(keyed);
+}
+END_TEST
+
 static Suite *placement_suite(void)
 {
     Suite *s = suite_create("placement");
@@ -90,6 +193,12 @@ static Suite *placement_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, builds_are_byte_identical);
     tcase_add_loop_test(tc, node_order_does_not_matter, 0, 10);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("hash_key");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, hash_key_renames_move_no_keys, 0, 2);
+    tcase_add_loop_test(tc, hash_key_replaces_the_name, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

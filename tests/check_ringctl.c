@@ -834,6 +834,71 @@ START_TEST(test_show_maglev)
 }
 END_TEST
 
+START_TEST(test_envoy_and_hash_key)
+{
+    /* Envoy's ring_hash Basic ring: hosts 127.0.0.1:90 to :95, minimum_ring_size 12;
+     * "foo" hashes (xxHash64) to 3728699739546630719, whose next point is :93's. */
+    EXPECT(0,
+           fmt("created ring '%s' (envoy-ring, xxh64, ring size 12 to 8388608): "
+               "generation 1\n",
+               ring),
+           "", "-r", ring, "init", "--algorithm", "envoy-ring", "--min-ring-size", "12");
+    for (int port = 90; port <= 95; port++)
+        EXPECT(0,
+               fmt("added h%d (id %d) to ring '%s': generation %d\n", port, port - 90,
+                   ring, port - 88),
+               "", "-r", ring, "add", fmt("h%d", port), fmt("127.0.0.1:%d", port));
+    EXPECT(0, "foo\th93\t127.0.0.1:93\n", "", "-r", ring, "lookup", "foo");
+    struct run r;
+    RUN(&r, "-r", ring, "show");
+    ck_assert_msg(strstr(r.out,
+                         "\nalgorithm:     envoy-ring\nhash:          xxh64\n"
+                         "ring size:     12 to 8388608\npoints:        12\n") != NULL,
+                  "%s", r.out);
+    run_free(&r);
+
+    /* --hash-key: the node is stored with it, and hashed by it: a node keyed like
+     * h93's address takes over h93's points, so "foo" goes to whichever of the two
+     * comes first in node-set order (Envoy keeps equal points unordered; we keep
+     * them in host order). */
+    EXPECT(0, fmt("added k (id 6) to ring '%s': generation 8\n", ring), "", "-r", ring,
+           "add", "k", "10.9.9.9:80", "--hash-key", "127.0.0.1:93");
+    shmring_nodeset_t *set = nodeset_of(ring);
+    shmring_node_info_t k = node_of(set, "k");
+    ck_assert_str_eq(k.hash_key, "127.0.0.1:93");
+    shmring_nodeset_free(set);
+    EXPECT(0, "foo\th93\t127.0.0.1:93\n", "", "-r", ring, "lookup", "foo");
+    EXPECT(0, fmt("removed h93 (id 3) from ring '%s': generation 9\n", ring), "", "-r",
+           ring, "remove", "h93");
+    EXPECT(0, "foo\tk\t10.9.9.9:80\n", "", "-r", ring, "lookup", "foo");
+
+    /* Bad values are usage errors that change nothing. */
+    EXPECT(2, "",
+           "ringctl: error: hash key must be 1-255 bytes of UTF-8 without control "
+           "characters: ''\n",
+           "-r", ring, "add", "j", "j:1", "--hash-key", "");
+    EXPECT(2, "", "ringctl: error: option '--hash-key' does not apply to 'remove'\n",
+           "-r", ring, "remove", "k", "--hash-key", "x");
+    ck_assert_uint_eq(generation_of(ring), 9);
+    EXPECT(2, "", "ringctl: error: --min-ring-size 20 exceeds --max-ring-size 10\n", "-r",
+           other, "init", "--algorithm", "envoy-ring", "--min-ring-size", "20",
+           "--max-ring-size", "10");
+    EXPECT(2, "",
+           "ringctl: error: --max-ring-size must be an integer from 1 to 8388608: "
+           "'8388609'\n",
+           "-r", other, "init", "--algorithm", "envoy-ring", "--max-ring-size",
+           "8388609");
+    EXPECT(2, "",
+           "ringctl: error: table size must be 0 or a prime number up to 5000011 for "
+           "envoy-maglev: '5000077'\n",
+           "-r", other, "init", "--algorithm", "envoy-maglev", "--table-size", "5000077");
+    EXPECT(0,
+           fmt("created ring '%s' (envoy-maglev, xxh64, table size 7): generation 1\n",
+               other),
+           "", "-r", other, "init", "--algorithm", "envoy-maglev", "--table-size", "7");
+}
+END_TEST
+
 START_TEST(test_lookup)
 {
     make_ring();
@@ -1019,6 +1084,20 @@ START_TEST(test_check)
     ck_assert_int_eq(r.status, 1);
     run_free(&r);
     ck_assert_uint_eq(generation_of(ring), 3);
+
+    /* A hash key and envoy-ring's ring sizes are differences too. */
+    write_file(
+        temp_file,
+        "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 12, \"nodes\": [\n"
+        "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\", \"hash_key\": "
+        "\"k\"},\n"
+        "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", \"weight\": 3}\n"
+        "]}\n");
+    EXPECT(1,
+           "params: algorithm ring -> envoy-ring, hash xxh3 -> xxh64, min_ring_size 0 -> "
+           "12\n"
+           "changed node-a: hash_key (none) -> k\n",
+           "", "-r", ring, "check", temp_file);
 
     write_file(temp_file, "{\"nodes\": [{\"name\": \"x\", \"weight\": 0}]}");
     EXPECT(
@@ -1380,12 +1459,14 @@ START_TEST(test_error_numbers)
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
     EXPECT(2, "",
-           "ringctl: error: unknown algorithm 'jump' (use ring, maglev or ketama)\n",
+           "ringctl: error: unknown algorithm 'jump' (use ring, maglev, ketama, "
+           "twemproxy, nginx, libketama, "
+           "envoy-maglev or envoy-ring)\n",
            "-r", other, "init", "--algorithm", "jump");
-    EXPECT(
-        2, "",
-        "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3)\n",
-        "-r", other, "init", "--hash", "sha1");
+    EXPECT(2, "",
+           "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+           "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
+           "-r", other, "init", "--hash", "sha1");
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
     assert_ring_unchanged(ring, &saved);
@@ -1467,7 +1548,7 @@ START_TEST(test_error_usage)
            "--json=yes", "show");
     EXPECT(2, "",
            "ringctl: error: missing arguments for 'add' (usage: ringctl add NAME ADDRESS "
-           "[--weight W])\n",
+           "[--weight W] [--hash-key K])\n",
            "-r", ring, "add", "node-c");
     EXPECT(2, "",
            "ringctl: error: missing arguments for 'weight' (usage: ringctl weight NAME "
@@ -2007,7 +2088,8 @@ START_TEST(test_bad_arguments_matrix)
             "dump", "extra");
     REFUSED(2, ERR "too many arguments for 'destroy' (usage: ringctl destroy)\n", "-r",
             ring, "destroy", "extra");
-    const char *add_usage = "(usage: ringctl add NAME ADDRESS [--weight W])\n";
+    const char *add_usage =
+        "(usage: ringctl add NAME ADDRESS [--weight W] [--hash-key K])\n";
     REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add");
     REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add",
             "x");
@@ -2094,9 +2176,12 @@ START_TEST(test_bad_arguments_matrix)
 
     /* init of an existing ring, and bad parameters. */
     REFUSED(1, fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
-    INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev or ketama)\n",
+    INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
+                     "nginx, libketama, "
+                     "envoy-maglev or envoy-ring)\n",
                  "--algorithm", "chord");
-    INIT_REFUSED(ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3)\n",
+    INIT_REFUSED(ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+                     "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
                  "--hash", "sha1");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
@@ -3353,14 +3438,12 @@ START_TEST(test_command_help)
     RUN(&r, "add", "--help");
     ck_assert_int_eq(r.status, 0);
     ck_assert_str_eq(r.err, "");
-    ck_assert_msg(strncmp(r.out,
-                          "Usage: ringctl [OPTIONS] add NAME ADDRESS [--weight W]\n\n"
-                          "  add an up node with weight W (default 1)\n",
-                          strlen("Usage: ringctl [OPTIONS] add NAME ADDRESS [--weight "
-                                 "W]\n\n  add an up node with weight W (default 1)\n")) ==
-                      0,
-                  "%s", r.out);
+    static const char usage[] =
+        "Usage: ringctl [OPTIONS] add NAME ADDRESS [--weight W] [--hash-key K]\n\n"
+        "  add an up node with weight W (default 1) and hash key K (default none)\n";
+    ck_assert_msg(strncmp(r.out, usage, strlen(usage)) == 0, "%s", r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "      --weight W "));
+    ck_assert_ptr_nonnull(strstr(r.out, "      --hash-key K "));
     ck_assert_ptr_nonnull(strstr(r.out, "      --dry-run "));
     ck_assert_ptr_null(strstr(r.out, "--algorithm"));
     ck_assert_ptr_null(strstr(r.out, "  remove NAME"));
@@ -3457,6 +3540,7 @@ static Suite *ringctl_suite(void)
     tcase_add_test(core, test_change_json);
     tcase_add_test(core, test_show);
     tcase_add_test(core, test_show_maglev);
+    tcase_add_test(core, test_envoy_and_hash_key);
     tcase_add_test(core, test_lookup);
     tcase_add_test(core, test_lookup_stdin);
     tcase_add_test(core, test_dump);

@@ -505,6 +505,42 @@ START_TEST(maglev_params_refused)
 }
 END_TEST
 
+START_TEST(envoy_params_refused)
+{
+    /* envoy-maglev: the size in use is the configured one, 0 standing for 65537. */
+    shmring_nodeset_t *set =
+        test_small_set(SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_HASH_XXH64, 7);
+    struct guarded g = guarded_build(set);
+    shmring_nodeset_free(set);
+    ck_assert_uint_eq(header_of(&g)->table_size, 7);
+    header_of(&g)->table_size_param = 0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->table_size_param = 11;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->table_size_param = 7;
+    header_of(&g)->hash = SHMRING_HASH_XXH3;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+
+    /* envoy-ring: ring sizes within Envoy's limits, the minimum at most the maximum. */
+    set = test_small_set(SHMRING_ALGORITHM_ENVOY_RING, SHMRING_HASH_XXH64, 0);
+    g = guarded_build(set);
+    shmring_nodeset_free(set);
+    header_of(&g)->min_ring_size_param = 20;
+    header_of(&g)->max_ring_size_param = 10;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    header_of(&g)->min_ring_size_param = 0;
+    header_of(&g)->max_ring_size_param = 8388609;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADPARAMS);
+    guarded_free(&g);
+}
+END_TEST
+
 /* ---- checksum ---- */
 
 START_TEST(checksum_mismatch)
@@ -1075,6 +1111,7 @@ static Suite *snapshot_validate_suite(void)
     tcase_add_test(tc, params_refused);
     tcase_add_test(tc, ketama_needs_md5);
     tcase_add_test(tc, maglev_params_refused);
+    tcase_add_test(tc, envoy_params_refused);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("checksum");

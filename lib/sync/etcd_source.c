@@ -8,8 +8,9 @@
  *
  * Prefix mode: every key under the prefix is one node, its value the node's JSON
  * object ("name" defaults to the rest of the key); the key equal to the prefix
- * itself, if present, holds the parameters (algorithm, hash, vnodes, table_size)
- * as a JSON object. Nodes are taken in key order, the same on every host.
+ * itself, if present, holds the parameters (algorithm, hash, vnodes, table_size,
+ * min_ring_size, max_ring_size: the node-set format's) as a JSON object. Nodes are taken
+ * in key order, the same on every host.
  */
 #include <inttypes.h>
 #include <stdio.h>

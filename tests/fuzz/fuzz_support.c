@@ -49,6 +49,11 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
     if (up == 0)
         return 0;
     switch (params.algorithm) {
+    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
+        return (params.table_size != 0 ? params.table_size : 65537) + up;
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        /* At most the maximum ring size, plus one point of rounding. */
+        return (params.max_ring_size != 0 ? params.max_ring_size : 8388608) + 1;
     case SHMRING_ALGORITHM_MAGLEV:
         /* The default table is the first prime of a doubling series at or above
          * max(65537, 100 x up): less than twice that. */
@@ -86,8 +91,11 @@ static bool node_is(const void *buffer, uint32_t index, const shmring_node_t *no
 }
 
 /* Maglev's slot of KEY_HASH, as the reader computes it. */
-static uint64_t maglev_slot(uint64_t key_hash, uint32_t table_size)
+static uint64_t maglev_slot(unsigned algorithm, uint64_t key_hash, uint32_t table_size)
 {
+    /* Envoy's MaglevTable::chooseHost() takes the remainder. */
+    if (algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
+        return key_hash % table_size;
     return (uint64_t)(((unsigned __int128)key_hash * table_size) >> 64);
 }
 
@@ -115,9 +123,9 @@ static size_t reference_owners(const void *buffer, uint64_t key_hash, uint32_t *
                                size_t n)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    bool maglev = h->algorithm == SHMRING_ALGORITHM_MAGLEV;
+    bool maglev = shmring__algorithm_has_table(h->algorithm);
     uint32_t positions = maglev ? h->table_size : h->point_count;
-    uint64_t at = maglev ? maglev_slot(key_hash, h->table_size)
+    uint64_t at = maglev ? maglev_slot(h->algorithm, key_hash, h->table_size)
                          : first_point_at_or_after(buffer, key_hash);
     const uint32_t *table = snapshot_section_at(buffer, &h->table);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
@@ -141,7 +149,7 @@ static uint32_t mark_owners(const void *buffer, bool *owns)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     uint32_t distinct = 0;
-    if (h->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+    if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         for (uint32_t s = 0; s < h->table_size; s++) {
             distinct += !owns[table[s]];
@@ -165,7 +173,7 @@ static void check_info(const shmring_snapshot_t *snapshot)
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     uint32_t slots =
-        h->algorithm == SHMRING_ALGORITHM_MAGLEV ? h->table_size : h->point_count;
+        shmring__algorithm_has_table(h->algorithm) ? h->table_size : h->point_count;
     FUZZ_REQUIRE(info.params.algorithm == (shmring_algorithm_t)h->algorithm &&
                      info.params.hash == (shmring_hash_t)h->hash &&
                      info.params.vnodes == h->vnodes &&

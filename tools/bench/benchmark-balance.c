@@ -7,7 +7,7 @@
 
 #include "ringbench.h"
 
-static double balance[ALGORITHMS][NODE_COUNTS_MAX];
+static double balance[OWN_ALGORITHMS][NODE_COUNTS_MAX];
 
 /* Largest keyspace share over the mean share (1 / up nodes) of a snapshot. */
 static double balance_of(const shmring_snapshot_t *snapshot)
@@ -30,7 +30,7 @@ static double balance_of(const shmring_snapshot_t *snapshot)
 static int run(const struct config *cfg, const struct keyset *cold)
 {
     (void)cold;
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->node_count_n; n++) {
             shmring_nodeset_t *set;
             if (nodeset_make(algorithms[a], cfg->node_counts[n], &set) != 0)
@@ -51,7 +51,7 @@ static void print(const struct config *cfg)
 {
     printf("\n5. Balance: largest / mean keyspace share (shmring_snapshot_shares)\n");
     print_nodes_row(cfg->node_counts, cfg->node_count_n);
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         printf("%-20s", shmring_algorithm_name(algorithms[a]));
         for (size_t n = 0; n < cfg->node_count_n; n++)
             printf("%10.3f", balance[a][n]);
@@ -62,7 +62,7 @@ static void print(const struct config *cfg)
 static void json(const struct config *cfg, json_t *root)
 {
     json_t *array = json_array();
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->node_count_n; n++)
             json_array_append_new(array,
                                   json_pack("{sssIso}", "algorithm",

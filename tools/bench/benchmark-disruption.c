@@ -11,7 +11,7 @@ struct disruption_result {
     double removed;
 };
 
-static struct disruption_result results[ALGORITHMS];
+static struct disruption_result results[OWN_ALGORITHMS];
 
 static int disruption_of(shmring_algorithm_t algorithm, struct disruption_result *out)
 {
@@ -58,7 +58,7 @@ static int run(const struct config *cfg, const struct keyset *cold)
 {
     (void)cfg;
     (void)cold;
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         if (disruption_of(algorithms[a], &results[a]) != 0)
             return -1;
     }
@@ -75,7 +75,7 @@ static void print(const struct config *cfg)
            "nodes or node-0 leaves them (exact)\n");
     printf("%-10s%12s%10s%10s%14s%10s%10s\n", "algorithm", "add: moved", "ideal", "ratio",
            "remove: moved", "ideal", "ratio");
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         const struct disruption_result *d = &results[a];
         printf("%-10s%11.3f%%%9.3f%%%9.2fx%13.3f%%%9.3f%%%9.2fx\n",
                shmring_algorithm_name(algorithms[a]), 100.0 * d->added, 100.0 * ideal_add,
@@ -87,7 +87,7 @@ static void print(const struct config *cfg)
 static void derive(const struct config *cfg, struct figures *out)
 {
     (void)cfg;
-    for (int a = 0; a < ALGORITHMS; a++)
+    for (int a = 0; a < OWN_ALGORITHMS; a++)
         figure_add(out, FIGURE_VALUE, DISRUPTION_NODES, results[a].added / ideal_add, 0.0,
                    "%s: add 1 node to %d, moved / ideal",
                    shmring_algorithm_name(algorithms[a]), DISRUPTION_NODES);
@@ -97,7 +97,7 @@ static void json(const struct config *cfg, json_t *root)
 {
     (void)cfg;
     json_t *disruption = json_array();
-    for (int a = 0; a < ALGORITHMS; a++)
+    for (int a = 0; a < OWN_ALGORITHMS; a++)
         json_array_append_new(
             disruption,
             json_pack("{sssisosososo}", "algorithm",

@@ -17,7 +17,7 @@ struct publish_result {
     uint32_t points;
 };
 
-static struct publish_result results[ALGORITHMS][NODE_COUNTS_MAX];
+static struct publish_result results[OWN_ALGORITHMS][NODE_COUNTS_MAX];
 
 /* A first, untimed publication makes every timed one replace a version of the same
  * size, as a live update does. */
@@ -67,7 +67,7 @@ static int publish_time(const struct config *cfg, const char *ring,
 static int run(const struct config *cfg, const struct keyset *cold)
 {
     (void)cold;
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->publish_count_n; n++) {
             if (publish_time(cfg, scratch_ring(RING_PUBLISH), algorithms[a],
                              cfg->publish_counts[n], &results[a][n]) != 0)
@@ -85,7 +85,7 @@ static void print(const struct config *cfg)
            cfg->publish_reps);
     printf("%-10s%10s%14s%14s%12s\n", "algorithm", "nodes", "points/slots",
            "snapshot MiB", "seconds");
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->publish_count_n; n++) {
             const struct publish_result *p = &results[a][n];
             char nodes[32], points[32];
@@ -99,7 +99,7 @@ static void print(const struct config *cfg)
 
 static void derive(const struct config *cfg, struct figures *out)
 {
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->publish_count_n; n++) {
             if (results[a][n].measured)
                 figure_add(out, FIGURE_VALUE, cfg->publish_counts[n],
@@ -112,7 +112,7 @@ static void derive(const struct config *cfg, struct figures *out)
 static void json(const struct config *cfg, json_t *root)
 {
     json_t *publish = json_array();
-    for (int a = 0; a < ALGORITHMS; a++) {
+    for (int a = 0; a < OWN_ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->publish_count_n; n++) {
             const struct publish_result *p = &results[a][n];
             json_array_append_new(

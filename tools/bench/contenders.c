@@ -6,8 +6,10 @@
  */
 #include <math.h>
 #include <nettle/md5.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* The floor is xxh3 as the library compiles it: inlined, not called. */
 #define XXH_INLINE_ALL
@@ -18,31 +20,54 @@
 /* Measurements read this many consecutive keys between two clock readings. */
 #define CHUNK_KEYS 16384
 
-const char *const contender_names[CONTENDERS] = {
-    "xxh3 floor",         "md5 floor",           "ring reader",
-    "ring reader id",     "ring reader batch",   "ring in-process",
-    "ring in-process id", "ring in-proc. batch", "maglev reader",
-    "maglev reader id",   "maglev reader batch", "maglev in-process",
-    "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
-    "ketama reader id",   "ketama reader batch", "ketama in-process",
-    "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
-    "libmemcached",       "one-miss floor",
-};
+const char *contender_names[CONTENDERS];
+const char *contender_keys[CONTENDERS];
 
-const char *const contender_keys[CONTENDERS] = {
-    "xxh3_floor",           "md5_floor",
-    "ring_reader",          "ring_reader_id",
-    "ring_reader_batch",    "ring_in_process",
-    "ring_in_process_id",   "ring_in_process_batch",
-    "maglev_reader",        "maglev_reader_id",
-    "maglev_reader_batch",  "maglev_in_process",
-    "maglev_in_process_id", "maglev_in_process_batch",
-    "ketama_reader",        "ketama_reader_id",
-    "ketama_reader_batch",  "ketama_in_process",
-    "ketama_in_process_id", "ketama_in_process_batch",
-    "textbook_ring",        "libmemcached_ketama",
-    "one_miss_floor",
-};
+void contender_names_init(void)
+{
+    static const char *const floor_names[C_ALGORITHM_FIRST] = {
+        "xxh3 floor", "md5 floor", "xxh64 floor", "crc32 floor", "fnv1a_64 floor"};
+    static const char *const floor_keys[C_ALGORITHM_FIRST] = {
+        "xxh3_floor", "md5_floor", "xxh64_floor", "crc32_floor", "fnv1a_64_floor"};
+    static const char *const kind_names[KINDS] = {[K_READER] = "reader",
+                                                  [K_READER_ID] = "reader id",
+                                                  [K_READER_BATCH] = "reader batch",
+                                                  [K_LOCAL] = "in-process",
+                                                  [K_LOCAL_ID] = "in-proc. id",
+                                                  [K_LOCAL_BATCH] = "in-proc. batch"};
+    static const char *const kind_keys[KINDS] = {[K_READER] = "reader",
+                                                 [K_READER_ID] = "reader_id",
+                                                 [K_READER_BATCH] = "reader_batch",
+                                                 [K_LOCAL] = "in_process",
+                                                 [K_LOCAL_ID] = "in_process_id",
+                                                 [K_LOCAL_BATCH] = "in_process_batch"};
+    static char names[ALGORITHMS * KINDS][ROW_LABEL_WIDTH];
+    static char keys[ALGORITHMS * KINDS][40];
+    for (int c = 0; c < C_ALGORITHM_FIRST; c++) {
+        contender_names[c] = floor_names[c];
+        contender_keys[c] = floor_keys[c];
+    }
+    for (int a = 0; a < ALGORITHMS; a++) {
+        const char *algorithm = shmring_algorithm_name(algorithms[a]);
+        for (int k = 0; k < KINDS; k++) {
+            int i = a * KINDS + k;
+            snprintf(names[i], sizeof(names[i]), "%s %s", algorithm, kind_names[k]);
+            /* JSON keys in snake case: envoy-maglev is envoy_maglev. */
+            int length =
+                snprintf(keys[i], sizeof(keys[i]), "%s_%s", algorithm, kind_keys[k]);
+            for (int j = 0; j < length; j++)
+                keys[i][j] = keys[i][j] == '-' ? '_' : keys[i][j];
+            contender_names[contender_of(a, (enum lookup_kind)k)] = names[i];
+            contender_keys[contender_of(a, (enum lookup_kind)k)] = keys[i];
+        }
+    }
+    contender_names[C_TEXTBOOK] = "textbook ring";
+    contender_keys[C_TEXTBOOK] = "textbook_ring";
+    contender_names[C_LIBMEMCACHED] = "libmemcached";
+    contender_keys[C_LIBMEMCACHED] = "libmemcached_ketama";
+    contender_names[C_CHASE_FLOOR] = "one-miss floor";
+    contender_keys[C_CHASE_FLOOR] = "one_miss_floor";
+}
 
 enum contender_id contender_of(int alg, enum lookup_kind kind)
 {
@@ -51,7 +76,20 @@ enum contender_id contender_of(int alg, enum lookup_kind kind)
 
 enum contender_id floor_of(int alg)
 {
-    return alg == ALG_KETAMA ? C_MD5_FLOOR : C_XXH3_FLOOR;
+    switch (alg) {
+    case ALG_KETAMA:
+    case ALG_LIBKETAMA:
+        return C_MD5_FLOOR;
+    case ALG_NGINX:
+        return C_CRC32_FLOOR;
+    case ALG_TWEMPROXY:
+        return C_FNV1A_64_FLOOR;
+    case ALG_ENVOY_MAGLEV:
+    case ALG_ENVOY_RING:
+        return C_XXH64_FLOOR;
+    default:
+        return C_XXH3_FLOOR;
+    }
 }
 
 /* One key's lookup: the answer to add up, 0 if it failed. */
@@ -77,6 +115,30 @@ static uint64_t xxh3_of(const void *subject, const uint8_t *key, size_t len)
 {
     (void)subject;
     return XXH3_64bits(key, len);
+}
+
+static uint64_t xxh64_of(const void *subject, const uint8_t *key, size_t len)
+{
+    (void)subject;
+    return XXH64(key, len, 0);
+}
+
+static uint64_t crc32_of(const void *subject, const uint8_t *key, size_t len)
+{
+    (void)subject;
+    return crc32(0, key, (uInt)len);
+}
+
+/* twemproxy's fnv1a_64: FNV-1a over 64 bits, kept to its low 32. */
+static uint64_t fnv1a_64_of(const void *subject, const uint8_t *key, size_t len)
+{
+    (void)subject;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++) {
+        h ^= key[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return (uint32_t)h;
 }
 
 static uint64_t md5_of(const void *subject, const uint8_t *key, size_t len)
@@ -182,6 +244,9 @@ run_batches(ids_fn lookup, const void *subject, const struct keyset *keys, size_
 /* clang-format off */
 static CONTENDER_LOOP(run_xxh3_floor, run_keys, xxh3_of)
 static CONTENDER_LOOP(run_md5_floor, run_keys, md5_of)
+static CONTENDER_LOOP(run_xxh64_floor, run_keys, xxh64_of)
+static CONTENDER_LOOP(run_crc32_floor, run_keys, crc32_of)
+static CONTENDER_LOOP(run_fnv1a_64_floor, run_keys, fnv1a_64_of)
 static CONTENDER_LOOP(run_reader, run_keys, reader_node)
 CONTENDER_LOOP(run_reader_id, run_keys, reader_id)
 static CONTENDER_LOOP(run_reader_batch, run_batches, reader_ids)
@@ -299,6 +364,9 @@ void lookup_contenders(const struct lookup_subjects *s,
     memset(contenders, 0, CONTENDERS * sizeof(*contenders));
     contenders[C_XXH3_FLOOR].run = run_xxh3_floor;
     contenders[C_MD5_FLOOR].run = run_md5_floor;
+    contenders[C_XXH64_FLOOR].run = run_xxh64_floor;
+    contenders[C_CRC32_FLOOR].run = run_crc32_floor;
+    contenders[C_FNV1A_64_FLOOR].run = run_fnv1a_64_floor;
     static const batch_fn runs[KINDS] = {
         [K_READER] = run_reader,
         [K_READER_ID] = run_reader_id,
@@ -367,7 +435,7 @@ void contest(const struct config *cfg, const struct contender *contenders,
 
 void print_cost_row(const char *name, const double *ns, size_t stride, size_t count)
 {
-    printf("%-20s", name);
+    printf("%-*s", ROW_LABEL_WIDTH, name);
     for (size_t n = 0; n < count; n++) {
         if (isnan(ns[n * stride]))
             printf("%10s", "-");

@@ -305,6 +305,7 @@ int main(int argc, char **argv)
     int status = parse_command_line(argc, argv, &cfg, &done);
     if (status != EXIT_OK || done)
         return status;
+    contender_names_init();
     if (scratch_start() != 0)
         return EXIT_FAILED;
 

@@ -112,11 +112,27 @@ double keyset_mib(const struct keyset *keys);
 
 /* ---- Scratch rings and files of this run (scratch.c) ------------------------ */
 
+/* Every algorithm's lookups are measured; the placement benchmarks (balance,
+ * disruption, publish) measure shmring's own three, which come first. */
+enum algorithm_index {
+    ALG_RING,
+    ALG_MAGLEV,
+    ALG_KETAMA,
+    OWN_ALGORITHMS,
+    ALG_TWEMPROXY = OWN_ALGORITHMS,
+    ALG_NGINX,
+    ALG_LIBKETAMA,
+    ALG_ENVOY_MAGLEV,
+    ALG_ENVOY_RING,
+    ALGORITHMS,
+};
+
+extern const shmring_algorithm_t algorithms[ALGORITHMS];
+
+/* The lookup rings come first, one per algorithm: RING_LOOKUP_RING + index. */
 enum ring_kind {
     RING_LOOKUP_RING,
-    RING_LOOKUP_MAGLEV,
-    RING_LOOKUP_KETAMA,
-    RING_WORKERS,
+    RING_WORKERS = RING_LOOKUP_RING + ALGORITHMS,
     RING_PUBLISH,
     RING_RINGCTL,
     RING_SYNC_A,
@@ -125,15 +141,6 @@ enum ring_kind {
     RING_SYNC_BIG,
     RING_KINDS,
 };
-
-enum algorithm_index {
-    ALG_RING,
-    ALG_MAGLEV,
-    ALG_KETAMA,
-    ALGORITHMS,
-};
-
-extern const shmring_algorithm_t algorithms[ALGORITHMS];
 
 /* Starts the thread that removes the run's rings and files on SIGINT, SIGTERM or
  * SIGHUP. */
@@ -187,6 +194,9 @@ enum lookup_kind {
 enum contender_id {
     C_XXH3_FLOOR,
     C_MD5_FLOOR,
+    C_XXH64_FLOOR,
+    C_CRC32_FLOOR,
+    C_FNV1A_64_FLOOR,
     C_ALGORITHM_FIRST,
     C_TEXTBOOK = C_ALGORITHM_FIRST + ALGORITHMS * KINDS,
     C_LIBMEMCACHED,
@@ -194,12 +204,19 @@ enum contender_id {
     CONTENDERS,
 };
 
-extern const char *const contender_names[CONTENDERS];
+extern const char *contender_names[CONTENDERS];
 /* The names of the JSON output. */
-extern const char *const contender_keys[CONTENDERS];
+extern const char *contender_keys[CONTENDERS];
+/* Fills both from the algorithms' names; main calls it first. */
+void contender_names_init(void);
+
+/* The width of a table's first column, which names its rows. */
+#define ROW_LABEL_WIDTH 28
 
 enum contender_id contender_of(int alg, enum lookup_kind kind);
-/* The key-hash floor of an algorithm: ketama hashes keys with MD5, the others xxh3. */
+/* The key-hash floor of an algorithm: the key hash its lookups compute (ketama and
+ * libketama MD5, nginx CRC-32, twemproxy FNV-1a 64, Envoy's xxHash64, the others
+ * xxh3). */
 enum contender_id floor_of(int alg);
 
 /* Looks keys [first, first + count) up and returns a sum of the answers. */

@@ -12,11 +12,19 @@
 #include "ringbench.h"
 
 const shmring_algorithm_t algorithms[ALGORITHMS] = {
-    SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
+    [ALG_RING] = SHMRING_ALGORITHM_RING,
+    [ALG_MAGLEV] = SHMRING_ALGORITHM_MAGLEV,
+    [ALG_KETAMA] = SHMRING_ALGORITHM_KETAMA,
+    [ALG_TWEMPROXY] = SHMRING_ALGORITHM_TWEMPROXY,
+    [ALG_NGINX] = SHMRING_ALGORITHM_NGINX,
+    [ALG_LIBKETAMA] = SHMRING_ALGORITHM_LIBKETAMA,
+    [ALG_ENVOY_MAGLEV] = SHMRING_ALGORITHM_ENVOY_MAGLEV,
+    [ALG_ENVOY_RING] = SHMRING_ALGORITHM_ENVOY_RING,
+};
 
-static const char *const ring_suffixes[RING_KINDS] = {
-    "ring",    "maglev", "ketama", "workers", "publish",
-    "ringctl", "sync-a", "sync-b", "sync-c",  "sync-big"};
+/* The lookup rings are named after their algorithms. */
+static const char *const ring_suffixes[RING_KINDS - RING_WORKERS] = {
+    "workers", "publish", "ringctl", "sync-a", "sync-b", "sync-c", "sync-big"};
 
 static char ring_names[RING_KINDS][64];
 
@@ -104,7 +112,8 @@ int scratch_start(void)
 {
     for (int i = 0; i < RING_KINDS; i++)
         snprintf(ring_names[i], sizeof(ring_names[i]), "ringbench-%ld-%s", (long)getpid(),
-                 ring_suffixes[i]);
+                 i < RING_WORKERS ? shmring_algorithm_name(algorithms[i])
+                                  : ring_suffixes[i - RING_WORKERS]);
     static sigset_t handled;
     sigemptyset(&handled);
     sigaddset(&handled, SIGINT);
@@ -139,8 +148,7 @@ int nodeset_make(shmring_algorithm_t algorithm, size_t nodes, shmring_nodeset_t 
     shmring_params_t params;
     shmring_params_default(&params);
     params.algorithm = algorithm;
-    if (algorithm == SHMRING_ALGORITHM_KETAMA)
-        params.hash = SHMRING_HASH_MD5;
+    params.hash = shmring_algorithm_default_hash(algorithm);
     err = shmring_nodeset_set_params(set, &params);
     for (size_t i = 0; i < nodes && err == 0; i++) {
         char name[32], address[48];

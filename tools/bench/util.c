@@ -84,7 +84,7 @@ json_t *json_number(double value)
 void print_nodes_row(const size_t *counts, size_t count)
 {
     char digits[32];
-    printf("%-20s", "nodes");
+    printf("%-*s", ROW_LABEL_WIDTH, "nodes");
     for (size_t n = 0; n < count; n++)
         printf("%10s", group_digits(counts[n], digits));
     printf("\n");

@@ -14,9 +14,9 @@ _ringctl_global_options="-r --ring --dir --json --help -h --version -V"
 # The options of command $1 besides the global ones.
 _ringctl_command_options() {
     case $1 in
-    init) echo "--algorithm --hash --vnodes --table-size --mode --group --dry-run --wait" ;;
+    init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --dry-run --wait" ;;
     load | remove | weight | down | up | destroy) echo "--dry-run --wait" ;;
-    add) echo "--weight --dry-run --wait" ;;
+    add) echo "--weight --hash-key --dry-run --wait" ;;
     lookup) echo "-n -z --stdin --owner" ;;
     show | dump | check | list | readers) echo "--owner" ;;
     sync) echo "--etcd --key --prefix --file --state --metrics --once --backoff-max --cacert --cert --cert-key --user --password-file --dir" ;;
@@ -28,7 +28,8 @@ _ringctl_command_options() {
 _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
-        --table-size | --mode | --group | --weight | -n) return 0 ;;
+        --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
+        --hash-key | -n) return 0 ;;
     esac
     return 1
 }
@@ -114,11 +115,11 @@ _ringctl() {
         return
         ;;
     --algorithm)
-        _ringctl_reply $'ring\nmaglev\nketama' "$cur"
+        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring' "$cur"
         return
         ;;
     --hash)
-        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3' "$cur"
+        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3\nfnv1a_64\ncrc16\ncrc32a\nfnv1_32\nfnv1_64\nfnv1a_32\nhsieh\njenkins\nmurmur\none_at_a_time\nxxh64\nmurmur2' "$cur"
         return
         ;;
     --mode)
@@ -133,7 +134,8 @@ _ringctl() {
         COMPREPLY=($(compgen -u -- "$cur"))
         return
         ;;
-    --wait | --vnodes | --table-size | --weight | -n)
+    --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
+        --hash-key | -n)
         COMPREPLY=()
         return
         ;;

@@ -56,6 +56,14 @@ static void describe_param_changes(unsigned fields, const shmring_params_t *ring
         append_item(line, size, "table_size %" PRIu32 " -> %" PRIu32, ring->table_size,
                     file->table_size);
     }
+    if ((fields & SHMRING_DIFF_RING_SIZE) && ring->min_ring_size != file->min_ring_size) {
+        append_item(line, size, "min_ring_size %" PRIu32 " -> %" PRIu32,
+                    ring->min_ring_size, file->min_ring_size);
+    }
+    if ((fields & SHMRING_DIFF_RING_SIZE) && ring->max_ring_size != file->max_ring_size) {
+        append_item(line, size, "max_ring_size %" PRIu32 " -> %" PRIu32,
+                    ring->max_ring_size, file->max_ring_size);
+    }
 }
 
 /* Describes a changed node's fields: "address A -> B, weight 1 -> 5". */
@@ -64,6 +72,11 @@ static void describe_node_change(const shmring_difference_t *d, char *line, size
     line[0] = '\0';
     if (d->fields & SHMRING_DIFF_ADDRESS) {
         append_item(line, size, "address %s -> %s", d->before.address, d->after.address);
+    }
+    if (d->fields & SHMRING_DIFF_HASH_KEY) {
+        append_item(line, size, "hash_key %s -> %s",
+                    d->before.hash_key ? d->before.hash_key : "(none)",
+                    d->after.hash_key ? d->after.hash_key : "(none)");
     }
     if (d->fields & SHMRING_DIFF_WEIGHT) {
         append_item(line, size, "weight %" PRIu32 " -> %" PRIu32, d->before.weight,

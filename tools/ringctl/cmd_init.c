@@ -28,6 +28,22 @@ int ringctl_cmd_init(struct ringctl *ctl)
         return fail(EXIT_USAGE, "hash '%s' cannot be used with algorithm '%s'",
                     shmring_hash_name(params.hash),
                     shmring_algorithm_name(params.algorithm));
+    if (err == SHMRING_EINVAL && params.min_ring_size != 0 && params.max_ring_size != 0 &&
+        params.min_ring_size > params.max_ring_size)
+        return fail(EXIT_USAGE,
+                    "--min-ring-size %" PRIu32 " exceeds --max-ring-size %" PRIu32,
+                    params.min_ring_size, params.max_ring_size);
+    if (err == SHMRING_EINVAL && params.max_ring_size != 0 &&
+        params.max_ring_size < 1024 && params.min_ring_size == 0)
+        return fail(EXIT_USAGE,
+                    "--max-ring-size %" PRIu32
+                    " is below the default minimum ring size 1024 (give --min-ring-size)",
+                    params.max_ring_size);
+    if (err == SHMRING_EINVAL && params.algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
+        return fail(EXIT_USAGE,
+                    "table size must be 0 or a prime number up to 5000011 for "
+                    "envoy-maglev: '%" PRIu32 "'",
+                    params.table_size);
     if (err == SHMRING_EINVAL)
         return fail(EXIT_USAGE,
                     "table size must be 0 or a prime number up to %u: '%" PRIu32 "'",

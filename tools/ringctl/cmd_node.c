@@ -27,6 +27,10 @@ static int change_add(const struct ringctl *ctl, const void *input,
     if (err == SHMRING_EDUPLICATE)
         return fail(EXIT_FAILED, "node '%s' already exists in ring '%s'", name,
                     ctl->ring);
+    /* The hash key was checked with the options; only memory can fail here, and a
+     * failed change publishes nothing. */
+    if (err == 0 && ctl->hash_key != NULL)
+        err = shmring_nodeset_set_hash_key(*set, name, ctl->hash_key);
     if (err != 0)
         return fail(EXIT_FAILED, "cannot add node '%s' to ring '%s': %s", name, ctl->ring,
                     shmring_strerror(err));
@@ -34,7 +38,8 @@ static int change_add(const struct ringctl *ctl, const void *input,
                                 .weight = ctl->weight,
                                 .state = SHMRING_STATE_UP,
                                 .name = name,
-                                .address = address};
+                                .address = address,
+                                .hash_key = ctl->hash_key};
     out->action = ACTION_ADD;
     change_keep_node(out, &node);
     return EXIT_OK;

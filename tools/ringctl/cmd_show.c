@@ -120,8 +120,13 @@ static void show_text(const struct ringctl *ctl, const struct show *show)
         printf("hash:          %s\n", shmring_hash_name(info->params.hash));
         if (info->params.algorithm == SHMRING_ALGORITHM_RING)
             printf("vnodes:        %" PRIu32 "\n", info->params.vnodes);
-        else if (info->params.algorithm == SHMRING_ALGORITHM_MAGLEV)
+        else if (info->params.algorithm == SHMRING_ALGORITHM_MAGLEV ||
+                 info->params.algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
             printf("table size:    %" PRIu32 "\n", info->point_count);
+        else if (info->params.algorithm == SHMRING_ALGORITHM_ENVOY_RING)
+            printf("ring size:     %" PRIu32 " to %" PRIu32 "\n",
+                   info->params.min_ring_size ? info->params.min_ring_size : 1024,
+                   info->params.max_ring_size ? info->params.max_ring_size : 8388608);
         printf("points:        %" PRIu32 "\n", info->point_count);
         printf("fingerprint:   %016" PRIx64 "\n", info->fingerprint);
     }

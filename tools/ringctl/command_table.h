@@ -10,10 +10,10 @@
  */
 COMMAND(init, .group = GROUP_CHANGE,
         .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
-                     "[--mode M] [--group G]"},
+                     "[--min-ring-size N] [--max-ring-size N] [--mode M] [--group G]"},
         .summary = "create the ring, published empty as generation 1",
         .options = OPTIONS_CHANGE | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |
-                   OPTION_TABLE_SIZE | OPTION_MODE | OPTION_GROUP,
+                   OPTION_TABLE_SIZE | OPTION_RING_SIZE | OPTION_MODE | OPTION_GROUP,
         .names_ring = true)
 COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
         .summary = "replace the whole node set with a JSON node set read from FILE (- "
@@ -21,9 +21,12 @@ COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
                    "keep their ids; parameters the file leaves out are kept; creates the "
                    "ring (mode 0644) if it does not exist",
         .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE, .names_ring = true)
-COMMAND(add, .group = GROUP_CHANGE, .synopsis = {"add NAME ADDRESS [--weight W]"},
-        .summary = "add an up node with weight W (default 1)", .min_args = 2,
-        .max_args = 2, .options = OPTIONS_CHANGE | OPTION_WEIGHT, .names_ring = true)
+COMMAND(add, .group = GROUP_CHANGE,
+        .synopsis = {"add NAME ADDRESS [--weight W] [--hash-key K]"},
+        .summary = "add an up node with weight W (default 1) and hash key K (default "
+                   "none)",
+        .min_args = 2, .max_args = 2,
+        .options = OPTIONS_CHANGE | OPTION_WEIGHT | OPTION_HASH_KEY, .names_ring = true)
 COMMAND(remove, .group = GROUP_CHANGE, .synopsis = {"remove NAME"},
         .summary = "remove a node", .min_args = 1, .max_args = 1,
         .options = OPTIONS_CHANGE, .names_ring = true)

@@ -38,20 +38,32 @@ const struct ringctl_option ringctl_options[] = {
     {"help", 'h', NULL, 'h', 0, "print this help and exit"},
     {"version", 'V', NULL, 'V', 0, "print the version and exit"},
     {"algorithm", 0, "A", CODE_ALGORITHM, OPTION_ALGORITHM,
-     "ring (default), maglev or ketama"},
+     "ring (default), maglev or ketama, or a peer's placement: twemproxy, nginx, "
+     "libketama, envoy-maglev or envoy-ring (README.md, \"Peer algorithms\")"},
     {"hash", 0, "H", CODE_HASH, OPTION_HASH,
-     "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama always uses md5"},
+     "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
+     "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
+     "twemproxy one of its hash: names (default fnv1a_64)"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION_VNODES,
      "ring points per unit of weight, 1-65535 (default 160)"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION_TABLE_SIZE,
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
-     "up nodes"},
+     "up nodes; envoy-maglev: a prime up to 5000011, 0 for Envoy's 65537"},
+    {"min-ring-size", 0, "N", CODE_MIN_RING_SIZE, OPTION_RING_SIZE,
+     "envoy-ring's minimum_ring_size, 1-8388608 (default Envoy's 1024)"},
+    {"max-ring-size", 0, "N", CODE_MAX_RING_SIZE, OPTION_RING_SIZE,
+     "envoy-ring's maximum_ring_size, 1-8388608 (default Envoy's 8388608)"},
     {"mode", 0, "M", CODE_MODE, OPTION_MODE,
      "who may read the ring: 0644 (default: everyone), 0640 (its group), 0604 (others, "
      "not the group) or 0600 (you only); nobody but you can ever change it"},
     {"group", 0, "G", CODE_GROUP, OPTION_GROUP, "group of the ring, by name or number"},
     {"weight", 0, "W", CODE_WEIGHT, OPTION_WEIGHT,
      "the new node's weight, 1-65535 (default 1)"},
+    {"hash-key", 0, "K", CODE_HASH_KEY, OPTION_HASH_KEY,
+     "the new node's hash key: the string hashed into its points in place of its name "
+     "(ring, maglev) or of what a peer algorithm derives from its address (Envoy's "
+     "hash_key metadata, a named twemproxy server), so that it can be renamed or "
+     "re-addressed without moving keys; the rules of an address"},
     {NULL, 'n', "N", 'n', OPTION_COUNT,
      "print the first N distinct up nodes (1-64) in the ring's preference order"},
     {"stdin", 0, NULL, CODE_STDIN, OPTION_STDIN,
@@ -182,13 +194,16 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     switch (code) {
     case CODE_ALGORITHM:
         if (shmring_algorithm_parse(value, &ctl->params.algorithm) != 0)
-            return fail(EXIT_USAGE, "unknown algorithm '%s' (use ring, maglev or ketama)",
+            return fail(EXIT_USAGE,
+                        "unknown algorithm '%s' (use ring, maglev, ketama, twemproxy, "
+                        "nginx, libketama, envoy-maglev or envoy-ring)",
                         value);
         return EXIT_OK;
     case CODE_HASH:
         if (shmring_hash_parse(value, &ctl->params.hash) != 0)
             return fail(EXIT_USAGE,
-                        "unknown hash '%s' (use xxh3, md5, crc32, fnv1a or murmur3)",
+                        "unknown hash '%s' (use xxh3, md5, crc32, fnv1a or murmur3, "
+                        "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)",
                         value);
         return EXIT_OK;
     case CODE_VNODES: {
@@ -203,6 +218,23 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         ctl->params.table_size = (uint32_t)number;
         return status;
     }
+    case CODE_MIN_RING_SIZE:
+    case CODE_MAX_RING_SIZE: {
+        bool minimum = code == CODE_MIN_RING_SIZE;
+        int status = parse_count(value, minimum ? "--min-ring-size" : "--max-ring-size",
+                                 8388608, &number);
+        *(minimum ? &ctl->params.min_ring_size : &ctl->params.max_ring_size) =
+            (uint32_t)number;
+        return status;
+    }
+    case CODE_HASH_KEY:
+        if (shmring_node_address_check(value) != 0)
+            return fail(EXIT_USAGE,
+                        "hash key must be 1-255 bytes of UTF-8 without control "
+                        "characters: '%s'",
+                        value);
+        ctl->hash_key = value;
+        return EXIT_OK;
     case CODE_MODE:
         if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
             return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);

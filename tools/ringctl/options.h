@@ -26,6 +26,9 @@ enum option_code {
     CODE_WAIT,
     CODE_OWNER,
     CODE_ALL,
+    CODE_MIN_RING_SIZE,
+    CODE_MAX_RING_SIZE,
+    CODE_HASH_KEY,
 };
 
 struct ringctl_option {

@@ -316,9 +316,16 @@ void describe_params(const shmring_params_t *params, char *out, size_t size)
     if (params->algorithm == SHMRING_ALGORITHM_RING)
         snprintf(out, size, "%s, %s, %" PRIu32 " vnodes", algorithm, hash,
                  params->vnodes);
-    else if (params->algorithm == SHMRING_ALGORITHM_MAGLEV && params->table_size != 0)
+    else if ((params->algorithm == SHMRING_ALGORITHM_MAGLEV ||
+              params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) &&
+             params->table_size != 0)
         snprintf(out, size, "%s, %s, table size %" PRIu32, algorithm, hash,
                  params->table_size);
+    else if (params->algorithm == SHMRING_ALGORITHM_ENVOY_RING &&
+             (params->min_ring_size != 0 || params->max_ring_size != 0))
+        snprintf(out, size, "%s, %s, ring size %" PRIu32 " to %" PRIu32, algorithm, hash,
+                 params->min_ring_size ? params->min_ring_size : 1024,
+                 params->max_ring_size ? params->max_ring_size : 8388608);
     else
         snprintf(out, size, "%s, %s", algorithm, hash);
 }

@@ -31,13 +31,27 @@ enum ringctl_exit {
 
 /* Options that only some commands accept, one bit each (see options.c for their
  * spellings and help); a command's row says which it accepts. -r, --dir, --json and
- * --help go with every command. */
+ * --help go with every command. One a line: clang-format does not settle on a layout
+ * of this macro when several share lines. */
+/* clang-format off */
 #define OPTION_BITS(XX)                                                                  \
     XX(DRY_RUN)                                                                          \
     XX(ALGORITHM)                                                                        \
     XX(HASH)                                                                             \
-    XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) XX(WAIT) \
-        XX(OWNER) XX(NUL) XX(ALL)
+    XX(VNODES)                                                                           \
+    XX(TABLE_SIZE)                                                                       \
+    XX(MODE)                                                                             \
+    XX(GROUP)                                                                            \
+    XX(WEIGHT)                                                                           \
+    XX(COUNT)                                                                            \
+    XX(STDIN)                                                                            \
+    XX(WAIT)                                                                             \
+    XX(OWNER)                                                                            \
+    XX(NUL)                                                                              \
+    XX(ALL)                                                                              \
+    XX(RING_SIZE)                                                                        \
+    XX(HASH_KEY)
+/* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
 enum option_index {
@@ -71,10 +85,12 @@ struct ringctl {
     shmring_writer_options_t writer;
     /* --wait in seconds; -1: as long as it takes. */
     int wait_seconds;
-    /* init: --algorithm, --hash, --vnodes, --table-size. */
+    /* init: --algorithm, --hash, --vnodes, --table-size, --min-ring-size,
+     * --max-ring-size. */
     shmring_params_t params;
-    /* add: --weight. */
+    /* add: --weight, and --hash-key (NULL: none). */
     uint32_t weight;
+    const char *hash_key;
     /* lookup: -n, and -z (records end in NUL rather than a newline). */
     size_t count;
     bool nul;
