@@ -26,6 +26,8 @@ enum option_code {
     CODE_WAIT,
     CODE_OWNER,
     CODE_ALL,
+    CODE_UPSTREAM,
+    CODE_POOL,
 };
 
 struct ringctl_option {

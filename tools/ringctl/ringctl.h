@@ -36,8 +36,9 @@ enum ringctl_exit {
     XX(DRY_RUN)                                                                          \
     XX(ALGORITHM)                                                                        \
     XX(HASH)                                                                             \
-    XX(VNODES) XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) XX(WAIT) \
-        XX(OWNER) XX(NUL) XX(ALL)
+    XX(VNODES)                                                                           \
+    XX(TABLE_SIZE) XX(MODE) XX(GROUP) XX(WEIGHT) XX(COUNT) XX(STDIN) XX(WAIT) XX(OWNER)  \
+        XX(NUL) XX(ALL) XX(UPSTREAM) XX(POOL)
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
 enum option_index {
@@ -78,6 +79,9 @@ struct ringctl {
     /* lookup: -n, and -z (records end in NUL rather than a newline). */
     size_t count;
     bool nul;
+    /* import: --upstream or --pool, the section of the peer's file (NULL: its only
+     * one). */
+    const char *section;
     /* The command's arguments. */
     char **args;
     size_t arg_count;
