@@ -121,7 +121,7 @@ static char *scalar(const char *text, size_t len, const char **problem)
         len -= 2;
         /* Escapes would need YAML's rules: refuse rather than guess. */
         if (memchr(text, '\\', len) != NULL || memchr(text, text[-1], len) != NULL) {
-            *problem = "escapes in quoted scalars";
+            *problem = "a backslash or inner quote in a quoted scalar";
             return NULL;
         }
     } else if (len > 0 && (text[0] == '"' || text[0] == '\'')) {
