@@ -6,7 +6,7 @@
 # completion in _ringctl if its arguments are node names or files.
 
 _ringctl_commands="init load add remove weight down up show lookup dump check list
-readers metrics destroy sync help"
+readers metrics import destroy sync help"
 
 # Options every command accepts.
 _ringctl_global_options="-r --ring --dir --json --help -h --version -V"
@@ -21,6 +21,7 @@ _ringctl_command_options() {
     show | dump | check | list | readers) echo "--owner" ;;
     sync) echo "--etcd --key --prefix --file --state --once --backoff-max --cacert --cert --cert-key --user --password-file" ;;
     metrics) echo "--all --owner" ;;
+    import) echo "--upstream --pool" ;;
     esac
 }
 
@@ -28,7 +29,7 @@ _ringctl_command_options() {
 _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
-        --table-size | --mode | --group | --weight | -n) return 0 ;;
+        --table-size | --mode | --group | --weight | -n | --upstream | --pool) return 0 ;;
     esac
     return 1
 }
@@ -133,7 +134,7 @@ _ringctl() {
         COMPREPLY=($(compgen -u -- "$cur"))
         return
         ;;
-    --wait | --vnodes | --table-size | --weight | -n)
+    --wait | --vnodes | --table-size | --weight | -n | --upstream | --pool)
         COMPREPLY=()
         return
         ;;
@@ -157,6 +158,16 @@ _ringctl() {
         ;;
     load)
         if ((arguments == 0)); then
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+        fi
+        ;;
+    import)
+        if ((arguments == 0)); then
+            _ringctl_reply $'nginx\ntwemproxy\nlibketama' "$cur"
+            return
+        fi
+        if ((arguments == 1)); then
             COMPREPLY=($(compgen -f -- "$cur"))
             return
         fi
