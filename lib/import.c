@@ -92,6 +92,10 @@ int shmring__import_add(shmring_nodeset_t *set, const char *name, const char *ad
                         int line, shmring_import_error_t *error)
 {
     char quoted[IMPORT_QUOTE_SIZE];
+    if (hash_key != NULL && shmring_node_name_check(name) != 0)
+        return shmring__import_fail(
+            error, line, "server name '%s': a name must be 1-255 bytes of UTF-8 text",
+            shmring__import_quote(quoted, name, strlen(name)));
     int err = shmring_nodeset_add(set, name, address, weight, state, NULL);
     if (err == SHMRING_EDUPLICATE)
         return shmring__import_fail(error, line,

@@ -153,6 +153,10 @@ static const struct failure failures[] = {
     {"p:\n  servers:\n   - a:1:1\n   - a:1:2\n", NULL, 4,
      "server 'a:1' is given twice: the peer would merge their points, a node set cannot "
      "hold both"},
+    {"p:\n  servers:\n   - a:1:1 \x01x\n", NULL, 3,
+     "server name '\\x01x': a name must be 1-255 bytes of UTF-8 text"},
+    {"p:\n  servers:\n   - \x01:1:1\n", NULL, 3,
+     "server '\\x01:1': a server must be 1-255 bytes of UTF-8 text"},
     {"p:\n  servers:\n   - [a:1:1]\n", NULL, 3,
      "YAML beyond plain and quoted scalars is not supported"},
     {"p:\n  servers:\n   - \"a:1:1\n", NULL, 3,
