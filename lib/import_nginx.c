@@ -360,10 +360,11 @@ static int read_upstream(struct reader *r, const struct directive *d)
         if (err != 0)
             return err;
         if (inner.terminator == 0)
-            return shmring__import_fail(r->error, u->line,
-                                        "unexpected end of file: upstream '%s' is not "
-                                        "closed with '}'",
-                                        u->name);
+            return shmring__import_fail(
+                r->error, u->line,
+                "unexpected end of file: upstream '%s' is not "
+                "closed with '}'",
+                shmring__import_quote(quoted, u->name, strlen(u->name)));
         if (inner.terminator == '}') {
             if (inner.count != 0)
                 return shmring__import_fail(r->error, inner.line, "unexpected '}'");
@@ -376,9 +377,13 @@ static int read_upstream(struct reader *r, const struct directive *d)
         if (err != 0)
             return err;
         if (inner.terminator == '{') {
+            /* The block is read to its end (U has already failed): an upstream in it
+             * may grow r->upstreams, so U is found again by its index. */
+            size_t index = (size_t)(u - r->upstreams);
             err = read_block(r, 1, inner.line);
             if (err != 0)
                 return err;
+            u = &r->upstreams[index];
         }
     }
     if (!u->failed && !u->has_hash)

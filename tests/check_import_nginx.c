@@ -194,6 +194,10 @@ static const struct failure failures[] = {
      "'\\x01\\x7f' is not supported in an upstream"},
     {"upstream u { hash $k consistent; server a:1;\n check { } }", NULL, 2,
      "a block ('check {') inside an upstream"},
+    /* Upstreams in that block are read too (and may grow the list of upstreams). */
+    {"upstream u { hash $k consistent; server a:1;\n check { upstream a { } upstream b "
+     "{ } upstream c { } upstream d { } upstream e { } } }",
+     "u", 2, "a block ('check {') inside an upstream"},
     /* Choosing the upstream. */
     {"upstream a { hash $k consistent; server a:1; }\n"
      "upstream b { hash $k consistent; server b:1; }",
@@ -211,6 +215,8 @@ static const struct failure failures[] = {
      "unexpected end of file: the block opened here is not closed with '}'"},
     {"upstream u { hash $k consistent;\n server a:1;\n", NULL, 1,
      "unexpected end of file: upstream 'u' is not closed with '}'"},
+    {"upstream \x0f {\n hash $k consistent;\n", NULL, 1,
+     "unexpected end of file: upstream '\\x0f' is not closed with '}'"},
     {"events { }\nworker_processes 2", NULL, 2, "unexpected end of file, expecting ';'"},
     {"events { }\n;", NULL, 2, "unexpected ';'"},
     {"events { }\nset $a \"b\n\n", NULL, 2, "unexpected end of file in a quoted word"},
