@@ -387,6 +387,9 @@ def main():
             keys, w, _exact = library.keys(nodeset_path, prefix, keys_per_set,
                                            index + 1, exact_tries=0)
             extra, shared = aimed_keys(prefix.encode(), members)
+            if members[0][0] in (eq_a, eq_b) and shared == 0:
+                raise Failure("set %d was made to hold a shared point, and holds none" %
+                              index)
             keys = extra + keys[:max(0, keys_per_set - len(extra))]
             wraps += w
             aimed += len(extra)
