@@ -481,6 +481,64 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_base64_encode(const void *data, size_
 SHMRING_API SHMRING_MUST_CHECK int shmring_base64_decode(const char *text, size_t len,
                                                          char **out, size_t *out_len);
 
+/* ---- Importing a peer's configuration -------------------------------------- */
+
+/* The configuration files shmring_nodeset_import() reads. */
+typedef enum shmring_import_format {
+    /* An nginx configuration holding `upstream NAME { hash KEY consistent; server
+     * ADDRESS [weight=N] [down]; ... }` (http or stream): algorithm `nginx`. */
+    SHMRING_IMPORT_NGINX = 0,
+    /* A nutcracker (twemproxy) YAML configuration, one pool of `distribution:
+     * ketama`: algorithm `twemproxy` with the pool's `hash:`. */
+    SHMRING_IMPORT_TWEMPROXY = 1,
+    /* A libketama server file, one `ADDRESS MEMORY` line per server: algorithm
+     * `libketama`. */
+    SHMRING_IMPORT_LIBKETAMA = 2,
+} shmring_import_format_t;
+
+/* Where a peer's configuration went wrong, filled by shmring_nodeset_import(). */
+typedef struct shmring_import_error {
+    /* The 1-based line the problem is on; 0 when it concerns the whole file (no
+     * upstream or pool of the name asked for, several to choose from). */
+    int line;
+    /* The one-line message without the line number, naming the directive, e.g.
+     * "'ip_hash' is not supported in an upstream: only 'hash KEY consistent' places
+     * keys on a continuum". */
+    char text[320];
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_import_error_t;
+
+/* Parses a format name ("nginx", "twemproxy", "libketama"): 0 or SHMRING_EINVAL. */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_import_format_parse(const char *name, shmring_import_format_t *out);
+
+/*
+ * Reads a peer's configuration TEXT of LEN bytes (untrusted; it need not be
+ * NUL-terminated) and makes *out, the node set that places every key as that peer
+ * does: its algorithm and hash, and one node per server in the peer's order, with
+ * its weight, its state (nginx's `down`) and, where the peer hashes a name other
+ * than the address (a named twemproxy server), that name as its hash key. SECTION
+ * names the nginx upstream or the twemproxy pool to read; NULL takes the file's only
+ * one (libketama files have none: SECTION must be NULL). What the node set cannot
+ * reproduce is refused, never approximated: a balancing method other than the
+ * continuum, a key transformation (twemproxy's hash_tag), an `include`, two servers
+ * with the same address, a weight above 65535, and any directive or parameter this
+ * reader does not know. Options that only act while servers fail (nginx's max_fails,
+ * fail_timeout, max_conns; twemproxy's auto_eject_hosts) and connection settings are
+ * accepted, as they do not move keys while every server answers. The README's
+ * "Importing a peer's configuration" lists what each format accepts.
+ *
+ * Returns 0, SHMRING_EINVAL with *error filled (a bad or unsupported configuration,
+ * an unknown FORMAT, or a SECTION given to libketama), or SHMRING_ENOMEM.
+ * Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_import(shmring_import_format_t format,
+                                                          const char *text, size_t len,
+                                                          const char *section,
+                                                          shmring_nodeset_t **out,
+                                                          shmring_import_error_t *error);
+
 /* ---- Publication into shared memory --------------------------------------- */
 
 /*

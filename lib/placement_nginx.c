@@ -21,6 +21,8 @@
  * What nginx does not decide by the continuum, we cannot follow: after 20 points of
  * down (or failed) servers in a row, and for an empty key, nginx falls back to
  * round robin.
+ *
+ * tests/peers/test_nginx.py checks every rule above against a running nginx.
  */
 #include <stdbool.h>
 #include <stdlib.h>

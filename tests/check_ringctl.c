@@ -1115,6 +1115,79 @@ START_TEST(test_check)
 }
 END_TEST
 
+/* import prints the node set of a peer's file, which load takes as it is; a file it
+ * cannot reproduce is an error naming FILE:LINE, a misused option a usage error. */
+START_TEST(test_import)
+{
+    write_file(temp_file, "http {\n"
+                          "  upstream u {\n"
+                          "    hash $arg_key consistent;\n"
+                          "    server 10.0.0.1:80 weight=2;\n"
+                          "    server 10.0.0.2:80 down;\n"
+                          "  }\n"
+                          "}\n");
+    struct run r;
+    RUN(&r, "import", "nginx", temp_file, "--upstream", "u");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "{\n"
+                            "  \"algorithm\": \"nginx\",\n"
+                            "  \"hash\": \"crc32\",\n"
+                            "  \"vnodes\": 160,\n"
+                            "  \"nodes\": [\n"
+                            "    {\n"
+                            "      \"name\": \"10.0.0.1:80\",\n"
+                            "      \"id\": 0,\n"
+                            "      \"address\": \"10.0.0.1:80\",\n"
+                            "      \"weight\": 2,\n"
+                            "      \"state\": \"up\"\n"
+                            "    },\n"
+                            "    {\n"
+                            "      \"name\": \"10.0.0.2:80\",\n"
+                            "      \"id\": 1,\n"
+                            "      \"address\": \"10.0.0.2:80\",\n"
+                            "      \"weight\": 1,\n"
+                            "      \"state\": \"down\"\n"
+                            "    }\n"
+                            "  ]\n"
+                            "}\n");
+    /* load takes it whole: the ring answers as the file says. */
+    struct run loaded;
+    RUN_INPUT(&loaded, r.out, "-r", ring, "load", "-");
+    ck_assert_int_eq(loaded.status, 0);
+    run_free(&loaded);
+    run_free(&r);
+    EXPECT(0, "key\t10.0.0.1:80\t10.0.0.1:80\n", "", "-r", ring, "lookup", "key");
+
+    RUN_INPUT(&r, "k1 1\nk2 3\n", "import", "libketama", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"algorithm\": \"libketama\""));
+    run_free(&r);
+
+    write_file(temp_file,
+               "upstream u {\n  hash $k consistent;\n  server a:1 backup;\n}\n");
+    EXPECT(1, "",
+           fmt("ringctl: error: %s:3: 'backup' is not supported: nginx refuses it with "
+               "'hash'\n",
+               temp_file),
+           "import", "nginx", temp_file);
+    EXPECT(1, "", fmt("ringctl: error: %s: no upstream 'v'\n", temp_file), "import",
+           "nginx", temp_file, "--upstream", "v");
+    EXPECT(2, "", "ringctl: error: option '--pool' is for twemproxy files\n", "import",
+           "nginx", temp_file, "--pool", "u");
+    EXPECT(2, "", "ringctl: error: option '--upstream' is for nginx files\n", "import",
+           "libketama", temp_file, "--upstream", "u");
+    EXPECT(2, "",
+           "ringctl: error: unknown format 'haproxy' (use nginx, twemproxy or "
+           "libketama)\n",
+           "import", "haproxy", temp_file);
+    EXPECT(1, "",
+           "ringctl: error: cannot read '/nonexistent/x.conf': No such file or "
+           "directory\n",
+           "import", "nginx", "/nonexistent/x.conf");
+}
+END_TEST
+
 /* Ids a file gives are what load publishes, and dump writes them back. */
 START_TEST(test_load_given_ids)
 {
@@ -3532,6 +3605,7 @@ static Suite *ringctl_suite(void)
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_version_and_help);
     tcase_add_test(core, test_check);
+    tcase_add_test(core, test_import);
     tcase_add_test(core, test_load_given_ids);
     tcase_add_test(core, test_init_defaults);
     tcase_add_test(core, test_init_parameters);

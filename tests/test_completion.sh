@@ -48,7 +48,7 @@ expect() {
 }
 
 # Commands.
-expect "add check destroy down dump help init list load lookup metrics readers remove show sync up weight" ""
+expect "add check destroy down dump help import init list load lookup metrics readers remove show sync up weight" ""
 expect "readers remove" re
 expect "metrics" --dir "$directory" -r cache m
 # Options: the global ones and the command's own.
@@ -82,6 +82,12 @@ SHMRING_DIR=$directory SHMRING_RING=sessions expect "s-1" up ""
 # Only the first argument of a node command is a node; add's NAME is new.
 expect "" --dir "$directory" -r cache weight cache-a ""
 expect "" --dir "$directory" -r cache add ""
+# import: a format, then a file; --upstream and --pool take a name.
+expect "libketama nginx twemproxy" import ""
+expect "twemproxy" import t
+expect "$directory/unrelated" import nginx "$directory/unr"
+expect "" import nginx --upstream ""
+expect "--dir --help --json --pool --ring --upstream --version" import nginx f --
 # A ring that does not exist has no nodes to offer.
 expect "" --dir "$directory" -r missing down ""
 

@@ -324,3 +324,34 @@ shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t 
         0);
     return set;
 }
+
+char *test_import_json(shmring_import_format_t format, const char *text,
+                       const char *section)
+{
+    shmring_nodeset_t *set = NULL;
+    shmring_import_error_t error;
+    memset(&error, 0, sizeof(error));
+    int rc = shmring_nodeset_import(format, text, strlen(text), section, &set, &error);
+    ck_assert_msg(rc == 0, "import failed (%d): line %d: %s", rc, error.line, error.text);
+    char *json = NULL;
+    ck_assert_int_eq(shmring_nodeset_to_json(set, &json), 0);
+    shmring_nodeset_free(set);
+    return json;
+}
+
+void test_import_fails(shmring_import_format_t format, const char *text,
+                       const char *section, int line, const char *message)
+{
+    /* A failed import leaves *out as it was. */
+    shmring_nodeset_t *untouched = (shmring_nodeset_t *)(void *)&untouched;
+    shmring_nodeset_t *set = untouched;
+    shmring_import_error_t error;
+    memset(&error, 0, sizeof(error));
+    ck_assert_int_eq(
+        shmring_nodeset_import(format, text, strlen(text), section, &set, &error),
+        SHMRING_EINVAL);
+    ck_assert_ptr_eq(set, untouched);
+    ck_assert_msg(error.line == line && strcmp(error.text, message) == 0,
+                  "got line %d: \"%s\"\nwant line %d: \"%s\"", error.line, error.text,
+                  line, message);
+}

@@ -109,4 +109,13 @@ shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set);
 shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
                                   uint32_t table_size);
 
+/* Imports TEXT (FORMAT, SECTION or NULL) and returns the node set's JSON (free());
+ * fails the test on error. */
+char *test_import_json(shmring_import_format_t format, const char *text,
+                       const char *section);
+
+/* Imports TEXT expecting SHMRING_EINVAL with exactly LINE and MESSAGE. */
+void test_import_fails(shmring_import_format_t format, const char *text,
+                       const char *section, int line, const char *message);
+
 #endif

@@ -1,13 +1,15 @@
 /*
  * peer_keys: the keys the peer tests send. Usage:
  *
- *   peer_keys NODESET.json PREFIX COUNT SEED
+ *   peer_keys NODESET.json PREFIX COUNT SEED [EXACT_TRIES]
  *
  * prints COUNT keys, one a line: pseudo-random keys "PREFIX<n>-<suffix>" (some with
  * UTF-8 letters, whose bytes >= 0x80 the peers' hashes must treat as they do), and
  * among them keys chosen on purpose, found by trying candidates against the ring
  * the node set builds: keys that hash past the last point (the wrap-around), and
- * keys that hash exactly onto a point (the lookup's >= boundary). Their numbers go
+ * keys that hash exactly onto a point (the lookup's >= boundary; at most EXACT_TRIES
+ * candidates are tried, 3000000 unless given: a test that forges such keys itself
+ * gives 0). Their numbers go
  * to standard error, so that the tests can say they exercised them.
  *
  * A test helper: it reads the library's internals (the key hash and the points).
@@ -84,8 +86,9 @@ static bool on_a_point(const struct snapshot_point *points, uint32_t count, uint
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: peer_keys NODESET.json PREFIX COUNT SEED\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr,
+                "usage: peer_keys NODESET.json PREFIX COUNT SEED [EXACT_TRIES]\n");
         return 2;
     }
     size_t length;
@@ -117,12 +120,13 @@ int main(int argc, char **argv)
     const char *prefix = argv[2];
     uint64_t count = strtoull(argv[3], NULL, 10);
     uint64_t state = strtoull(argv[4], NULL, 10);
+    uint64_t exact_tries = argc == 6 ? strtoull(argv[5], NULL, 10) : EXACT_TRIES;
     uint64_t wraps = 0, exact = 0, n = 0;
     char key[128];
 
     /* Keys on a point: a hash can only equal a point it can reach (twemproxy's
      * crc16 and crc32 give small values). */
-    for (uint32_t tries = 0; tries < EXACT_TRIES && exact < EXACT_KEYS; tries++) {
+    for (uint64_t tries = 0; tries < exact_tries && exact < EXACT_KEYS; tries++) {
         size_t len = make_key(key, prefix, n, next_random(&state));
         uint64_t hash = shmring__key_hash_any(params.algorithm, params.hash, key, len);
         if (on_a_point(points, h->point_count, hash)) {

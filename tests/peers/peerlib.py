@@ -92,11 +92,14 @@ class Library:
             raise Failure("ringctl %s: %s" % (" ".join(args), r.stderr.decode()))
         return r.stdout
 
-    def keys(self, nodeset_path, prefix, count, seed):
+    def keys(self, nodeset_path, prefix, count, seed, exact_tries=None):
         """COUNT keys (bytes) for the ring of NODESET_PATH, with the wrap-around and
-        on-a-point keys peer_keys mines; returns (keys, wraps, exact)."""
-        r = subprocess.run([self.peer_keys, nodeset_path, prefix, str(count),
-                            str(seed)], capture_output=True, check=True)
+        on-a-point keys peer_keys mines (trying EXACT_TRIES candidates for the
+        latter, or its default); returns (keys, wraps, exact)."""
+        argv = [self.peer_keys, nodeset_path, prefix, str(count), str(seed)]
+        if exact_tries is not None:
+            argv.append(str(exact_tries))
+        r = subprocess.run(argv, capture_output=True, check=True)
         words = r.stderr.decode().split()
         keys = r.stdout.split(b"\n")[:-1]
         return keys, int(words[1]), int(words[3])
@@ -106,6 +109,10 @@ class Library:
         path = os.path.join(self.dir, ring + ".json")
         with open(path, "w") as f:
             json.dump(nodeset, f)
+        return self.owners_of_file(ring, path, keys)
+
+    def owners_of_file(self, ring, path, keys):
+        """Loads the JSON node set at PATH as RING and returns {key: node name}."""
         self.run("-r", ring, "load", path)
         out = self.run("-r", ring, "lookup", "--stdin", stdin=b"\n".join(keys) + b"\n")
         answers = {}

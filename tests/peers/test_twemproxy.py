@@ -3,7 +3,8 @@
 Debian's memcached instances on loopback. For each server set, every key is set
 through nutcracker; then each memcached lists the keys it holds
 (`lru_crawler metadump all`), and each key's holder must be the node
-`ringctl lookup` names on the same servers as a JSON node set.
+`ringctl lookup` names on the ring `ringctl import twemproxy` makes of the
+configuration file nutcracker runs.
 
 Usage: test_twemproxy.py RINGCTL PEER_KEYS [KEYS_PER_SET]
 Exits 77 (skipped) when nutcracker or memcached is missing.
@@ -78,17 +79,6 @@ def nutcracker_yaml(listen_port, hash_name, servers):
     for port, weight, name in servers:
         lines.append("   - 127.0.0.1:%d:%d%s" % (port, weight, " " + name if name else ""))
     return "\n".join(lines) + "\n"
-
-
-def node_set(hash_name, servers):
-    nodes = []
-    for port, weight, name in servers:
-        address = "127.0.0.1:%d" % port
-        node = {"name": name or address, "address": address, "weight": weight}
-        if name:
-            node["hash_key"] = name
-        nodes.append(node)
-    return {"algorithm": "twemproxy", "hash": hash_name, "nodes": nodes}
 
 
 def recv_until(sock, buffer, terminator):
@@ -180,21 +170,19 @@ def main():
         total_keys = wraps = exact = 0
         for index, (hash_name, members) in enumerate(sets):
             prefix = "s%d:" % index
-            nodeset = node_set(hash_name, members)
-            path = os.path.join(servers.tmp, "set-%d.json" % index)
-            with open(path, "w") as f:
-                import json
-                json.dump(nodeset, f)
-            keys, w, e = library.keys(path, prefix, keys_per_set, index + 1)
-            wraps += w
-            exact += e
-            expected = library.owners("tw-%d" % index, nodeset, keys)
-
             listen = free_port()
             stats = free_port()
             conf = os.path.join(servers.tmp, "nutcracker-%d.yml" % index)
             with open(conf, "w") as f:
                 f.write(nutcracker_yaml(listen, hash_name, members))
+            # The ring is the import of the very file nutcracker runs.
+            path = os.path.join(servers.tmp, "set-%d.json" % index)
+            with open(path, "wb") as f:
+                f.write(library.run("import", "twemproxy", conf))
+            keys, w, e = library.keys(path, prefix, keys_per_set, index + 1)
+            wraps += w
+            exact += e
+            expected = library.owners_of_file("tw-%d" % index, path, keys)
             proxy = servers.start(["nutcracker", "-c", conf, "-s", str(stats), "-a",
                                    "127.0.0.1", "-o",
                                    os.path.join(servers.tmp, "nc-%d.log" % index)],

@@ -6,7 +6,7 @@
 # completion in _ringctl if its arguments are node names or files.
 
 _ringctl_commands="init load add remove weight down up show lookup dump check list
-readers metrics destroy sync help"
+readers metrics import destroy sync help"
 
 # Options every command accepts.
 _ringctl_global_options="-r --ring --dir --json --help -h --version -V"
@@ -21,6 +21,7 @@ _ringctl_command_options() {
     show | dump | check | list | readers) echo "--owner" ;;
     sync) echo "--etcd --key --prefix --file --state --metrics --once --backoff-max --cacert --cert --cert-key --user --password-file --dir" ;;
     metrics) echo "--all --owner" ;;
+    import) echo "--upstream --pool" ;;
     esac
 }
 
@@ -29,7 +30,7 @@ _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
-        --hash-key | -n) return 0 ;;
+        --hash-key | -n | --upstream | --pool) return 0 ;;
     esac
     return 1
 }
@@ -135,7 +136,7 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n)
+        --hash-key | -n | --upstream | --pool)
         COMPREPLY=()
         return
         ;;
@@ -159,6 +160,16 @@ _ringctl() {
         ;;
     load)
         if ((arguments == 0)); then
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+        fi
+        ;;
+    import)
+        if ((arguments == 0)); then
+            _ringctl_reply $'nginx\ntwemproxy\nlibketama' "$cur"
+            return
+        fi
+        if ((arguments == 1)); then
             COMPREPLY=($(compgen -f -- "$cur"))
             return
         fi

@@ -73,6 +73,15 @@ COMMAND(metrics, .group = GROUP_READ, .synopsis = {"metrics [--all]"},
         .summary = "the ring's metrics (--all: every ring's) in the Prometheus text "
                    "format, for node_exporter's textfile collector",
         .options = OPTION_OWNER | OPTION_ALL, .names_ring = true)
+COMMAND(import, .group = GROUP_OTHER,
+        .synopsis = {"import nginx FILE [--upstream NAME]",
+                     "import twemproxy FILE [--pool NAME]", "import libketama FILE"},
+        .summary = "print the JSON node set, for 'load', that places keys as the peer "
+                   "configured in FILE does (- for standard input): an nginx upstream of "
+                   "'hash KEY consistent', a twemproxy pool, a libketama server file; "
+                   "what the node set cannot reproduce is an error naming FILE:LINE",
+        .min_args = 2, .max_args = 2, .options = OPTION_UPSTREAM | OPTION_POOL,
+        .names_ring = false)
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
         .summary = "remove the ring; readers keep their last version",
         .options = OPTIONS_CHANGE, .names_ring = true)

@@ -71,6 +71,10 @@ const struct ringctl_option ringctl_options[] = {
     {NULL, 'z', NULL, 'z', OPTION_NUL,
      "keys and answers end in a NUL byte rather than a newline (as with xargs -0 and "
      "sort -z), so that a key read from standard input may hold any byte but NUL"},
+    {"upstream", 0, "NAME", CODE_UPSTREAM, OPTION_UPSTREAM,
+     "the nginx upstream block to import (default: the file's only one)"},
+    {"pool", 0, "NAME", CODE_POOL, OPTION_POOL,
+     "the twemproxy pool to import (default: the file's only one)"},
 };
 
 const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
@@ -297,6 +301,10 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         return EXIT_OK; /* its bit in ctl->given says it */
     case 'z':
         ctl->nul = true;
+        return EXIT_OK;
+    case CODE_UPSTREAM:
+    case CODE_POOL:
+        ctl->section = value;
         return EXIT_OK;
     default:
         return parse_value(ctl, code, value);

@@ -29,6 +29,8 @@ enum option_code {
     CODE_MIN_RING_SIZE,
     CODE_MAX_RING_SIZE,
     CODE_HASH_KEY,
+    CODE_UPSTREAM,
+    CODE_POOL,
 };
 
 struct ringctl_option {

@@ -50,7 +50,9 @@ enum ringctl_exit {
     XX(NUL)                                                                              \
     XX(ALL)                                                                              \
     XX(RING_SIZE)                                                                        \
-    XX(HASH_KEY)
+    XX(HASH_KEY)                                                                         \
+    XX(UPSTREAM)                                                                         \
+    XX(POOL)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
@@ -94,6 +96,9 @@ struct ringctl {
     /* lookup: -n, and -z (records end in NUL rather than a newline). */
     size_t count;
     bool nul;
+    /* import: --upstream or --pool, the section of the peer's file (NULL: its only
+     * one). */
+    const char *section;
     /* The command's arguments. */
     char **args;
     size_t arg_count;

@@ -1,0 +1,117 @@
+/* Tests of the libketama server file reader (lib/import_libketama.c). */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIBKETAMA SHMRING_IMPORT_LIBKETAMA
+
+/* The shape of libketama's own ketama.servers: tabs, a comment, an empty line. */
+static const char server_file[] = "# server\tmemory\n"
+                                  "10.0.1.1:11211\t600\n"
+                                  "\n"
+                                  "10.0.1.2:11211 300  \r\n"
+                                  "10.0.1.3:11211\t200";
+
+START_TEST(test_server_file)
+{
+    char *json = test_import_json(LIBKETAMA, server_file, NULL);
+    ck_assert_str_eq(json, "{\n"
+                           "  \"algorithm\": \"libketama\",\n"
+                           "  \"hash\": \"md5\",\n"
+                           "  \"vnodes\": 160,\n"
+                           "  \"nodes\": [\n"
+                           "    {\n"
+                           "      \"name\": \"10.0.1.1:11211\",\n"
+                           "      \"id\": 0,\n"
+                           "      \"address\": \"10.0.1.1:11211\",\n"
+                           "      \"weight\": 600,\n"
+                           "      \"state\": \"up\"\n"
+                           "    },\n"
+                           "    {\n"
+                           "      \"name\": \"10.0.1.2:11211\",\n"
+                           "      \"id\": 1,\n"
+                           "      \"address\": \"10.0.1.2:11211\",\n"
+                           "      \"weight\": 300,\n"
+                           "      \"state\": \"up\"\n"
+                           "    },\n"
+                           "    {\n"
+                           "      \"name\": \"10.0.1.3:11211\",\n"
+                           "      \"id\": 2,\n"
+                           "      \"address\": \"10.0.1.3:11211\",\n"
+                           "      \"weight\": 200,\n"
+                           "      \"state\": \"up\"\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n");
+    free(json);
+}
+END_TEST
+
+struct failure {
+    const char *text;
+    int line;
+    const char *message;
+};
+
+static const struct failure failures[] = {
+    {"10.0.1.1:11211\n", 1, "expected 'ADDRESS MEMORY', not '10.0.1.1:11211'"},
+    {"a 1\nb 2 c\n", 2, "expected 'ADDRESS MEMORY', not 'b 2 c'"},
+    {"a 0\n", 1, "memory '0' must be an integer from 1 to 65535"},
+    {"a 65536\n", 1, "memory '65536' must be an integer from 1 to 65535"},
+    {"a -1\n", 1, "memory '-1' must be an integer from 1 to 65535"},
+    {"a 1.5\n", 1, "memory '1.5' must be an integer from 1 to 65535"},
+    {"# x\n192.168.100.100:112110 1\n", 2,
+     "address '192.168.100.100:112110' is longer than the 21 bytes libketama keeps"},
+    {"a 1\na 2\n", 2,
+     "server 'a' is given twice: the peer would merge their points, a node set cannot "
+     "hold both"},
+    {"# only a comment\n\n", 0, "no servers"},
+    {"a\x01 1\n", 1, "server 'a\\x01': a server must be 1-255 bytes of UTF-8 text"},
+};
+
+START_TEST(test_failure)
+{
+    const struct failure *f = &failures[_i];
+    test_import_fails(LIBKETAMA, f->text, NULL, f->line, f->message);
+}
+END_TEST
+
+START_TEST(test_long_line)
+{
+    char text[256];
+    memset(text, ' ', sizeof(text));
+    memcpy(text, "a 1", 3);
+    memcpy(text + 200, "2", 1);
+    text[sizeof(text) - 1] = '\0';
+    test_import_fails(LIBKETAMA, text, NULL, 1,
+                      "a line longer than 126 bytes, which libketama cuts");
+}
+END_TEST
+
+START_TEST(test_no_section)
+{
+    test_import_fails(LIBKETAMA, server_file, "pool", 0,
+                      "a libketama server file has no sections: nothing to choose");
+}
+END_TEST
+
+static Suite *import_libketama_suite(void)
+{
+    Suite *suite = suite_create("import_libketama");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_server_file);
+    suite_add_tcase(suite, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
+    tcase_add_test(errors, test_long_line);
+    tcase_add_test(errors, test_no_section);
+    suite_add_tcase(suite, errors);
+    return suite;
+}
+
+int main(void)
+{
+    return test_run_suite(import_libketama_suite());
+}

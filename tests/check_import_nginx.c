@@ -1,0 +1,296 @@
+/* Tests of the nginx configuration reader (lib/import_nginx.c). */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NGINX SHMRING_IMPORT_NGINX
+
+/* A whole configuration: comments, quoting, an upstream of another method, the
+ * stream module's twin, and every server parameter the reader takes. */
+static const char configuration[] =
+    "# a comment; { } \"\n"
+    "events { worker_connections 64; }\n"
+    "http {\n"
+    "  upstream decoy { ip_hash; server 10.0.0.9:80; }\n"
+    "  upstream cache {\n"
+    "    hash $arg_key consistent;  # the continuum\n"
+    "    server 10.0.0.1:8080 weight=3 max_fails=2 fail_timeout=5s;\n"
+    "    server \"cache-b.example:8080\" down;\n"
+    "    server 'unix:/run/cache c.sock' max_conns=10;\n"
+    "    server [::1]:8081;\n"
+    "    server backend-e;\n"
+    "    keepalive 16; keepalive_requests 100; keepalive_time 1h;\n"
+    "    keepalive_timeout 60s; zone cache 64k;\n"
+    "  }\n"
+    "  server { listen 80; location / { proxy_pass http://cache; set $x \"${y}z\"; } }\n"
+    "}\n"
+    "stream { upstream tcp { hash $remote_addr consistent; server 10.0.1.1:53; } }\n";
+
+static const char cache_json[] = "{\n"
+                                 "  \"algorithm\": \"nginx\",\n"
+                                 "  \"hash\": \"crc32\",\n"
+                                 "  \"vnodes\": 160,\n"
+                                 "  \"nodes\": [\n"
+                                 "    {\n"
+                                 "      \"name\": \"10.0.0.1:8080\",\n"
+                                 "      \"id\": 0,\n"
+                                 "      \"address\": \"10.0.0.1:8080\",\n"
+                                 "      \"weight\": 3,\n"
+                                 "      \"state\": \"up\"\n"
+                                 "    },\n"
+                                 "    {\n"
+                                 "      \"name\": \"cache-b.example:8080\",\n"
+                                 "      \"id\": 1,\n"
+                                 "      \"address\": \"cache-b.example:8080\",\n"
+                                 "      \"weight\": 1,\n"
+                                 "      \"state\": \"down\"\n"
+                                 "    },\n"
+                                 "    {\n"
+                                 "      \"name\": \"unix:/run/cache c.sock\",\n"
+                                 "      \"id\": 2,\n"
+                                 "      \"address\": \"unix:/run/cache c.sock\",\n"
+                                 "      \"weight\": 1,\n"
+                                 "      \"state\": \"up\"\n"
+                                 "    },\n"
+                                 "    {\n"
+                                 "      \"name\": \"[::1]:8081\",\n"
+                                 "      \"id\": 3,\n"
+                                 "      \"address\": \"[::1]:8081\",\n"
+                                 "      \"weight\": 1,\n"
+                                 "      \"state\": \"up\"\n"
+                                 "    },\n"
+                                 "    {\n"
+                                 "      \"name\": \"backend-e\",\n"
+                                 "      \"id\": 4,\n"
+                                 "      \"address\": \"backend-e\",\n"
+                                 "      \"weight\": 1,\n"
+                                 "      \"state\": \"up\"\n"
+                                 "    }\n"
+                                 "  ]\n"
+                                 "}\n";
+
+START_TEST(test_upstream_by_name)
+{
+    char *json = test_import_json(NGINX, configuration, "cache");
+    ck_assert_str_eq(json, cache_json);
+    free(json);
+}
+END_TEST
+
+START_TEST(test_stream_upstream)
+{
+    char *json = test_import_json(NGINX, configuration, "tcp");
+    ck_assert_str_eq(json, "{\n"
+                           "  \"algorithm\": \"nginx\",\n"
+                           "  \"hash\": \"crc32\",\n"
+                           "  \"vnodes\": 160,\n"
+                           "  \"nodes\": [\n"
+                           "    {\n"
+                           "      \"name\": \"10.0.1.1:53\",\n"
+                           "      \"id\": 0,\n"
+                           "      \"address\": \"10.0.1.1:53\",\n"
+                           "      \"weight\": 1,\n"
+                           "      \"state\": \"up\"\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n");
+    free(json);
+}
+END_TEST
+
+START_TEST(test_only_upstream_needs_no_name)
+{
+    char *json = test_import_json(
+        NGINX, "upstream u {\n hash $k consistent;\n server a:1 weight=65535;\n}\n",
+        NULL);
+    ck_assert_ptr_nonnull(strstr(json, "\"name\": \"a:1\""));
+    ck_assert_ptr_nonnull(strstr(json, "\"weight\": 65535"));
+    free(json);
+}
+END_TEST
+
+/* The imported ring answers as the placement does for the same servers. */
+START_TEST(test_import_places_like_the_node_set)
+{
+    shmring_nodeset_t *imported;
+    shmring_import_error_t error;
+    static const char text[] =
+        "upstream u { hash $k consistent; server 10.0.0.1:80 weight=2; "
+        "server 10.0.0.2:80 down; server 10.0.0.3:80; }";
+    ck_assert_int_eq(
+        shmring_nodeset_import(NGINX, text, strlen(text), NULL, &imported, &error), 0);
+    shmring_nodeset_t *built;
+    ck_assert_int_eq(shmring_nodeset_new(&built), 0);
+    shmring_params_t params;
+    shmring_params_default(&params);
+    params.algorithm = SHMRING_ALGORITHM_NGINX;
+    params.hash = SHMRING_HASH_CRC32;
+    ck_assert_int_eq(shmring_nodeset_set_params(built, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(built, "10.0.0.1:80", NULL, 2, SHMRING_STATE_UP, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(built, "10.0.0.2:80", NULL, 1, SHMRING_STATE_DOWN, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(built, "10.0.0.3:80", NULL, 1, SHMRING_STATE_UP, NULL), 0);
+    shmring_nodeset_diff_t *diff;
+    ck_assert_int_eq(shmring_nodeset_diff(built, imported, &diff), 0);
+    ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 0);
+    shmring_nodeset_diff_free(diff);
+    shmring_nodeset_free(built);
+    shmring_nodeset_free(imported);
+}
+END_TEST
+
+struct failure {
+    const char *text;
+    const char *section;
+    int line;
+    const char *message;
+};
+
+static const struct failure failures[] = {
+    /* What nginx would balance otherwise. */
+    {"upstream u {\n ip_hash;\n server a:1;\n}", NULL, 2,
+     "'ip_hash' is not supported: only 'hash KEY consistent' places keys on a continuum"},
+    {"upstream u {\n server a:1;\n least_conn;\n}", NULL, 3,
+     "'least_conn' is not supported: only 'hash KEY consistent' places keys on a "
+     "continuum"},
+    {"upstream u {\n hash $k;\n server a:1;\n}", NULL, 2,
+     "'hash' without 'consistent' is not supported: nginx then picks a server by the "
+     "hash modulo the servers"},
+    {"upstream u { hash $k consistent; hash $k consistent; server a:1; }", NULL, 1,
+     "'hash' is given twice"},
+    {"upstream u { hash $k random; server a:1; }", NULL, 1,
+     "'hash' takes a key and 'consistent', nothing else"},
+    {"\nupstream u {\n server a:1;\n}", NULL, 2,
+     "upstream 'u' has no 'hash KEY consistent': nginx would balance it round robin"},
+    {"upstream u {\n hash $k consistent;\n}", NULL, 1, "upstream 'u' has no servers"},
+    /* Servers. */
+    {"upstream u { hash $k consistent;\n server a:1 backup; }", NULL, 2,
+     "'backup' is not supported: nginx refuses it with 'hash'"},
+    {"upstream u { hash $k consistent;\n server a:1 weight=0; }", NULL, 2,
+     "'weight=0': the weight must be an integer from 1 to 65535"},
+    {"upstream u { hash $k consistent;\n server a:1 weight=65536; }", NULL, 2,
+     "'weight=65536': the weight must be an integer from 1 to 65535"},
+    {"upstream u { hash $k consistent;\n server a:1 weight=2x; }", NULL, 2,
+     "'weight=2x': the weight must be an integer from 1 to 65535"},
+    {"upstream u { hash $k consistent;\n server a:1 resolve; }", NULL, 2,
+     "server parameter 'resolve' is not supported"},
+    {"upstream u { hash $k consistent;\n server a:1 max_fails=; }", NULL, 2,
+     "server parameter 'max_fails=' is not supported"},
+    {"upstream u { hash $k consistent;\n server; }", NULL, 2,
+     "'server' needs an address"},
+    {"upstream u { hash $k consistent;\n server a:1;\n server a:1 down; }", NULL, 3,
+     "server 'a:1' is given twice: the peer would merge their points, a node set "
+     "cannot hold both"},
+    {"upstream u { hash $k consistent;\n server \"a\\tb\"; }", NULL, 2,
+     "server 'a\\x09b': a server must be 1-255 bytes of UTF-8 text"},
+    /* Other directives and blocks in the upstream. */
+    {"upstream u { hash $k consistent; server a:1;\n include more.conf; }", NULL, 2,
+     "'include' is not supported in an upstream"},
+    {"upstream u { hash $k consistent; server a:1;\n \"\\x01\x7f\"; }", NULL, 2,
+     "'\\x01\\x7f' is not supported in an upstream"},
+    {"upstream u { hash $k consistent; server a:1;\n check { } }", NULL, 2,
+     "a block ('check {') inside an upstream"},
+    /* Upstreams in that block are read too (and may grow the list of upstreams). */
+    {"upstream u { hash $k consistent; server a:1;\n check { upstream a { } upstream b "
+     "{ } upstream c { } upstream d { } upstream e { } } }",
+     "u", 2, "a block ('check {') inside an upstream"},
+    /* Choosing the upstream. */
+    {"upstream a { hash $k consistent; server a:1; }\n"
+     "upstream b { hash $k consistent; server b:1; }",
+     NULL, 0, "2 upstream blocks (the first 'a' on line 1): name the one to import"},
+    {"upstream a { hash $k consistent; server a:1; }", "b", 0, "no upstream 'b'"},
+    {"http { server { listen 80; } }", NULL, 0, "no upstream block"},
+    {"upstream a { hash $k consistent; server a:1; }\n"
+     "upstream a { hash $k consistent; server b:1; }",
+     "a", 2, "upstream 'a' is given twice (first on line 1)"},
+    {"upstream { hash $k consistent; server a:1; }", NULL, 1,
+     "'upstream' takes one name"},
+    /* The syntax, everywhere in the file. */
+    {"http {\n}\n}", NULL, 3, "unexpected '}'"},
+    {"http {\n upstream u { hash $k consistent; server a:1; }\n", NULL, 1,
+     "unexpected end of file: the block opened here is not closed with '}'"},
+    {"upstream u { hash $k consistent;\n server a:1;\n", NULL, 1,
+     "unexpected end of file: upstream 'u' is not closed with '}'"},
+    {"upstream \x0f {\n hash $k consistent;\n", NULL, 1,
+     "unexpected end of file: upstream '\\x0f' is not closed with '}'"},
+    {"events { }\nworker_processes 2", NULL, 2, "unexpected end of file, expecting ';'"},
+    {"events { }\n;", NULL, 2, "unexpected ';'"},
+    {"events { }\nset $a \"b\n\n", NULL, 2, "unexpected end of file in a quoted word"},
+    {"set $a \"b\"c;", NULL, 1, "unexpected character after a quoted word"},
+    {"set $a ${b;", NULL, 1, "unterminated variable name '${'"},
+};
+
+START_TEST(test_failure)
+{
+    const struct failure *f = &failures[_i];
+    test_import_fails(NGINX, f->text, f->section, f->line, f->message);
+}
+END_TEST
+
+START_TEST(test_nul_byte)
+{
+    static const char text[] = "upstream u {\n hash $k consistent;\n server a\0:1;\n}";
+    shmring_nodeset_t *set = NULL;
+    shmring_import_error_t error;
+    ck_assert_int_eq(
+        shmring_nodeset_import(NGINX, text, sizeof(text) - 1, NULL, &set, &error),
+        SHMRING_EINVAL);
+    ck_assert_int_eq(error.line, 3);
+    ck_assert_str_eq(error.text, "a NUL byte: not a text file");
+    ck_assert_ptr_null(set);
+}
+END_TEST
+
+/* A long word is shown cut, so that the message stays one short line. */
+START_TEST(test_long_word_is_cut)
+{
+    char text[512];
+    snprintf(text, sizeof(text), "upstream u { hash $k consistent; server a:1; %s; }",
+             "directive_with_a_name_far_longer_than_any_message_should_show_in_full_x");
+    test_import_fails(NGINX, text, NULL, 1,
+                      "'directive_with_a_name_far_longer_than_any_message_should_show_in"
+                      "...' is not supported in an upstream");
+}
+END_TEST
+
+START_TEST(test_format_names)
+{
+    shmring_import_format_t format;
+    ck_assert_int_eq(shmring_import_format_parse("nginx", &format), 0);
+    ck_assert_int_eq(format, SHMRING_IMPORT_NGINX);
+    ck_assert_int_eq(shmring_import_format_parse("twemproxy", &format), 0);
+    ck_assert_int_eq(format, SHMRING_IMPORT_TWEMPROXY);
+    ck_assert_int_eq(shmring_import_format_parse("libketama", &format), 0);
+    ck_assert_int_eq(format, SHMRING_IMPORT_LIBKETAMA);
+    ck_assert_int_eq(shmring_import_format_parse("Nginx", &format), SHMRING_EINVAL);
+    test_import_fails((shmring_import_format_t)7, "x", NULL, 0,
+                      "unknown configuration format 7");
+}
+END_TEST
+
+static Suite *import_nginx_suite(void)
+{
+    Suite *suite = suite_create("import_nginx");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_upstream_by_name);
+    tcase_add_test(core, test_stream_upstream);
+    tcase_add_test(core, test_only_upstream_needs_no_name);
+    tcase_add_test(core, test_import_places_like_the_node_set);
+    tcase_add_test(core, test_format_names);
+    suite_add_tcase(suite, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
+    tcase_add_test(errors, test_nul_byte);
+    tcase_add_test(errors, test_long_word_is_cut);
+    suite_add_tcase(suite, errors);
+    return suite;
+}
+
+int main(void)
+{
+    return test_run_suite(import_nginx_suite());
+}

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""The `nginx` algorithm against the real thing: Debian's nginx on loopback. For each
+server set, nginx runs a configuration whose `upstream` is `hash $arg_key consistent`
+over servers that answer their own name: more server blocks of the same nginx, each
+listening where its `server` line points (an IPv4 or IPv6 address, a host name, a
+Unix socket) and answering `return 200 "<server as written>"`. Every key is sent as
+`GET /?key=KEY` (pipelined on keep-alive connections); the name in each answer must
+be the node that `ringctl lookup --stdin` names on the ring built by `ringctl import
+nginx` of that very configuration file.
+
+Usage: test_nginx.py RINGCTL PEER_KEYS [KEYS_PER_SET]
+Exits 77 (skipped) when nginx is missing.
+"""
+import collections
+import os
+import random
+import re
+import selectors
+import shutil
+import socket
+import sys
+import time
+import zlib
+
+from peerlib import Failure, Library, Servers
+
+# Bytes a forged key may use: they need no escaping in a query string, nginx keeps
+# them in $arg_key as sent, and ringctl reads them as one line.
+KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-!*:@,/()")
+
+CONNECTIONS = 6
+CRC_TABLE = []
+for n in range(256):
+    c = n
+    for _ in range(8):
+        c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+    CRC_TABLE.append(c)
+CRC_BY_TOP_BYTE = {entry >> 24: i for i, entry in enumerate(CRC_TABLE)}
+
+
+def forge_suffix(prefix, target):
+    """The four bytes that make crc32(PREFIX + bytes) == TARGET (CRC-32 is linear:
+    the table indexes of the last four steps follow from TARGET alone)."""
+    register = target ^ 0xFFFFFFFF
+    indexes = []
+    for _ in range(4):
+        index = CRC_BY_TOP_BYTE[register >> 24]
+        indexes.append(index)
+        register = ((register ^ CRC_TABLE[index]) << 8) & 0xFFFFFFFF
+    indexes.reverse()
+    register = zlib.crc32(prefix) ^ 0xFFFFFFFF
+    suffix = bytearray()
+    for index in indexes:
+        byte = (register ^ index) & 0xFF
+        suffix.append(byte)
+        register = (register >> 8) ^ CRC_TABLE[index]
+    return bytes(suffix)
+
+
+def forge_key(label, target):
+    """A key of KEY_BYTES whose CRC-32 (nginx's key hash) is TARGET."""
+    for attempt in range(1000000):
+        prefix = b"%s-%d-" % (label, attempt)
+        suffix = forge_suffix(prefix, target)
+        if all(b in KEY_BYTES for b in suffix):
+            key = prefix + suffix
+            assert zlib.crc32(key) == target
+            return key
+    raise Failure("cannot forge a key for %08x" % target)
+
+
+def server_points(server, weight=1):
+    """nginx's weight x 160 points of one server string (ngx_http_upstream_init_chash),
+    to aim keys at them; the library's own computation is what the test checks."""
+    if server.startswith("unix:"):
+        host, port = server[5:], ""
+    else:
+        m = re.match(r"^(.*):([0-9]*)$", server)
+        host, port = (m.group(1), m.group(2)) if m else (server, "")
+    base = zlib.crc32(host.encode() + b"\0" + port.encode())
+    points, previous = [], 0
+    for _ in range(160 * weight):
+        previous = zlib.crc32(previous.to_bytes(4, "little"), base)
+        points.append(previous)
+    return points
+
+
+def colliding_sockets(directory):
+    """Two Unix socket paths in DIRECTORY whose servers share a point: the same place
+    on the continuum, which nginx gives to the server listed first."""
+    seen = {}
+    for i in range(100000):
+        server = "unix:%s/eq%d.sock" % (directory, i)
+        for p in server_points(server):
+            other = seen.get(p)
+            if other is not None and other != server:
+                return other, server, p
+            seen[p] = server
+    raise Failure("no colliding socket paths found")
+
+
+def ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def fixed_ports(count):
+    """COUNT distinct loopback ports below the ephemeral range. Each set's nginx
+    binds them afresh; a port from the ephemeral range could meanwhile become the
+    local end of some outgoing connection (nginx's own, to its backends) and make
+    that bind fail."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral_low = int(f.read().split()[0])
+    rng = random.Random(os.getpid())
+    candidates = list(range(10000, min(ephemeral_low, 32768)))
+    rng.shuffle(candidates)
+    ports = []
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise Failure("fewer than %d free ports below %d" % (count, ephemeral_low))
+
+
+class Pool:
+    """The listening places the servers of a set take, allocated once: loopback
+    ports (free when no nginx runs) and socket paths."""
+
+    def __init__(self, tmp, count):
+        self.tmp = tmp
+        self.ports = fixed_ports(count + 1)
+        self.front = self.ports.pop()
+        self.ipv6 = ipv6_loopback()
+        localhost = {a[4][0] for a in socket.getaddrinfo("localhost", 80,
+                                                          proto=socket.IPPROTO_TCP)}
+        # nginx resolves a host name once, at start, to every address it has, and
+        # may send a key to any of them: the backend listens on all of them.
+        self.localhost = sorted(localhost)
+
+    def server(self, kind, i):
+        """(the server as written in the upstream, the backend's listen lines)."""
+        port = self.ports[i]
+        if kind == "ip":
+            return "127.0.0.1:%d" % port, ["127.0.0.1:%d" % port]
+        if kind == "ipv6":
+            return "[::1]:%d" % port, ["[::1]:%d" % port]
+        if kind == "host":
+            listens = ["[%s]:%d" % (a, port) if ":" in a else "%s:%d" % (a, port)
+                       for a in self.localhost]
+            return "localhost:%d" % port, listens
+        if kind == "unix":
+            path = "%s/s%d.sock" % (self.tmp, i)
+            return "unix:" + path, ["unix:" + path]
+        raise ValueError(kind)
+
+
+def server_sets(rng, pool, eq_a, eq_b):
+    """The server sets: lists of (server, listens, weight, down, parameters)."""
+    kinds = ["ip", "host", "unix"] + (["ipv6"] if pool.ipv6 else [])
+    specs = [
+        # (size, kinds, weights, down share)
+        (1, ["ip"], (1, 1), 0), (2, ["ip"], (1, 1), 0), (2, ["host"], (1, 5), 0.5),
+        (3, ["unix"], (1, 1), 0), (4, kinds, (1, 3), 0.25), (5, ["ip"], (1, 100), 0),
+        (7, ["host"], (1, 1), 0.15), (8, kinds, (1, 10), 0), (10, ["ip"], (1, 1), 0.2),
+        (16, kinds, (1, 4), 0.1), (20, ["ipv6" if pool.ipv6 else "ip"], (1, 2), 0),
+        (25, ["unix"], (1, 6), 0.2), (32, kinds, (1, 1), 0), (50, ["ip"], (1, 8), 0.1),
+        (64, kinds, (1, 3), 0.25), (100, ["host"], (1, 1), 0.1), (128, kinds, (1, 2), 0),
+        (200, ["ip"], (1, 5), 0.2), (300, kinds, (1, 1), 0.05), (500, kinds, (1, 3), 0.1),
+    ]
+    sets = []
+    for index, (size, set_kinds, (low, high), down_share) in enumerate(specs):
+        members = []
+        order = list(range(size))
+        rng.shuffle(order)
+        down = set(order[:int(size * down_share)])
+        for s in range(size):
+            server, listens = pool.server(set_kinds[s % len(set_kinds)], s)
+            parameters = []
+            if s % 7 == 3:
+                parameters.append("max_fails=0")
+            members.append((server, listens, rng.randint(low, high), s in down,
+                            parameters))
+        sets.append(members)
+    # Equal points on purpose: two servers sharing a point, in both orders, and with
+    # the first one down (its point hides the second's, nginx moves on to the next).
+    for first, second, first_down in [(eq_a, eq_b, False), (eq_b, eq_a, False),
+                                      (eq_a, eq_b, True)]:
+        members = [(first, [first], 1, first_down, []),
+                   (second, [second], 1, False, [])]
+        for s in range(3):
+            server, listens = pool.server("ip", s)
+            members.append((server, listens, 1, False, []))
+        sets.append(members)
+    return sets
+
+
+def nginx_conf(tmp, front_port, members):
+    """The configuration nginx runs and ringctl imports."""
+    lines = ["worker_processes 2;", "pid %s/nginx.pid;" % tmp,
+             "error_log %s/error.log warn;" % tmp,
+             "events { worker_connections 4096; }", "http {", "  access_log off;",
+             "  keepalive_requests 10000000;", "  keepalive_timeout 300s;",
+             "  client_body_temp_path %s/body;" % tmp,
+             "  proxy_temp_path %s/proxy;" % tmp,
+             "  fastcgi_temp_path %s/fastcgi;" % tmp, "  uwsgi_temp_path %s/uwsgi;" % tmp,
+             "  scgi_temp_path %s/scgi;" % tmp,
+             # An upstream of another method: the import takes the one named.
+             "  upstream decoy { least_conn; server 127.0.0.1:9; }",
+             "  upstream peers {", "    hash $arg_key consistent;"]
+    for server, _listens, weight, down, parameters in members:
+        words = [server] + (["weight=%d" % weight] if weight != 1 else [])
+        words += (["down"] if down else []) + parameters
+        lines.append("    server %s;" % " ".join(words))
+    lines += ["    keepalive 64;", "  }",
+              "  server {", "    listen 127.0.0.1:%d;" % front_port,
+              "    location / {", "      proxy_pass http://peers;",
+              "      proxy_http_version 1.1;", '      proxy_set_header Connection "";',
+              "      proxy_next_upstream off;", "    }", "  }"]
+    for server, listens, _weight, down, _parameters in members:
+        if down:
+            continue  # nginx never sends to it: nothing needs to listen
+        lines.append("  server {")
+        lines += ["    listen %s;" % listen for listen in listens]
+        lines += ['    return 200 "%s\\n";' % server, "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def wait_serving(port, process, limit=30.0):
+    """Polls until nginx answers on PORT: a bounded readiness check that also
+    notices nginx dying."""
+    deadline = time.monotonic() + limit
+    while True:
+        if process.poll() is not None:
+            raise Failure("nginx exited with status %d" % process.returncode)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise Failure("nginx is not listening on port %d" % port)
+            time.sleep(0.02)
+
+
+def parse_answers(buffer, count):
+    """The bodies of COUNT pipelined responses in BUFFER, or None if incomplete.
+    Each body is one server name and a newline, so a response is whole once its
+    body ends in one."""
+    pieces = bytes(buffer).split(b"HTTP/1.1 ")
+    if pieces[0] != b"" or len(pieces) - 1 < count:
+        return None
+    answers = []
+    for piece in pieces[1:]:
+        head, separator, body = piece.partition(b"\r\n\r\n")
+        if not separator or not body.endswith(b"\n"):
+            return None
+        if not head.startswith(b"200 "):
+            raise Failure("nginx answered %r: %r" % (head.split(b"\r\n")[0], body[:200]))
+        answers.append(body[:-1].decode())
+    if len(answers) != count:
+        raise Failure("nginx sent %d answers to %d keys" % (len(answers), count))
+    return answers
+
+
+def ask_nginx(port, keys):
+    """{key: the server name nginx's answer carries}, over CONNECTIONS keep-alive
+    connections, each sending its share of the keys pipelined."""
+    selector = selectors.DefaultSelector()
+    share = (len(keys) + CONNECTIONS - 1) // CONNECTIONS
+    states = []
+    try:
+        for c in range(CONNECTIONS):
+            chunk = keys[c * share:(c + 1) * share]
+            if not chunk:
+                continue
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setblocking(False)
+            out = b"".join(b"GET /?key=%s HTTP/1.1\r\nHost: peers\r\n\r\n" % k
+                           for k in chunk)
+            state = {"keys": chunk, "out": memoryview(out), "in": bytearray(),
+                     "answers": None, "sock": sock, "seen": 0}
+            selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, state)
+            states.append(state)
+        pending = len(states)
+        while pending:
+            events = selector.select(timeout=120)
+            if not events:
+                raise Failure("nginx stopped answering")
+            for key, mask in events:
+                state = key.data
+                sock = key.fileobj
+                if mask & selectors.EVENT_WRITE and len(state["out"]):
+                    sent = sock.send(state["out"][:1 << 18])
+                    state["out"] = state["out"][sent:]
+                    if not len(state["out"]):
+                        selector.modify(sock, selectors.EVENT_READ, state)
+                if mask & selectors.EVENT_READ:
+                    data = sock.recv(1 << 20)
+                    if not data:
+                        raise Failure("nginx closed a connection after %d bytes" %
+                                      len(state["in"]))
+                    # Count responses in what arrived (with the 8 bytes before it,
+                    # shorter than the marker, so that none is counted twice), to
+                    # parse only once all may be there.
+                    state["seen"] += (bytes(state["in"][-8:]) + data).count(b"HTTP/1.1 ")
+                    state["in"] += data
+                    if state["seen"] >= len(state["keys"]) and data.endswith(b"\n"):
+                        answers = parse_answers(state["in"], len(state["keys"]))
+                        if answers is not None:
+                            state["answers"] = answers
+                            selector.unregister(sock)
+                            pending -= 1
+    finally:
+        for state in states:
+            state["sock"].close()
+        selector.close()
+    result = {}
+    for state in states:
+        result.update(zip(state["keys"], state["answers"]))
+    return result
+
+
+def aimed_keys(label, members):
+    """Keys aimed at the continuum's edges: at hash 0 and 0xffffffff, on the first,
+    middle and last points and one below and above each, and the same around every
+    point that two servers share. Returns (keys, how many points are shared)."""
+    counts = collections.Counter(p for server, _l, weight, _d, _p in members
+                                 for p in server_points(server, weight))
+    points = sorted(counts)
+    shared = [p for p in points if counts[p] > 1]
+    targets = {0, 0xFFFFFFFF}
+    for p in [points[0], points[len(points) // 2], points[-1]] + shared:
+        targets |= {p - 1, p, p + 1}
+    targets = sorted(t for t in targets if 0 <= t <= 0xFFFFFFFF)
+    return [forge_key(b"%s%08x" % (label, t), t) for t in targets], len(shared)
+
+
+def log_tail(path, lines=15):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return "(%s)" % e
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    ringctl, peer_keys = sys.argv[1], sys.argv[2]
+    keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx",
+                                                                     os.X_OK) else None)
+    if nginx is None:
+        print("skipped: nginx is not installed")
+        return 77
+    started = time.monotonic()
+    servers = Servers()
+    try:
+        library = Library(ringctl, peer_keys, servers.tmp)
+        rng = random.Random(13)
+        pool = Pool(servers.tmp, 500)
+        eq_a, eq_b, eq_point = colliding_sockets(servers.tmp)
+        sets = server_sets(rng, pool, eq_a, eq_b)
+        total_keys = wraps = aimed = shared_points = 0
+        for index, members in enumerate(sets):
+            tmp = os.path.join(servers.tmp, "nginx-%d" % index)
+            os.mkdir(tmp)
+            front = pool.front
+            conf = os.path.join(tmp, "nginx.conf")
+            with open(conf, "w") as f:
+                f.write(nginx_conf(tmp, front, members))
+            nodeset_path = os.path.join(tmp, "peers.json")
+            with open(nodeset_path, "wb") as f:
+                f.write(library.run("import", "nginx", conf, "--upstream", "peers"))
+            prefix = "n%d:" % index
+            # The keys on a point are forged below: peer_keys need not search.
+            keys, w, _exact = library.keys(nodeset_path, prefix, keys_per_set,
+                                           index + 1, exact_tries=0)
+            extra, shared = aimed_keys(prefix.encode(), members)
+            if members[0][0] in (eq_a, eq_b) and shared == 0:
+                raise Failure("set %d was made to hold a shared point, and holds none" %
+                              index)
+            keys = extra + keys[:max(0, keys_per_set - len(extra))]
+            wraps += w
+            aimed += len(extra)
+            shared_points += shared
+            expected = library.owners_of_file("ng-%d" % index, nodeset_path, keys)
+
+            process = servers.start([nginx, "-p", tmp, "-c", conf, "-e",
+                                     os.path.join(tmp, "error.log"), "-g",
+                                     "daemon off; master_process on;"],
+                                    "nginx-%d.out" % index)
+            wait_serving(front, process)
+            asked = time.monotonic()
+            try:
+                answers = ask_nginx(front, keys)
+            except (Failure, OSError) as e:
+                raise Failure("set %d: %s; nginx's error log ends:\n%s" %
+                              (index, e, log_tail(os.path.join(tmp, "error.log"))))
+            asking = time.monotonic() - asked
+            servers.stop(process)
+
+            mismatches = [k for k in keys if answers.get(k) != expected[k]]
+            if mismatches:
+                k = mismatches[0]
+                raise Failure("set %d (%d servers): %d of %d keys differ; first %r "
+                              "(crc32 %08x): nginx %s, ringctl %s" %
+                              (index, len(members), len(mismatches), len(keys), k,
+                               zlib.crc32(k), answers.get(k), expected[k]))
+            total_keys += len(keys)
+            downs = sum(1 for m in members if m[3])
+            print("set %2d: %3d servers (%d down), %d keys, 0 mismatches (%.1f s in "
+                  "nginx)" % (index, len(members), downs, len(keys), asking), flush=True)
+        print("nginx: %d server sets, %d keys (%d past the last point, %d forged onto "
+              "and beside the edges and %d shared points), 0 mismatches, %.0f s; equal "
+              "points: %s and %s share %08x" %
+              (len(sets), total_keys, wraps, aimed, shared_points,
+               time.monotonic() - started, eq_a, eq_b, eq_point))
+        return 0
+    except Failure as e:
+        print("FAIL: %s" % e)
+        return 1
+    finally:
+        servers.stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
