@@ -555,10 +555,9 @@ static int check_answer(const void *snapshot, uint64_t hash)
     const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
     EXPECT_UINT_EQ(shmring__snapshot_owner(snapshot, hash),
                    points[search_first_point(snapshot, hash)].node_index);
-    const uint32_t *answers = snapshot_section_at(snapshot, &h->answers);
-    uint32_t split = answers[hash >> (64 - h->answer_bits)] & ANSWER_SPLIT_MASK;
-    return split != ANSWER_CROWDED &&
-           split != shmring__answer_split_bits(hash, h->answer_bits);
+    uint32_t owner =
+        shmring__answer_owner(h, snapshot_section_at(snapshot, &h->answers), hash);
+    return owner != ANSWER_SLOW;
 }
 
 /*
