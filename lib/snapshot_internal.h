@@ -287,21 +287,25 @@ static inline uint32_t shmring__answer_owner(const struct snapshot_header *h,
     uint32_t split = (uint32_t)(word >> ANSWER_SPLIT1_SHIFT) & ANSWER_SPLIT_MASK;
     /* A crowded answer has no second split (those bits are part of its point index):
      * the mask stands for it, which no key's bits exceed. */
-    bool crowded = word & ANSWER_CROWDED;
-    uint32_t split2 = crowded
-                          ? ANSWER_SPLIT_MASK
-                          : (uint32_t)(word >> ANSWER_SPLIT2_SHIFT) & ANSWER_SPLIT_MASK;
+    uint64_t crowded = word & ANSWER_CROWDED;
+    uint32_t split2 =
+        (uint32_t)((word >> ANSWER_SPLIT2_SHIFT) | (0 - crowded)) & ANSWER_SPLIT_MASK;
     /* Which owner, 0 to 2, and whether the points must decide, are computed without a
      * branch: random keys would mispredict one half of the time, and each
      * misprediction also drops the reads of the lookups that follow. */
     uint32_t which = (uint32_t)(bits > split) + (uint32_t)(bits > split2);
-    bool slow = (bits == split) | (bits == split2) | (crowded & (which != 0));
+    bool slow = (bits == split) | (bits == split2) | (crowded & (bits > split));
     if (__builtin_expect(slow, 0))
         return ANSWER_SLOW;
-    uint32_t owners[3] = {(uint32_t)(word >> ANSWER_OWNER_SHIFT),
-                          (uint32_t)(word >> ANSWER_OWNER2_SHIFT) & ANSWER_OWNER_MASK,
-                          (uint32_t)(answer[1] >> ANSWER_OWNER_SHIFT)};
-    return owners[which];
+    /* The owner field: the first or second of this answer, or the first of the
+     * next, picked with masks rather than an indexed array, which would go through
+     * memory, or a condition, which compilers turn into a branch around the read of
+     * the next answer (in the same cache line but for one bucket in eight). */
+    uint64_t next = answer[1];
+    uint64_t take_next = 0 - (uint64_t)(which == 2);
+    uint64_t holder = (next & take_next) | (word & ~take_next);
+    unsigned shift = which == 1 ? ANSWER_OWNER2_SHIFT : ANSWER_OWNER_SHIFT;
+    return (uint32_t)(holder >> shift) & ANSWER_OWNER_MASK;
 }
 
 /*
