@@ -847,17 +847,19 @@ START_TEST(answers_exact_on_hand_made_points)
     static const struct {
         uint64_t bucket, offset;
         uint32_t owner;
+        /* Offsets are multiples of 2^48 (split bits apart) but for the points that
+         * test a split of 0. */
     } layout[16] = {
         {0, 0, 1},                       /* point 0 at hash 0: the wrap's owner */
-        {2, 100, 0},                     /* bucket 1 empty; bucket 2: one run */
-        {2, 5000, 0},                    /* ... of two points */
-        {3, 1000, 1},                    /* bucket 3: two runs */
-        {3, 9000, 3},                    /* */
-        {4, 7000, 0},                    /* bucket 4: two runs on equal points */
-        {4, 7000, 3},                    /* */
-        {5, 10, 0},                      /* bucket 5: three runs, crowded */
-        {5, 20, 1},                      /* */
-        {5, 30, 3},                      /* */
+        {2, UINT64_C(100) << 48, 0},     /* bucket 1 empty; bucket 2: one run */
+        {2, UINT64_C(1000) << 48, 0},    /* ... of two points */
+        {3, UINT64_C(300) << 48, 1},     /* bucket 3: two runs */
+        {3, UINT64_C(3000) << 48, 3},    /* */
+        {4, UINT64_C(2000) << 48, 0},    /* bucket 4: two runs on equal points */
+        {4, UINT64_C(2000) << 48, 3},    /* */
+        {5, UINT64_C(10) << 48, 0},      /* bucket 5: three runs, crowded */
+        {5, UINT64_C(20) << 48, 1},      /* */
+        {5, UINT64_C(30) << 48, 3},      /* */
         {6, (UINT64_C(1) << 60) - 1, 1}, /* bucket 6: a split of 0x7ff */
         {9, 1, 3},                       /* bucket 9: one point right at its start */
         {15, 1, 0},                      /* bucket 15: crowded, the last points */
@@ -903,10 +905,10 @@ START_TEST(answers_exact_on_hand_made_points)
         }
     }
     for (int k = 0; k < 20000; k++) {
-        /* Random hashes, half of them inside the buckets with points. */
+        /* Random hashes, half of them in the buckets with points. */
         uint64_t hash = test_random(&state);
         if (k % 2 == 0)
-            hash = layout[k % 16].bucket * span + hash % 20000;
+            hash = layout[k % 16].bucket * span + hash % span;
         EXPECT_UINT_EQ(shmring__snapshot_owner(g.data, hash), reference_owner(&g, hash));
         checked++;
     }
