@@ -561,8 +561,8 @@ static int check_answer(const void *snapshot, uint64_t hash)
 }
 
 /*
- * Format 2 answers most keys from its bucket answers; every owner must be the one
- * the previous format's search of the points gives, on many node sets of `ring` and
+ * Format 3 answers most keys from its bucket answers; every owner must be the one
+ * the first format's search of the points gives, on many node sets of `ring` and
  * `ketama` (every hash, 1 to 2,000 nodes, weights, down nodes, few and many vnodes),
  * for random hashes, hashes on every point and beside it, and at both ends of
  * answer buckets.
@@ -611,7 +611,7 @@ START_TEST(answers_match_point_search)
         free(snapshot);
         shmring_nodeset_free(set);
     }
-    /* Most random keys never reach the points (about 1 in 12 does at most). */
+    /* Most random keys never reach the points (about 1 in 17 does at most). */
     EXPECT_TRUE(fast * 10 > total * 8);
 }
 END_TEST
