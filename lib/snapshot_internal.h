@@ -127,10 +127,11 @@ _Static_assert(sizeof(struct snapshot_point) == 16, "point layout");
  *
  * A key whose split bits (the ANSWER_SPLIT_BITS after the bucket bits) equal a split
  * (two keys in 2,048 at most), or follow the first split in a crowded bucket, takes
- * the slow path: a scan of the points from the bucket's first. About 2.5% of random
- * keys do on a ring of 10,000 nodes; the answers of the previous format (32 bits,
- * one run, twice as many buckets for the same 16 MiB) left 5.7% to the bucket index
- * and then the points, two dependent reads.
+ * the slow path: a scan of the points from a crowded bucket's first, or else the
+ * bucket index and the points. 3.3% of random keys do on a ring of 10,000 nodes, in
+ * one read for most; the answers of format 2 (32 bits, one run, twice as many
+ * buckets for the same 16 MiB) left 5.7% to the bucket index and then the points,
+ * two dependent reads.
  */
 #define ANSWER_EXTRA_BITS 0u
 #define ANSWER_SPLIT_BITS 11u
