@@ -48,7 +48,7 @@ static void fill_buckets(const struct snapshot_point *points, uint32_t point_cou
 }
 
 static void fill_answers(const struct snapshot_point *points, uint32_t point_count,
-                         unsigned answer_bits, uint32_t *answers)
+                         unsigned answer_bits, uint64_t *answers)
 {
     struct answer_cursor cursor;
     shmring__answer_cursor_start(&cursor, points, point_count, answer_bits);
@@ -137,7 +137,7 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         point_count ? ((UINT64_C(1) << bucket_bits) + 1) * sizeof(uint32_t) : 0, &end);
     layout_section(
         &header.answers,
-        point_count ? ((UINT64_C(1) << header.answer_bits) + 1) * sizeof(uint32_t) : 0,
+        point_count ? ((UINT64_C(1) << header.answer_bits) + 1) * sizeof(uint64_t) : 0,
         &end);
     layout_section(&header.table, (uint64_t)table_size * sizeof(uint32_t), &end);
     header.total_size = align_up(end);

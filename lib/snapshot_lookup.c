@@ -47,7 +47,16 @@ void shmring__answer_cursor_start(struct answer_cursor *c,
         .points = points, .point_count = point_count, .answer_bits = answer_bits};
 }
 
-uint32_t shmring__answer_next(struct answer_cursor *c)
+/* The end of the run of points of one owner that starts at point I, before END. */
+static uint32_t run_end(const struct snapshot_point *points, uint32_t i, uint32_t end)
+{
+    uint32_t owner = points[i].node_index;
+    while (i < end && points[i].node_index == owner)
+        i++;
+    return i;
+}
+
+uint64_t shmring__answer_next(struct answer_cursor *c)
 {
     const struct snapshot_point *points = c->points;
     unsigned shift = 64 - c->answer_bits;
@@ -60,15 +69,20 @@ uint32_t shmring__answer_next(struct answer_cursor *c)
     c->first = end;
     c->bucket++;
     uint32_t owner = points[first < c->point_count ? first : 0].node_index;
+    /* The owner of the first point after the bucket, wrapping. */
+    uint32_t next_owner = points[end < c->point_count ? end : 0].node_index;
     if (first == end)
-        return shmring__answer_make(owner, ANSWER_SPLIT_NONE);
-    for (uint32_t i = first + 1; i < end; i++) {
-        if (points[i].node_index != owner)
-            return shmring__answer_make(owner, ANSWER_CROWDED);
-    }
-    /* A split of ANSWER_CROWDED's value says "crowded", which is still exact. */
-    return shmring__answer_make(
-        owner, shmring__answer_split_bits(points[end - 1].point, c->answer_bits));
+        return shmring__answer_runs(owner, ANSWER_SPLIT_MASK, owner, ANSWER_SPLIT_MASK);
+    uint32_t end1 = run_end(points, first, end);
+    uint32_t split = shmring__answer_split_bits(points[end1 - 1].point, c->answer_bits);
+    if (end1 == end)
+        return shmring__answer_runs(owner, split, next_owner, ANSWER_SPLIT_MASK);
+    uint32_t end2 = run_end(points, end1, end);
+    if (end2 < end)
+        return shmring__answer_crowded(owner, split, first);
+    return shmring__answer_runs(
+        owner, split, points[end1].node_index,
+        shmring__answer_split_bits(points[end2 - 1].point, c->answer_bits));
 }
 
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
@@ -175,9 +189,9 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
         return;
     }
     /* Ring and ketama: the answers first; the few keys they leave to the points
-     * then prefetch their bucket index entries, then their first points, so that
-     * their misses overlap too. */
-    const uint32_t *answers = snapshot_section_at(buffer, &h->answers);
+     * then prefetch the points they start from (a crowded bucket's first point, or
+     * the bucket index), then resolve, so that their misses overlap too. */
+    const uint64_t *answers = snapshot_section_at(buffer, &h->answers);
     const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     uint32_t owners[BATCH_GROUP];
@@ -189,15 +203,16 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
         owners[i] = shmring__answer_owner(h, answers, hashes[i]);
         if (owners[i] == ANSWER_SLOW) {
             slow[slow_count++] = (uint8_t)i;
-            __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
+            uint64_t word = answers[hashes[i] >> (64 - h->answer_bits)];
+            if (word & ANSWER_CROWDED)
+                __builtin_prefetch(&points[shmring__answer_first_point(word)]);
+            else
+                __builtin_prefetch(&buckets[shmring__snapshot_bucket(h, hashes[i])]);
         }
     }
     for (size_t s = 0; s < slow_count; s++)
-        __builtin_prefetch(
-            &points[buckets[shmring__snapshot_bucket(h, hashes[slow[s]])]]);
-    for (size_t s = 0; s < slow_count; s++)
         owners[slow[s]] =
-            points[shmring__snapshot_first_point(buffer, hashes[slow[s]])].node_index;
+            points[shmring__answer_slow_point(buffer, hashes[slow[s]])].node_index;
     for (size_t i = 0; i < count; i++)
         ids[i] = nodes[owners[i]].id;
 }

@@ -79,7 +79,7 @@ static int check_sections(const struct snapshot_header *h)
     if (h->nodes.size != (uint64_t)h->node_count * sizeof(struct snapshot_node) ||
         h->points.size != (uint64_t)h->point_count * sizeof(struct snapshot_point) ||
         h->buckets.size != bucket_entries * sizeof(uint32_t) ||
-        h->answers.size != answer_entries * sizeof(uint32_t) ||
+        h->answers.size != answer_entries * sizeof(uint64_t) ||
         h->table.size != (uint64_t)h->table_size * sizeof(uint32_t) ||
         h->strings.size > UINT32_MAX)
         return SHMRING_EBADSECTION;
@@ -209,7 +209,7 @@ static int check_points(const void *buffer, const struct snapshot_header *h)
             return SHMRING_EBADINDEX;
     }
     /* Likewise every bucket's answer, which lookups trust instead of the points. */
-    const uint32_t *answers = snapshot_section_at(buffer, &h->answers);
+    const uint64_t *answers = snapshot_section_at(buffer, &h->answers);
     struct answer_cursor cursor;
     shmring__answer_cursor_start(&cursor, points, h->point_count, h->answer_bits);
     for (uint64_t b = 0; b <= UINT64_C(1) << h->answer_bits; b++) {

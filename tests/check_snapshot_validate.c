@@ -138,47 +138,90 @@ static uint32_t *buckets_of(struct guarded *g)
     return (uint32_t *)(void *)(g->data + header_of(g)->buckets.offset);
 }
 
-static uint32_t *answers_of(struct guarded *g)
+static uint64_t *answers_of(struct guarded *g)
 {
-    return (uint32_t *)(void *)(g->data + header_of(g)->answers.offset);
+    return (uint64_t *)(void *)(g->data + header_of(g)->answers.offset);
+}
+
+/* The last of the points [I, END) of point I's owner. */
+static uint32_t last_of_run(const struct snapshot_point *p, uint32_t i, uint32_t end)
+{
+    while (i + 1 < end && p[i + 1].node_index == p[i].node_index)
+        i++;
+    return i;
 }
 
 /*
  * The answer of answer bucket A as the format defines it (snapshot_internal.h),
- * written here from the definition, independently of the builder's code: the owner
- * of the first point at or after the bucket's first key (point 0 past the last), and
- * the split bits of the bucket's last point when its points have one owner.
+ * written here from the definition, independently of the builder's code, with the
+ * bit layout spelled out: the owner of the first point at or after the bucket's
+ * first key (point 0 past the last) in the top 20 bits, the 11 split bits of the
+ * first run's last point (0x7ff: no point) below them; then, for at most two runs,
+ * the owner after the first run (the second run's or the next point's), the second
+ * run's split (0x7ff: no second run) and a zero bit; for more runs, the index of the
+ * bucket's first point and a one bit.
  */
-static uint32_t reference_answer(struct guarded *g, uint64_t a)
+static uint64_t reference_answer(struct guarded *g, uint64_t a)
 {
     const struct snapshot_header *h = header_of(g);
     const struct snapshot_point *p = points_of(g);
     unsigned bits = h->answer_bits;
+    uint32_t count = h->point_count;
     uint32_t first = 0;
-    while (first < h->point_count && p[first].point >> (64 - bits) < a)
+    while (first < count && p[first].point >> (64 - bits) < a)
         first++;
     uint32_t end = first;
-    while (end < h->point_count && p[end].point >> (64 - bits) == a)
+    while (end < count && p[end].point >> (64 - bits) == a)
         end++;
-    uint32_t owner = p[first < h->point_count ? first : 0].node_index;
-    uint32_t split = 0xffe; /* no point */
-    if (end > first) {
-        bool one_owner = true;
-        for (uint32_t i = first; i < end; i++)
-            one_owner = one_owner && p[i].node_index == owner;
-        /* The 12 bits after the bucket's; 0xfff: crowded. */
-        split = one_owner ? (uint32_t)((p[end - 1].point << bits) >> 52) : 0xfff;
-    }
-    return owner << 12 | split;
+    uint64_t owner = p[first < count ? first : 0].node_index;
+    uint64_t next_owner = p[end < count ? end : 0].node_index;
+#define SPLIT_OF(i) ((p[i].point << bits) >> 53)
+    if (first == end)
+        return owner << 44 | UINT64_C(0x7ff) << 33 | owner << 13 | UINT64_C(0x7ff) << 2;
+    uint32_t last1 = last_of_run(p, first, end);
+    if (last1 + 1 == end)
+        return owner << 44 | SPLIT_OF(last1) << 33 | next_owner << 13 |
+               UINT64_C(0x7ff) << 2;
+    uint32_t last2 = last_of_run(p, last1 + 1, end);
+    if (last2 + 1 == end)
+        return owner << 44 | SPLIT_OF(last1) << 33 |
+               (uint64_t)p[last1 + 1].node_index << 13 | SPLIT_OF(last2) << 2;
+    return owner << 44 | SPLIT_OF(last1) << 33 | (uint64_t)first << 1 | 1;
+#undef SPLIT_OF
 }
 
 /* Rewrites the answers from the points, as a writer that follows the format would
  * after editing them, so that a test reaches the checks behind the answers. */
 static void rederive_answers(struct guarded *g)
 {
-    uint32_t *answers = answers_of(g);
+    uint64_t *answers = answers_of(g);
     for (uint64_t a = 0; a <= UINT64_C(1) << header_of(g)->answer_bits; a++)
         answers[a] = reference_answer(g, a);
+}
+
+/* The bucket index the format derives from the points, rewritten likewise. */
+static void rederive_buckets(struct guarded *g)
+{
+    const struct snapshot_header *h = header_of(g);
+    const struct snapshot_point *p = points_of(g);
+    uint32_t *buckets = buckets_of(g);
+    uint32_t i = 0;
+    for (uint64_t b = 0; b <= UINT64_C(1) << h->bucket_bits; b++) {
+        while (i < h->point_count && p[i].point >> (64 - h->bucket_bits) < b)
+            i++;
+        buckets[b] = i;
+    }
+}
+
+/* The owner of HASH by the definition: the first point >= HASH, wrapping, found by
+ * a scan of every point. */
+static uint32_t reference_owner(struct guarded *g, uint64_t hash)
+{
+    const struct snapshot_point *p = points_of(g);
+    uint32_t count = header_of(g)->point_count, i = 0;
+    while (i < count && p[i].point < hash)
+        i++;
+    return p[i < count ? i : 0].node_index;
 }
 
 static uint32_t *slot_at(struct guarded *g, size_t index)
@@ -227,7 +270,10 @@ START_TEST(bad_format)
     struct snapshot_header *h = header_of(&g);
     h->format_version = SNAPSHOT_FORMAT_VERSION + 1;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
-    /* Version 1 had no answers: a reader of version 2 must not take it. */
+    /* Version 1 had no answers and version 2 answers of another layout: a reader of
+     * version 3 must take neither. */
+    h->format_version = 2;
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->format_version = 1;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->format_version = 0;
@@ -780,7 +826,7 @@ START_TEST(crowded_bucket_bisected)
     rederive_answers(&g);
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
-    ck_assert_uint_eq(answers_of(&g)[0] & 0xfff, 0xfff); /* crowded: the slow path */
+    ck_assert_uint_eq(answers_of(&g)[0] & 1, 1); /* crowded: the slow path */
 
     uint64_t state = 5;
     for (int k = 0; k < 20000; k++) {
@@ -818,58 +864,200 @@ START_TEST(answers_as_defined)
 END_TEST
 
 /*
+ * Hand-made points that reach every kind of answer: an empty bucket, one run, two
+ * runs, two runs that meet on equal points, three runs (crowded), a run that ends on
+ * a split of 0x7ff, a crowded bucket that holds the ring's last points, and points
+ * at both ends of the hash space (the wrap-around). The validator accepts them with
+ * the answers the format derives, and every lookup answers as a scan of the points
+ * does, for hashes on, beside and between the points and at bucket ends.
+ */
+START_TEST(answers_exact_on_hand_made_points)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    struct snapshot_point *p = points_of(&g);
+    ck_assert_uint_eq(h->point_count, 16);
+    ck_assert_uint_eq(h->answer_bits, 4);
+    /* Up nodes are 0, 1 and 3 (2, gamma, is down). */
+    const uint64_t span = UINT64_C(1) << 60;
+    static const struct {
+        uint64_t bucket, offset;
+        uint32_t owner;
+        /* Offsets are multiples of 2^48 (split bits apart) but for the points that
+         * test a split of 0. */
+    } layout[16] = {
+        {0, 0, 1},                       /* point 0 at hash 0: the wrap's owner */
+        {2, UINT64_C(100) << 48, 0},     /* bucket 1 empty; bucket 2: one run */
+        {2, UINT64_C(1000) << 48, 0},    /* ... of two points */
+        {3, UINT64_C(300) << 48, 1},     /* bucket 3: two runs */
+        {3, UINT64_C(3000) << 48, 3},    /* */
+        {4, UINT64_C(2000) << 48, 0},    /* bucket 4: two runs on equal points */
+        {4, UINT64_C(2000) << 48, 3},    /* */
+        {5, UINT64_C(10) << 48, 0},      /* bucket 5: three runs, crowded */
+        {5, UINT64_C(20) << 48, 1},      /* */
+        {5, UINT64_C(30) << 48, 3},      /* */
+        {6, (UINT64_C(1) << 60) - 1, 1}, /* bucket 6: a split of 0x7ff */
+        {9, 1, 3},                       /* bucket 9: one point right at its start */
+        {15, 1, 0},                      /* bucket 15: crowded, the last points */
+        {15, 2, 1},                      /* */
+        {15, UINT64_MAX >> 4, 3},        /* the last hash of all */
+        {15, UINT64_MAX >> 4, 1},        /* an equal last point of another owner */
+    };
+    for (size_t i = 0; i < 16; i++) {
+        p[i].point = layout[i].bucket * span + layout[i].offset;
+        p[i].node_index = layout[i].owner;
+    }
+    rederive_buckets(&g);
+    rederive_answers(&g);
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    const uint64_t *answers = answers_of(&g);
+    ck_assert_uint_eq(answers[1] & 1, 0);
+    ck_assert_uint_eq((answers[1] >> 33) & 0x7ff, 0x7ff); /* empty */
+    ck_assert_uint_eq(answers[5] & 1, 1);                 /* crowded */
+    ck_assert_uint_eq(answers[15] & 1, 1);
+    ck_assert_uint_eq(answers[4] & 1, 0);
+    ck_assert_uint_eq((answers[6] >> 33) & 0x7ff, 0x7ff); /* a point's split */
+
+    uint64_t state = 11;
+    size_t checked = 0;
+    for (size_t i = 0; i < 16; i++) {
+        for (int64_t d = -3; d <= 3; d++) {
+            uint64_t hash = p[i].point + (uint64_t)d;
+            EXPECT_UINT_EQ(shmring__snapshot_owner(g.data, hash),
+                           reference_owner(&g, hash));
+            checked++;
+        }
+    }
+    for (uint64_t b = 0; b < 16; b++) {
+        static const uint64_t offsets[] = {0, 1, UINT64_C(1) << 49,
+                                           (UINT64_C(1) << 60) - 1,
+                                           (UINT64_C(1) << 60) - (UINT64_C(1) << 49)};
+        for (size_t o = 0; o < sizeof(offsets) / sizeof(offsets[0]); o++) {
+            uint64_t hash = b * span + offsets[o];
+            EXPECT_UINT_EQ(shmring__snapshot_owner(g.data, hash),
+                           reference_owner(&g, hash));
+            checked++;
+        }
+    }
+    for (int k = 0; k < 20000; k++) {
+        /* Random hashes, half of them in the buckets with points. */
+        uint64_t hash = test_random(&state);
+        if (k % 2 == 0)
+            hash = layout[k % 16].bucket * span + hash % span;
+        EXPECT_UINT_EQ(shmring__snapshot_owner(g.data, hash), reference_owner(&g, hash));
+        checked++;
+    }
+    ck_assert_uint_eq(checked, 16 * 7 + 16 * 5 + 20000);
+    guarded_free(&g);
+}
+END_TEST
+
+/* Every variant of answer A of G with one field changed, into OUT; returns how many. */
+static size_t answer_variants(uint64_t answer, uint64_t *out)
+{
+    uint64_t owner = answer >> 44, split = (answer >> 33) & 0x7ff;
+    uint64_t low = answer & ((UINT64_C(1) << 33) - 1);
+    size_t n = 0;
+    /* The owner: another up node, a down one, one out of range, the largest. */
+    static const uint64_t owners[] = {0, 1, 2, 4, 0xfffff};
+    for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++)
+        out[n++] = owners[i] << 44 | split << 33 | low;
+    /* The first split: one either way, none. */
+    out[n++] = owner << 44 | ((split + 1) & 0x7ff) << 33 | low;
+    out[n++] = owner << 44 | ((split - 1) & 0x7ff) << 33 | low;
+    out[n++] = owner << 44 | UINT64_C(0x7ff) << 33 | low;
+    out[n++] = answer ^ 1; /* the other kind */
+    out[n++] = answer ^ 2; /* the zero bit, or the point index's lowest */
+    if ((answer & 1) == 0) {
+        uint64_t owner2 = (answer >> 13) & 0xfffff, split2 = (answer >> 2) & 0x7ff;
+        uint64_t high = answer & ~((UINT64_C(1) << 33) - 1);
+        for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++)
+            out[n++] = high | owners[i] << 13 | split2 << 2;
+        out[n++] = high | owner2 << 13 | ((split2 + 1) & 0x7ff) << 2;
+        out[n++] = high | owner2 << 13 | ((split2 - 1) & 0x7ff) << 2;
+        out[n++] = high | owner2 << 13 | UINT64_C(0x7ff) << 2;
+    } else {
+        uint64_t first = (answer >> 1) & 0xffffffff;
+        uint64_t high = answer & ~((UINT64_C(1) << 33) - 1);
+        out[n++] = high | ((first + 1) & 0xffffffff) << 1 | 1;
+        out[n++] = high | ((first - 1) & 0xffffffff) << 1 | 1;
+        out[n++] = high | UINT64_C(0xffffffff) << 1 | 1;
+    }
+    out[n++] = answer ^ (UINT64_C(1) << 63);
+    return n;
+}
+
+/* Changes every answer of G in every way answer_variants() knows: each is refused. */
+static void every_answer_variant_refused(struct guarded *g)
+{
+    uint64_t *answers = answers_of(g);
+    uint64_t count = (UINT64_C(1) << header_of(g)->answer_bits) + 1;
+    for (uint64_t a = 0; a < count; a++) {
+        uint64_t saved = answers[a], variants[32];
+        size_t n = answer_variants(saved, variants);
+        for (size_t v = 0; v < n; v++) {
+            if (variants[v] == saved)
+                continue;
+            answers[a] = variants[v];
+            reseal(g);
+            EXPECT_INT_EQ(validate(g), SHMRING_EBADINDEX);
+        }
+        answers[a] = saved;
+    }
+    reseal(g);
+    ck_assert_int_eq(validate(g), 0);
+}
+
+/*
  * Every malformed variant of the answers is refused: each answer with another owner
- * (another up node, a down one, out of range), another split (one either way, none,
- * crowded), the answer bits, the section's size, place and order.
+ * (another up node, a down one, out of range) in either owner field, another split
+ * (one either way, none) in either split field, the other kind, another first point,
+ * a set zero bit; then the answer bits, the section's size, place and order.
  */
 START_TEST(bad_answers)
 {
     struct guarded g = small_ring();
+    every_answer_variant_refused(&g);
+    guarded_free(&g);
+
+    /* The same on crowded answers: every point in bucket 0. */
+    g = small_ring();
     struct snapshot_header *h = header_of(&g);
-    uint32_t *answers = answers_of(&g);
-    uint64_t count = (UINT64_C(1) << h->answer_bits) + 1;
-    for (uint64_t a = 0; a < count; a++) {
-        uint32_t saved = answers[a];
-        uint32_t owner = saved >> 12, split = saved & 0xfff;
-        uint32_t variants[] = {
-            (owner == 0 ? 1u : 0u) << 12 | split, /* another up node */
-            2u << 12 | split,                     /* gamma is down */
-            4u << 12 | split,                     /* == node_count */
-            0xfffffu << 12 | split,
-            owner << 12 | ((split + 1) & 0xfff),
-            owner << 12 | ((split - 1) & 0xfff),
-            owner << 12 | 0xffe,
-            owner << 12 | 0xfff,
-            saved ^ 0x80000000u,
-        };
-        for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
-            if (variants[v] == saved)
-                continue;
-            answers[a] = variants[v];
-            reseal(&g);
-            EXPECT_INT_EQ(validate(&g), SHMRING_EBADINDEX);
-        }
-        answers[a] = saved;
-    }
+    struct snapshot_point *points = points_of(&g);
+    const uint64_t bucket_span = UINT64_C(1) << (64 - h->bucket_bits);
+    for (uint32_t i = 0; i < h->point_count; i++)
+        points[i].point = (i + 1) * (bucket_span / (h->point_count + 1));
+    rederive_buckets(&g);
+    rederive_answers(&g);
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
+    ck_assert_uint_eq(answers_of(&g)[0] & 1, 1);
+    every_answer_variant_refused(&g);
+    guarded_free(&g);
 
+    g = small_ring();
+    h = header_of(&g);
     uint32_t bits = h->answer_bits;
-    static const int32_t deltas[] = {-1, 1, -(int32_t)ANSWER_EXTRA_BITS};
+    static const int32_t deltas[] = {-1, 1, 2};
     for (size_t i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
         h->answer_bits = bits + (uint32_t)deltas[i];
         reseal(&g);
         EXPECT_INT_EQ(validate(&g), SHMRING_EBADPARAMS);
     }
     h->answer_bits = bits;
-    h->answers.size += 4;
+    h->answers.size += 8;
     reseal(&g);
     EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
-    h->answers.size -= 8;
+    h->answers.size -= 16;
     reseal(&g);
     EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
-    h->answers.size += 4;
-    h->answers.offset += 4;
+    /* The size of the previous format's 32-bit answers. */
+    h->answers.size = ((UINT64_C(1) << bits) + 1) * 4;
+    reseal(&g);
+    EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
+    h->answers.size = ((UINT64_C(1) << bits) + 1) * 8;
+    h->answers.offset += 8;
     reseal(&g);
     EXPECT_INT_EQ(validate(&g), SHMRING_EBADSECTION);
     h->answers.offset = h->buckets.offset; /* overlapping the bucket index */
@@ -1129,6 +1317,7 @@ static Suite *snapshot_validate_suite(void)
     tcase_add_test(tc, bucket_bits_not_derived);
     tcase_add_test(tc, crowded_bucket_bisected);
     tcase_add_test(tc, answers_as_defined);
+    tcase_add_test(tc, answers_exact_on_hand_made_points);
     tcase_add_test(tc, bad_answers);
     tcase_add_test(tc, bad_maglev_table);
     tcase_add_test(tc, empty_and_all_down_snapshots);

@@ -305,10 +305,12 @@ static void tamper(struct recipe *r, unsigned char **buf, size_t *size)
             static const size_t members[] = {offsetof(struct snapshot_header, buckets),
                                              offsetof(struct snapshot_header, answers),
                                              offsetof(struct snapshot_header, table)};
-            size_t member = members[take8(r) % 3];
-            if (pick_element(r, *size, section_of(*buf, member), sizeof(uint32_t),
+            /* Their elements: 32-bit point indexes, 64-bit answers, 32-bit slots. */
+            static const size_t widths[] = {4, 8, 4};
+            size_t which = take8(r) % 3;
+            if (pick_element(r, *size, section_of(*buf, members[which]), widths[which],
                              &offset))
-                edit_integer(r, *buf + offset, 4);
+                edit_integer(r, *buf + offset, widths[which]);
         }
         break;
     default: {
