@@ -35,12 +35,7 @@ struct envoy_maglev_host {
     const char *key;
     size_t key_length;
     const struct placement_node *node;
-    uint64_t offset;
-    uint64_t skip;
-    /* The slot this host tries next: offset + skip x turns, modulo the size. */
-    uint64_t slot;
     double weight;
-    double target;
 };
 
 /* The order of Envoy's sorted_host_weights: by key (std::string_view's <), ties
@@ -55,12 +50,6 @@ static int compare_hosts(const void *a, const void *b)
     if (x->key_length != y->key_length)
         return x->key_length < y->key_length ? -1 : 1;
     return strcmp(x->node->name, y->node->name);
-}
-
-static inline uint64_t advance(uint64_t slot, uint64_t skip, uint64_t table_size)
-{
-    slot += skip;
-    return slot >= table_size ? slot - table_size : slot;
 }
 
 int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count,
@@ -81,31 +70,25 @@ int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count
             max_weight = weight;
     }
     qsort(hosts, up_count, sizeof(*hosts), compare_hosts);
+    struct maglev_permutation *nodes = malloc(up_count * sizeof(*nodes));
+    if (nodes == NULL) {
+        free(hosts);
+        return SHMRING_ENOMEM;
+    }
     for (size_t i = 0; i < up_count; i++) {
-        struct envoy_maglev_host *host = &hosts[i];
-        host->offset = XXH64(host->key, host->key_length, 0) % table_size;
-        host->skip = XXH64(host->key, host->key_length, 1) % (table_size - 1) + 1;
-        host->slot = host->offset;
+        const struct envoy_maglev_host *host = &hosts[i];
+        uint64_t offset = XXH64(host->key, host->key_length, 0) % table_size;
+        nodes[i] = (struct maglev_permutation){
+            .offset = offset,
+            .skip = XXH64(host->key, host->key_length, 1) % (table_size - 1) + 1,
+            .slot = offset,
+            .weight = host->weight,
+            .target = 0.0,
+            .node_index = host->node->node_index,
+        };
     }
-
-    for (uint32_t s = 0; s < table_size; s++)
-        table[s] = UINT32_MAX;
-    uint64_t filled = 0;
-    for (uint32_t iteration = 1; filled < table_size; iteration++) {
-        for (size_t i = 0; i < up_count && filled < table_size; i++) {
-            struct envoy_maglev_host *host = &hosts[i];
-            if ((double)iteration * host->weight < host->target)
-                continue;
-            host->target += max_weight;
-            /* A prime size and a skip in [1, size - 1]: the permutation visits
-             * every slot, so a free one is found. */
-            while (table[host->slot] != UINT32_MAX)
-                host->slot = advance(host->slot, host->skip, table_size);
-            table[host->slot] = host->node->node_index;
-            host->slot = advance(host->slot, host->skip, table_size);
-            filled++;
-        }
-    }
+    shmring__maglev_fill(nodes, up_count, max_weight, table_size, table);
+    free(nodes);
     free(hosts);
     return 0;
 }

@@ -49,6 +49,34 @@ uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t 
 int shmring__libketama_place(const struct placement_node *up, size_t up_count,
                              struct snapshot_point *points);
 
+/*
+ * One node's place in the Maglev fill (shared by `maglev` and `envoy-maglev`, which
+ * differ in keys, order and weights, not in how the table is filled): its
+ * permutation of the slots and its weighted turns. WEIGHT and TARGET are doubles
+ * because Envoy normalizes weights; `maglev`'s integer weights are exact in them
+ * (every product stays below 2^53: iterations <= 2^24, weights <= 2^16).
+ */
+struct maglev_permutation {
+    uint64_t offset;
+    uint64_t skip;
+    /* The slot this node tries next: offset + skip x turns, modulo the size. */
+    uint64_t slot;
+    double weight;
+    double target;
+    uint32_t node_index;
+};
+
+/*
+ * Fills TABLE (TABLE_SIZE entries, a prime) by Maglev's rule with Envoy's weighting:
+ * in iteration i (from 1) each node of NODES, in order, takes a turn while
+ * i x weight >= its target, which then grows by MAX_WEIGHT; a turn claims the next
+ * free slot of its permutation. Stops when the table is full (a table smaller than
+ * the node count is filled by the first nodes). Each node's slot must start at its
+ * offset and its skip be in [1, TABLE_SIZE - 1].
+ */
+void shmring__maglev_fill(struct maglev_permutation *nodes, size_t count,
+                          double max_weight, uint32_t table_size, uint32_t *table);
+
 /* `envoy-maglev`: Envoy's MaglevTable; fills TABLE (TABLE_SIZE entries, a prime) with
  * node indexes. */
 int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count,

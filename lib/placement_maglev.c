@@ -8,7 +8,8 @@
  * Weights follow Envoy's weighted Maglev: a node of weight w takes a turn in
  * iteration i only while i x w >= its running target, which then grows by the
  * largest weight, so it claims slots at w / max_weight of the heaviest node's rate.
- * Integers replace Envoy's floating-point normalized weights; the rule is the same.
+ * Integer weights stand in for Envoy's normalized ones; the rule is the same, and
+ * the fill is the one `envoy-maglev` uses (shmring__maglev_fill()).
  *
  * Nodes are taken in key order (then name order, for nodes sharing a hash_key), so
  * node-set order does not change the table, and neither does renaming a node that
@@ -22,21 +23,34 @@
 #include "placement_internal.h"
 #include "text_internal.h"
 
-struct maglev_entry {
-    uint64_t offset;
-    uint64_t skip;
-    /* The slot this node tries next: offset + skip x turns, modulo the size. */
-    uint64_t slot;
-    uint64_t target;
-    uint32_t weight;
-    uint32_t node_index;
-};
-
 /* The next slot of a permutation, without a division. */
 static inline uint64_t advance(uint64_t slot, uint64_t skip, uint64_t table_size)
 {
     slot += skip;
     return slot >= table_size ? slot - table_size : slot;
+}
+
+void shmring__maglev_fill(struct maglev_permutation *nodes, size_t count,
+                          double max_weight, uint32_t table_size, uint32_t *table)
+{
+    for (uint32_t s = 0; s < table_size; s++)
+        table[s] = UINT32_MAX;
+    uint64_t filled = 0;
+    for (uint32_t iteration = 1; filled < table_size; iteration++) {
+        for (size_t i = 0; i < count && filled < table_size; i++) {
+            struct maglev_permutation *node = &nodes[i];
+            if ((double)iteration * node->weight < node->target)
+                continue;
+            node->target += max_weight;
+            /* The table size is prime and skip is in [1, size - 1], so the
+             * permutation visits every slot: a free one is always found. */
+            while (table[node->slot] != UINT32_MAX)
+                node->slot = advance(node->slot, node->skip, table_size);
+            table[node->slot] = node->node_index;
+            node->slot = advance(node->slot, node->skip, table_size);
+            filled++;
+        }
+    }
 }
 
 /* The string hashed into NODE's permutation. */
@@ -67,10 +81,10 @@ int shmring__maglev_place(const struct placement_node *up, size_t up_count,
                           uint32_t table_size, uint32_t *table)
 {
     struct placement_node *sorted = malloc(up_count * sizeof(*sorted));
-    struct maglev_entry *entries = malloc(up_count * sizeof(*entries));
-    if (sorted == NULL || entries == NULL) {
+    struct maglev_permutation *nodes = malloc(up_count * sizeof(*nodes));
+    if (sorted == NULL || nodes == NULL) {
         free(sorted);
-        free(entries);
+        free(nodes);
         return SHMRING_ENOMEM;
     }
     memcpy(sorted, up, up_count * sizeof(*sorted));
@@ -80,41 +94,20 @@ int shmring__maglev_place(const struct placement_node *up, size_t up_count,
     for (size_t i = 0; i < up_count; i++) {
         size_t length;
         const char *key = permutation_key(&sorted[i], &length);
-        uint64_t h0 = XXH64(key, length, 0);
-        uint64_t h1 = XXH64(key, length, 1);
-        entries[i] = (struct maglev_entry){
-            .offset = h0 % table_size,
-            .skip = h1 % (table_size - 1) + 1,
-            .slot = 0,
-            .target = 0,
+        uint64_t offset = XXH64(key, length, 0) % table_size;
+        nodes[i] = (struct maglev_permutation){
+            .offset = offset,
+            .skip = XXH64(key, length, 1) % (table_size - 1) + 1,
+            .slot = offset,
             .weight = sorted[i].weight,
+            .target = 0,
             .node_index = sorted[i].node_index,
         };
-        entries[i].slot = entries[i].offset;
         if (sorted[i].weight > max_weight)
             max_weight = sorted[i].weight;
     }
-
-    for (uint32_t s = 0; s < table_size; s++)
-        table[s] = UINT32_MAX;
-
-    uint64_t filled = 0;
-    for (uint64_t iteration = 1; filled < table_size; iteration++) {
-        for (size_t i = 0; i < up_count && filled < table_size; i++) {
-            struct maglev_entry *e = &entries[i];
-            if (iteration * e->weight < e->target)
-                continue;
-            e->target += max_weight;
-            /* The table size is prime and skip is in [1, size - 1], so the
-             * permutation visits every slot: a free one is always found. */
-            while (table[e->slot] != UINT32_MAX)
-                e->slot = advance(e->slot, e->skip, table_size);
-            table[e->slot] = e->node_index;
-            e->slot = advance(e->slot, e->skip, table_size);
-            filled++;
-        }
-    }
+    shmring__maglev_fill(nodes, up_count, max_weight, table_size, table);
     free(sorted);
-    free(entries);
+    free(nodes);
     return 0;
 }
