@@ -28,15 +28,37 @@ int shmring_import_format_parse(const char *name, shmring_import_format_t *out)
     return SHMRING_EINVAL;
 }
 
-int shmring__import_fail(shmring_import_error_t *error, int line, const char *format, ...)
+static void record(shmring_import_error_t *error, int line, const char *format,
+                   va_list args) __attribute__((format(printf, 3, 0)));
+
+static void record(shmring_import_error_t *error, int line, const char *format,
+                   va_list args)
 {
     memset(error, 0, sizeof(*error));
     error->line = line;
+    vsnprintf(error->text, sizeof(error->text), format, args);
+}
+
+int shmring__import_fail(shmring_import_error_t *error, int line, const char *format, ...)
+{
     va_list args;
     va_start(args, format);
-    vsnprintf(error->text, sizeof(error->text), format, args);
+    record(error, line, format, args);
     va_end(args);
     return SHMRING_EINVAL;
+}
+
+int shmring__import_fail_once(bool *failed, shmring_import_error_t *error, int line,
+                              const char *format, ...)
+{
+    if (*failed)
+        return 0;
+    *failed = true;
+    va_list args;
+    va_start(args, format);
+    record(error, line, format, args);
+    va_end(args);
+    return 0;
 }
 
 const char *shmring__import_quote(char *quoted, const char *word, size_t len)

@@ -30,6 +30,14 @@ int shmring__import_libketama(const char *text, size_t len, shmring_nodeset_t **
 int shmring__import_fail(shmring_import_error_t *error, int line, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Records the first problem of one section (an nginx upstream, a nutcracker pool) in
+ * *error with LINE and the formatted message, and sets *failed; a later problem of
+ * the same section is not recorded, so the section is still read to its end and the
+ * rest of the file with it. Returns 0. */
+int shmring__import_fail_once(bool *failed, shmring_import_error_t *error, int line,
+                              const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /*
  * Writes the LEN bytes at WORD into QUOTED (IMPORT_QUOTE_SIZE bytes) so that a
  * message can show them on one line whatever they hold: printable ASCII and valid

@@ -210,31 +210,13 @@ static int read_directive(struct lexer *lex, struct directive *d,
     }
 }
 
-static int upstream_fail(struct upstream *u, int line, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Records the first problem of an upstream block; the block is still read to its
- * end, so that the rest of the file is read. */
-static int upstream_fail(struct upstream *u, int line, const char *format, ...)
-{
-    if (u->failed)
-        return 0;
-    u->failed = true;
-    memset(&u->error, 0, sizeof(u->error));
-    u->error.line = line;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(u->error.text, sizeof(u->error.text), format, args);
-    va_end(args);
-    return 0;
-}
-
 /* `server ADDRESS [PARAMETER...]`. Returns 0 or SHMRING_ENOMEM. */
 static int upstream_server(struct upstream *u, const struct directive *d)
 {
     char quoted[IMPORT_QUOTE_SIZE];
     if (d->count < 2)
-        return upstream_fail(u, d->line, "'server' needs an address");
+        return shmring__import_fail_once(&u->failed, &u->error, d->line,
+                                         "'server' needs an address");
     const struct word *address = &d->words[1];
     uint32_t weight = 1;
     shmring_state_t state = SHMRING_STATE_UP;
@@ -243,9 +225,10 @@ static int upstream_server(struct upstream *u, const struct directive *d)
         if (word_starts(parameter, "weight=")) {
             if (!shmring__import_number(parameter->text + 7, parameter->len - 7,
                                         SHMRING_WEIGHT_MAX, &weight))
-                return upstream_fail(u, d->line,
-                                     "'%s': the weight must be an integer from 1 to %d",
-                                     quote(quoted, parameter), SHMRING_WEIGHT_MAX);
+                return shmring__import_fail_once(
+                    &u->failed, &u->error, d->line,
+                    "'%s': the weight must be an integer from 1 to %d",
+                    quote(quoted, parameter), SHMRING_WEIGHT_MAX);
         } else if (word_is(parameter, "down")) {
             state = SHMRING_STATE_DOWN;
         } else if ((word_starts(parameter, "max_fails=") ||
@@ -255,11 +238,13 @@ static int upstream_server(struct upstream *u, const struct directive *d)
             /* They act only while servers fail or are full: no key moves for them
              * while every server answers. */
         } else if (word_is(parameter, "backup")) {
-            return upstream_fail(
-                u, d->line, "'backup' is not supported: nginx refuses it with 'hash'");
+            return shmring__import_fail_once(
+                &u->failed, &u->error, d->line,
+                "'backup' is not supported: nginx refuses it with 'hash'");
         } else {
-            return upstream_fail(u, d->line, "server parameter '%s' is not supported",
-                                 quote(quoted, parameter));
+            return shmring__import_fail_once(&u->failed, &u->error, d->line,
+                                             "server parameter '%s' is not supported",
+                                             quote(quoted, parameter));
         }
     }
     if (u->failed)
@@ -282,20 +267,24 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
     if (u->failed)
         return 0;
     if (d->terminator == '{')
-        return upstream_fail(u, d->line, "a block ('%s {') inside an upstream",
-                             quote(quoted, name));
+        return shmring__import_fail_once(&u->failed, &u->error, d->line,
+                                         "a block ('%s {') inside an upstream",
+                                         quote(quoted, name));
     if (word_is(name, "server"))
         return upstream_server(u, d);
     if (word_is(name, "hash")) {
         if (u->has_hash)
-            return upstream_fail(u, d->line, "'hash' is given twice");
+            return shmring__import_fail_once(&u->failed, &u->error, d->line,
+                                             "'hash' is given twice");
         if (d->count == 2)
-            return upstream_fail(u, d->line,
-                                 "'hash' without 'consistent' is not supported: nginx "
-                                 "then picks a server by the hash modulo the servers");
+            return shmring__import_fail_once(
+                &u->failed, &u->error, d->line,
+                "'hash' without 'consistent' is not supported: nginx "
+                "then picks a server by the hash modulo the servers");
         if (d->count != 3 || !word_is(&d->words[2], "consistent"))
-            return upstream_fail(u, d->line,
-                                 "'hash' takes a key and 'consistent', nothing else");
+            return shmring__import_fail_once(
+                &u->failed, &u->error, d->line,
+                "'hash' takes a key and 'consistent', nothing else");
         u->has_hash = true;
         return 0;
     }
@@ -303,10 +292,11 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
                                             "least_time", "sticky",     "ntlm"};
     for (size_t i = 0; i < sizeof(balancers) / sizeof(balancers[0]); i++) {
         if (word_is(name, balancers[i]))
-            return upstream_fail(u, d->line,
-                                 "'%s' is not supported: only 'hash KEY consistent' "
-                                 "places keys on a continuum",
-                                 balancers[i]);
+            return shmring__import_fail_once(
+                &u->failed, &u->error, d->line,
+                "'%s' is not supported: only 'hash KEY consistent' "
+                "places keys on a continuum",
+                balancers[i]);
     }
     /* Connection settings: they never choose a server. */
     static const char *const connection[] = {
@@ -315,8 +305,9 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
         if (word_is(name, connection[i]))
             return 0;
     }
-    return upstream_fail(u, d->line, "'%s' is not supported in an upstream",
-                         quote(quoted, name));
+    return shmring__import_fail_once(&u->failed, &u->error, d->line,
+                                     "'%s' is not supported in an upstream",
+                                     quote(quoted, name));
 }
 
 static int read_block(struct reader *r, int depth, int open_line);
@@ -387,13 +378,15 @@ static int read_upstream(struct reader *r, const struct directive *d)
         }
     }
     if (!u->failed && !u->has_hash)
-        upstream_fail(u, u->line,
-                      "upstream '%s' has no 'hash KEY consistent': nginx would balance "
-                      "it round robin",
-                      shmring__import_quote(quoted, u->name, strlen(u->name)));
+        shmring__import_fail_once(
+            &u->failed, &u->error, u->line,
+            "upstream '%s' has no 'hash KEY consistent': nginx would balance "
+            "it round robin",
+            shmring__import_quote(quoted, u->name, strlen(u->name)));
     if (!u->failed && u->servers == 0)
-        upstream_fail(u, u->line, "upstream '%s' has no servers",
-                      shmring__import_quote(quoted, u->name, strlen(u->name)));
+        shmring__import_fail_once(
+            &u->failed, &u->error, u->line, "upstream '%s' has no servers",
+            shmring__import_quote(quoted, u->name, strlen(u->name)));
     return 0;
 }
 

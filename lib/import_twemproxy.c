@@ -62,22 +62,14 @@ struct reader {
     shmring_import_error_t *error;
 };
 
-static int pool_fail(struct pool *pool, int line, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Records the first problem of a pool; the rest of the file is still read. */
-static int pool_fail(struct pool *pool, int line, const char *format, ...)
+/* The last ':' of the LEN bytes at TEXT, or NULL. */
+static const char *last_colon(const char *text, size_t len)
 {
-    if (pool->failed)
-        return 0;
-    pool->failed = true;
-    memset(&pool->error, 0, sizeof(pool->error));
-    pool->error.line = line;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(pool->error.text, sizeof(pool->error.text), format, args);
-    va_end(args);
-    return 0;
+    for (size_t i = len; i > 0; i--) {
+        if (text[i - 1] == ':')
+            return text + i - 1;
+    }
+    return NULL;
 }
 
 static bool is_blank(char c)
@@ -144,45 +136,36 @@ static int pool_server(struct pool *pool, const char *item, int line)
         while (*name == ' ')
             name++;
         if (*name == '\0' || strpbrk(name, " \t") != NULL)
-            return pool_fail(pool, line,
-                             "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
-                             "name without blanks",
-                             shmring__import_quote(quoted, item, len));
+            return shmring__import_fail_once(
+                &pool->failed, &pool->error, line,
+                "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
+                "name without blanks",
+                shmring__import_quote(quoted, item, len));
     }
-    const char *weight_colon = NULL;
-    for (size_t i = spec_len; i > 0; i--) {
-        if (item[i - 1] == ':') {
-            weight_colon = item + i - 1;
-            break;
-        }
-    }
+    const char *weight_colon = last_colon(item, spec_len);
     uint32_t weight;
     if (weight_colon == NULL ||
         !shmring__import_number(weight_colon + 1,
                                 spec_len - (size_t)(weight_colon + 1 - item),
                                 SHMRING_WEIGHT_MAX, &weight))
-        return pool_fail(pool, line,
-                         "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a weight "
-                         "from 1 to %d",
-                         shmring__import_quote(quoted, item, len), SHMRING_WEIGHT_MAX);
+        return shmring__import_fail_once(
+            &pool->failed, &pool->error, line,
+            "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a weight "
+            "from 1 to %d",
+            shmring__import_quote(quoted, item, len), SHMRING_WEIGHT_MAX);
     size_t address_len = (size_t)(weight_colon - item);
     if (item[0] != '/') {
-        const char *port_colon = NULL;
-        for (size_t i = address_len; i > 0; i--) {
-            if (item[i - 1] == ':') {
-                port_colon = item + i - 1;
-                break;
-            }
-        }
+        const char *port_colon = last_colon(item, address_len);
         uint32_t port;
         if (port_colon == NULL || port_colon == item ||
             !shmring__import_number(port_colon + 1,
                                     address_len - (size_t)(port_colon + 1 - item), 65535,
                                     &port))
-            return pool_fail(pool, line,
-                             "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
-                             "port from 1 to 65535",
-                             shmring__import_quote(quoted, item, len));
+            return shmring__import_fail_once(
+                &pool->failed, &pool->error, line,
+                "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
+                "port from 1 to 65535",
+                shmring__import_quote(quoted, item, len));
     }
     char *address = strndup(item, address_len);
     if (address == NULL)
@@ -206,7 +189,8 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
     const char *shown = shmring__import_quote(quoted, key, key_len);
     for (size_t i = 0; i < pool->seen_count; i++) {
         if (strlen(pool->seen[i]) == key_len && memcmp(pool->seen[i], key, key_len) == 0)
-            return pool_fail(pool, line, "'%s' is given twice", shown);
+            return shmring__import_fail_once(&pool->failed, &pool->error, line,
+                                             "'%s' is given twice", shown);
     }
     if (key_len < sizeof(pool->seen[0]) &&
         pool->seen_count < sizeof(pool->seen) / sizeof(pool->seen[0])) {
@@ -217,12 +201,14 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
     bool is_servers = key_len == 7 && memcmp(key, "servers", 7) == 0;
     if (is_servers) {
         if (value[0] != '\0')
-            return pool_fail(pool, line, "'servers' must be a list of '- ' items");
+            return shmring__import_fail_once(&pool->failed, &pool->error, line,
+                                             "'servers' must be a list of '- ' items");
         pool->in_servers = true;
         return 0;
     }
     if (value[0] == '\0')
-        return pool_fail(pool, line, "'%s' has no value", shown);
+        return shmring__import_fail_once(&pool->failed, &pool->error, line,
+                                         "'%s' has no value", shown);
 #define KEY_IS(text) (key_len == strlen(text) && memcmp(key, text, key_len) == 0)
     if (KEY_IS("hash")) {
         shmring_params_t params;
@@ -230,29 +216,33 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
         params.algorithm = SHMRING_ALGORITHM_TWEMPROXY;
         if (shmring_hash_parse(value, &params.hash) != 0 ||
             shmring_params_check(&params) != 0)
-            return pool_fail(pool, line, "hash '%s' is not one of twemproxy's",
-                             shmring__import_quote(quoted, value, strlen(value)));
+            return shmring__import_fail_once(
+                &pool->failed, &pool->error, line, "hash '%s' is not one of twemproxy's",
+                shmring__import_quote(quoted, value, strlen(value)));
         pool->hash = params.hash;
         return 0;
     }
     if (KEY_IS("distribution")) {
         if (strcmp(value, "ketama") != 0)
-            return pool_fail(pool, line,
-                             "distribution '%s' is not supported: only ketama places "
-                             "keys on a continuum",
-                             shmring__import_quote(quoted, value, strlen(value)));
+            return shmring__import_fail_once(
+                &pool->failed, &pool->error, line,
+                "distribution '%s' is not supported: only ketama places "
+                "keys on a continuum",
+                shmring__import_quote(quoted, value, strlen(value)));
         return 0;
     }
     if (KEY_IS("hash_tag"))
-        return pool_fail(pool, line,
-                         "'hash_tag' is not supported: nutcracker then hashes only part "
-                         "of each key");
+        return shmring__import_fail_once(
+            &pool->failed, &pool->error, line,
+            "'hash_tag' is not supported: nutcracker then hashes only part "
+            "of each key");
     for (size_t i = 0; i < sizeof(ignored_keys) / sizeof(ignored_keys[0]); i++) {
         if (KEY_IS(ignored_keys[i]))
             return 0;
     }
 #undef KEY_IS
-    return pool_fail(pool, line, "'%s' is not supported in a pool", shown);
+    return shmring__import_fail_once(&pool->failed, &pool->error, line,
+                                     "'%s' is not supported in a pool", shown);
 }
 
 /* One indented line of POOL: a key or a `servers:` item. */
@@ -267,14 +257,16 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         return 0;
     if (text[0] == '-' && (text_len == 1 || is_blank(text[1]))) {
         if (!pool->in_servers || indent < pool->key_indent)
-            return pool_fail(pool, number, "a list item outside 'servers:'");
+            return shmring__import_fail_once(&pool->failed, &pool->error, number,
+                                             "a list item outside 'servers:'");
         size_t skip = 1;
         while (skip < text_len && is_blank(text[skip]))
             skip++;
         char *item = scalar(text + skip, text_len - skip, &problem);
         if (item == NULL)
             return problem != NULL
-                       ? pool_fail(pool, number, "%s is not supported", problem)
+                       ? shmring__import_fail_once(&pool->failed, &pool->error, number,
+                                                   "%s is not supported", problem)
                        : SHMRING_ENOMEM;
         int err = pool_server(pool, item, number);
         free(item);
@@ -283,10 +275,11 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
     if (pool->key_indent == 0)
         pool->key_indent = indent;
     if (indent != pool->key_indent)
-        return pool_fail(pool, number,
-                         "indented by %zu, not %zu as the pool's other keys: nested "
-                         "mappings are not supported",
-                         indent, pool->key_indent);
+        return shmring__import_fail_once(
+            &pool->failed, &pool->error, number,
+            "indented by %zu, not %zu as the pool's other keys: nested "
+            "mappings are not supported",
+            indent, pool->key_indent);
     const char *colon = NULL;
     for (size_t i = 0; i < text_len; i++) {
         if (text[i] == ':' && (i + 1 == text_len || is_blank(text[i + 1]))) {
@@ -295,15 +288,18 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         }
     }
     if (colon == NULL || colon == text)
-        return pool_fail(pool, number, "expected 'KEY: VALUE', not '%s'",
-                         shmring__import_quote(quoted, text, text_len));
+        return shmring__import_fail_once(&pool->failed, &pool->error, number,
+                                         "expected 'KEY: VALUE', not '%s'",
+                                         shmring__import_quote(quoted, text, text_len));
     const char *value = colon + 1;
     while (value < text + text_len && is_blank(*value))
         value++;
     char *scalar_value = scalar(value, (size_t)(text + text_len - value), &problem);
     if (scalar_value == NULL)
-        return problem != NULL ? pool_fail(pool, number, "%s is not supported", problem)
-                               : SHMRING_ENOMEM;
+        return problem != NULL
+                   ? shmring__import_fail_once(&pool->failed, &pool->error, number,
+                                               "%s is not supported", problem)
+                   : SHMRING_ENOMEM;
     int err = pool_key(pool, text, (size_t)(colon - text), scalar_value, number);
     free(scalar_value);
     return err;
@@ -412,8 +408,9 @@ int shmring__import_twemproxy(const char *text, size_t len, const char *section,
             r.pools[0].line);
     }
     if (err == 0 && !chosen->failed && chosen->servers == 0)
-        pool_fail(chosen, chosen->line, "pool '%s' has no servers",
-                  shmring__import_quote(quoted, chosen->name, strlen(chosen->name)));
+        shmring__import_fail_once(
+            &chosen->failed, &chosen->error, chosen->line, "pool '%s' has no servers",
+            shmring__import_quote(quoted, chosen->name, strlen(chosen->name)));
     if (err == 0 && chosen->failed) {
         *error = chosen->error;
         err = SHMRING_EINVAL;
