@@ -118,6 +118,7 @@ enum ring_kind {
     RING_LOOKUP_KETAMA,
     RING_WORKERS,
     RING_PUBLISH,
+    RING_SWITCH,
     RING_RINGCTL,
     RING_KINDS,
 };

@@ -14,8 +14,8 @@
 const shmring_algorithm_t algorithms[ALGORITHMS] = {
     SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
 
-static const char *const ring_suffixes[RING_KINDS] = {"ring",    "maglev",  "ketama",
-                                                      "workers", "publish", "ringctl"};
+static const char *const ring_suffixes[RING_KINDS] = {
+    "ring", "maglev", "ketama", "workers", "publish", "switch", "ringctl"};
 
 static char ring_names[RING_KINDS][64];
 
