@@ -53,8 +53,7 @@ static void fill_answers(const struct snapshot_point *points, uint32_t point_cou
 {
     struct answer_cursor cursor;
     shmring__answer_cursor_start(&cursor, points, point_count, answer_bits);
-    for (uint64_t b = 0; b <= UINT64_C(1) << answer_bits; b++)
-        answers[b] = shmring__answer_next(&cursor);
+    shmring__answer_fill(&cursor, answers, (UINT64_C(1) << answer_bits) + 1);
 }
 
 void shmring__snapshot_plan_free(struct snapshot_plan *plan)

@@ -47,28 +47,58 @@ void shmring__answer_cursor_start(struct answer_cursor *c,
         .points = points, .point_count = point_count, .answer_bits = answer_bits};
 }
 
-uint32_t shmring__answer_next(struct answer_cursor *c)
+void shmring__answer_fill(struct answer_cursor *c, uint32_t *answers, size_t count)
 {
     const struct snapshot_point *points = c->points;
+    uint32_t point_count = c->point_count;
     unsigned shift = 64 - c->answer_bits;
-    /* The bucket's points are [first, end): those whose top bits are the bucket's.
-     * Past the last bucket, first == point_count: the wrap to point 0. */
-    uint32_t first = c->first, end = first;
-    bool last = c->bucket == UINT64_C(1) << c->answer_bits;
-    while (!last && end < c->point_count && points[end].point >> shift == c->bucket)
-        end++;
-    c->first = end;
-    c->bucket++;
-    uint32_t owner = points[first < c->point_count ? first : 0].node_index;
-    if (first == end)
-        return shmring__answer_make(owner, ANSWER_SPLIT_NONE);
-    for (uint32_t i = first + 1; i < end; i++) {
-        if (points[i].node_index != owner)
-            return shmring__answer_make(owner, ANSWER_CROWDED);
+    uint64_t last = UINT64_C(1) << c->answer_bits;
+    uint32_t first = c->first;
+    uint64_t bucket = c->bucket;
+    size_t done = 0;
+    while (done < count) {
+        /* The bucket's points are [first, end): those whose top bits are the
+         * bucket's. Past the last bucket, first == point_count: the wrap to point 0. */
+        uint64_t next = bucket == last || first == point_count
+                            ? last + 1
+                            : points[first].point >> shift;
+        if (next != bucket) {
+            /* No point in this bucket nor in those up to the next point's: their
+             * keys all belong to that point's owner, one answer for the run. */
+            uint32_t answer = shmring__answer_make(
+                points[first < point_count ? first : 0].node_index, ANSWER_SPLIT_NONE);
+            uint64_t run = next > bucket ? next - bucket : 1;
+            if (run > count - done)
+                run = count - done;
+            for (uint64_t i = 0; i < run; i++)
+                answers[done + i] = answer;
+            done += run;
+            bucket += run;
+            continue;
+        }
+        uint32_t owner = points[first].node_index, end = first + 1;
+        bool crowded = false;
+        while (end < point_count && points[end].point >> shift == bucket) {
+            crowded |= points[end].node_index != owner;
+            end++;
+        }
+        /* A split of ANSWER_CROWDED's value says "crowded", which is still exact. */
+        answers[done++] = shmring__answer_make(
+            owner,
+            crowded ? ANSWER_CROWDED
+                    : shmring__answer_split_bits(points[end - 1].point, c->answer_bits));
+        first = end;
+        bucket++;
     }
-    /* A split of ANSWER_CROWDED's value says "crowded", which is still exact. */
-    return shmring__answer_make(
-        owner, shmring__answer_split_bits(points[end - 1].point, c->answer_bits));
+    c->first = first;
+    c->bucket = bucket;
+}
+
+uint32_t shmring__answer_next(struct answer_cursor *c)
+{
+    uint32_t answer;
+    shmring__answer_fill(c, &answer, 1);
+    return answer;
 }
 
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
