@@ -3,14 +3,14 @@
  *
  * A writer holds flock() on the ring's lock file (which only the owner can open, so
  * no reader can hold writers up) for as long as it is open, so writers are
- * serialized. To publish, it writes the new snapshot whole into a new object
- * version.GEN in the ring's directory (created with O_EXCL and sized in full with
- * posix_fallocate, so a full file system fails now rather than with SIGBUS later),
- * then stores GEN into the control object, then unlinks the superseded object. The
- * kernel keeps an unlinked object alive while any reader maps it, which makes the
- * kernel the cross-process grace period: no reader can hold a writer up, and no
- * writer can tear a reader's view. A writer killed at any instant leaves the old or
- * the new generation current; the next writer removes what it left behind.
+ * serialized. To publish, it builds the new snapshot whole, through a shared
+ * mapping, into a new object version.GEN in the ring's directory (created with
+ * O_EXCL and sized in full with posix_fallocate, so a full file system fails now
+ * rather than with SIGBUS later), then stores GEN into the control object, then unlinks
+ * the superseded object. The kernel keeps an unlinked object alive while any reader maps
+ * it, which makes the kernel the cross-process grace period: no reader can hold a writer
+ * up, and no writer can tear a reader's view. A writer killed at any instant leaves the
+ * old or the new generation current; the next writer removes what it left behind.
  */
 #include <errno.h>
 #include <fcntl.h>

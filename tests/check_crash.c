@@ -659,7 +659,7 @@ START_TEST(test_kill_at_random_instants)
     int published = 0;
     long lookups = 0;
     /* The shortest and longest time from the start of a publication to its
-     * version object's creation (the snapshot build), and of the rest. */
+     * version object written whole (the snapshot built into it), and of the rest. */
     int64_t build_ns[2] = {INT64_MAX, 0}, rest_ns[2] = {INT64_MAX, 0};
     for (int trial = 0; trial < trials; trial++) {
         int model = trial % LARGE_MODELS;
@@ -691,15 +691,15 @@ START_TEST(test_kill_at_random_instants)
         int last = uatomic_read(&trace->last_step);
         ck_assert_int_ge(last, PUBLISH_STEP_OPEN_CLEANED);
         reached[last]++;
-        if (last >= PUBLISH_STEP_VERSION_CREATED) {
+        if (last >= PUBLISH_STEP_VERSION_WRITTEN) {
             int64_t build =
-                trace->step_ns[PUBLISH_STEP_VERSION_CREATED] - trace->start_ns;
+                trace->step_ns[PUBLISH_STEP_VERSION_WRITTEN] - trace->start_ns;
             build_ns[0] = build < build_ns[0] ? build : build_ns[0];
             build_ns[1] = build > build_ns[1] ? build : build_ns[1];
         }
         if (last == PUBLISH_STEP_OLD_UNLINKED) {
             int64_t rest = trace->step_ns[PUBLISH_STEP_OLD_UNLINKED] -
-                           trace->step_ns[PUBLISH_STEP_VERSION_CREATED];
+                           trace->step_ns[PUBLISH_STEP_VERSION_WRITTEN];
             rest_ns[0] = rest < rest_ns[0] ? rest : rest_ns[0];
             rest_ns[1] = rest > rest_ns[1] ? rest : rest_ns[1];
         }
