@@ -39,8 +39,9 @@
 #define FLAG_DIGIT_VALUES (1u << FLAG_DIGIT_BITS)
 /* How far ahead of a bucket's next free place its points are prefetched. */
 #define PREFETCH_AHEAD 16
-/* Distributing a bucket by this many bits more than the log of its size leaves about
- * half a point per slot, so the insertion that follows moves few points. */
+/* A bucket is distributed by one bit more than the log of its size (about half a
+ * point per slot, so the insertion that follows moves few points), at most this
+ * many bits. */
 #define BUCKET_DIGIT_BITS_MAX 16u
 /* An insertion that moves more points than this per point gives up: the
  * distribution did not separate the bucket's values. */
@@ -221,8 +222,12 @@ static void sort_in_place(struct flag_sort *s, struct snapshot_point *points,
             while (digit != d) {
                 /* The cycle's next read is where its point goes: a cache miss that
                  * nothing can overlap, unless each bucket's next lines are already
-                 * on their way. */
-                __builtin_prefetch(&points[head[digit] + PREFETCH_AHEAD], 1);
+                 * on their way. (Computed as an integer: the address may lie past
+                 * the end of the points, which a prefetch may touch but C may not
+                 * point at.) */
+                __builtin_prefetch((const void *)((uintptr_t)&points[head[digit]] +
+                                                  PREFETCH_AHEAD * sizeof(*points)),
+                                   1);
                 struct snapshot_point displaced = points[head[digit]];
                 points[head[digit]++] = p;
                 p = displaced;
