@@ -113,7 +113,9 @@ int shmring__version_map(int dir_fd, const struct stat *dir_st, uint64_t generat
         return err;
     /* The size comes from the object itself, so a mapping never extends past its
      * end; the validator then checks that the header agrees with that size. */
-    void *map = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
+    /* Populated at once: the validator reads every page next, and one call maps
+     * them all for less than a fault per page. */
+    void *map = mmap(NULL, length, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED)
         return shmring__errno_code();

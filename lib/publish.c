@@ -3,14 +3,14 @@
  *
  * A writer holds flock() on the ring's lock file (which only the owner can open, so
  * no reader can hold writers up) for as long as it is open, so writers are
- * serialized. To publish, it writes the new snapshot whole into a new object
- * version.GEN in the ring's directory (created with O_EXCL and sized in full with
- * posix_fallocate, so a full file system fails now rather than with SIGBUS later),
- * then stores GEN into the control object, then unlinks the superseded object. The
- * kernel keeps an unlinked object alive while any reader maps it, which makes the
- * kernel the cross-process grace period: no reader can hold a writer up, and no
- * writer can tear a reader's view. A writer killed at any instant leaves the old or
- * the new generation current; the next writer removes what it left behind.
+ * serialized. To publish, it builds the new snapshot whole, through a shared
+ * mapping, into a new object version.GEN in the ring's directory (created with
+ * O_EXCL and sized in full with posix_fallocate, so a full file system fails now
+ * rather than with SIGBUS later), then stores GEN into the control object, then unlinks
+ * the superseded object. The kernel keeps an unlinked object alive while any reader maps
+ * it, which makes the kernel the cross-process grace period: no reader can hold a writer
+ * up, and no writer can tear a reader's view. A writer killed at any instant leaves the
+ * old or the new generation current; the next writer removes what it left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +29,7 @@
 #include "control_internal.h"
 #include "publish_internal.h"
 #include "ring_dir_internal.h"
+#include "snapshot_build_internal.h"
 #include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 
@@ -410,26 +411,16 @@ int shmring_writer_nodeset(shmring_writer_t *w, shmring_nodeset_t **out)
     return shmring_nodeset_from_snapshot(current, out);
 }
 
-/* Writes bytes FROM to SIZE of BUFFER to FD at the same offsets. */
-static int write_all(int fd, const unsigned char *buffer, size_t from, size_t size)
+/*
+ * Creates version object NAME in the ring's directory, with the ring's group and
+ * read bits, and builds PLAN's snapshot of SET straight into it: sized in full
+ * first, so that a full file system fails here rather than with SIGBUS when a page
+ * is first written, then mapped and filled, header last.
+ */
+static int version_create(const shmring_writer_t *w, const char *name,
+                          const shmring_nodeset_t *set, const struct snapshot_plan *plan)
 {
-    size_t done = from;
-    while (done < size) {
-        ssize_t n = pwrite(fd, buffer + done, size - done, (off_t)done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? shmring__errno_code() : SHMRING_EIO;
-        done += (size_t)n;
-    }
-    return 0;
-}
-
-/* Creates version object NAME in the ring's directory, holding BUFFER, with the
- * ring's group and read bits. */
-static int version_create(const shmring_writer_t *w, const char *name, const void *buffer,
-                          size_t size)
-{
+    size_t size = plan->header.total_size;
     int fd =
         openat(w->dir_fd, name,
                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
@@ -441,7 +432,7 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
         err = shmring__errno_code();
     /* Read bits only, even for the owner: readers validate a version once and then
      * trust it, so nobody may change it afterwards (our descriptor, opened for
-     * writing before this, still writes it). */
+     * writing before this, still writes it, and so does its mapping). */
     if (err == 0 && fchmod(fd, w->mode & 0444) != 0)
         err = shmring__errno_code();
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_OWNED);
@@ -451,13 +442,25 @@ static int version_create(const shmring_writer_t *w, const char *name, const voi
             err = -rc; /* posix_fallocate() returns the errno value */
     }
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_SIZED);
-    if (err == 0)
-        err = write_all(fd, buffer, 0, size / 2);
-    PUBLISH_HOOK(PUBLISH_STEP_VERSION_HALF_WRITTEN);
-    if (err == 0)
-        err = write_all(fd, buffer, size / 2, size);
-    PUBLISH_HOOK(PUBLISH_STEP_VERSION_WRITTEN);
+    void *map = MAP_FAILED;
+    if (err == 0) {
+        /* Populated at once: one call maps every page that the build writes, where
+         * faulting them one at a time costs more than the writes. */
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (map == MAP_FAILED)
+            err = shmring__errno_code();
+    }
     close(fd);
+    /* The object is new and allocated by posix_fallocate(): all zeros, as the
+     * builder needs. */
+    if (err == 0)
+        err = shmring__snapshot_fill(set, plan, map);
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_SECTIONS_WRITTEN);
+    if (err == 0)
+        shmring__snapshot_seal(plan, map);
+    PUBLISH_HOOK(PUBLISH_STEP_VERSION_WRITTEN);
+    if (map != MAP_FAILED)
+        munmap(map, size);
     if (err != 0)
         unlinkat(w->dir_fd, name, 0);
     return err;
@@ -470,23 +473,23 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     uint64_t next = w->generation + 1;
     if (next == CONTROL_GENERATION_DESTROYED)
         return SHMRING_ELIMIT;
-    void *buffer;
-    size_t size;
-    int err = shmring_snapshot_build(set, &buffer, &size);
+    struct snapshot_plan plan;
+    int err = shmring__snapshot_plan(set, &plan);
     if (err != 0)
         return err;
 
     char name[FILE_NAME_MAX];
     shmring__version_file(next, name);
-    err = version_create(w, name, buffer, size);
-    free(buffer);
+    err = version_create(w, name, set, &plan);
+    shmring__snapshot_plan_free(&plan);
     if (err != 0)
         return err;
 
     /*
-     * Publish. The version's bytes reached the object through pwrite() system calls
-     * that completed above, so they are visible to any process that opens the object
-     * after seeing GEN. The full barrier orders those writes before the generation
+     * Publish. The version's bytes were stored through a shared mapping of the
+     * object, into the very pages that any process mapping it afterwards maps, so
+     * they are visible to one that opens the object after seeing GEN. The full
+     * barrier orders those stores before the generation
      * store (a release store), pairing with the reader's acquire load of the
      * generation; uatomic/cmm give the right instructions on x86-64 and on weakly
      * ordered CPUs such as aarch64.

@@ -31,8 +31,8 @@ enum publish_step {
     PUBLISH_STEP_VERSION_OWNED,
     /* It is sized in full (posix_fallocate). */
     PUBLISH_STEP_VERSION_SIZED,
-    /* Its first half is written. */
-    PUBLISH_STEP_VERSION_HALF_WRITTEN,
+    /* Its sections are written, its header (magic, checksum) not yet. */
+    PUBLISH_STEP_VERSION_SECTIONS_WRITTEN,
     /* It is written whole. */
     PUBLISH_STEP_VERSION_WRITTEN,
     /* The new generation is stored: the version is published. */

@@ -11,6 +11,7 @@
 #include "nodeset_internal.h"
 #include "params_internal.h"
 #include "placement_internal.h"
+#include "snapshot_build_internal.h"
 #include "snapshot_internal.h"
 
 static uint64_t align_up(uint64_t n)
@@ -26,8 +27,8 @@ static void layout_section(struct snapshot_section *s, uint64_t size, uint64_t *
     *end = s->offset + size;
 }
 
-/* The start of section S in a buffer being built: 64-byte aligned (calloc's memory is
- * aligned for any type, and every section offset is a multiple of 64). */
+/* The start of section S in a buffer being built: 64-byte aligned (calloc's memory and
+ * a mapping are aligned for any type, and every section offset is a multiple of 64). */
 static void *section_start(unsigned char *buf, const struct snapshot_section *s)
 {
     return buf + s->offset;
@@ -36,15 +37,15 @@ static void *section_start(unsigned char *buf, const struct snapshot_section *s)
 static void fill_buckets(const struct snapshot_point *points, uint32_t point_count,
                          unsigned bits, uint32_t *buckets)
 {
-    /* buckets[b] is the first point whose top BITS bits are >= b. */
+    /* buckets[b] is the first point whose top BITS bits are >= b: the number of
+     * points in the buckets before b. Counted, then summed, into BUCKETS (zeroed by
+     * the caller): no branch depends on the points, where a search per bucket
+     * mispredicts on every other one. */
     uint64_t bucket_count = UINT64_C(1) << bits;
-    uint32_t i = 0;
-    for (uint64_t b = 0; b < bucket_count; b++) {
-        while (i < point_count && (points[i].point >> (64 - bits)) < b)
-            i++;
-        buckets[b] = i;
-    }
-    buckets[bucket_count] = point_count;
+    for (uint32_t i = 0; i < point_count; i++)
+        buckets[(points[i].point >> (64 - bits)) + 1]++;
+    for (uint64_t b = 1; b <= bucket_count; b++)
+        buckets[b] += buckets[b - 1];
 }
 
 static void fill_answers(const struct snapshot_point *points, uint32_t point_count,
@@ -52,11 +53,16 @@ static void fill_answers(const struct snapshot_point *points, uint32_t point_cou
 {
     struct answer_cursor cursor;
     shmring__answer_cursor_start(&cursor, points, point_count, answer_bits);
-    for (uint64_t b = 0; b <= UINT64_C(1) << answer_bits; b++)
-        answers[b] = shmring__answer_next(&cursor);
+    shmring__answer_fill(&cursor, answers, (UINT64_C(1) << answer_bits) + 1);
 }
 
-int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *size)
+void shmring__snapshot_plan_free(struct snapshot_plan *plan)
+{
+    free(plan->up);
+    plan->up = NULL;
+}
+
+int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *plan)
 {
     const shmring_params_t *params = &set->params;
     int err = shmring_params_check(params);
@@ -146,16 +152,17 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         free(up);
         return err;
     }
+    *plan = (struct snapshot_plan){.header = header, .up = up, .up_count = up_count};
+    return 0;
+}
 
-    /* Zeroed, so that padding and reserved fields are identical on every build. */
-    unsigned char *buf = calloc(1, header.total_size);
-    if (buf == NULL) {
-        free(up);
-        return SHMRING_ENOMEM;
-    }
-
-    struct snapshot_node *nodes = section_start(buf, &header.nodes);
-    char *strings = (char *)(buf + header.strings.offset);
+int shmring__snapshot_fill(const shmring_nodeset_t *set, const struct snapshot_plan *plan,
+                           void *buffer)
+{
+    const struct snapshot_header *header = &plan->header;
+    unsigned char *buf = buffer;
+    struct snapshot_node *nodes = section_start(buf, &header->nodes);
+    char *strings = (char *)(buf + header->strings.offset);
     uint32_t string_offset = 0;
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = &set->nodes[i];
@@ -180,38 +187,59 @@ int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *
         }
     }
 
-    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
-        if (up_count > 0)
-            err = shmring__envoy_maglev_place(up, up_count, table_size,
-                                              section_start(buf, &header.table));
-    } else if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
-        if (up_count > 0)
-            err = shmring__maglev_place(up, up_count, table_size,
-                                        section_start(buf, &header.table));
-    } else if (point_count > 0) {
-        struct snapshot_point *points = section_start(buf, &header.points);
-        err = shmring__placement_place(set, up, up_count, points);
+    int err = 0;
+    if (header->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
+        if (plan->up_count > 0)
+            err =
+                shmring__envoy_maglev_place(plan->up, plan->up_count, header->table_size,
+                                            section_start(buf, &header->table));
+    } else if (header->algorithm == SHMRING_ALGORITHM_MAGLEV) {
+        if (plan->up_count > 0)
+            err = shmring__maglev_place(plan->up, plan->up_count, header->table_size,
+                                        section_start(buf, &header->table));
+    } else if (header->point_count > 0) {
+        struct snapshot_point *points = section_start(buf, &header->points);
+        err = shmring__placement_place(set, plan->up, plan->up_count, points);
         if (err == 0) {
-            uint32_t *buckets = section_start(buf, &header.buckets);
-            fill_buckets(points, (uint32_t)point_count, bucket_bits, buckets);
-            fill_answers(points, (uint32_t)point_count, header.answer_bits,
-                         section_start(buf, &header.answers));
+            uint32_t *buckets = section_start(buf, &header->buckets);
+            fill_buckets(points, header->point_count, header->bucket_bits, buckets);
+            fill_answers(points, header->point_count, header->answer_bits,
+                         section_start(buf, &header->answers));
         }
     }
-    free(up);
-    if (err != 0) {
-        free(buf);
-        return err;
-    }
+    return err;
+}
 
-    memcpy(buf, &header, sizeof(header));
+void shmring__snapshot_seal(const struct snapshot_plan *plan, void *buffer)
+{
+    unsigned char *buf = buffer;
+    memcpy(buf, &plan->header, sizeof(plan->header));
     /* The checksum field is still zero here, which is how the validator reads it. */
-    uint64_t checksum = XXH3_64bits(buf, header.total_size);
+    uint64_t checksum = XXH3_64bits(buf, plan->header.total_size);
     memcpy(buf + offsetof(struct snapshot_header, checksum), &checksum, sizeof(checksum));
+}
 
-    *buffer = buf;
-    *size = header.total_size;
-    return 0;
+int shmring_snapshot_build(const shmring_nodeset_t *set, void **buffer, size_t *size)
+{
+    struct snapshot_plan plan;
+    int err = shmring__snapshot_plan(set, &plan);
+    if (err != 0)
+        return err;
+    /* Zeroed, so that padding and reserved fields are identical on every build. */
+    unsigned char *buf = calloc(1, plan.header.total_size);
+    if (buf == NULL)
+        err = SHMRING_ENOMEM;
+    if (err == 0)
+        err = shmring__snapshot_fill(set, &plan, buf);
+    if (err == 0) {
+        shmring__snapshot_seal(&plan, buf);
+        *buffer = buf;
+        *size = plan.header.total_size;
+    } else {
+        free(buf);
+    }
+    shmring__snapshot_plan_free(&plan);
+    return err;
 }
 
 int shmring__nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)

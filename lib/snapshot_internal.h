@@ -470,6 +470,8 @@ void shmring__answer_cursor_start(struct answer_cursor *c,
                                   const struct snapshot_point *points,
                                   uint32_t point_count, unsigned answer_bits);
 uint64_t shmring__answer_next(struct answer_cursor *c);
+/* The next COUNT answers into ANSWERS: shmring__answer_next() COUNT times. */
+void shmring__answer_fill(struct answer_cursor *c, uint64_t *answers, size_t count);
 
 /*
  * An index from node ids to node positions of one validated snapshot: ids sorted

@@ -96,20 +96,6 @@ static int check_sections(const struct snapshot_header *h)
     return 0;
 }
 
-static uint64_t checksum_of(const unsigned char *buf, size_t size)
-{
-    /* Hash the buffer as the builder did: with the checksum field read as zero. */
-    static const uint8_t zero[sizeof(uint64_t)];
-    size_t field = offsetof(struct snapshot_header, checksum);
-    XXH3_state_t state;
-    XXH3_INITSTATE(&state);
-    XXH3_64bits_reset(&state);
-    XXH3_64bits_update(&state, buf, field);
-    XXH3_64bits_update(&state, zero, sizeof(zero));
-    XXH3_64bits_update(&state, buf + field + sizeof(zero), size - field - sizeof(zero));
-    return XXH3_64bits_digest(&state);
-}
-
 /* A string of LENGTH bytes at OFFSET: in bounds, NUL-terminated, printable UTF-8
  * inside. */
 static bool string_valid(const char *strings, uint64_t strings_size, uint32_t offset,
@@ -178,56 +164,187 @@ static bool owner_valid(const struct snapshot_node *nodes, uint32_t node_count,
     return index < node_count && nodes[index].state == SHMRING_STATE_UP;
 }
 
-static int check_points(const void *buffer, const struct snapshot_header *h)
-{
-    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
-    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-    const uint32_t *buckets = snapshot_section_at(buffer, &h->buckets);
-    unsigned shift = 64 - h->bucket_bits;
-    uint64_t bucket_count = UINT64_C(1) << h->bucket_bits;
+/*
+ * The checks of the points, the bucket index, the answers and the maglev table run
+ * in one pass with the checksum: the buffer is hashed a chunk at a time, and each
+ * chunk's entries are checked right after, while they are in the cache. A switch
+ * then reads the snapshot from memory once, where separate passes read it up to
+ * five times. The checksum is always finished, so that a damaged buffer is reported
+ * as such before anything its damage broke (the order of the separate passes).
+ */
+#define STREAM_CHUNK (64u * 1024u)
+/* Answers derived at a time for comparison with the stored ones. */
+#define ANSWER_BATCH 1024u
 
-    /* No up nodes: check_header() has made sure there are no points and no bucket
-     * index either, so there is nothing to read (buckets[0] would be out of bounds). */
-    if (h->point_count == 0)
+struct stream {
+    const unsigned char *buffer;
+    const struct snapshot_header *h;
+    const struct snapshot_node *nodes;
+    const struct snapshot_point *points;
+    const uint32_t *buckets;
+    const uint64_t *answers;
+    const uint32_t *table;
+    /* The next entry of each kind to check. */
+    uint64_t point, bucket, answer, slot;
+    struct answer_cursor answer_cursor;
+    /* The first problem found: once set, only the checksum goes on. */
+    int err;
+};
+
+/* How many entries of SIZE bytes of section S lie entirely below byte END. */
+static uint64_t entries_below(const struct snapshot_section *s, uint64_t end,
+                              uint64_t size)
+{
+    if (end <= s->offset)
         return 0;
-    for (uint32_t i = 0; i < h->point_count; i++) {
-        if ((i > 0 && points[i].point < points[i - 1].point) ||
-            !owner_valid(nodes, h->node_count, points[i].node_index))
-            return SHMRING_EBADPOINTS;
+    uint64_t bytes = end - s->offset < s->size ? end - s->offset : s->size;
+    return bytes / size;
+}
+
+/* Points are sorted, and each belongs to an up node. Without a branch per point:
+ * the problems of a chunk are gathered, then looked at once. */
+static int check_points(struct stream *st, uint64_t end)
+{
+    const struct snapshot_point *points = st->points;
+    const struct snapshot_node *nodes = st->nodes;
+    uint32_t last_node = st->h->node_count - 1; /* there are up nodes */
+    bool bad = false;
+    for (uint64_t i = st->point; i < end; i++) {
+        uint32_t index = points[i].node_index;
+        /* The state read is always in bounds; a bad index fails anyway. */
+        uint32_t in_bounds = index < last_node ? index : last_node;
+        bad |= (i > 0 && points[i].point < points[i - 1].point) | (index > last_node) |
+               (nodes[in_bounds].state != SHMRING_STATE_UP);
     }
-    /* The bucket index must be exactly the one the builder derives from the points;
-     * then every lookup's scan starts and ends where it should. */
-    if (buckets[0] != 0 || buckets[bucket_count] != h->point_count)
-        return SHMRING_EBADINDEX;
-    for (uint64_t b = 0; b < bucket_count; b++) {
-        if (buckets[b] > buckets[b + 1])
-            return SHMRING_EBADINDEX;
+    st->point = end;
+    return bad ? SHMRING_EBADPOINTS : 0;
+}
+
+/*
+ * The bucket index must be exactly the one the builder derives from the points
+ * (sorted by now): buckets[b] counts the points whose top bits are below b. It is,
+ * if it starts at 0, ends at the point count, never decreases, and the first and
+ * the last point of each bucket's range have the bucket's top bits: the ranges then
+ * cover every point once, and sorted points between two of a bucket's are the
+ * bucket's too. Then every lookup's scan starts and ends where it should.
+ */
+static int check_buckets(struct stream *st, uint64_t end)
+{
+    const struct snapshot_point *points = st->points;
+    const uint32_t *buckets = st->buckets;
+    uint32_t point_count = st->h->point_count;
+    uint64_t bucket_count = UINT64_C(1) << st->h->bucket_bits;
+    unsigned shift = 64 - st->h->bucket_bits;
+    bool bad = false;
+    for (uint64_t b = st->bucket; b < end; b++) {
+        uint32_t first = buckets[b];
+        if (b == 0)
+            bad |= first != 0;
+        if (b == bucket_count) {
+            bad |= first != point_count;
+            continue;
+        }
+        /* buckets[b + 1] is in the section, checked or not: this compares it with
+         * its predecessor only, and its own turn checks its value. */
+        uint32_t next = buckets[b + 1];
+        bool filled = next != first;
+        /* Reads in bounds whatever the values; a bad range fails anyway. */
+        uint32_t low = first < point_count ? first : point_count - 1;
+        uint32_t high = next - 1 < point_count ? next - 1 : point_count - 1;
+        bad |= (next < first) | (next > point_count) |
+               (filled &
+                ((points[low].point >> shift != b) | (points[high].point >> shift != b)));
     }
-    for (uint32_t i = 0; i < h->point_count; i++) {
-        uint64_t b = points[i].point >> shift;
-        if (i < buckets[b] || i >= buckets[b + 1])
+    st->bucket = end;
+    return bad ? SHMRING_EBADINDEX : 0;
+}
+
+/* Likewise every bucket's answer, which lookups trust instead of the points. */
+static int check_answers(struct stream *st, uint64_t end)
+{
+    uint64_t expected[ANSWER_BATCH];
+    while (st->answer < end) {
+        uint64_t count =
+            end - st->answer < ANSWER_BATCH ? end - st->answer : ANSWER_BATCH;
+        shmring__answer_fill(&st->answer_cursor, expected, (size_t)count);
+        if (memcmp(expected, st->answers + st->answer, count * sizeof(*expected)) != 0)
             return SHMRING_EBADINDEX;
-    }
-    /* Likewise every bucket's answer, which lookups trust instead of the points. */
-    const uint64_t *answers = snapshot_section_at(buffer, &h->answers);
-    struct answer_cursor cursor;
-    shmring__answer_cursor_start(&cursor, points, h->point_count, h->answer_bits);
-    for (uint64_t b = 0; b <= UINT64_C(1) << h->answer_bits; b++) {
-        if (answers[b] != shmring__answer_next(&cursor))
-            return SHMRING_EBADINDEX;
+        st->answer += count;
     }
     return 0;
 }
 
-static int check_table(const void *buffer, const struct snapshot_header *h)
+static int check_table(struct stream *st, uint64_t end)
 {
-    const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
-    const uint32_t *table = snapshot_section_at(buffer, &h->table);
-    for (uint32_t s = 0; s < h->table_size; s++) {
-        if (!owner_valid(nodes, h->node_count, table[s]))
+    for (uint64_t s = st->slot; s < end; s++) {
+        if (!owner_valid(st->nodes, st->h->node_count, st->table[s]))
             return SHMRING_EBADINDEX;
     }
+    st->slot = end;
     return 0;
+}
+
+/* Checks every entry that lies entirely below byte END (hashed by now), in the
+ * order of the sections. */
+static void check_below(struct stream *st, uint64_t end)
+{
+    const struct snapshot_header *h = st->h;
+    if (st->err != 0)
+        return;
+    if (shmring__algorithm_has_table(h->algorithm)) {
+        st->err = check_table(st, entries_below(&h->table, end, sizeof(uint32_t)));
+        return;
+    }
+    /* No up nodes: the header check made sure that there are no points, no bucket
+     * index and no answers either, so there is nothing to read (buckets[0] would be
+     * out of bounds). */
+    if (h->point_count == 0)
+        return;
+    st->err = check_points(st, entries_below(&h->points, end, sizeof(*st->points)));
+    if (st->err == 0)
+        st->err = check_buckets(st, entries_below(&h->buckets, end, sizeof(uint32_t)));
+    if (st->err == 0)
+        st->err = check_answers(st, entries_below(&h->answers, end, sizeof(uint64_t)));
+}
+
+/*
+ * Hashes the buffer as the builder did (with the checksum field read as zero),
+ * checking the lookup structures as it goes, after the nodes (FIRST_ERR: their
+ * result). Returns ECHECKSUM if the checksum differs, else the first problem.
+ */
+static int check_stream(const void *buffer, const struct snapshot_header *h,
+                        int first_err)
+{
+    struct stream st = {
+        .buffer = buffer,
+        .h = h,
+        .nodes = snapshot_section_at(buffer, &h->nodes),
+        .points = snapshot_section_at(buffer, &h->points),
+        .buckets = snapshot_section_at(buffer, &h->buckets),
+        .answers = snapshot_section_at(buffer, &h->answers),
+        .table = snapshot_section_at(buffer, &h->table),
+        .err = first_err,
+    };
+    if (h->point_count > 0)
+        shmring__answer_cursor_start(&st.answer_cursor, st.points, h->point_count,
+                                     h->answer_bits);
+    struct snapshot_header zeroed = *h;
+    zeroed.checksum = 0;
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, &zeroed, sizeof(zeroed));
+    const unsigned char *bytes = buffer;
+    for (uint64_t at = sizeof(zeroed); at < h->total_size;) {
+        uint64_t end =
+            h->total_size - at > STREAM_CHUNK ? at + STREAM_CHUNK : h->total_size;
+        XXH3_64bits_update(&state, bytes + at, end - at);
+        check_below(&st, end);
+        at = end;
+    }
+    if (XXH3_64bits_digest(&state) != h->checksum)
+        return SHMRING_ECHECKSUM;
+    return st.err;
 }
 
 int shmring__snapshot_validate(const void *buffer, size_t size)
@@ -241,12 +358,7 @@ int shmring__snapshot_validate(const void *buffer, size_t size)
     int err = shmring__snapshot_header_check(h, size);
     if (err == 0)
         err = check_sections(h);
-    if (err == 0 && checksum_of(buffer, size) != h->checksum)
-        err = SHMRING_ECHECKSUM;
     if (err == 0)
-        err = check_nodes(buffer, h);
-    if (err == 0)
-        err = shmring__algorithm_has_table(h->algorithm) ? check_table(buffer, h)
-                                                         : check_points(buffer, h);
+        err = check_stream(buffer, h, check_nodes(buffer, h));
     return err;
 }

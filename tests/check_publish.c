@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,6 +141,43 @@ START_TEST(test_failed_publish_changes_nothing)
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.generation, 1);
     ck_assert(!version_exists(2));
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    shmring_writer_close(w);
+}
+END_TEST
+
+/*
+ * A version the file system cannot hold fails while it is sized, before anything is
+ * mapped or written, so the writer gets an error rather than SIGBUS on a page it
+ * could not get. A full /dev/shm cannot be arranged here, so the file size limit
+ * stands in for it: tmpfs's posix_fallocate() refuses past it just the same (EFBIG,
+ * with SIGXFSZ, ignored here; this runs in Check's forked child).
+ */
+START_TEST(test_unallocatable_version_refused)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+
+    /* 1,000 nodes make a snapshot of about 3.5 MiB; the limit is 1 MiB. */
+    ck_assert_ptr_ne(signal(SIGXFSZ, SIG_IGN), SIG_ERR);
+    struct rlimit before, limit;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
+    limit = (struct rlimit){1u << 20, before.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    shmring_nodeset_t *set =
+        test_nodeset(1000, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    uint64_t gen = 99;
+    ck_assert_int_eq(shmring_writer_publish(w, set, &gen), -EFBIG);
+    ck_assert_uint_eq(gen, 99);
+    shmring_nodeset_free(set);
+    /* Without Check's fork mode, the tests that follow run in this process. */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &before), 0);
+
+    ck_assert_uint_eq(shmring_writer_generation(w), 1);
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
+    ck_assert_uint_eq(status.generation, 1);
     ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
     shmring_writer_close(w);
 }
@@ -896,6 +935,7 @@ static Suite *publish_suite(void)
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_failed_publish_changes_nothing);
+    tcase_add_test(errors, test_unallocatable_version_refused);
     tcase_add_test(errors, test_only_four_modes);
     tcase_add_test(errors, test_late_destroy_spares_new_ring);
     tcase_add_test(errors, test_lock_wait_bounded);

@@ -4,6 +4,7 @@
  * snapshot back to its node set. The validator's refusals are
  * check_snapshot_validate's.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +13,57 @@
 
 #include "snapshot_internal.h"
 #include "test_support.h"
+
+/* ---- the same bytes as before ---- */
+
+/*
+ * XXH3-64 of whole snapshots (checksum field included) as the builder made them
+ * before it sorted in place and filled the bucket index by counting (format 3, as
+ * built by the commit before that change was merged): the same node
+ * set must still give the same bytes, byte for byte. Sets of 3,000 nodes sort
+ * hundreds of thousands of points on the in-place path, and ketama's 32-bit points
+ * collide there, so the order of equal points is pinned too; every fourth node is
+ * down and weights vary from 1 to 3, so down nodes and weights are in the bytes.
+ */
+struct pinned_snapshot {
+    shmring_algorithm_t algorithm;
+    size_t nodes;
+    uint64_t digest;
+};
+
+static const struct pinned_snapshot pinned[] = {
+    {SHMRING_ALGORITHM_RING, 3, UINT64_C(0x349a9b5413c376e3)},
+    {SHMRING_ALGORITHM_RING, 3000, UINT64_C(0x184d100edf04e216)},
+    {SHMRING_ALGORITHM_KETAMA, 3, UINT64_C(0xc3fee42491255b86)},
+    {SHMRING_ALGORITHM_KETAMA, 3000, UINT64_C(0x0a6e3cc7702224b5)},
+    {SHMRING_ALGORITHM_MAGLEV, 3000, UINT64_C(0xdd517075b33c241f)},
+    {SHMRING_ALGORITHM_TWEMPROXY, 3000, UINT64_C(0xc0fa9147081c8466)},
+    {SHMRING_ALGORITHM_LIBKETAMA, 3000, UINT64_C(0xac98ef1bb1abf775)},
+    {SHMRING_ALGORITHM_NGINX, 3000, UINT64_C(0x014836faf734914a)},
+};
+
+START_TEST(same_bytes_as_before)
+{
+    const struct pinned_snapshot *p = &pinned[_i];
+    shmring_nodeset_t *set = test_nodeset(p->nodes, p->algorithm,
+                                          shmring_algorithm_default_hash(p->algorithm));
+    for (size_t i = 0; i < p->nodes; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%zu", i);
+        ck_assert_int_eq(shmring_nodeset_set_weight(set, name, 1 + (uint32_t)(i % 3)), 0);
+        if (i % 4 == 3)
+            ck_assert_int_eq(shmring_nodeset_set_state(set, name, SHMRING_STATE_DOWN), 0);
+    }
+    size_t size;
+    void *buffer = test_build(set, &size);
+    uint64_t digest = XXH3_64bits(buffer, size);
+    ck_assert_msg(digest == p->digest, "%s, %zu nodes: digest 0x%016llx",
+                  shmring_algorithm_name(p->algorithm), p->nodes,
+                  (unsigned long long)digest);
+    free(buffer);
+    shmring_nodeset_free(set);
+}
+END_TEST
 
 /* ---- limits ---- */
 
@@ -232,6 +284,7 @@ static Suite *snapshot_build_suite(void)
     Suite *s = suite_create("snapshot_build");
     TCase *tc = tcase_create("limits");
     tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, same_bytes_as_before, 0, sizeof(pinned) / sizeof(pinned[0]));
     tcase_add_test(tc, too_many_points_refused_before_allocating);
     tcase_add_test(tc, maglev_table_limit);
     tcase_add_test(tc, sixteen_million_points);

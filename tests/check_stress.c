@@ -583,7 +583,7 @@ static void stall_hook(enum publish_step step)
     uint64_t marks[READERS * MAX_THREADS];
     if (!stall_armed)
         return;
-    if (step == PUBLISH_STEP_VERSION_HALF_WRITTEN) {
+    if (step == PUBLISH_STEP_VERSION_SECTIONS_WRITTEN) {
         /* The new version is half written: readers answer from the old one. */
         for (int r = 0; r < READERS; r++)
             for (int i = 0; i < MAX_THREADS; i++)

@@ -12,14 +12,16 @@ extern const struct benchmark benchmark_lookup;
 extern const struct benchmark benchmark_stream;
 extern const struct benchmark benchmark_workers;
 extern const struct benchmark benchmark_publish;
+extern const struct benchmark benchmark_switch;
 extern const struct benchmark benchmark_ringctl;
 extern const struct benchmark benchmark_balance;
 extern const struct benchmark benchmark_disruption;
 extern const struct benchmark benchmark_sync;
 
 static const struct benchmark *const benchmark_list[] = {
-    &benchmark_lookup,  &benchmark_stream,  &benchmark_workers,    &benchmark_publish,
-    &benchmark_ringctl, &benchmark_balance, &benchmark_disruption, &benchmark_sync,
+    &benchmark_lookup,  &benchmark_stream,     &benchmark_workers,
+    &benchmark_publish, &benchmark_switch,     &benchmark_ringctl,
+    &benchmark_balance, &benchmark_disruption, &benchmark_sync,
 };
 
 #endif

@@ -24,7 +24,7 @@ const shmring_algorithm_t algorithms[ALGORITHMS] = {
 
 /* The lookup rings are named after their algorithms. */
 static const char *const ring_suffixes[RING_KINDS - RING_WORKERS] = {
-    "workers", "publish", "ringctl", "sync-a", "sync-b", "sync-c", "sync-big"};
+    "workers", "publish", "switch", "ringctl", "sync-a", "sync-b", "sync-c", "sync-big"};
 
 static char ring_names[RING_KINDS][64];
 
