@@ -11,11 +11,19 @@
  * for a grace period (every thread that could still be reading the old view has left
  * its critical section) and only then unmaps the old view. Only one thread refreshes
  * at a time; the others keep answering from the current view meanwhile.
+ *
+ * A serialized handle (SHMRING_OPEN_SERIALIZED) has its caller's word that no two of
+ * its calls overlap, so no other thread can be reading its view: a call enters no
+ * critical section, and a switch frees the old view at once. What it does instead is
+ * mark the handle as in a call (with the process's pid, so that a child forked while
+ * another thread of the parent was inside is not locked out), which costs two plain
+ * stores and lets a call that finds the mark refuse with SHMRING_EINUSE.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,6 +43,7 @@
 
 #include "control_internal.h"
 #include "hash_internal.h"
+#include "reader_internal.h"
 #include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 
@@ -97,6 +106,12 @@ struct shmring {
      * rcu_assign_pointer and rcu_dereference do; C11 atomics say the same to
      * ThreadSanitizer). Never NULL after shmring_open(). */
     _Atomic(struct view *) view;
+    /* SHMRING_OPEN_SERIALIZED: the caller serializes every call (see the top). */
+    bool serialized;
+    /* A serialized handle only: the pid of the process one of whose threads is in a
+     * call, or 0. Relaxed atomics: the caller's own lock orders the calls, this only
+     * catches those that break that promise. */
+    _Atomic pid_t in_call;
     /* The pid of the process whose thread is refreshing, or 0. A pid rather than a
      * flag, so a child forked while a parent's thread was refreshing can take over. */
     _Atomic pid_t refreshing;
@@ -107,6 +122,8 @@ struct shmring {
 };
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+void (*shmring__reader_switch_hook)(void);
 
 /* This process's pid, kept here because lookups compare it while another thread
  * refreshes, and glibc's getpid() is a system call each time. Set once, and again in
@@ -315,12 +332,45 @@ fail:
     return err;
 }
 
-/* Refreshes the handle's view after the generation moved to SEEN. Never blocks on
- * another refresher; waits only for a grace period of short lookups. */
+/* Whether a switch to SEEN may be tried now: not while it is the generation that
+ * last failed and its retry interval has not passed. */
+static bool switch_due(const shmring_t *r, uint64_t seen)
+{
+    return seen != atomic_load_explicit(&r->failed_generation, memory_order_relaxed) ||
+           now_ns() >= atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed);
+}
+
+/*
+ * Makes a view of the published version SEEN and makes it the handle's. Returns the
+ * view it replaced, for the caller to free once no call can read it any more, or
+ * NULL when the switch failed (the handle keeps serving its last good version and
+ * tries again later). Called by one refresher at a time.
+ */
+static struct view *view_switch(shmring_t *r, uint64_t seen)
+{
+    /* Only refreshers store r->view, and we are the only one. */
+    struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
+    struct view *fresh;
+    int err = view_make(r, old, &fresh);
+    if (err != 0) {
+        atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
+        atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
+                              memory_order_relaxed);
+        switch_failure_note(&r->last_failure, seen, err);
+        return NULL;
+    }
+    switch_failure_note(&r->last_failure, 0, 0);
+    if (shmring__reader_switch_hook != NULL)
+        shmring__reader_switch_hook();
+    atomic_store_explicit(&r->view, fresh, memory_order_release);
+    return old;
+}
+
+/* Refreshes a shared handle's view after the generation moved to SEEN. Never blocks
+ * on another refresher; waits only for a grace period of short lookups. */
 static void refresh(shmring_t *r, uint64_t seen)
 {
-    if (seen == atomic_load_explicit(&r->failed_generation, memory_order_relaxed) &&
-        now_ns() < atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed))
+    if (!switch_due(r, seen))
         return;
     pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
     pid_t owner = atomic_load_explicit(&r->refreshing, memory_order_relaxed);
@@ -330,20 +380,8 @@ static void refresh(shmring_t *r, uint64_t seen)
         !atomic_compare_exchange_strong_explicit(
             &r->refreshing, &owner, self, memory_order_acquire, memory_order_relaxed))
         return; /* another thread of this process is at it */
-
-    /* Only refreshers store r->view, and we are the only one. */
-    struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
-    struct view *fresh;
-    int err = view_make(r, old, &fresh);
-    if (err != 0) {
-        /* Keep serving the last good version; try again later. */
-        atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
-        atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
-                              memory_order_relaxed);
-        switch_failure_note(&r->last_failure, seen, err);
-    } else {
-        switch_failure_note(&r->last_failure, 0, 0);
-        atomic_store_explicit(&r->view, fresh, memory_order_release);
+    struct view *old = view_switch(r, seen);
+    if (old != NULL) {
         /* After the grace period no thread can still be reading OLD. */
         urcu_bp_synchronize_rcu();
         grace_period_after(old);
@@ -369,6 +407,47 @@ static inline const struct view *view_enter(shmring_t *r)
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
+/*
+ * A serialized handle's view_enter(): marks the handle as in a call and returns the
+ * view to use, after switching to a newer published version (the old view is freed
+ * at once: no other call can be reading it). Returns NULL, marking nothing, when
+ * another call of this process is inside the handle.
+ */
+static inline const struct view *serialized_enter(shmring_t *r)
+{
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (caa_unlikely(atomic_load_explicit(&r->in_call, memory_order_relaxed) == self))
+        return NULL;
+    atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
+    const struct view *v = atomic_load_explicit(&r->view, memory_order_relaxed);
+    uint64_t seen = load_generation(v->block);
+    if (caa_likely(seen == v->generation))
+        return v;
+    if (switch_due(r, seen))
+        view_free(view_switch(r, seen));
+    return atomic_load_explicit(&r->view, memory_order_relaxed);
+}
+
+/*
+ * Enters a call on R: returns the view to answer from, or NULL (a serialized handle
+ * already in another call: answer SHMRING_EINUSE). The caller must call_exit(r, v)
+ * when it got a view.
+ */
+static inline const struct view *call_enter(shmring_t *r)
+{
+    if (r->serialized)
+        return serialized_enter(r);
+    return view_enter(r);
+}
+
+static inline void call_exit(shmring_t *r, const struct view *v)
+{
+    if (r->serialized)
+        atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
+    else
+        view_exit(v);
+}
+
 int shmring_open_with(const char *ring, const shmring_open_options_t *options,
                       shmring_t **out)
 {
@@ -376,7 +455,8 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     if (err != 0)
         return err;
     const char *directory = shmring__directory(options ? options->directory : NULL);
-    if (directory == NULL)
+    uint32_t flags = options ? options->flags : 0;
+    if (directory == NULL || (flags & ~(uint32_t)SHMRING_OPEN_SERIALIZED) != 0)
         return SHMRING_EINVAL;
     pthread_once(&atfork_once, register_atfork);
     shmring_t *r = calloc(1, sizeof(*r));
@@ -386,6 +466,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     strcpy(r->directory, directory);
     r->trusted_extra = shmring__trusted_extra(options);
     r->owner = OWNER_ANY;
+    r->serialized = (flags & SHMRING_OPEN_SERIALIZED) != 0;
     struct view *first;
     err = view_make(r, NULL, &first);
     if (err != 0) {
@@ -414,16 +495,19 @@ void shmring_close(shmring_t *r)
 
 /*
  * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
- * the read-side critical section and "nothing published yet". RETURN_LOOKUP returns
- * LOOKUP(snapshot, ARGS...) on R's current version, or SHMRING_EEMPTY when nothing
- * is published, from inside the critical section.
+ * the call's entry and exit (a read-side critical section, or a serialized handle's
+ * mark) and "nothing published yet". RETURN_LOOKUP returns LOOKUP(snapshot, ARGS...)
+ * on R's current version, SHMRING_EEMPTY when nothing is published, or
+ * SHMRING_EINUSE.
  */
 #define RETURN_LOOKUP(r, lookup, ...)                                                    \
     do {                                                                                 \
-        const struct view *v = view_enter(r);                                            \
+        const struct view *v = call_enter(r);                                            \
+        if (caa_unlikely(v == NULL))                                                     \
+            return SHMRING_EINUSE;                                                       \
         int result =                                                                     \
             v->snapshot != NULL ? lookup(v->snapshot, __VA_ARGS__) : SHMRING_EEMPTY;     \
-        view_exit(v);                                                                    \
+        call_exit(r, v);                                                                 \
         return result;                                                                   \
     } while (0)
 
@@ -453,15 +537,19 @@ int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *
 
 uint64_t shmring_generation(shmring_t *r)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return 0;
     uint64_t gen = v->generation;
-    view_exit(v);
+    call_exit(r, v);
     return gen;
 }
 
 int shmring_node(shmring_t *r, uint32_t id, shmring_node_t *out)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     int err = SHMRING_EEMPTY;
     if (v->snapshot != NULL) {
         int64_t index = shmring__node_id_find(v->id_index, v->node_count, id);
@@ -469,13 +557,15 @@ int shmring_node(shmring_t *r, uint32_t id, shmring_node_t *out)
         if (err == 0)
             shmring__snapshot_node_at(v->snapshot, (uint32_t)index, out);
     }
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
 int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     /* Copied inside the read-side critical section, so the generation, the
      * fingerprint and every node come from one version. */
     size_t count = v->snapshot != NULL ? v->node_count : 0;
@@ -496,7 +586,7 @@ int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
         out->count = count;
         out->nodes = nodes;
     }
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
@@ -511,25 +601,40 @@ void shmring_nodes_free(shmring_nodes_t *nodes)
 
 int shmring_fingerprint(shmring_t *r, uint64_t *fingerprint)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     int err = v->snapshot != NULL ? 0 : SHMRING_EEMPTY;
     if (err == 0)
         *fingerprint = v->fingerprint;
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
 void shmring_status(shmring_t *r, shmring_status_t *out)
 {
-    urcu_bp_read_lock();
-    const struct view *v = atomic_load_explicit(&r->view, memory_order_acquire);
     /* Whole, reserved fields included (see shmring.h's rule for public structs). */
     memset(out, 0, sizeof(*out));
+    /* The view, without switching: a read-side critical section, or a serialized
+     * handle's mark. */
+    const struct view *v;
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (r->serialized) {
+        if (atomic_load_explicit(&r->in_call, memory_order_relaxed) == self) {
+            out->failed_error = SHMRING_EINUSE;
+            return;
+        }
+        atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
+        v = atomic_load_explicit(&r->view, memory_order_relaxed);
+    } else {
+        urcu_bp_read_lock();
+        v = atomic_load_explicit(&r->view, memory_order_acquire);
+    }
     out->generation = v->generation;
     out->fingerprint = v->snapshot != NULL ? v->fingerprint : 0;
     out->published_generation = load_generation(v->block);
     out->switched_at_ns = v->made_at_ns;
-    view_exit(v);
+    call_exit(r, v);
 
     /* Retry while a refresher writes the record; bounded, because a child forked
      * while a parent's thread was writing it would otherwise wait forever (it then
