@@ -19,27 +19,41 @@
 #define CHUNK_KEYS 16384
 
 const char *const contender_names[CONTENDERS] = {
-    "xxh3 floor",         "md5 floor",           "ring reader",
-    "ring reader id",     "ring reader batch",   "ring in-process",
-    "ring in-process id", "ring in-proc. batch", "maglev reader",
-    "maglev reader id",   "maglev reader batch", "maglev in-process",
-    "maglev in-proc. id", "maglev in-p. batch",  "ketama reader",
-    "ketama reader id",   "ketama reader batch", "ketama in-process",
-    "ketama in-proc. id", "ketama in-p. batch",  "textbook ring",
-    "libmemcached",       "one-miss floor",
+    "xxh3 floor",        "md5 floor",
+
+    "ring reader",       "ring reader id",     "ring reader batch",
+    "ring in-process",   "ring in-process id", "ring in-proc. batch",
+    "ring serialized",   "ring serialized id",
+
+    "maglev reader",     "maglev reader id",   "maglev reader batch",
+    "maglev in-process", "maglev in-proc. id", "maglev in-p. batch",
+    "maglev serialized", "maglev serial. id",
+
+    "ketama reader",     "ketama reader id",   "ketama reader batch",
+    "ketama in-process", "ketama in-proc. id", "ketama in-p. batch",
+    "ketama serialized", "ketama serial. id",
+
+    "textbook ring",     "libmemcached",       "one-miss floor",
 };
 
 const char *const contender_keys[CONTENDERS] = {
     "xxh3_floor",           "md5_floor",
+
     "ring_reader",          "ring_reader_id",
     "ring_reader_batch",    "ring_in_process",
     "ring_in_process_id",   "ring_in_process_batch",
+    "ring_serialized",      "ring_serialized_id",
+
     "maglev_reader",        "maglev_reader_id",
     "maglev_reader_batch",  "maglev_in_process",
     "maglev_in_process_id", "maglev_in_process_batch",
+    "maglev_serialized",    "maglev_serialized_id",
+
     "ketama_reader",        "ketama_reader_id",
     "ketama_reader_batch",  "ketama_in_process",
     "ketama_in_process_id", "ketama_in_process_batch",
+    "ketama_serialized",    "ketama_serialized_id",
+
     "textbook_ring",        "libmemcached_ketama",
     "one_miss_floor",
 };
@@ -194,6 +208,7 @@ static CONTENDER_LOOP(run_in_process_batch, run_batches, in_process_ids)
 {
     for (int a = 0; a < ALGORITHMS; a++) {
         shmring_close(s->readers[a]);
+        shmring_close(s->serialized[a]);
         shmring_snapshot_free(s->copies[a]);
     }
     textbook_free(&s->textbook);
@@ -209,7 +224,10 @@ int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
         const char *ring = scratch_ring((enum ring_kind)(RING_LOOKUP_RING + a));
         if (ring_publish_new(ring, algorithms[a], nodes) != 0)
             goto fail;
+        shmring_open_options_t serialized = {.flags = SHMRING_OPEN_SERIALIZED};
         int err = shmring_open(ring, &s->readers[a]);
+        if (err == 0)
+            err = shmring_open_with(ring, &serialized, &s->serialized[a]);
         if (err != 0) {
             fail("cannot open ring '%s': %s", ring, shmring_strerror(err));
             goto fail;
@@ -306,11 +324,14 @@ void lookup_contenders(const struct lookup_subjects *s,
         [K_LOCAL] = run_in_process,
         [K_LOCAL_ID] = run_in_process_id,
         [K_LOCAL_BATCH] = run_in_process_batch,
+        [K_SERIAL] = run_reader,
+        [K_SERIAL_ID] = run_reader_id,
     };
     for (int a = 0; a < ALGORITHMS; a++) {
         for (int k = 0; k < KINDS; k++) {
-            const void *subject =
-                k < K_LOCAL ? (const void *)s->readers[a] : s->copies[a];
+            const void *subject = k < K_LOCAL    ? (const void *)s->readers[a]
+                                  : k < K_SERIAL ? (const void *)s->copies[a]
+                                                 : (const void *)s->serialized[a];
             contenders[contender_of(a, (enum lookup_kind)k)] =
                 (struct contender){runs[k], subject};
         }
