@@ -11,6 +11,12 @@
  * child (libshmring re-registers its reader state after fork), so a ring the PHP-FPM
  * master opened before forking (opcache.preload, say) is inherited by its workers
  * together with the registry, which is a plain copy-on-write copy in each child.
+ *
+ * Handles are opened SHMRING_OPEN_SERIALIZED, which spares each lookup liburcu's
+ * read-side section: the registry lives in the module globals, which are per thread
+ * in a thread-safe (ZTS) PHP, so a handle is only ever used by the one thread that
+ * runs requests in its process (FPM, CLI) or owns those globals (ZTS), and a PHP
+ * thread runs one call at a time.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -180,6 +186,7 @@ ZEND_METHOD(Shmring_Ring, __construct)
         shmring_open_options_t options = {
             .directory = directory != NULL ? ZSTR_VAL(directory) : NULL,
             .trusted_owner = owner_is_null ? 0 : (uid_t)owner,
+            .flags = SHMRING_OPEN_SERIALIZED,
         };
 
         rc = shmring_open_with(ZSTR_VAL(name), &options, &ring);
