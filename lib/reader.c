@@ -367,8 +367,9 @@ static struct view *view_switch(shmring_t *r, uint64_t seen)
 }
 
 /* Refreshes a shared handle's view after the generation moved to SEEN. Never blocks
- * on another refresher; waits only for a grace period of short lookups. */
-static void refresh(shmring_t *r, uint64_t seen)
+ * on another refresher; waits only for a grace period of short lookups. Out of line,
+ * so that the lookups' fast path saves no registers for it. */
+static __attribute__((noinline, cold)) void refresh(shmring_t *r, uint64_t seen)
 {
     if (!switch_due(r, seen))
         return;
@@ -407,11 +408,20 @@ static inline const struct view *view_enter(shmring_t *r)
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
+/* A serialized handle's switch to SEEN: the old view is freed at once, as no other
+ * call can be reading it. Out of line, so that the lookups' fast path saves no
+ * registers for it. */
+static __attribute__((noinline, cold)) void serialized_refresh(shmring_t *r,
+                                                               uint64_t seen)
+{
+    if (switch_due(r, seen))
+        view_free(view_switch(r, seen));
+}
+
 /*
  * A serialized handle's view_enter(): marks the handle as in a call and returns the
- * view to use, after switching to a newer published version (the old view is freed
- * at once: no other call can be reading it). Returns NULL, marking nothing, when
- * another call of this process is inside the handle.
+ * view to use, after switching to a newer published version. Returns NULL, marking
+ * nothing, when another call of this process is inside the handle.
  */
 static inline const struct view *serialized_enter(shmring_t *r)
 {
@@ -423,8 +433,7 @@ static inline const struct view *serialized_enter(shmring_t *r)
     uint64_t seen = load_generation(v->block);
     if (caa_likely(seen == v->generation))
         return v;
-    if (switch_due(r, seen))
-        view_free(view_switch(r, seen));
+    serialized_refresh(r, seen);
     return atomic_load_explicit(&r->view, memory_order_relaxed);
 }
 
@@ -495,44 +504,81 @@ void shmring_close(shmring_t *r)
 
 /*
  * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
- * the call's entry and exit (a read-side critical section, or a serialized handle's
- * mark) and "nothing published yet". RETURN_LOOKUP returns LOOKUP(snapshot, ARGS...)
- * on R's current version, SHMRING_EEMPTY when nothing is published, or
- * SHMRING_EINUSE.
+ * the call's entry and exit and "nothing published yet". RETURN_LOOKUP(ENTER, EXIT,
+ * R, LOOKUP, ARGS...) returns LOOKUP(snapshot, ARGS...) on R's current version,
+ * SHMRING_EEMPTY when nothing is published, or SHMRING_EINUSE when ENTER refuses.
+ *
+ * Each lookup is three functions: the public one only picks, by a tail jump, between
+ * its serialized-handle and its shared-handle twins, so that neither path pays for
+ * the other's registers (the read-side section's TLS accesses need several, the
+ * serialized path almost none) and each keeps the snapshot's inline lookup inline.
  */
-#define RETURN_LOOKUP(r, lookup, ...)                                                    \
+#define RETURN_LOOKUP(enter, exit, r, lookup, ...)                                       \
     do {                                                                                 \
-        const struct view *v = call_enter(r);                                            \
+        const struct view *v = enter(r);                                                 \
         if (caa_unlikely(v == NULL))                                                     \
             return SHMRING_EINUSE;                                                       \
         int result =                                                                     \
             v->snapshot != NULL ? lookup(v->snapshot, __VA_ARGS__) : SHMRING_EEMPTY;     \
-        call_exit(r, v);                                                                 \
+        exit(r, v);                                                                      \
         return result;                                                                   \
     } while (0)
 
-int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *out)
+static inline void shared_exit(shmring_t *r, const struct view *v)
 {
-    RETURN_LOOKUP(r, shmring__snapshot_lookup, key, len, out);
+    (void)r;
+    view_exit(v);
 }
 
-int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
+static inline void serialized_exit(shmring_t *r, const struct view *v)
 {
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_id, key, len, id);
+    (void)v;
+    atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
 }
 
-int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,
-                       size_t count, uint32_t *ids)
-{
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_ids, keys, lens, count, ids);
-}
+/* Defines NAME(PARAMS) (with STORAGE: empty, or static), the lookup, and its twins
+ * serialized_NAME and shared_NAME over LOOKUP(snapshot, ARGS). The twins are
+ * flattened: the inline lookups of snapshot_internal.h stay inline in both (only the
+ * noinline switches stay calls). */
+#define DEFINE_LOOKUP(storage, name, lookup, params, args)                               \
+    static __attribute__((noinline, flatten)) int shared_##name params                   \
+    {                                                                                    \
+        RETURN_LOOKUP(view_enter, shared_exit, r, lookup, UNPAREN args);                 \
+    }                                                                                    \
+    static __attribute__((noinline, flatten)) int serialized_##name params               \
+    {                                                                                    \
+        RETURN_LOOKUP(serialized_enter, serialized_exit, r, lookup, UNPAREN args);       \
+    }                                                                                    \
+    storage int name params                                                              \
+    {                                                                                    \
+        if (r->serialized)                                                               \
+            return serialized_##name(r, UNPAREN args);                                   \
+        return shared_##name(r, UNPAREN args);                                           \
+    }
+#define UNPAREN(...) __VA_ARGS__
+
+/* clang-format off */
+DEFINE_LOOKUP(, shmring_lookup, shmring__snapshot_lookup,
+              (shmring_t *r, const void *key, size_t len, shmring_node_t *out),
+              (key, len, out))
+DEFINE_LOOKUP(, shmring_lookup_id, shmring__snapshot_lookup_id,
+              (shmring_t *r, const void *key, size_t len, uint32_t *id),
+              (key, len, id))
+DEFINE_LOOKUP(, shmring_lookup_ids, shmring__snapshot_lookup_ids,
+              (shmring_t *r, const void *const *keys, const size_t *lens, size_t count,
+               uint32_t *ids),
+              (keys, lens, count, ids))
+DEFINE_LOOKUP(static, lookup_n, shmring__snapshot_lookup_n,
+              (shmring_t *r, const void *key, size_t len, shmring_node_t *out, size_t n),
+              (key, len, out, n))
+/* clang-format on */
 
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {
     if (n == 0)
         return SHMRING_EINVAL;
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_n, key, len, out, n);
+    return lookup_n(r, key, len, out, n);
 }
 
 uint64_t shmring_generation(shmring_t *r)
