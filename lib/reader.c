@@ -112,6 +112,16 @@ struct shmring {
      * call, or 0. Relaxed atomics: the caller's own lock orders the calls, this only
      * catches those that break that promise. */
     _Atomic pid_t in_call;
+    /* A serialized handle only: the current view's control block, snapshot and
+     * generation, copied into the handle at each switch, so that a lookup reaches
+     * the snapshot with one load from the handle (as an in-process lookup has it at
+     * hand) and checks the generation beside it, off the lookup's path. Plain
+     * fields: only the handle's calls, which never overlap, touch them. */
+    struct {
+        const struct control_block *block;
+        const void *snapshot;
+        uint64_t generation;
+    } serialized_view;
     /* The pid of the process whose thread is refreshing, or 0. A pid rather than a
      * flag, so a child forked while a parent's thread was refreshing can take over. */
     _Atomic pid_t refreshing;
@@ -408,14 +418,50 @@ static inline const struct view *view_enter(shmring_t *r)
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
+/* Copies a serialized handle's current view into the handle (see serialized_view). */
+static void serialized_view_copy(shmring_t *r)
+{
+    const struct view *v = atomic_load_explicit(&r->view, memory_order_relaxed);
+    r->serialized_view.block = v->block;
+    r->serialized_view.snapshot = v->snapshot;
+    r->serialized_view.generation = v->generation;
+}
+
 /* A serialized handle's switch to SEEN: the old view is freed at once, as no other
  * call can be reading it. Out of line, so that the lookups' fast path saves no
  * registers for it. */
 static __attribute__((noinline, cold)) void serialized_refresh(shmring_t *r,
                                                                uint64_t seen)
 {
-    if (switch_due(r, seen))
+    if (switch_due(r, seen)) {
         view_free(view_switch(r, seen));
+        serialized_view_copy(r);
+    }
+}
+
+/* Marks a serialized handle as in a call; false, marking nothing, when another call
+ * of this process is inside it. */
+static inline bool serialized_mark(shmring_t *r)
+{
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (caa_unlikely(atomic_load_explicit(&r->in_call, memory_order_relaxed) == self))
+        return false;
+    atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
+    return true;
+}
+
+static inline void serialized_unmark(shmring_t *r)
+{
+    atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
+}
+
+/* Switches a marked serialized handle to a newer published version, if there is
+ * one. */
+static inline void serialized_follow(shmring_t *r)
+{
+    uint64_t seen = load_generation(r->serialized_view.block);
+    if (caa_unlikely(seen != r->serialized_view.generation))
+        serialized_refresh(r, seen);
 }
 
 /*
@@ -425,15 +471,9 @@ static __attribute__((noinline, cold)) void serialized_refresh(shmring_t *r,
  */
 static inline const struct view *serialized_enter(shmring_t *r)
 {
-    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
-    if (caa_unlikely(atomic_load_explicit(&r->in_call, memory_order_relaxed) == self))
+    if (!serialized_mark(r))
         return NULL;
-    atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
-    const struct view *v = atomic_load_explicit(&r->view, memory_order_relaxed);
-    uint64_t seen = load_generation(v->block);
-    if (caa_likely(seen == v->generation))
-        return v;
-    serialized_refresh(r, seen);
+    serialized_follow(r);
     return atomic_load_explicit(&r->view, memory_order_relaxed);
 }
 
@@ -452,7 +492,7 @@ static inline const struct view *call_enter(shmring_t *r)
 static inline void call_exit(shmring_t *r, const struct view *v)
 {
     if (r->serialized)
-        atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
+        serialized_unmark(r);
     else
         view_exit(v);
 }
@@ -484,6 +524,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     }
     r->owner = first->owner;
     atomic_init(&r->view, first);
+    serialized_view_copy(r);
     *out = r;
     return 0;
 }
@@ -530,12 +571,6 @@ static inline void shared_exit(shmring_t *r, const struct view *v)
     view_exit(v);
 }
 
-static inline void serialized_exit(shmring_t *r, const struct view *v)
-{
-    (void)v;
-    atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
-}
-
 /* Defines NAME(PARAMS) (with STORAGE: empty, or static), the lookup, and its twins
  * serialized_NAME and shared_NAME over LOOKUP(snapshot, ARGS). The twins are
  * flattened: the inline lookups of snapshot_internal.h stay inline in both (only the
@@ -547,7 +582,13 @@ static inline void serialized_exit(shmring_t *r, const struct view *v)
     }                                                                                    \
     static __attribute__((noinline, flatten)) int serialized_##name params               \
     {                                                                                    \
-        RETURN_LOOKUP(serialized_enter, serialized_exit, r, lookup, UNPAREN args);       \
+        if (caa_unlikely(!serialized_mark(r)))                                           \
+            return SHMRING_EINUSE;                                                       \
+        serialized_follow(r);                                                            \
+        const void *snapshot = r->serialized_view.snapshot;                              \
+        int result = snapshot != NULL ? lookup(snapshot, UNPAREN args) : SHMRING_EEMPTY; \
+        serialized_unmark(r);                                                            \
+        return result;                                                                   \
     }                                                                                    \
     storage int name params                                                              \
     {                                                                                    \
@@ -664,13 +705,11 @@ void shmring_status(shmring_t *r, shmring_status_t *out)
     /* The view, without switching: a read-side critical section, or a serialized
      * handle's mark. */
     const struct view *v;
-    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
     if (r->serialized) {
-        if (atomic_load_explicit(&r->in_call, memory_order_relaxed) == self) {
+        if (!serialized_mark(r)) {
             out->failed_error = SHMRING_EINUSE;
             return;
         }
-        atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
         v = atomic_load_explicit(&r->view, memory_order_relaxed);
     } else {
         urcu_bp_read_lock();
