@@ -92,9 +92,12 @@ int main(int argc, char **argv)
     }
 
     /* Open once in the parent: every forked worker inherits the handle, which keeps
-     * following new versions in each child independently. */
+     * following new versions in each child independently. Each worker is one thread
+     * that makes one call at a time, so the handle can be a serialized one, the
+     * cheapest for one key per call. */
+    shmring_open_options_t options = {.flags = SHMRING_OPEN_SERIALIZED};
     shmring_t *ring;
-    int err = shmring_open(argv[1], &ring);
+    int err = shmring_open_with(argv[1], &options, &ring);
     if (err != 0) {
         fprintf(stderr, "%s: cannot open ring '%s': %s\n", argv[0], argv[1],
                 shmring_strerror(err));

@@ -14,6 +14,12 @@
  * Every function that can fail returns 0 (or a count) on success and a negative
  * SHMRING_E* code on failure. The library never prints, exits or aborts.
  *
+ * "Thread-safe" below is said of the default handle. A worker that makes one call at
+ * a time (one thread per process, or a runtime's global lock) opens its handle with
+ * SHMRING_OPEN_SERIALIZED instead, for the cheapest one-key lookups: then each call
+ * that returns a code may also return SHMRING_EINUSE (misuse: another call of the
+ * process is inside the handle).
+ *
  * Public structs that callers allocate (here and in shmring_ctl.h) have room to grow:
  * each ends in `uint64_t reserved[4]`, so that a later version can add fields there
  * without changing the struct's size. The rule for every such struct: a caller zeroes
@@ -111,7 +117,8 @@ enum shmring_limits {
     XX(ESTALE, -1026, "ring changed during the operation")                               \
     XX(ENOTRING, -1027, "the ring's path holds something that is not a ring")            \
     XX(EBUSY, -1028, "another writer holds the ring's lock")                             \
-    XX(EBASEDIR, -1029, "ring directory is unsafe (writable by others, not sticky)")
+    XX(EBASEDIR, -1029, "ring directory is unsafe (writable by others, not sticky)")     \
+    XX(EINUSE, -1030, "serialized handle is already in another call")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
@@ -143,8 +150,35 @@ typedef struct shmring_node {
     uint64_t reserved[4];
 } shmring_node_t;
 
-/* A reader handle. One handle may be shared by all threads of a process. */
+/* A reader handle. One handle may be shared by all threads of a process, unless it
+ * was opened with SHMRING_OPEN_SERIALIZED. */
 typedef struct shmring shmring_t;
+
+/*
+ * Flags for shmring_open_options_t.flags.
+ *
+ * SHMRING_OPEN_SERIALIZED: the caller promises that no two calls on this handle run
+ * at the same time (SQLite's "no mutex" connections make the same promise). Its
+ * calls may come from different threads one after the other, ordered by the
+ * caller's own lock: a language runtime's global lock (CPython's GIL), one thread
+ * per process (prefork servers, nginx/OpenResty workers, PHP-FPM workers, gunicorn
+ * sync workers), or a mutex. A lookup then enters no read-side critical section: it
+ * checks the published generation and reads the snapshot, and a switch to a newer
+ * version unmaps the old one at once instead of waiting for a grace period. A
+ * one-key lookup costs about what the same lookup on an in-process snapshot costs
+ * (README "Performance"); the default handle adds liburcu's read section instead,
+ * which is what lets any number of threads share it.
+ *
+ * Such a handle is inherited by fork() like any other: the child's copy is its own,
+ * so parent and child may each go on using theirs. A call that finds another call
+ * of the same process still inside the handle refuses to run and returns
+ * SHMRING_EINUSE (shmring_generation() returns 0, shmring_status() fills in only
+ * failed_error = SHMRING_EINUSE); this catches a thread that calls while another
+ * is switching versions, say, but not every overlap, so it is a safety net rather
+ * than a lock. A program whose threads cannot take turns opens one serialized
+ * handle per thread, or uses the default handle.
+ */
+enum shmring_open_flags { SHMRING_OPEN_SERIALIZED = 1 };
 
 /*
  * Where to find a ring and whom to trust, for shmring_open_with() and the control
@@ -159,6 +193,9 @@ typedef struct shmring_open_options {
      * this uid (0, the default, adds nobody: root is trusted anyway). A handle then
      * trusts only the owner it first accepted, even after the ring is re-created. */
     uid_t trusted_owner;
+    /* SHMRING_OPEN_* flags (0: a handle that every thread may share). Only
+     * shmring_open_with() reads them; the control API's calls ignore them. */
+    uint32_t flags;
     /* Room to grow: zero (see the top of this header). */
     uint64_t reserved[4];
 } shmring_open_options_t;
@@ -178,7 +215,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **ou
  * SHMRING_EMFILE, SHMRING_EOWNER (the ring belongs to a user this call does not trust, or
  * others may write it), SHMRING_ENOTRING (something else has the ring's name: another
  * user's file, a FIFO, a symbolic link), SHMRING_EBASEDIR, SHMRING_ECONTROL (a corrupt
- * control object), or a validation error of the current version. Thread-safe.
+ * control object), or a validation error of the current version; SHMRING_EINVAL
+ * also for flags this version does not know. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_open_with(const char *ring, const shmring_open_options_t *options,
@@ -192,7 +230,8 @@ SHMRING_API void shmring_close(shmring_t *r);
 
 /*
  * Finds the node that owns KEY and copies it to *out. Returns 0, SHMRING_EEMPTY (no
- * nodes) or SHMRING_EALLDOWN (every node is down). Never waits for a writer or for
+ * nodes), SHMRING_EALLDOWN (every node is down) or, on a serialized handle only,
+ * SHMRING_EINUSE (see SHMRING_OPEN_SERIALIZED). Never waits for a writer or for
  * another process; may be called from any number of threads at once. When a newer
  * version is published, this call switches to it first (see above for what that one
  * call costs); if that version cannot be used (it vanished, or fails validation),

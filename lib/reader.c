@@ -11,11 +11,19 @@
  * for a grace period (every thread that could still be reading the old view has left
  * its critical section) and only then unmaps the old view. Only one thread refreshes
  * at a time; the others keep answering from the current view meanwhile.
+ *
+ * A serialized handle (SHMRING_OPEN_SERIALIZED) has its caller's word that no two of
+ * its calls overlap, so no other thread can be reading its view: a call enters no
+ * critical section, and a switch frees the old view at once. What it does instead is
+ * mark the handle as in a call (with the process's pid, so that a child forked while
+ * another thread of the parent was inside is not locked out), which costs two plain
+ * stores and lets a call that finds the mark refuse with SHMRING_EINUSE.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +44,7 @@
 #include "array_internal.h"
 #include "control_internal.h"
 #include "hash_internal.h"
+#include "reader_internal.h"
 #include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 
@@ -98,6 +107,22 @@ struct shmring {
      * rcu_assign_pointer and rcu_dereference do; C11 atomics say the same to
      * ThreadSanitizer). Never NULL after shmring_open(). */
     _Atomic(struct view *) view;
+    /* SHMRING_OPEN_SERIALIZED: the caller serializes every call (see the top). */
+    bool serialized;
+    /* A serialized handle only: the pid of the process one of whose threads is in a
+     * call, or 0. Relaxed atomics: the caller's own lock orders the calls, this only
+     * catches those that break that promise. */
+    _Atomic pid_t in_call;
+    /* A serialized handle only: the current view's control block, snapshot and
+     * generation, copied into the handle at each switch, so that a lookup reaches
+     * the snapshot with one load from the handle (as an in-process lookup has it at
+     * hand) and checks the generation beside it, off the lookup's path. Plain
+     * fields: only the handle's calls, which never overlap, touch them. */
+    struct {
+        const struct control_block *block;
+        const void *snapshot;
+        uint64_t generation;
+    } serialized_view;
     /* The pid of the process whose thread is refreshing, or 0. A pid rather than a
      * flag, so a child forked while a parent's thread was refreshing can take over. */
     _Atomic pid_t refreshing;
@@ -108,6 +133,8 @@ struct shmring {
 };
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+void (*shmring__reader_switch_hook)(void);
 
 /* This process's pid, kept here because lookups compare it while another thread
  * refreshes, and glibc's getpid() is a system call each time. Set once, and again in
@@ -316,12 +343,46 @@ fail:
     return err;
 }
 
-/* Refreshes the handle's view after the generation moved to SEEN. Never blocks on
- * another refresher; waits only for a grace period of short lookups. */
-static void refresh(shmring_t *r, uint64_t seen)
+/* Whether a switch to SEEN may be tried now: not while it is the generation that
+ * last failed and its retry interval has not passed. */
+static bool switch_due(const shmring_t *r, uint64_t seen)
 {
-    if (seen == atomic_load_explicit(&r->failed_generation, memory_order_relaxed) &&
-        now_ns() < atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed))
+    return seen != atomic_load_explicit(&r->failed_generation, memory_order_relaxed) ||
+           now_ns() >= atomic_load_explicit(&r->retry_at_ns, memory_order_relaxed);
+}
+
+/*
+ * Makes a view of the published version SEEN and makes it the handle's. Returns the
+ * view it replaced, for the caller to free once no call can read it any more, or
+ * NULL when the switch failed (the handle keeps serving its last good version and
+ * tries again later). Called by one refresher at a time.
+ */
+static struct view *view_switch(shmring_t *r, uint64_t seen)
+{
+    /* Only refreshers store r->view, and we are the only one. */
+    struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
+    struct view *fresh;
+    int err = view_make(r, old, &fresh);
+    if (err != 0) {
+        atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
+        atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
+                              memory_order_relaxed);
+        switch_failure_note(&r->last_failure, seen, err);
+        return NULL;
+    }
+    switch_failure_note(&r->last_failure, 0, 0);
+    if (shmring__reader_switch_hook != NULL)
+        shmring__reader_switch_hook();
+    atomic_store_explicit(&r->view, fresh, memory_order_release);
+    return old;
+}
+
+/* Refreshes a shared handle's view after the generation moved to SEEN. Never blocks
+ * on another refresher; waits only for a grace period of short lookups. Out of line,
+ * so that the lookups' fast path saves no registers for it. */
+static __attribute__((noinline, cold)) void refresh(shmring_t *r, uint64_t seen)
+{
+    if (!switch_due(r, seen))
         return;
     pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
     pid_t owner = atomic_load_explicit(&r->refreshing, memory_order_relaxed);
@@ -331,20 +392,8 @@ static void refresh(shmring_t *r, uint64_t seen)
         !atomic_compare_exchange_strong_explicit(
             &r->refreshing, &owner, self, memory_order_acquire, memory_order_relaxed))
         return; /* another thread of this process is at it */
-
-    /* Only refreshers store r->view, and we are the only one. */
-    struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
-    struct view *fresh;
-    int err = view_make(r, old, &fresh);
-    if (err != 0) {
-        /* Keep serving the last good version; try again later. */
-        atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
-        atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
-                              memory_order_relaxed);
-        switch_failure_note(&r->last_failure, seen, err);
-    } else {
-        switch_failure_note(&r->last_failure, 0, 0);
-        atomic_store_explicit(&r->view, fresh, memory_order_release);
+    struct view *old = view_switch(r, seen);
+    if (old != NULL) {
         /* After the grace period no thread can still be reading OLD. */
         urcu_bp_synchronize_rcu();
         grace_period_after(old);
@@ -370,6 +419,85 @@ static inline const struct view *view_enter(shmring_t *r)
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
+/* Copies a serialized handle's current view into the handle (see serialized_view). */
+static void serialized_view_copy(shmring_t *r)
+{
+    const struct view *v = atomic_load_explicit(&r->view, memory_order_relaxed);
+    r->serialized_view.block = v->block;
+    r->serialized_view.snapshot = v->snapshot;
+    r->serialized_view.generation = v->generation;
+}
+
+/* A serialized handle's switch to SEEN: the old view is freed at once, as no other
+ * call can be reading it. Out of line, so that the lookups' fast path saves no
+ * registers for it. */
+static __attribute__((noinline, cold)) void serialized_refresh(shmring_t *r,
+                                                               uint64_t seen)
+{
+    if (switch_due(r, seen)) {
+        view_free(view_switch(r, seen));
+        serialized_view_copy(r);
+    }
+}
+
+/* Marks a serialized handle as in a call; false, marking nothing, when another call
+ * of this process is inside it. */
+static inline bool serialized_mark(shmring_t *r)
+{
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (caa_unlikely(atomic_load_explicit(&r->in_call, memory_order_relaxed) == self))
+        return false;
+    atomic_store_explicit(&r->in_call, self, memory_order_relaxed);
+    return true;
+}
+
+static inline void serialized_unmark(shmring_t *r)
+{
+    atomic_store_explicit(&r->in_call, 0, memory_order_relaxed);
+}
+
+/* Switches a marked serialized handle to a newer published version, if there is
+ * one. */
+static inline void serialized_follow(shmring_t *r)
+{
+    uint64_t seen = load_generation(r->serialized_view.block);
+    if (caa_unlikely(seen != r->serialized_view.generation))
+        serialized_refresh(r, seen);
+}
+
+/*
+ * A serialized handle's view_enter(): marks the handle as in a call and returns the
+ * view to use, after switching to a newer published version. Returns NULL, marking
+ * nothing, when another call of this process is inside the handle.
+ */
+static inline const struct view *serialized_enter(shmring_t *r)
+{
+    if (!serialized_mark(r))
+        return NULL;
+    serialized_follow(r);
+    return atomic_load_explicit(&r->view, memory_order_relaxed);
+}
+
+/*
+ * Enters a call on R: returns the view to answer from, or NULL (a serialized handle
+ * already in another call: answer SHMRING_EINUSE). The caller must call_exit(r, v)
+ * when it got a view.
+ */
+static inline const struct view *call_enter(shmring_t *r)
+{
+    if (r->serialized)
+        return serialized_enter(r);
+    return view_enter(r);
+}
+
+static inline void call_exit(shmring_t *r, const struct view *v)
+{
+    if (r->serialized)
+        serialized_unmark(r);
+    else
+        view_exit(v);
+}
+
 int shmring_open_with(const char *ring, const shmring_open_options_t *options,
                       shmring_t **out)
 {
@@ -377,7 +505,8 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     if (err != 0)
         return err;
     const char *directory = shmring__directory(options ? options->directory : NULL);
-    if (directory == NULL)
+    uint32_t flags = options ? options->flags : 0;
+    if (directory == NULL || (flags & ~(uint32_t)SHMRING_OPEN_SERIALIZED) != 0)
         return SHMRING_EINVAL;
     pthread_once(&atfork_once, register_atfork);
     shmring_t *r = calloc(1, sizeof(*r));
@@ -387,6 +516,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     strcpy(r->directory, directory);
     r->trusted_extra = shmring__trusted_extra(options);
     r->owner = OWNER_ANY;
+    r->serialized = (flags & SHMRING_OPEN_SERIALIZED) != 0;
     struct view *first;
     err = view_make(r, NULL, &first);
     if (err != 0) {
@@ -395,6 +525,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     }
     r->owner = first->owner;
     atomic_init(&r->view, first);
+    serialized_view_copy(r);
     *out = r;
     return 0;
 }
@@ -415,54 +546,98 @@ void shmring_close(shmring_t *r)
 
 /*
  * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
- * the read-side critical section and "nothing published yet". RETURN_LOOKUP returns
- * LOOKUP(snapshot, ARGS...) on R's current version, or SHMRING_EEMPTY when nothing
- * is published, from inside the critical section.
+ * the call's entry and exit and "nothing published yet". RETURN_LOOKUP(ENTER, EXIT,
+ * R, LOOKUP, ARGS...) returns LOOKUP(snapshot, ARGS...) on R's current version,
+ * SHMRING_EEMPTY when nothing is published, or SHMRING_EINUSE when ENTER refuses.
+ *
+ * Each lookup is three functions: the public one only picks, by a tail jump, between
+ * its serialized-handle and its shared-handle twins, so that neither path pays for
+ * the other's registers (the read-side section's TLS accesses need several, the
+ * serialized path almost none) and each keeps the snapshot's inline lookup inline.
  */
-#define RETURN_LOOKUP(r, lookup, ...)                                                    \
+#define RETURN_LOOKUP(enter, exit, r, lookup, ...)                                       \
     do {                                                                                 \
-        const struct view *v = view_enter(r);                                            \
+        const struct view *v = enter(r);                                                 \
+        if (caa_unlikely(v == NULL))                                                     \
+            return SHMRING_EINUSE;                                                       \
         int result =                                                                     \
             v->snapshot != NULL ? lookup(v->snapshot, __VA_ARGS__) : SHMRING_EEMPTY;     \
-        view_exit(v);                                                                    \
+        exit(r, v);                                                                      \
         return result;                                                                   \
     } while (0)
 
-int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *out)
+static inline void shared_exit(shmring_t *r, const struct view *v)
 {
-    RETURN_LOOKUP(r, shmring__snapshot_lookup, key, len, out);
+    (void)r;
+    view_exit(v);
 }
 
-int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
-{
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_id, key, len, id);
-}
+/* Defines NAME(PARAMS) (with STORAGE: empty, or static), the lookup, and its twins
+ * serialized_NAME and shared_NAME over LOOKUP(snapshot, ARGS). The twins are
+ * flattened: the inline lookups of snapshot_internal.h stay inline in both (only the
+ * noinline switches stay calls). */
+#define DEFINE_LOOKUP(storage, name, lookup, params, args)                               \
+    static __attribute__((noinline, flatten)) int shared_##name params                   \
+    {                                                                                    \
+        RETURN_LOOKUP(view_enter, shared_exit, r, lookup, UNPAREN args);                 \
+    }                                                                                    \
+    static __attribute__((noinline, flatten)) int serialized_##name params               \
+    {                                                                                    \
+        if (caa_unlikely(!serialized_mark(r)))                                           \
+            return SHMRING_EINUSE;                                                       \
+        serialized_follow(r);                                                            \
+        const void *snapshot = r->serialized_view.snapshot;                              \
+        int result = snapshot != NULL ? lookup(snapshot, UNPAREN args) : SHMRING_EEMPTY; \
+        serialized_unmark(r);                                                            \
+        return result;                                                                   \
+    }                                                                                    \
+    storage int name params                                                              \
+    {                                                                                    \
+        if (r->serialized)                                                               \
+            return serialized_##name(r, UNPAREN args);                                   \
+        return shared_##name(r, UNPAREN args);                                           \
+    }
+#define UNPAREN(...) __VA_ARGS__
 
-int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,
-                       size_t count, uint32_t *ids)
-{
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_ids, keys, lens, count, ids);
-}
+/* clang-format off */
+DEFINE_LOOKUP(, shmring_lookup, shmring__snapshot_lookup,
+              (shmring_t *r, const void *key, size_t len, shmring_node_t *out),
+              (key, len, out))
+DEFINE_LOOKUP(, shmring_lookup_id, shmring__snapshot_lookup_id,
+              (shmring_t *r, const void *key, size_t len, uint32_t *id),
+              (key, len, id))
+DEFINE_LOOKUP(, shmring_lookup_ids, shmring__snapshot_lookup_ids,
+              (shmring_t *r, const void *const *keys, const size_t *lens, size_t count,
+               uint32_t *ids),
+              (keys, lens, count, ids))
+DEFINE_LOOKUP(static, lookup_n, shmring__snapshot_lookup_n,
+              (shmring_t *r, const void *key, size_t len, shmring_node_t *out, size_t n),
+              (key, len, out, n))
+/* clang-format on */
 
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {
     if (n == 0)
         return SHMRING_EINVAL;
-    RETURN_LOOKUP(r, shmring__snapshot_lookup_n, key, len, out, n);
+    return lookup_n(r, key, len, out, n);
 }
 
 uint64_t shmring_generation(shmring_t *r)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return 0;
     uint64_t gen = v->generation;
-    view_exit(v);
+    call_exit(r, v);
     return gen;
 }
 
 int shmring_node(shmring_t *r, uint32_t id, shmring_node_t *out)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     int err = SHMRING_EEMPTY;
     if (v->snapshot != NULL) {
         int64_t index = shmring__node_id_find(v->id_index, v->node_count, id);
@@ -470,13 +645,15 @@ int shmring_node(shmring_t *r, uint32_t id, shmring_node_t *out)
         if (err == 0)
             shmring__snapshot_node_at(v->snapshot, (uint32_t)index, out);
     }
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
 int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     /* Copied inside the read-side critical section, so the generation, the
      * fingerprint and every node come from one version. */
     size_t count = v->snapshot != NULL ? v->node_count : 0;
@@ -497,7 +674,7 @@ int shmring_nodes(shmring_t *r, shmring_nodes_t *out)
         out->count = count;
         out->nodes = nodes;
     }
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
@@ -510,25 +687,38 @@ void shmring_nodes_free(shmring_nodes_t *nodes)
 
 int shmring_fingerprint(shmring_t *r, uint64_t *fingerprint)
 {
-    const struct view *v = view_enter(r);
+    const struct view *v = call_enter(r);
+    if (v == NULL)
+        return SHMRING_EINUSE;
     int err = v->snapshot != NULL ? 0 : SHMRING_EEMPTY;
     if (err == 0)
         *fingerprint = v->fingerprint;
-    view_exit(v);
+    call_exit(r, v);
     return err;
 }
 
 void shmring_status(shmring_t *r, shmring_status_t *out)
 {
-    urcu_bp_read_lock();
-    const struct view *v = atomic_load_explicit(&r->view, memory_order_acquire);
     /* Whole, reserved fields included (see shmring.h's rule for public structs). */
     memset(out, 0, sizeof(*out));
+    /* The view, without switching: a read-side critical section, or a serialized
+     * handle's mark. */
+    const struct view *v;
+    if (r->serialized) {
+        if (!serialized_mark(r)) {
+            out->failed_error = SHMRING_EINUSE;
+            return;
+        }
+        v = atomic_load_explicit(&r->view, memory_order_relaxed);
+    } else {
+        urcu_bp_read_lock();
+        v = atomic_load_explicit(&r->view, memory_order_acquire);
+    }
     out->generation = v->generation;
     out->fingerprint = v->snapshot != NULL ? v->fingerprint : 0;
     out->published_generation = load_generation(v->block);
     out->switched_at_ns = v->made_at_ns;
-    view_exit(v);
+    call_exit(r, v);
 
     /* Retry while a refresher writes the record; bounded, because a child forked
      * while a parent's thread was writing it would otherwise wait forever (it then

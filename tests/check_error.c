@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 39);
+    ck_assert_uint_eq(CODE_COUNT, 40);
 }
 END_TEST
 
@@ -77,8 +77,9 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_EOWNER, -1013);
     ck_assert_int_eq(SHMRING_EBADRING, -1020);
     ck_assert_int_eq(SHMRING_EBASEDIR, -1029);
-    /* Every value from -1000 to -1029 is exactly one listed code. */
-    for (int value = -1000; value >= -1029; value--) {
+    ck_assert_int_eq(SHMRING_EINUSE, -1030);
+    /* Every value from -1000 to -1030 is exactly one listed code. */
+    for (int value = -1000; value >= -1030; value--) {
         int found = 0;
         for (size_t i = 0; i < CODE_COUNT; i++)
             found += codes[i].value == value;
@@ -121,11 +122,11 @@ START_TEST(unknown_negative_codes)
         ck_assert_str_eq(shmring_strerror(far[i]), "unknown shmring error");
     /* Unused library codes (from -1000 down, where no errno value lies) get the same
      * static text: a second call cannot overwrite the first one's. */
-    static const int unused[] = {-1030, -1031, -4095};
+    static const int unused[] = {-1031, -1032, -4095};
     for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
         ck_assert_str_eq(shmring_strerror(unused[i]), "unknown shmring error");
-    const char *first = shmring_strerror(-1030);
-    ck_assert_ptr_eq(shmring_strerror(-1031), first);
+    const char *first = shmring_strerror(-1031);
+    ck_assert_ptr_eq(shmring_strerror(-1032), first);
     /* An unused errno value gets the C library's text, neither NULL nor listed. */
     const char *text = shmring_strerror(-999);
     ck_assert_ptr_nonnull(text);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "reader_internal.h"
 #include "ring_dir_internal.h"
 #include "snapshot_internal.h"
 #include "test_support.h"
@@ -1001,6 +1003,409 @@ START_TEST(test_reader_process_sees_live_updates)
 }
 END_TEST
 
+/* ---- Serialized handles (SHMRING_OPEN_SERIALIZED) --------------------------- */
+
+static shmring_t *open_serialized(void)
+{
+    shmring_open_options_t options = {.flags = SHMRING_OPEN_SERIALIZED};
+    shmring_t *r = NULL;
+    ck_assert_int_eq(shmring_open_with(ring, &options, &r), 0);
+    return r;
+}
+
+START_TEST(test_serialized_open_flags)
+{
+    shmring_nodeset_t *set = test_nodeset(5, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    /* Flags this version does not know are refused, alone or with a known one. */
+    static const uint32_t unknown[] = {2, 0x80000000u, SHMRING_OPEN_SERIALIZED | 4,
+                                       UINT32_MAX};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+        shmring_open_options_t options = {.flags = unknown[i]};
+        shmring_t *r = (shmring_t *)&options; /* must stay untouched */
+        ck_assert_int_eq(shmring_open_with(ring, &options, &r), SHMRING_EINVAL);
+        ck_assert_ptr_eq(r, (shmring_t *)&options);
+    }
+    /* The flag changes nothing else: a missing ring is still SHMRING_ENOENT. */
+    shmring_open_options_t options = {.flags = SHMRING_OPEN_SERIALIZED};
+    shmring_t *r = NULL;
+    ck_assert_int_eq(shmring_open_with("no-such-ring-serialized", &options, &r),
+                     SHMRING_ENOENT);
+    ck_assert_str_eq(shmring_strerror(SHMRING_EINUSE),
+                     "serialized handle is already in another call");
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/*
+ * A serialized handle answers exactly what the snapshot answers, follows every new
+ * version on its next call, and unmaps the old version during that call: after each
+ * switch this process maps exactly the control object and the current version.
+ */
+START_TEST(test_serialized_follows_and_unmaps)
+{
+    static const shmring_algorithm_t algorithms[] = {
+        SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
+    shmring_algorithm_t algorithm = algorithms[_i];
+    shmring_nodeset_t *set = test_nodeset(
+        12, algorithm,
+        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    publish(set);
+    int baseline = ring_mappings(); /* the writer's own control object */
+    shmring_t *r = open_serialized();
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    char key[32];
+    size_t len = key_owned_by(set, "node-4", key);
+    uint32_t id;
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+    ck_assert_str_eq(node.name, "node-4");
+    uint32_t node4 = node.id;
+    const int publications = TEST_TSAN ? 200 : 1000;
+    for (int i = 0; i < publications; i++) {
+        /* node-4 down on odd generations: every answer says which version it came
+         * from. */
+        bool down = i % 2 == 0;
+        ck_assert_int_eq(shmring_nodeset_set_state(
+                             set, "node-4", down ? SHMRING_STATE_DOWN : SHMRING_STATE_UP),
+                         0);
+        uint64_t gen = publish(set);
+        switch (i % 4) {
+        case 0:
+            ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+            break;
+        case 1: {
+            const void *keys[1] = {key};
+            size_t lens[1] = {len};
+            ck_assert_int_eq(shmring_lookup_ids(r, keys, lens, 1, &id), 0);
+            break;
+        }
+        case 2:
+            ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
+            id = node.id;
+            break;
+        default:
+            ck_assert_int_eq(shmring_lookup_n(r, key, len, &node, 1), 1);
+            id = node.id;
+            break;
+        }
+        ck_assert_msg(down ? id != node4 : id == node4, "generation %llu answered %u",
+                      (unsigned long long)gen, id);
+        ck_assert_uint_eq(shmring_generation(r), gen);
+        ck_assert_int_eq(ring_mappings(), baseline + 2);
+    }
+    /* Every other call switches too, and unmaps as it does. */
+    uint64_t gen = publish(set);
+    uint64_t fingerprint;
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    shmring_status_t status;
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, gen);
+    ck_assert_uint_eq(status.fingerprint, fingerprint);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_uint_eq(publish(set), gen + 1);
+    ck_assert_int_eq(shmring_node(r, node4, &node), 0);
+    ck_assert_str_eq(node.name, "node-4");
+    ck_assert_uint_eq(shmring_generation(r), gen + 1);
+    ck_assert_uint_eq(publish(set), gen + 2);
+    shmring_nodes_t nodes;
+    ck_assert_int_eq(shmring_nodes(r, &nodes), 0);
+    ck_assert_uint_eq(nodes.generation, gen + 2);
+    ck_assert_uint_eq(nodes.count, 12);
+    shmring_nodes_free(&nodes);
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    shmring_close(r);
+    ck_assert_int_eq(ring_mappings(), baseline);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/* Holds the call that switches a handle inside it until the test lets it go. */
+static sem_t switch_inside, switch_release;
+
+static void hold_switch(void)
+{
+    sem_post(&switch_inside);
+    while (sem_wait(&switch_release) != 0)
+        ;
+}
+
+struct held_call {
+    shmring_t *reader;
+    const char *key;
+    size_t len;
+    int result;
+    uint32_t id;
+};
+
+static void *held_lookup(void *p)
+{
+    struct held_call *call = p;
+    call->result = shmring_lookup_id(call->reader, call->key, call->len, &call->id);
+    return NULL;
+}
+
+/* Every call of R fails with SHMRING_EINUSE (0 from shmring_generation(), only
+ * failed_error from shmring_status()) and writes nothing. */
+static void assert_refused(shmring_t *r, const char *key, size_t len)
+{
+    uint32_t id = 77;
+    shmring_node_t node = {.id = 77};
+    const void *keys[1] = {key};
+    size_t lens[1] = {len};
+    uint64_t fingerprint = 77;
+    shmring_nodes_t nodes = {.count = 77};
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_lookup(r, key, len, &node), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_lookup_ids(r, keys, lens, 1, &id), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_lookup_n(r, key, len, &node, 1), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_node(r, 0, &node), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_nodes(r, &nodes), SHMRING_EINUSE);
+    ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), SHMRING_EINUSE);
+    ck_assert_uint_eq(shmring_generation(r), 0);
+    shmring_status_t status;
+    memset(&status, 0xff, sizeof(status));
+    shmring_status(r, &status);
+    ck_assert_int_eq(status.failed_error, SHMRING_EINUSE);
+    ck_assert_uint_eq(status.generation, 0);
+    ck_assert_uint_eq(status.failed_generation, 0);
+    ck_assert_uint_eq(id, 77);
+    ck_assert_uint_eq(node.id, 77);
+    ck_assert_uint_eq(fingerprint, 77);
+    ck_assert_uint_eq(nodes.count, 77);
+}
+
+/*
+ * A thread that calls a serialized handle while another thread is inside it (held in
+ * the middle of switching to a new version) is refused with SHMRING_EINUSE by every
+ * call; a child forked meanwhile is not (its copy of the handle is its own) and
+ * switches by itself; once the held call returns, the handle serves the new version.
+ */
+START_TEST(test_serialized_refuses_overlapping_calls)
+{
+    shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    publish(set);
+    shmring_t *r = open_serialized();
+    char key[32];
+    size_t len = key_owned_by(set, "node-7", key);
+    uint32_t id;
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+    uint32_t node7 = id;
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-7", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 2);
+
+    ck_assert_int_eq(sem_init(&switch_inside, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&switch_release, 0, 0), 0);
+    shmring__reader_switch_hook = hold_switch;
+    struct held_call call = {r, key, len, 1, 0};
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, held_lookup, &call), 0);
+    while (sem_wait(&switch_inside) != 0)
+        ;
+    /* The other thread is inside the handle, switching. */
+    assert_refused(r, key, len);
+
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        shmring__reader_switch_hook = NULL;
+        /* The child's handle is the parent's as it was: still on generation 1, which
+         * it leaves on its first call. (The view the held thread was making is
+         * copied into the child too, never to be used there.) */
+        int ok = shmring_lookup_id(r, key, len, &id) == 0 && id != node7 &&
+                 shmring_generation(r) == 2;
+        shmring_close(r);
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child forked while another thread was inside the handle failed");
+
+    ck_assert_int_eq(sem_post(&switch_release), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    shmring__reader_switch_hook = NULL;
+    ck_assert_int_eq(call.result, 0);
+    ck_assert_uint_ne(call.id, node7);
+    ck_assert_uint_eq(shmring_generation(r), 2);
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+    ck_assert_uint_eq(id, call.id);
+    sem_destroy(&switch_inside);
+    sem_destroy(&switch_release);
+    shmring_close(r);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/*
+ * Opened in a parent, used in a child: the child follows new versions on its own
+ * and unmaps the versions it leaves, while the parent's handle keeps answering from
+ * the version it has until its own next call.
+ */
+START_TEST(test_serialized_forked_child_follows)
+{
+    shmring_nodeset_t *set =
+        test_nodeset(10, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
+    publish(set);
+    int baseline = ring_mappings();
+    shmring_t *r = open_serialized();
+    char key[32];
+    size_t len = key_owned_by(set, "node-2", key);
+    uint32_t id, node2;
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &node2), 0);
+
+    int to_child[2], from_child[2];
+    ck_assert_int_eq(pipe(to_child), 0);
+    ck_assert_int_eq(pipe(from_child), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(to_child[1]);
+        close(from_child[0]);
+        /* One answer per generation the parent announces: 'y' when the child
+         * answers from it, with node-2 down on even generations, and holds exactly
+         * the control object and that version. */
+        uint64_t gen;
+        while (read(to_child[0], &gen, sizeof(gen)) == sizeof(gen)) {
+            bool ok = shmring_lookup_id(r, key, len, &id) == 0 &&
+                      (gen % 2 == 0 ? id != node2 : id == node2) &&
+                      shmring_generation(r) == gen && ring_mappings() == baseline + 2;
+            char result = ok ? 'y' : 'n';
+            if (write(from_child[1], &result, 1) != 1)
+                _exit(3);
+        }
+        shmring_close(r);
+        _exit(ring_mappings() == baseline ? 0 : 4);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    for (uint64_t expected = 2; expected <= 21; expected++) {
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "node-2",
+                                                   expected % 2 == 0 ? SHMRING_STATE_DOWN
+                                                                     : SHMRING_STATE_UP),
+                         0);
+        uint64_t gen = publish(set);
+        ck_assert_uint_eq(gen, expected);
+        ck_assert_int_eq(write(to_child[1], &gen, sizeof(gen)), sizeof(gen));
+        char result = 0;
+        ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+        ck_assert_msg(result == 'y', "the child failed on generation %llu",
+                      (unsigned long long)gen);
+    }
+    close(to_child[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The parent's handle did not move meanwhile; its next call switches. */
+    shmring_status_t st;
+    shmring_status(r, &st);
+    ck_assert_uint_eq(st.generation, 1);
+    ck_assert_uint_eq(st.published_generation, 21);
+    ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
+    ck_assert_uint_eq(id, node2);
+    ck_assert_uint_eq(shmring_generation(r), 21);
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    close(from_child[0]);
+    shmring_close(r);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
+/* Threads taking turns on one serialized handle, under a mutex. */
+struct turns_test {
+    shmring_t *reader;
+    pthread_mutex_t turn;
+    uint32_t answer_a[KEYS];
+    uint32_t answer_b[KEYS];
+    atomic_int stop;
+    atomic_int started;
+    long lookups[THREADS];
+    int wrong[THREADS];
+    int backwards[THREADS];
+};
+
+struct turns_arg {
+    struct turns_test *test;
+    int index;
+};
+
+static void *turns_thread(void *p)
+{
+    struct turns_arg *arg = p;
+    struct turns_test *t = arg->test;
+    uint64_t last_gen = 0;
+    for (uint64_t i = 0; !atomic_load(&t->stop); i++) {
+        char key[32];
+        size_t len = test_key(key, i % KEYS);
+        uint32_t id;
+        pthread_mutex_lock(&t->turn);
+        int err = shmring_lookup_id(t->reader, key, len, &id);
+        uint64_t gen = shmring_generation(t->reader);
+        pthread_mutex_unlock(&t->turn);
+        if (err != 0 || (id != t->answer_a[i % KEYS] && id != t->answer_b[i % KEYS]))
+            t->wrong[arg->index]++;
+        if (gen < last_gen)
+            t->backwards[arg->index]++;
+        last_gen = gen;
+        if (t->lookups[arg->index]++ == 0)
+            atomic_fetch_add(&t->started, 1);
+    }
+    return NULL;
+}
+
+/*
+ * The calls of a serialized handle may come from any thread, one at a time: 4
+ * threads taking turns under a mutex while 300 versions are published get only
+ * right answers, never refused, never from an older version than before (and the
+ * ThreadSanitizer build finds no race: the mutex orders every use of the handle).
+ */
+START_TEST(test_serialized_threads_take_turns)
+{
+    shmring_nodeset_t *a = test_nodeset(30, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    shmring_nodeset_t *b = test_nodeset(30, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    for (int i = 0; i < 30; i += 2) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%d", i);
+        ck_assert_int_eq(shmring_nodeset_set_state(b, name, SHMRING_STATE_DOWN), 0);
+    }
+    struct turns_test *t = calloc(1, sizeof(*t));
+    ck_assert_int_eq(pthread_mutex_init(&t->turn, NULL), 0);
+    answers(a, t->answer_a);
+    answers(b, t->answer_b);
+    publish(a);
+    int baseline = ring_mappings();
+    t->reader = open_serialized();
+    pthread_t threads[THREADS];
+    struct turns_arg args[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        args[i] = (struct turns_arg){t, i};
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, turns_thread, &args[i]), 0);
+    }
+    while (atomic_load(&t->started) < THREADS)
+        sched_yield();
+    for (int v = 0; v < 300; v++) {
+        publish(v % 2 ? a : b);
+        if (v % 16 == 0)
+            sleep_ms(1);
+    }
+    atomic_store(&t->stop, 1);
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+        ck_assert_int_eq(t->wrong[i], 0);
+        ck_assert_int_eq(t->backwards[i], 0);
+        ck_assert_int_gt(t->lookups[i], 0);
+    }
+    ck_assert_uint_eq(shmring_generation(t->reader), 301);
+    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    shmring_close(t->reader);
+    pthread_mutex_destroy(&t->turn);
+    free(t);
+    shmring_nodeset_free(a);
+    shmring_nodeset_free(b);
+}
+END_TEST
+
 static Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -1031,6 +1436,16 @@ static Suite *reader_suite(void)
     tcase_add_test(concurrency, test_reader_process_sees_live_updates);
     tcase_set_timeout(concurrency, 120);
     suite_add_tcase(s, concurrency);
+
+    TCase *serialized = tcase_create("serialized");
+    tcase_add_checked_fixture(serialized, setup, teardown);
+    tcase_add_test(serialized, test_serialized_open_flags);
+    tcase_add_loop_test(serialized, test_serialized_follows_and_unmaps, 0, 3);
+    tcase_add_test(serialized, test_serialized_refuses_overlapping_calls);
+    tcase_add_test(serialized, test_serialized_forked_child_follows);
+    tcase_add_test(serialized, test_serialized_threads_take_turns);
+    tcase_set_timeout(serialized, 180);
+    suite_add_tcase(s, serialized);
     return s;
 }
 

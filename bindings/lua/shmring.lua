@@ -68,7 +68,7 @@ local code_names = {
     "EBADSECTION", "EBADPARAMS", "EBADNODE", "EBADSTRING", "EBADPOINTS", "EBADINDEX",
     "ECHECKSUM", "EOWNER", "ELIMIT", "ENODE", "EDUPLICATE", "EBADNAME", "EBADADDRESS",
     "EBADWEIGHT", "EBADRING", "EBADALGORITHM", "EBADHASH", "EBADVNODES", "EJSON",
-    "ECONTROL", "ESTALE", "ENOTRING", "EBUSY", "EBASEDIR",
+    "ECONTROL", "ESTALE", "ENOTRING", "EBUSY", "EBASEDIR", "EINUSE",
 }
 for _, name in ipairs(code_names) do
     _M[name] = tonumber(C["SHMRING_" .. name])
@@ -126,9 +126,15 @@ end
 local Ring = {}
 Ring.__index = Ring
 
--- Opens ring NAME. OPTIONS (optional): directory (a string, default /dev/shm) and
--- trusted_owner (a uid whose rings are accepted besides root's and one's own).
--- Returns the ring, or nil, err, code.
+-- Opens ring NAME. OPTIONS (optional): directory (a string, default /dev/shm),
+-- trusted_owner (a uid whose rings are accepted besides root's and one's own) and
+-- serialized (default true). Returns the ring, or nil, err, code.
+--
+-- A Lua state runs on one OS thread at a time and an FFI call cannot yield, so no
+-- two calls on a handle overlap (nginx workers, their light threads and timers
+-- included): the handle is opened SHMRING_OPEN_SERIALIZED, which spares each
+-- lookup liburcu's read-side section. serialized = false opens the thread-safe
+-- handle, for an embedding that hands the handle to other OS threads.
 function _M.open(name, options)
     if type(name) ~= "string" then
         error("shmring: ring name must be a string", 2)
@@ -138,6 +144,7 @@ function _M.open(name, options)
         return nil, errmsg(EBADRING), EBADRING
     end
     local opts = options_t()
+    opts.flags = C.SHMRING_OPEN_SERIALIZED
     local directory
     if options ~= nil then
         if type(options) ~= "table" then
@@ -161,6 +168,13 @@ function _M.open(name, options)
                 error("shmring: options.trusted_owner must be a uid", 2)
             end
             opts.trusted_owner = owner
+        end
+        local serialized = options.serialized
+        if serialized ~= nil and type(serialized) ~= "boolean" then
+            error("shmring: options.serialized must be a boolean", 2)
+        end
+        if serialized == false then
+            opts.flags = 0
         end
     end
     local out = ring_out_t()

@@ -19,6 +19,8 @@ extern zend_module_entry shmring_module_entry;
  */
 ZEND_BEGIN_MODULE_GLOBALS(shmring)
 HashTable rings;
+/* shmring.preopen: comma-separated ring names opened at module startup. */
+char *preopen;
 ZEND_END_MODULE_GLOBALS(shmring)
 
 #define SHMRING_G(v) ZEND_MODULE_GLOBALS_ACCESSOR(shmring, v)

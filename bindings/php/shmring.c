@@ -11,6 +11,12 @@
  * child (libshmring re-registers its reader state after fork), so a ring the PHP-FPM
  * master opened before forking (opcache.preload, say) is inherited by its workers
  * together with the registry, which is a plain copy-on-write copy in each child.
+ *
+ * Handles are opened SHMRING_OPEN_SERIALIZED, which spares each lookup liburcu's
+ * read-side section: the registry lives in the module globals, which are per thread
+ * in a thread-safe (ZTS) PHP, so a handle is only ever used by the one thread that
+ * runs requests in its process (FPM, CLI) or owns those globals (ZTS), and a PHP
+ * thread runs one call at a time.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -125,6 +131,48 @@ static void registry_entry_dtor(zval *entry)
     shmring_close((shmring_t *)Z_PTR_P(entry));
 }
 
+/*
+ * Finds the registry's handle of ring NAME in DIRECTORY (NULL: the default) trusting
+ * OWNER (-1: nobody more), opening it on first use. Neither NAME nor DIRECTORY holds
+ * a NUL byte (the callers check), so NUL separates them in the key. Returns 0 or the
+ * library's code.
+ */
+static int registry_open(const zend_string *name, const zend_string *directory,
+                         zend_long owner, shmring_t **out)
+{
+    smart_str key = {0};
+    int rc = 0;
+
+    smart_str_append(&key, name);
+    smart_str_appendc(&key, '\0');
+    if (directory != NULL) {
+        smart_str_appendc(&key, '/');
+        smart_str_append(&key, directory);
+    }
+    smart_str_appendc(&key, '\0');
+    if (owner >= 0) {
+        smart_str_append_long(&key, owner);
+    }
+    smart_str_0(&key);
+
+    *out = zend_hash_find_ptr(&SHMRING_G(rings), key.s);
+    if (*out == NULL) {
+        shmring_open_options_t options = {
+            .directory = directory != NULL ? ZSTR_VAL(directory) : NULL,
+            .trusted_owner = owner >= 0 ? (uid_t)owner : 0,
+            .flags = SHMRING_OPEN_SERIALIZED,
+        };
+        rc = shmring_open_with(ZSTR_VAL(name), &options, out);
+        if (rc == 0) {
+            /* The table is persistent, so it copies the key persistently. */
+            zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s),
+                                      ZSTR_LEN(key.s), *out);
+        }
+    }
+    smart_str_free(&key);
+    return rc;
+}
+
 /* {{{ Shmring\Node */
 ZEND_METHOD(Shmring_Node, __construct)
 {
@@ -141,7 +189,6 @@ ZEND_METHOD(Shmring_Ring, __construct)
     zend_long owner = 0;
     bool owner_is_null = true;
     shmring_ring_object *intern = ring_from_obj(Z_OBJ_P(ZEND_THIS));
-    smart_str key = {0};
     shmring_t *ring;
     int rc;
 
@@ -162,38 +209,12 @@ ZEND_METHOD(Shmring_Ring, __construct)
         RETURN_THROWS();
     }
 
-    /* Neither name nor directory holds a NUL byte (Z_PARAM_PATH), so NUL separates. */
-    smart_str_append(&key, name);
-    smart_str_appendc(&key, '\0');
-    if (directory != NULL) {
-        smart_str_appendc(&key, '/');
-        smart_str_append(&key, directory);
+    rc = registry_open(name, directory, owner_is_null ? -1 : owner, &ring);
+    if (rc != 0) {
+        zend_throw_exception_ex(exception_class(rc), rc, "cannot open ring '%s': %s",
+                                ZSTR_VAL(name), shmring_strerror(rc));
+        RETURN_THROWS();
     }
-    smart_str_appendc(&key, '\0');
-    if (!owner_is_null) {
-        smart_str_append_long(&key, owner);
-    }
-    smart_str_0(&key);
-
-    ring = zend_hash_find_ptr(&SHMRING_G(rings), key.s);
-    if (ring == NULL) {
-        shmring_open_options_t options = {
-            .directory = directory != NULL ? ZSTR_VAL(directory) : NULL,
-            .trusted_owner = owner_is_null ? 0 : (uid_t)owner,
-        };
-
-        rc = shmring_open_with(ZSTR_VAL(name), &options, &ring);
-        if (rc != 0) {
-            smart_str_free(&key);
-            zend_throw_exception_ex(exception_class(rc), rc, "cannot open ring '%s': %s",
-                                    ZSTR_VAL(name), shmring_strerror(rc));
-            RETURN_THROWS();
-        }
-        /* The table is persistent, so it copies the key persistently. */
-        zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s),
-                                  ring);
-    }
-    smart_str_free(&key);
     intern->ring = ring;
 }
 /* }}} */
@@ -472,8 +493,45 @@ static PHP_GSHUTDOWN_FUNCTION(shmring)
     zend_hash_destroy(&shmring_globals->rings);
 }
 
+PHP_INI_BEGIN()
+STD_PHP_INI_ENTRY("shmring.preopen", "", PHP_INI_SYSTEM, OnUpdateString, preopen,
+                  zend_shmring_globals, shmring_globals)
+PHP_INI_END()
+
+/*
+ * Opens the rings that shmring.preopen names, at module startup: in PHP-FPM that is
+ * the master, before it forks its workers, so every worker inherits the handles and
+ * its first request opens nothing (each worker's copy is its own and follows new
+ * versions by itself). A ring that cannot be opened is reported once as a warning
+ * and left to the workers to open on first use. Only in a non-ZTS PHP: in a ZTS one
+ * each thread has its own registry, which module startup cannot fill.
+ */
+static void preopen_rings(void)
+{
+#ifndef ZTS
+    const char *list = SHMRING_G(preopen);
+    while (list != NULL && *list != '\0') {
+        const char *end = strchr(list, ',');
+        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
+        if (len > 0) {
+            zend_string *name = zend_string_init(list, len, 1);
+            shmring_t *ring;
+            int rc = registry_open(name, NULL, -1, &ring);
+            if (rc != 0) {
+                php_error_docref(NULL, E_WARNING,
+                                 "shmring.preopen: cannot open ring '%s': %s",
+                                 ZSTR_VAL(name), shmring_strerror(rc));
+            }
+            zend_string_release(name);
+        }
+        list = end != NULL ? end + 1 : NULL;
+    }
+#endif
+}
+
 static PHP_MINIT_FUNCTION(shmring)
 {
+    REGISTER_INI_ENTRIES();
     shmring_node_ce = register_class_Shmring_Node();
     shmring_ring_ce = register_class_Shmring_Ring();
     shmring_ring_ce->create_object = ring_create_object;
@@ -497,12 +555,14 @@ static PHP_MINIT_FUNCTION(shmring)
         register_class_Shmring_AllNodesDownException(shmring_exception_ce);
     shmring_node_not_found_ce =
         register_class_Shmring_NodeNotFoundException(shmring_exception_ce);
+    preopen_rings();
     return SUCCESS;
 }
 
 static PHP_MSHUTDOWN_FUNCTION(shmring)
 {
     /* The registry's handles are closed by GSHUTDOWN, which runs after this. */
+    UNREGISTER_INI_ENTRIES();
     return SUCCESS;
 }
 
@@ -519,6 +579,7 @@ static PHP_MINFO_FUNCTION(shmring)
     php_info_print_table_row(2, "default ring directory", SHMRING_DEFAULT_DIRECTORY);
     php_info_print_table_row(2, "rings open in this process", count);
     php_info_print_table_end();
+    DISPLAY_INI_ENTRIES();
 }
 
 zend_module_entry shmring_module_entry = {

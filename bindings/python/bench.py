@@ -17,8 +17,10 @@ a private directory under /dev/shm), prints from one run, in ns per call over
 then the ratios lookup_id / _noop (target: at most 1.5) and pure-Python /
 lookup_id (target: at least 20). Targets are reported, never enforced here.
 
-Usage: bench.py [--quick] [--ringctl PATH]   (PATH defaults to $SHMRING_RINGCTL,
-then ringctl on PATH). --quick: small sizes, one pass (a smoke test).
+Usage: bench.py [--quick] [--passes N] [--ringctl PATH]   (PATH defaults to
+$SHMRING_RINGCTL, then ringctl on PATH). --quick: small sizes, one pass (a smoke
+test). --passes: interleaved passes, the best of which is kept (default 7; more on a
+loaded machine, where a slow phase spoils whole passes).
 """
 
 import argparse
@@ -148,13 +150,14 @@ def bench_ring(ringctl, directory, nodes, key_sets, passes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one pass")
+    parser.add_argument("--passes", type=int, default=7, help="interleaved passes (best kept)")
     parser.add_argument("--ringctl", default=os.environ.get("SHMRING_RINGCTL") or shutil.which("ringctl"))
     args = parser.parse_args()
     if not args.ringctl:
         parser.error("ringctl not found: pass --ringctl or set SHMRING_RINGCTL")
     sizes = [100] if args.quick else [100, 10000]
     key_count = 2000 if args.quick else 100000
-    passes = 1 if args.quick else 7
+    passes = 1 if args.quick else max(1, args.passes)
     keys = ["user:%d:%x" % (i, i * 2654435761 & 0xFFFFFFFF) for i in range(key_count)]
     hot = keys[:HOT_KEYS]
     key_sets = {

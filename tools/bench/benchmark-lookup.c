@@ -158,6 +158,19 @@ static void derive(const struct config *cfg, struct figures *out)
                 compare(out, cfg, n, FIGURE_RATIO, contender_of(a, kind),
                         contender_of(a, (enum lookup_kind)(kind + K_LOCAL)), name);
             }
+            /* The serialized handle's one-key calls against the same two. */
+            for (enum lookup_kind kind = K_SERIAL; kind <= K_SERIAL_ID; kind++) {
+                const char *alg = shmring_algorithm_name(algorithms[a]);
+                enum lookup_kind plain = (enum lookup_kind)(kind - K_SERIAL + K_READER);
+                snprintf(name, sizeof(name), "serialized vs in-process, %s@%zu (%s)", alg,
+                         nodes, kind_labels[plain]);
+                compare(out, cfg, n, FIGURE_RATIO, contender_of(a, kind),
+                        contender_of(a, (enum lookup_kind)(plain + K_LOCAL)), name);
+                snprintf(name, sizeof(name), "serialized vs reader, %s@%zu (%s)", alg,
+                         nodes, kind_labels[plain]);
+                compare(out, cfg, n, FIGURE_RATIO, contender_of(a, kind),
+                        contender_of(a, plain), name);
+            }
         }
     }
 }
@@ -219,6 +232,20 @@ static const struct target_row targets[] = {
      "reader vs in-process, ketama@100 (id)", AT_MOST, 1.1},
     {"reader at most 1.1x in-process, ketama@100 (batch)",
      "reader vs in-process, ketama@100 (batch)", AT_MOST, 1.1},
+    /* Issue 15, one key per call: the serialized handle (SHMRING_OPEN_SERIALIZED) that
+     * single-threaded workers open; the rows above are the thread-safe handle's. */
+    {"serialized reader at most 1.2x in-process, ring@100 (id)",
+     "serialized vs in-process, ring@100 (id)", AT_MOST, 1.2},
+    {"serialized reader at most 1.2x in-process, ring@100 (node)",
+     "serialized vs in-process, ring@100 (node)", AT_MOST, 1.2},
+    {"serialized reader at most 1.2x in-process, maglev@100 (id)",
+     "serialized vs in-process, maglev@100 (id)", AT_MOST, 1.2},
+    {"serialized reader at most 1.2x in-process, maglev@100 (node)",
+     "serialized vs in-process, maglev@100 (node)", AT_MOST, 1.2},
+    {"serialized reader at most 1.2x in-process, ketama@100 (id)",
+     "serialized vs in-process, ketama@100 (id)", AT_MOST, 1.2},
+    {"serialized reader at most 1.2x in-process, ketama@100 (node)",
+     "serialized vs in-process, ketama@100 (node)", AT_MOST, 1.2},
 };
 
 BENCHMARK(lookup, .derive = derive, BENCHMARK_TARGETS(targets));

@@ -15,9 +15,10 @@
 static const size_t stream_node_counts[] = {100, 10000};
 static const size_t quick_stream_node_counts[] = {100};
 
-/* The rows of the table: the floor, then the id calls one key at a time and batched. */
+/* The rows of the table: the floor, then the id calls one key at a time and batched,
+ * and one key at a time through a serialized handle. */
 static const enum lookup_kind stream_kinds[] = {K_READER_ID, K_READER_BATCH, K_LOCAL_ID,
-                                                K_LOCAL_BATCH};
+                                                K_LOCAL_BATCH, K_SERIAL_ID};
 
 static double cost[ARRAY_SIZE(stream_node_counts)][CONTENDERS];
 static size_t node_count_n;

@@ -34,13 +34,17 @@ void contender_names_init(void)
                                                   [K_READER_BATCH] = "reader batch",
                                                   [K_LOCAL] = "in-process",
                                                   [K_LOCAL_ID] = "in-proc. id",
-                                                  [K_LOCAL_BATCH] = "in-proc. batch"};
+                                                  [K_LOCAL_BATCH] = "in-proc. batch",
+                                                  [K_SERIAL] = "serialized",
+                                                  [K_SERIAL_ID] = "serialized id"};
     static const char *const kind_keys[KINDS] = {[K_READER] = "reader",
                                                  [K_READER_ID] = "reader_id",
                                                  [K_READER_BATCH] = "reader_batch",
                                                  [K_LOCAL] = "in_process",
                                                  [K_LOCAL_ID] = "in_process_id",
-                                                 [K_LOCAL_BATCH] = "in_process_batch"};
+                                                 [K_LOCAL_BATCH] = "in_process_batch",
+                                                 [K_SERIAL] = "serialized",
+                                                 [K_SERIAL_ID] = "serialized_id"};
     static char names[ALGORITHMS * KINDS][ROW_LABEL_WIDTH];
     static char keys[ALGORITHMS * KINDS][40];
     for (int c = 0; c < C_ALGORITHM_FIRST; c++) {
@@ -259,6 +263,7 @@ static CONTENDER_LOOP(run_in_process_batch, run_batches, in_process_ids)
 {
     for (int a = 0; a < ALGORITHMS; a++) {
         shmring_close(s->readers[a]);
+        shmring_close(s->serialized[a]);
         shmring_snapshot_free(s->copies[a]);
     }
     textbook_free(&s->textbook);
@@ -274,7 +279,10 @@ int lookup_subjects_open(size_t nodes, bool peers, struct lookup_subjects *s)
         const char *ring = scratch_ring((enum ring_kind)(RING_LOOKUP_RING + a));
         if (ring_publish_new(ring, algorithms[a], nodes) != 0)
             goto fail;
+        shmring_open_options_t serialized = {.flags = SHMRING_OPEN_SERIALIZED};
         int err = shmring_open(ring, &s->readers[a]);
+        if (err == 0)
+            err = shmring_open_with(ring, &serialized, &s->serialized[a]);
         if (err != 0) {
             fail("cannot open ring '%s': %s", ring, shmring_strerror(err));
             goto fail;
@@ -374,11 +382,14 @@ void lookup_contenders(const struct lookup_subjects *s,
         [K_LOCAL] = run_in_process,
         [K_LOCAL_ID] = run_in_process_id,
         [K_LOCAL_BATCH] = run_in_process_batch,
+        [K_SERIAL] = run_reader,
+        [K_SERIAL_ID] = run_reader_id,
     };
     for (int a = 0; a < ALGORITHMS; a++) {
         for (int k = 0; k < KINDS; k++) {
-            const void *subject =
-                k < K_LOCAL ? (const void *)s->readers[a] : s->copies[a];
+            const void *subject = k < K_LOCAL    ? (const void *)s->readers[a]
+                                  : k < K_SERIAL ? (const void *)s->copies[a]
+                                                 : (const void *)s->serialized[a];
             contenders[contender_of(a, (enum lookup_kind)k)] =
                 (struct contender){runs[k], subject};
         }

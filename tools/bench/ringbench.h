@@ -177,7 +177,8 @@ int ring_publish_new(const char *ring, shmring_algorithm_t algorithm, size_t nod
 /*
  * How each algorithm is called: through the reader library or on an in-process copy
  * of the same snapshot, asking for the whole node (strings copied), its id only, or
- * the ids of BATCH_KEYS keys per call.
+ * the ids of BATCH_KEYS keys per call; and, one key per call, through a serialized
+ * reader handle (SHMRING_OPEN_SERIALIZED, what a single-threaded worker opens).
  */
 enum lookup_kind {
     K_READER,
@@ -186,6 +187,8 @@ enum lookup_kind {
     K_LOCAL,
     K_LOCAL_ID,
     K_LOCAL_BATCH,
+    K_SERIAL,
+    K_SERIAL_ID,
     KINDS,
 };
 
@@ -253,6 +256,8 @@ void chase_free(struct chase *c);
 /* Everything the contenders of one node count look keys up in. */
 struct lookup_subjects {
     shmring_t *readers[ALGORITHMS];
+    /* The same rings opened with SHMRING_OPEN_SERIALIZED. */
+    shmring_t *serialized[ALGORITHMS];
     shmring_snapshot_t *copies[ALGORITHMS];
     struct textbook textbook;
     struct memcached_st *libmemcached;

@@ -101,8 +101,12 @@ int ringctl_cmd_lookup(struct ringctl *ctl)
         ringctl_usage_line(ringctl_command_find("lookup"), usage, sizeof(usage));
         return fail(EXIT_USAGE, "missing arguments for 'lookup' (usage: %s)", usage);
     }
+    /* One thread, one call at a time: a serialized handle, the cheapest per key for
+     * a long --stdin stream. */
+    shmring_open_options_t options = ctl->open;
+    options.flags |= SHMRING_OPEN_SERIALIZED;
     shmring_t *reader;
-    int err = shmring_open_with(ctl->ring, &ctl->open, &reader);
+    int err = shmring_open_with(ctl->ring, &options, &reader);
     if (err != 0)
         return library_failure("open", ctl, err);
     int status = from_stdin ? lookup_stream(ctl, reader) : lookup_arguments(ctl, reader);

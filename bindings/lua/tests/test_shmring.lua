@@ -211,6 +211,18 @@ local ok, err = xpcall(function()
     main()
     local ring = assert(shmring.open(RING, {directory = "/dev/shm", trusted_owner = 0}))
 
+    test("serialized and thread-safe handles answer alike", function()
+        local shared = assert(shmring.open(RING, {serialized = false}))
+        for i = 1, 200 do
+            eq(shared:lookup_id("k" .. i), ring:lookup_id("k" .. i), "key k" .. i)
+        end
+        eq(shared:generation(), ring:generation(), "generation")
+        shared:close()
+        assert(not pcall(shmring.open, RING, {serialized = 1}),
+            "a non-boolean serialized raises")
+        eq(shmring.EINUSE, -1030, "EINUSE")
+    end)
+
     test("number keys, lookup_ids out table", function()
         eq(ring:lookup_id(12345), ring:lookup_id("12345"), "number key")
         local input = {"1", 2, "3"}

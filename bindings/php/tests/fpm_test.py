@@ -3,7 +3,10 @@
 over FastCGI with cgi-fcgi. Checks that every worker answers 1,000 keys exactly as
 `ringctl lookup` does, follows `ringctl add` and `remove` on its next request, and
 that a request after a worker's first one opens and maps nothing (its /proc/self/maps
-and descriptor counts, and strace of one worker around a request)."""
+and descriptor counts, and strace of one worker around a request). Then, with the
+ring opened by php-fpm's master at module startup (shmring.preopen), before it forks:
+every worker's first request finds the handle it inherited, answers right, and
+follows the next change on its own."""
 
 import argparse
 import json
@@ -52,6 +55,8 @@ class Test:
         self.port = free_port()
         self.fpm = None
         self.rounds = 0
+        # Whether php-fpm's master opens the ring at startup (shmring.preopen).
+        self.preopen = False
 
     def ringctl(self, *argv):
         return subprocess.run([self.args.ringctl, "-r", self.ring, *argv], check=True,
@@ -92,6 +97,8 @@ catch_workers_output = yes
 """)
         argv = [self.args.php_fpm, "-n", "-d", "extension=" + self.args.extension,
                 "-d", "display_errors=stderr", "-y", conf, "-F"]
+        if self.preopen:
+            argv[1:1] = ["-d", "shmring.preopen=" + self.ring]
         if os.geteuid() == 0:
             argv.append("-R")
         self.fpm = subprocess.Popen(argv, start_new_session=True,
@@ -286,6 +293,21 @@ catch_workers_output = yes
         self.check_answers(after, "after ringctl down")
         for pid, response in after.items():
             assert response["open_before"] == 1, (pid, brief(response))
+
+        # The master opens the ring before it forks: each worker's first request
+        # finds the handle it inherited (the registry holds it before the request
+        # constructs a Ring), and each worker's copy follows new versions by itself.
+        self.stop_fpm()
+        self.preopen = True
+        self.start_fpm()
+        inherited = self.request_round()
+        self.check_answers(inherited, "master-opened ring, first requests")
+        for pid, response in inherited.items():
+            assert response["open_before"] == 1, (pid, brief(response))
+        self.ringctl("add", "cache-late", "10.0.2.1:11211")
+        self.check_answers(self.request_round(), "master-opened ring, after ringctl add")
+        self.ringctl("remove", "cache-new")
+        self.check_answers(self.request_round(), "master-opened ring, after ringctl remove")
 
     def cleanup(self):
         self.stop_fpm()

@@ -382,7 +382,7 @@ def test_close_while_keys_are_converted(small_ring):
 
 
 def test_close_while_other_threads_copy(small_ring):
-    """close() from one thread while others call nodes() (which releases the GIL):
+    """close() from one thread while others call nodes() in a loop:
     each call returns its copy or raises ValueError, and nothing crashes."""
     small_ring.load_nodes(2000)
     for _ in range(5):

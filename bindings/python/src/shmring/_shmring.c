@@ -2,14 +2,18 @@
  * _shmring: the CPython extension module over libshmring's reader API.
  *
  * The binding adds no logic of its own: it converts arguments, makes one call into
- * the library and maps its error code to an exception. Lookups keep the GIL: they
- * cost tens of nanoseconds, less than releasing and re-taking it. Only the calls that
- * may take milliseconds (opening, closing, copying every node) release it.
+ * the library and maps its error code to an exception.
  *
- * Closing while another thread is inside such a call is deferred: Ring.close() hides
- * the handle at once (every later call raises ValueError), and the last call that
- * still uses it closes it on its way out. Every other call holds the GIL for its
- * whole use of the handle, so close() can never run in the middle of it.
+ * Every call that uses a handle holds the GIL from before it reads self->handle
+ * until the library returns, and no library call runs Python code or releases the
+ * GIL. So no two calls on one handle ever run at the same time, whichever threads
+ * make them: the promise SHMRING_OPEN_SERIALIZED asks for, which spares every lookup
+ * liburcu's read-side section (README "Speed"). The same holds for close(), which
+ * can therefore close at once. Only opening releases the GIL, before any other
+ * thread can see the handle. A forked child (os.fork(), a gunicorn worker) gets its
+ * own copy of every handle, and the thread that forks holds the GIL, so no call of
+ * its parent is half done in it. This module is single-phase: a free-threaded
+ * CPython re-enables the GIL when it imports it, so the promise holds there too.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,13 +33,9 @@
 
 typedef struct {
     PyObject_HEAD
-        /* The handle every call uses; NULL once close() ran. */
+        /* The handle every call uses (opened SHMRING_OPEN_SERIALIZED: see the top);
+         * NULL once close() ran. */
         shmring_t *handle;
-    /* A handle close() could not close because a call that released the GIL still
-     * uses it; that call closes it when it is the last one out. */
-    shmring_t *deferred_close;
-    /* How many calls are using the handle with the GIL released. */
-    Py_ssize_t busy;
     PyObject *name;
     PyObject *directory;
 } RingObject;
@@ -287,7 +287,7 @@ static PyObject *Ring_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (strlen(name_utf8) != (size_t)name_len)
         return raise_code(SHMRING_EBADRING, name);
 
-    shmring_open_options_t options = {NULL, 0};
+    shmring_open_options_t options = {.flags = SHMRING_OPEN_SERIALIZED};
     if (owner_arg != Py_None) {
         if (!PyLong_Check(owner_arg)) {
             PyErr_Format(PyExc_TypeError, "trusted_owner must be a uid (int), not %.100s",
@@ -339,72 +339,31 @@ static PyObject *Ring_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     self->handle = handle;
-    self->deferred_close = NULL;
-    self->busy = 0;
     Py_INCREF(name);
     self->name = name;
     self->directory = directory;
     return (PyObject *)self;
 }
 
-static void close_handle(shmring_t *handle)
-{
-    /* Closing may wait for a grace period of liburcu: let other threads run. */
-    PyThreadState *saved = PyEval_SaveThread();
-    shmring_close(handle);
-    PyEval_RestoreThread(saved);
-}
-
 static void Ring_dealloc(RingObject *self)
 {
-    /* No call can be running: each holds a reference to self. */
-    if (self->handle != NULL)
-        shmring_close(self->handle);
-    if (self->deferred_close != NULL)
-        shmring_close(self->deferred_close);
+    shmring_close(self->handle);
     Py_XDECREF(self->name);
     Py_XDECREF(self->directory);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Marks the start of a call that will use the handle with the GIL released. */
-static shmring_t *ring_enter(RingObject *self)
-{
-    if (self->handle == NULL)
-        return NULL;
-    self->busy++;
-    return self->handle;
-}
-
-/* Marks its end (with the GIL held again), closing the handle when close() ran
- * meanwhile and this call was the last one using it. */
-static void ring_leave(RingObject *self)
-{
-    self->busy--;
-    if (self->busy == 0 && self->deferred_close != NULL) {
-        shmring_t *handle = self->deferred_close;
-        self->deferred_close = NULL;
-        close_handle(handle);
-    }
-}
-
 PyDoc_STRVAR(Ring_close_doc,
              "close()\n--\n\n"
              "Close the ring. Every later call raises ValueError; closing again does\n"
-             "nothing. Nodes already returned stay valid. A call that another thread\n"
-             "is still making (nodes(), snapshot()) finishes first; the handle is\n"
-             "released when it returns.");
+             "nothing. Nodes already returned stay valid.");
 
 static PyObject *Ring_close(RingObject *self, PyObject *Py_UNUSED(ignored))
 {
+    /* No other call can be inside the handle: each holds the GIL throughout. */
     shmring_t *handle = self->handle;
-    if (handle != NULL) {
-        self->handle = NULL;
-        if (self->busy > 0)
-            self->deferred_close = handle;
-        else
-            close_handle(handle);
-    }
+    self->handle = NULL;
+    shmring_close(handle);
     Py_RETURN_NONE;
 }
 
@@ -653,20 +612,16 @@ static PyObject *Ring_node(RingObject *self, PyObject *id_arg)
     return node_new(&node);
 }
 
-/* Copies every node of the current version, with the GIL released: at 10,000 nodes
- * that is 5 MB and a grace period. Returns 0 or -1 with an exception set. */
+/* Copies every node of the current version (at 10,000 nodes, 5 MB: a millisecond or
+ * so, with the GIL held like every call on the handle). Returns 0 or -1 with an
+ * exception set. */
 static int copy_nodes(RingObject *self, shmring_nodes_t *nodes, PyObject **tuple)
 {
-    shmring_t *handle = ring_enter(self);
-    if (handle == NULL) {
+    if (self->handle == NULL) {
         raise_closed();
         return -1;
     }
-    int rc;
-    PyThreadState *saved = PyEval_SaveThread();
-    rc = shmring_nodes(handle, nodes);
-    PyEval_RestoreThread(saved);
-    ring_leave(self);
+    int rc = shmring_nodes(self->handle, nodes);
     if (rc < 0) {
         raise_code(rc, NULL);
         return -1;
