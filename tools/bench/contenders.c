@@ -29,22 +29,19 @@ void contender_names_init(void)
         "xxh3 floor", "md5 floor", "xxh64 floor", "crc32 floor", "fnv1a_64 floor"};
     static const char *const floor_keys[C_ALGORITHM_FIRST] = {
         "xxh3_floor", "md5_floor", "xxh64_floor", "crc32_floor", "fnv1a_64_floor"};
-    static const char *const kind_names[KINDS] = {[K_READER] = "reader",
-                                                  [K_READER_ID] = "reader id",
-                                                  [K_READER_BATCH] = "reader batch",
-                                                  [K_LOCAL] = "in-process",
-                                                  [K_LOCAL_ID] = "in-proc. id",
-                                                  [K_LOCAL_BATCH] = "in-proc. batch",
-                                                  [K_SERIAL] = "serialized",
-                                                  [K_SERIAL_ID] = "serialized id"};
-    static const char *const kind_keys[KINDS] = {[K_READER] = "reader",
-                                                 [K_READER_ID] = "reader_id",
-                                                 [K_READER_BATCH] = "reader_batch",
-                                                 [K_LOCAL] = "in_process",
-                                                 [K_LOCAL_ID] = "in_process_id",
-                                                 [K_LOCAL_BATCH] = "in_process_batch",
-                                                 [K_SERIAL] = "serialized",
-                                                 [K_SERIAL_ID] = "serialized_id"};
+    /* Each kind's row label and JSON key. */
+    static const struct {
+        const char *name, *key;
+    } kinds[KINDS] = {
+        [K_READER] = {"reader", "reader"},
+        [K_READER_ID] = {"reader id", "reader_id"},
+        [K_READER_BATCH] = {"reader batch", "reader_batch"},
+        [K_LOCAL] = {"in-process", "in_process"},
+        [K_LOCAL_ID] = {"in-proc. id", "in_process_id"},
+        [K_LOCAL_BATCH] = {"in-proc. batch", "in_process_batch"},
+        [K_SERIAL] = {"serialized", "serialized"},
+        [K_SERIAL_ID] = {"serialized id", "serialized_id"},
+    };
     static char names[ALGORITHMS * KINDS][ROW_LABEL_WIDTH];
     static char keys[ALGORITHMS * KINDS][40];
     for (int c = 0; c < C_ALGORITHM_FIRST; c++) {
@@ -55,10 +52,10 @@ void contender_names_init(void)
         const char *algorithm = shmring_algorithm_name(algorithms[a]);
         for (int k = 0; k < KINDS; k++) {
             int i = a * KINDS + k;
-            snprintf(names[i], sizeof(names[i]), "%s %s", algorithm, kind_names[k]);
+            snprintf(names[i], sizeof(names[i]), "%s %s", algorithm, kinds[k].name);
             /* JSON keys in snake case: envoy-maglev is envoy_maglev. */
             int length =
-                snprintf(keys[i], sizeof(keys[i]), "%s_%s", algorithm, kind_keys[k]);
+                snprintf(keys[i], sizeof(keys[i]), "%s_%s", algorithm, kinds[k].key);
             for (int j = 0; j < length; j++)
                 keys[i][j] = keys[i][j] == '-' ? '_' : keys[i][j];
             contender_names[contender_of(a, (enum lookup_kind)k)] = names[i];

@@ -11,17 +11,12 @@
 
 #include "ringbench.h"
 
+/* In the order of enum algorithm_index (ALG_RING, ALG_MAGLEV, ...). */
 const shmring_algorithm_t algorithms[ALGORITHMS] = {
-    [ALG_RING] = SHMRING_ALGORITHM_RING,
-    [ALG_MAGLEV] = SHMRING_ALGORITHM_MAGLEV,
-    [ALG_KETAMA] = SHMRING_ALGORITHM_KETAMA,
-    [ALG_TWEMPROXY] = SHMRING_ALGORITHM_TWEMPROXY,
-    [ALG_NGINX] = SHMRING_ALGORITHM_NGINX,
-    [ALG_LIBKETAMA] = SHMRING_ALGORITHM_LIBKETAMA,
-    [ALG_ENVOY_MAGLEV] = SHMRING_ALGORITHM_ENVOY_MAGLEV,
-    [ALG_ENVOY_RING] = SHMRING_ALGORITHM_ENVOY_RING,
-};
-
+    SHMRING_ALGORITHM_RING,         SHMRING_ALGORITHM_MAGLEV,
+    SHMRING_ALGORITHM_KETAMA,       SHMRING_ALGORITHM_TWEMPROXY,
+    SHMRING_ALGORITHM_NGINX,        SHMRING_ALGORITHM_LIBKETAMA,
+    SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_ALGORITHM_ENVOY_RING};
 /* The lookup rings are named after their algorithms. */
 static const char *const ring_suffixes[RING_KINDS - RING_WORKERS] = {
     "workers", "publish", "switch", "ringctl", "sync-a", "sync-b", "sync-c", "sync-big"};

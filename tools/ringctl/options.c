@@ -190,6 +190,16 @@ static bool mode_valid(unsigned long mode)
     return mode == 0600 || mode == 0640 || mode == 0604 || mode == 0644;
 }
 
+/* EXIT_OK when PARSE_RESULT (a library parse call's) is 0, else the usage error that
+ * names WHAT, the VALUE given and the CHOICES. */
+static int known_name(int parse_result, const char *what, const char *value,
+                      const char *choices)
+{
+    if (parse_result != 0)
+        return fail(EXIT_USAGE, "unknown %s '%s' (use %s)", what, value, choices);
+    return EXIT_OK;
+}
+
 /* The options that set a parameter of init or a value of the command. */
 static int parse_value(struct ringctl *ctl, int code, const char *value)
 {
@@ -197,19 +207,14 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     char rule[128];
     switch (code) {
     case CODE_ALGORITHM:
-        if (shmring_algorithm_parse(value, &ctl->params.algorithm) != 0)
-            return fail(EXIT_USAGE,
-                        "unknown algorithm '%s' (use ring, maglev, ketama, twemproxy, "
-                        "nginx, libketama, envoy-maglev or envoy-ring)",
-                        value);
-        return EXIT_OK;
+        return known_name(shmring_algorithm_parse(value, &ctl->params.algorithm),
+                          "algorithm", value,
+                          "ring, maglev, ketama, twemproxy, nginx, libketama, "
+                          "envoy-maglev or envoy-ring");
     case CODE_HASH:
-        if (shmring_hash_parse(value, &ctl->params.hash) != 0)
-            return fail(EXIT_USAGE,
-                        "unknown hash '%s' (use xxh3, md5, crc32, fnv1a or murmur3, "
-                        "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)",
-                        value);
-        return EXIT_OK;
+        return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
+                          "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
+                          "names, or Envoy's xxh64 or murmur2");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
