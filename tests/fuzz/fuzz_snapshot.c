@@ -357,7 +357,9 @@ static void run_recipe(const uint8_t *data, size_t size)
     struct recipe r = {.data = data, .size = size, .used = 1};
     shmring_nodeset_t *set = NULL;
     FUZZ_REQUIRE(shmring_nodeset_new(&set) == 0, "out of memory");
-    shmring_params_t params;
+    /* Zeroed first: the fields a recipe does not choose (envoy-ring's ring sizes,
+     * the reserved room) must be zero, as shmring.h asks of callers. */
+    shmring_params_t params = {0};
     take_params(&r, &params);
     int err = shmring_nodeset_set_params(set, &params);
     FUZZ_REQUIRE(err == 0, "set_params returned %d", err);
