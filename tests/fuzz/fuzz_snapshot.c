@@ -66,13 +66,31 @@ static const uint32_t table_sizes[] = {0, 2, 3, 5, 7, 11, 13, 31, 61, 101, 251, 
 
 static void take_params(struct recipe *r, shmring_params_t *params)
 {
-    params->algorithm = (shmring_algorithm_t)(take8(r) % 3);
-    params->hash = (shmring_hash_t)(take8(r) % 5);
-    if (params->algorithm == SHMRING_ALGORITHM_KETAMA)
-        params->hash = SHMRING_HASH_MD5;
+    /* Every algorithm: ring, maglev, ketama and the peers (twemproxy, nginx,
+     * libketama, envoy-maglev, envoy-ring). */
+    params->algorithm = (shmring_algorithm_t)(take8(r) % 8);
+    uint8_t hash = take8(r);
+    params->hash = (shmring_hash_t)(hash % 5);
+    switch (params->algorithm) {
+    case SHMRING_ALGORITHM_RING:
+    case SHMRING_ALGORITHM_MAGLEV:
+        break;
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        params->hash = hash & 1 ? SHMRING_HASH_MURMUR2 : SHMRING_HASH_XXH64;
+        break;
+    default:
+        params->hash = shmring_algorithm_default_hash(params->algorithm);
+        break;
+    }
     params->vnodes = 1u + take8(r) % 32u;
     params->table_size =
         table_sizes[take8(r) % (sizeof(table_sizes) / sizeof(table_sizes[0]))];
+    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_RING) {
+        /* Small rings: Envoy's default maximum (8388608 points) is over the cost
+         * a recipe may have. */
+        params->max_ring_size = 1u + take16(r) % 4096u;
+        params->min_ring_size = 1u + take16(r) % params->max_ring_size;
+    }
 }
 
 /* Writes up to RECIPE_TEXT_MAX bytes of text into BUF: letters, digits, '-' and '.'
