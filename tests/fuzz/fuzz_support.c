@@ -35,12 +35,13 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
 {
     shmring_params_t params;
     shmring_nodeset_params(set, &params);
-    uint64_t up = 0, total_weight = 0;
+    uint64_t up = 0, total_weight = 0, all_weight = 0;
     size_t count = shmring_nodeset_count(set);
     for (size_t i = 0; i < count; i++) {
         shmring_node_info_t node;
         FUZZ_REQUIRE(shmring_nodeset_get(set, i, &node) == 0, "node %zu of %zu", i,
                      count);
+        all_weight += node.weight;
         if (node.state == SHMRING_STATE_UP) {
             up++;
             total_weight += node.weight;
@@ -49,6 +50,10 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
     if (up == 0)
         return 0;
     switch (params.algorithm) {
+    case SHMRING_ALGORITHM_NGINX:
+        /* weight x 160 points for every server, down ones included, whatever the
+         * vnodes parameter. */
+        return 160 * all_weight;
     case SHMRING_ALGORITHM_ENVOY_MAGLEV:
         return (params.table_size != 0 ? params.table_size : 65537) + up;
     case SHMRING_ALGORITHM_ENVOY_RING:
@@ -61,7 +66,10 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
             return params.table_size + up;
         return 2 * (up * 100 > 65537 ? up * 100 : 65537);
     case SHMRING_ALGORITHM_KETAMA:
-        /* About 160 points per up node, whatever the weights, plus rounding. */
+    case SHMRING_ALGORITHM_TWEMPROXY:
+    case SHMRING_ALGORITHM_LIBKETAMA:
+        /* About 160 points per up node, whatever the weights, plus rounding (the
+         * three continua share 160 points a server out by weight). */
         return 164 * up;
     default:
         return total_weight * params.vnodes;
