@@ -113,6 +113,18 @@ int shmring__nginx_continuum(const struct placement_node *nodes,
         if (first_of_equals && states[points[j].node_index] == SHMRING_STATE_UP)
             points[kept++] = points[j];
     }
+    /* Up servers whose every point a down server listed before them holds (the same
+     * address, in practice) take no key on nginx's continuum: nginx then picks one by
+     * round robin, which no snapshot can reproduce. Refused, rather than a snapshot
+     * with up nodes and no points, which the validator would refuse. */
+    if (kept == 0) {
+        for (size_t i = 0; i < node_count; i++) {
+            if (states[i] == SHMRING_STATE_UP) {
+                free(points);
+                return SHMRING_EBADADDRESS;
+            }
+        }
+    }
     *out = points;
     *count = kept;
     return 0;

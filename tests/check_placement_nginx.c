@@ -103,6 +103,33 @@ START_TEST(nginx_equal_points_go_to_the_earlier_server)
 }
 END_TEST
 
+START_TEST(nginx_up_server_hidden_by_a_down_one_refused)
+{
+    /* A down server listed first keeps every point it shares with a later up server
+     * of the same address, so the up server gets none: nginx would pick it by round
+     * robin, which no snapshot reproduces. The build refuses the node set (found by
+     * fuzz_snapshot: the builder used to make a snapshot the validator refused). */
+    shmring_nodeset_t *set = nginx_set();
+    add_server(set, "a", "10.0.0.7:80", 1, SHMRING_STATE_DOWN);
+    add_server(set, "b", "10.0.0.7:80", 1, SHMRING_STATE_UP);
+    void *buffer = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, &size), SHMRING_EBADADDRESS);
+    ck_assert_ptr_null(buffer);
+    shmring_nodeset_free(set);
+
+    /* The up server listed first keeps the points and owns every key. */
+    set = nginx_set();
+    add_server(set, "b", "10.0.0.7:80", 1, SHMRING_STATE_UP);
+    add_server(set, "a", "10.0.0.7:80", 1, SHMRING_STATE_DOWN);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    ck_assert_uint_eq(test_point_count(snapshot), 160);
+    test_check_sole_owner(snapshot, "b");
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 START_TEST(nginx_lookup_wraps)
 {
     /* The first point >= the key's CRC-32, wrapping to the first. */
@@ -139,6 +166,7 @@ static Suite *placement_nginx_suite(void)
     tcase_add_test(tc, nginx_point_chain);
     tcase_add_test(tc, nginx_server_strings);
     tcase_add_test(tc, nginx_equal_points_go_to_the_earlier_server);
+    tcase_add_test(tc, nginx_up_server_hidden_by_a_down_one_refused);
     tcase_add_test(tc, nginx_lookup_wraps);
     tcase_add_test(tc, nginx_point_limit_counts_down_servers);
     suite_add_tcase(s, tc);
