@@ -165,8 +165,8 @@ static int registry_open(const zend_string *name, const zend_string *directory,
         rc = shmring_open_with(ZSTR_VAL(name), &options, out);
         if (rc == 0) {
             /* The table is persistent, so it copies the key persistently. */
-            zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s),
-                                      ZSTR_LEN(key.s), *out);
+            zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s),
+                                      *out);
         }
     }
     smart_str_free(&key);

@@ -61,7 +61,8 @@ typedef struct shmring_sync_config {
  * config->once (returns 0 when the ring then equals the source, 1 when not). Logs
  * one line per event. Tells systemd (sd_notify READY=1) once the ring first holds
  * the source's node set, or the state file's when the source cannot be reached,
- * and STOPPING=1 when *config->stop ends the run. Returns 2 when the configuration cannot work at all (one log line says why).
+ * and STOPPING=1 when *config->stop ends the run. Returns 2 when the configuration cannot
+ * work at all (one log line says why).
  */
 int shmring_sync_run(const shmring_sync_config_t *config);
 

@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_error(int err, const shmring_import_error_t *error, const char *text,
                         size_t len)
 {
-    FUZZ_REQUIRE(err == SHMRING_EINVAL || err == SHMRING_ENOMEM, "import returned %d (%s)",
-                 err, shmring_strerror(err));
+    FUZZ_REQUIRE(err == SHMRING_EINVAL || err == SHMRING_ENOMEM,
+                 "import returned %d (%s)", err, shmring_strerror(err));
     if (err == SHMRING_ENOMEM)
         return;
     size_t length = strnlen(error->text, sizeof(error->text));
