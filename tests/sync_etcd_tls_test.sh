@@ -116,6 +116,17 @@ stop_sync
 [ $rc -eq 2 ] || fail "--user without a password exited $rc"
 grep -qxF "ringctl: error: --user needs --password-file or \$SHMRING_ETCD_PASSWORD" "$WORK/usage.log" || fail "usage line: $(cat "$WORK/usage.log")"
 
+# An empty or overlong password is refused before anything starts, never sent cut.
+: >"$WORK/empty.password"
+head -c 1100 /dev/zero | tr '\0' x >"$WORK/long.password"
+for case in "empty:ringctl: error: the password in '$WORK/empty.password' is empty" \
+    "long:ringctl: error: the password in '$WORK/long.password' is longer than 1022 bytes"; do
+    file="$WORK/${case%%:*}.password"
+    "$RINGCTL" -r "$RING" sync --etcd "$URL" --key /t/doc --user shmring --password-file "$file" 2>"$WORK/usage.log"; rc=$?
+    [ $rc -eq 2 ] || fail "${case%%:*} password exited $rc"
+    grep -qxF "${case#*:}" "$WORK/usage.log" || fail "${case%%:*} password line: $(cat "$WORK/usage.log")"
+done
+
 # The password from the environment: never on the command line, where ps shows it.
 SHMRING_ETCD_PASSWORD=s3cret-pw start_sync "$WORK/auth.log" --etcd "$URL" --key /t/doc --user shmring
 until_true 30 "$RINGCTL" -r "$RING" check "$WORK/auth.json" || fail "no sync as shmring"

@@ -173,16 +173,28 @@ static int read_password(const char *file, char *out, size_t size)
         if (value == NULL)
             return fail(EXIT_USAGE,
                         "--user needs --password-file or $SHMRING_ETCD_PASSWORD");
-        snprintf(out, size, "%s", value);
-        return EXIT_OK;
+        if (strlen(value) >= size)
+            return fail(EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is longer than %zu bytes",
+                        size - 1);
+        memcpy(out, value, strlen(value) + 1);
+    } else {
+        FILE *f = fopen(file, "r");
+        if (f == NULL)
+            return fail(EXIT_FAILED, "cannot read '%s': %s", file, strerror(errno));
+        bool read = fgets(out, (int)size, f) != NULL;
+        fclose(f);
+        if (!read)
+            out[0] = '\0';
+        /* A line that filled the buffer without its end was cut: refused rather
+         * than sent shortened, which etcd would only call a wrong password. */
+        if (strlen(out) == size - 1 && out[size - 2] != '\n')
+            return fail(EXIT_USAGE, "the password in '%s' is longer than %zu bytes", file,
+                        size - 2);
+        out[strcspn(out, "\r\n")] = '\0';
     }
-    FILE *f = fopen(file, "r");
-    if (f == NULL)
-        return fail(EXIT_FAILED, "cannot read '%s': %s", file, strerror(errno));
-    if (fgets(out, (int)size, f) == NULL)
-        out[0] = '\0';
-    fclose(f);
-    out[strcspn(out, "\r\n")] = '\0';
+    if (out[0] == '\0')
+        return file != NULL ? fail(EXIT_USAGE, "the password in '%s' is empty", file)
+                            : fail(EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is empty");
     return EXIT_OK;
 }
 
