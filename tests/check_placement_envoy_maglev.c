@@ -16,9 +16,8 @@
 #include "hash_internal.h"
 #include "snapshot_internal.h"
 #include "test_expect.h"
+#include "test_placement.h"
 #include "test_support.h"
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static shmring_nodeset_t *envoy_set(uint32_t table_size)
 {
@@ -30,27 +29,6 @@ static shmring_nodeset_t *envoy_set(uint32_t table_size)
                                .table_size = table_size};
     ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
     return set;
-}
-
-/* Adds host "127.0.0.1:PORT" (makeTestHost(info_, "tcp://127.0.0.1:PORT", weight)),
- * named "hPORT"; with a HASH_KEY, as makeTestHostWithHashKey() gives one. */
-static void add_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
-                     const char *hash_key)
-{
-    char name[16], address[32];
-    snprintf(name, sizeof(name), "h%u", port);
-    snprintf(address, sizeof(address), "127.0.0.1:%u", port);
-    ck_assert_int_eq(
-        shmring_nodeset_add(set, name, address, weight, SHMRING_STATE_UP, NULL), 0);
-    if (hash_key != NULL)
-        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, hash_key), 0);
-}
-
-static shmring_snapshot_t *snapshot_of(const shmring_nodeset_t *set)
-{
-    shmring_snapshot_t *snapshot;
-    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
-    return snapshot;
 }
 
 /* The table of SNAPSHOT, slot by slot, is EXPECTED (node-set positions, which are
@@ -93,8 +71,8 @@ START_TEST(basic)
 {
     shmring_nodeset_t *set = envoy_set(7);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, basic_table, 7);
     uint32_t counts[6];
     entry_counts(snapshot, counts, 6);
@@ -120,11 +98,11 @@ START_TEST(basic_stability)
      * lists them backwards, so host p is at position 5 - p. */
     shmring_nodeset_t *set = envoy_set(7);
     for (unsigned port = 95; port >= 90; port--)
-        add_host(set, port, 1, NULL);
+        test_add_local_host(set, port, 1, NULL);
     uint32_t reversed[7];
     for (size_t s = 0; s < 7; s++)
         reversed[s] = 5 - basic_table[s];
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, reversed, 7);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
@@ -138,9 +116,9 @@ START_TEST(hash_key)
     for (unsigned port = 90; port <= 95; port++) {
         char key[8];
         snprintf(key, sizeof(key), "%u", port);
-        add_host(set, port, 1, key);
+        test_add_local_host(set, port, 1, key);
     }
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, hash_key_table, 7);
     shmring_snapshot_free(snapshot);
 
@@ -157,7 +135,7 @@ START_TEST(hash_key)
             shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
         ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
     }
-    snapshot = snapshot_of(set);
+    snapshot = test_snapshot(set);
     check_table(snapshot, hash_key_table, 7);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
@@ -170,9 +148,9 @@ START_TEST(weighted)
     static const uint32_t expected[] = {1, 0, 0, 1, 0, 1, 1, 0, 1,
                                         1, 1, 1, 1, 0, 1, 0, 1};
     shmring_nodeset_t *set = envoy_set(17);
-    add_host(set, 90, 1, NULL);
-    add_host(set, 91, 2, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 90, 1, NULL);
+    test_add_local_host(set, 91, 2, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, expected, 17);
     uint32_t counts[2];
     entry_counts(snapshot, counts, 2);
@@ -188,8 +166,8 @@ START_TEST(weighted_single_host)
     /* WeightedSingleHost and SingleHost: one host takes every slot. */
     static const uint32_t expected[17] = {0};
     shmring_nodeset_t *set = envoy_set(17);
-    add_host(set, 90, 7, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 90, 7, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, expected, 17);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
@@ -202,10 +180,10 @@ START_TEST(down_hosts_are_left_out)
      * the down node were not configured (Envoy outside panic mode). */
     shmring_nodeset_t *set = envoy_set(7);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
+        test_add_local_host(set, port, 1, NULL);
     ck_assert_int_eq(
         shmring_nodeset_add(set, "h99", "127.0.0.1:99", 1, SHMRING_STATE_DOWN, NULL), 0);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, basic_table, 7);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
@@ -217,8 +195,8 @@ START_TEST(default_table_size)
     /* DefaultMaglevTableSize: 65537, whatever the host count. */
     shmring_nodeset_t *set = envoy_set(0);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
     ck_assert_uint_eq(info.point_count, 65537);
@@ -233,8 +211,8 @@ START_TEST(table_smaller_than_hosts)
     /* Envoy fills a table of 5 from 6 hosts; the one left out owns no slot. */
     shmring_nodeset_t *set = envoy_set(5);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[6];
     entry_counts(snapshot, counts, 6);
     uint32_t empty = 0, total = 0;
@@ -262,8 +240,8 @@ START_TEST(key_hash_is_envoys_xxhash64)
                    {"", UINT64_C(17241709254077376921)}};
     shmring_nodeset_t *set = envoy_set(7);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     for (size_t i = 0; i < COUNT_OF(vectors); i++) {
         size_t len = strlen(vectors[i].key);
         ck_assert_uint_eq(shmring__key_hash_any(SHMRING_ALGORITHM_ENVOY_MAGLEV,

@@ -18,9 +18,8 @@
 #include "hash_internal.h"
 #include "snapshot_internal.h"
 #include "test_expect.h"
+#include "test_placement.h"
 #include "test_support.h"
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static shmring_nodeset_t *envoy_set(shmring_hash_t hash, uint32_t min_ring_size,
                                     uint32_t max_ring_size)
@@ -34,26 +33,6 @@ static shmring_nodeset_t *envoy_set(shmring_hash_t hash, uint32_t min_ring_size,
                                .max_ring_size = max_ring_size};
     ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
     return set;
-}
-
-/* Adds host "127.0.0.1:PORT" named "hPORT", with HASH_KEY when not NULL. */
-static void add_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
-                     const char *hash_key)
-{
-    char name[16], address[32];
-    snprintf(name, sizeof(name), "h%u", port);
-    snprintf(address, sizeof(address), "127.0.0.1:%u", port);
-    ck_assert_int_eq(
-        shmring_nodeset_add(set, name, address, weight, SHMRING_STATE_UP, NULL), 0);
-    if (hash_key != NULL)
-        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, hash_key), 0);
-}
-
-static shmring_snapshot_t *snapshot_of(const shmring_nodeset_t *set)
-{
-    shmring_snapshot_t *snapshot;
-    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
-    return snapshot;
 }
 
 static const void *buffer_of(const shmring_snapshot_t *snapshot)
@@ -125,8 +104,8 @@ START_TEST(basic)
 {
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_ring(snapshot, basic_ring, COUNT_OF(basic_ring));
     ck_assert_uint_eq(pick(snapshot, 0), 4);
     /* Past the last point: the wrap to the first. */
@@ -152,8 +131,8 @@ START_TEST(basic_with_murmur2)
         {UINT64_C(16375050414328759093), 5}, {UINT64_C(17613279263364193813), 0}};
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_MURMUR2, 12, 0);
     for (unsigned port = 80; port <= 85; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_ring(snapshot, ring, COUNT_OF(ring));
     ck_assert_uint_eq(pick(snapshot, 0), 5);
     ck_assert_uint_eq(pick(snapshot, UINT64_MAX), 5);
@@ -179,9 +158,9 @@ START_TEST(hash_key)
     for (unsigned port = 90; port <= 95; port++) {
         char key[8];
         snprintf(key, sizeof(key), "%u", port);
-        add_host(set, port, 1, key);
+        test_add_local_host(set, port, 1, key);
     }
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_ring(snapshot, ring, COUNT_OF(ring));
     ck_assert_uint_eq(pick(snapshot, 0), 5);
     ck_assert_uint_eq(pick(snapshot, UINT64_MAX), 5);
@@ -201,7 +180,7 @@ START_TEST(hash_key)
             shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
         ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
     }
-    snapshot = snapshot_of(set);
+    snapshot = test_snapshot(set);
     check_ring(snapshot, ring, COUNT_OF(ring));
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
@@ -220,18 +199,18 @@ START_TEST(uneven_hosts)
                                                {UINT64_C(12882406409176325258), 1},
                                                {UINT64_C(16064866803292627174), 0}};
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 3, 0);
-    add_host(set, 80, 1, NULL);
-    add_host(set, 81, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 80, 1, NULL);
+    test_add_local_host(set, 81, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     check_ring(snapshot, first, COUNT_OF(first));
     ck_assert_uint_eq(pick(snapshot, 0), 0);
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 
     set = envoy_set(SHMRING_HASH_XXH64, 3, 0);
-    add_host(set, 81, 1, NULL);
-    add_host(set, 82, 1, NULL);
-    snapshot = snapshot_of(set);
+    test_add_local_host(set, 81, 1, NULL);
+    test_add_local_host(set, 82, 1, NULL);
+    snapshot = test_snapshot(set);
     check_ring(snapshot, second, COUNT_OF(second));
     ck_assert_uint_eq(pick(snapshot, 0), 0);
     shmring_snapshot_free(snapshot);
@@ -247,10 +226,10 @@ START_TEST(host_weighted_tiny_ring)
         {UINT64_C(5583722120771150861), 1},  {UINT64_C(6311230543546372928), 1},
         {UINT64_C(13444792449719432967), 2}, {UINT64_C(16117243373044804889), 0}};
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 6, 6);
-    add_host(set, 90, 1, NULL);
-    add_host(set, 91, 2, NULL);
-    add_host(set, 92, 3, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 90, 1, NULL);
+    test_add_local_host(set, 91, 2, NULL);
+    test_add_local_host(set, 92, 3, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[3];
     point_counts(snapshot, counts, 3);
     ck_assert_uint_eq(counts[0], 1);
@@ -269,10 +248,10 @@ START_TEST(host_weighted_large_ring)
 {
     /* HostWeightedLargeRing: weights 1, 2, 3, minimum_ring_size 6144. */
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 6144, 0);
-    add_host(set, 90, 1, NULL);
-    add_host(set, 91, 2, NULL);
-    add_host(set, 92, 3, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 90, 1, NULL);
+    test_add_local_host(set, 91, 2, NULL);
+    test_add_local_host(set, 92, 3, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[3];
     point_counts(snapshot, counts, 3);
     ck_assert_uint_eq(counts[0] + counts[1] + counts[2], 6144);
@@ -293,8 +272,8 @@ START_TEST(small_fractional_scale)
     /* SmallFractionalScale: 4 hosts and a ring of exactly 2; two hosts get none. */
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 2, 2);
     for (unsigned port = 90; port <= 93; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[4];
     point_counts(snapshot, counts, 4);
     uint32_t least = UINT32_MAX, most = 0;
@@ -321,9 +300,9 @@ START_TEST(large_fractional_scale)
 {
     /* LargeFractionalScale: 2 hosts and a ring of exactly 1023: 511 and 512. */
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 1023, 1023);
-    add_host(set, 90, 1, NULL);
-    add_host(set, 91, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+    test_add_local_host(set, 90, 1, NULL);
+    test_add_local_host(set, 91, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[2];
     point_counts(snapshot, counts, 2);
     ck_assert_uint_eq(counts[0] + counts[1], 1023);
@@ -372,8 +351,8 @@ START_TEST(lookup_by_key)
      * 3851675632748031481 on the Basic ring. */
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_node_t node;
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "foo", 3, &node), 0);
     ck_assert_str_eq(node.name, "h93");
@@ -423,8 +402,8 @@ START_TEST(default_ring_size)
      * floating point, so 171 points each. */
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 0, 0);
     for (unsigned port = 90; port <= 95; port++)
-        add_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = snapshot_of(set);
+        test_add_local_host(set, port, 1, NULL);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[6];
     point_counts(snapshot, counts, 6);
     uint32_t total = 0;

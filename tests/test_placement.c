@@ -1,5 +1,6 @@
 #include "test_placement.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "snapshot_internal.h"
@@ -24,6 +25,18 @@ void test_add_node(shmring_nodeset_t *set, const char *name, uint32_t weight,
                    shmring_state_t state)
 {
     ck_assert_int_eq(shmring_nodeset_add(set, name, NULL, weight, state, NULL), 0);
+}
+
+void test_add_local_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
+                         const char *hash_key)
+{
+    char name[16], address[32];
+    snprintf(name, sizeof(name), "h%u", port);
+    snprintf(address, sizeof(address), "127.0.0.1:%u", port);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, name, address, weight, SHMRING_STATE_UP, NULL), 0);
+    if (hash_key != NULL)
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, hash_key), 0);
 }
 
 uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key)

@@ -29,6 +29,11 @@ shmring_nodeset_t *test_empty_set(shmring_algorithm_t algorithm, shmring_hash_t 
 void test_add_node(shmring_nodeset_t *set, const char *name, uint32_t weight,
                    shmring_state_t state);
 
+/* Adds up node "hPORT" at "127.0.0.1:PORT" (Envoy's tests' makeTestHost()) of
+ * WEIGHT, with HASH_KEY when not NULL (makeTestHostWithHashKey()). */
+void test_add_local_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
+                         const char *hash_key);
+
 /* The id of the owner of key number KEY (test_key()). */
 uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key);
 
