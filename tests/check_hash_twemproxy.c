@@ -10,7 +10,6 @@
 #include "hash_internal.h"
 #include "test_support.h"
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static uint32_t twemproxy(shmring_hash_t hash, const char *key, size_t len)
 {

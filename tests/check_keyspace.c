@@ -20,7 +20,6 @@
 #include "test_expect.h"
 #include "test_support.h"
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define TWO_TO_62 (UINT64_C(1) << 62)
 #define TWO_TO_63 (UINT64_C(1) << 63)
 

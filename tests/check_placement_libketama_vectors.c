@@ -26,7 +26,6 @@
 #include "test_expect.h"
 #include "test_support.h"
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 struct server {
     const char *address;

@@ -12,8 +12,6 @@
 #include "shmring.h"
 #include "shmring_ctl.h"
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 /* The hashes `ring` and `maglev` take. */
 extern const shmring_hash_t test_ring_hashes[5];
 

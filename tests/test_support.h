@@ -9,6 +9,9 @@
 #include "shmring.h"
 #include "shmring_ctl.h"
 
+/* The number of elements of array A. */
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 /* TEST_ASAN is 1 in an AddressSanitizer build: gcc defines __SANITIZE_ADDRESS__,
  * clang answers __has_feature(address_sanitizer). */
 #if defined(__SANITIZE_ADDRESS__)
