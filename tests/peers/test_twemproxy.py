@@ -15,12 +15,18 @@ import random
 import shutil
 import socket
 import sys
+import time
 import urllib.parse
 
 from peerlib import Failure, Library, Servers, free_port, wait_listening
 
 HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
           "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
+
+# No exchange with a server may wait longer than this (seconds): a stuck peer is a
+# failure that says so, not a test killed by ctest's timeout.
+IO_TIMEOUT = 60
+DUMP_WAIT_SECONDS = 120
 
 # Two server names whose point strings "NAME-0".."NAME-39" share an MD5 word: the
 # same point on the continuum, which nutcracker gives to the server listed first.
@@ -81,57 +87,77 @@ def nutcracker_yaml(listen_port, hash_name, servers):
     return "\n".join(lines) + "\n"
 
 
+def recv_some(sock):
+    chunk = sock.recv(1 << 20)
+    if not chunk:
+        raise Failure("the server closed the connection")
+    return chunk
+
+
 def recv_until(sock, buffer, terminator):
     while terminator not in buffer:
-        chunk = sock.recv(1 << 20)
-        if not chunk:
-            raise Failure("connection closed while waiting for %r" % terminator)
-        buffer += chunk
+        buffer += recv_some(sock)
     return buffer
 
 
 def set_all(port, keys):
     """Sets every key through nutcracker, pipelined in batches."""
-    with socket.create_connection(("127.0.0.1", port)) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT) as sock:
         batch = 500
         for first in range(0, len(keys), batch):
             group = keys[first:first + batch]
             sock.sendall(b"".join(b"set " + k + b" 0 0 1\r\nv\r\n" for k in group))
             buffer = b""
             while buffer.count(b"\r\n") < len(group):
-                chunk = sock.recv(1 << 20)
-                if not chunk:
-                    raise Failure("nutcracker closed the connection")
-                buffer += chunk
+                buffer += recv_some(sock)
             if buffer != b"STORED\r\n" * len(group):
                 raise Failure("nutcracker answered %r" % buffer[:200])
 
 
 def held_keys(port, prefix):
-    """The keys starting with PREFIX that the memcached on PORT holds."""
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.sendall(b"lru_crawler metadump all\r\n")
-        buffer = b""
-        while not buffer.endswith(b"END\r\n") and not buffer.startswith(b"ERROR"):
-            chunk = sock.recv(1 << 20)
-            if not chunk:
-                raise Failure("memcached closed the connection")
-            buffer += chunk
-    if not buffer.endswith(b"END\r\n"):
-        raise Failure("metadump failed: %r" % buffer[:200])
+    """The keys starting with PREFIX that the memcached on PORT holds. memcached
+    answers BUSY while its own background crawl runs (it starts one by itself after
+    many sets): that is waited out, bounded, and any other one-line answer is a
+    failure rather than a wait for a dump that never comes."""
+    deadline = time.monotonic() + DUMP_WAIT_SECONDS
+    while True:
+        with socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT) as sock:
+            sock.sendall(b"lru_crawler metadump all\r\n")
+            buffer = recv_until(sock, b"", b"\n")
+            if not buffer.startswith(b"BUSY"):
+                if not buffer.startswith(b"key=") and not buffer.startswith(b"END\r\n"):
+                    raise Failure("memcached on port %d refused the dump: %r" %
+                                  (port, buffer[:200]))
+                while not buffer.endswith(b"END\r\n"):
+                    buffer += recv_some(sock)
+                break
+        if time.monotonic() > deadline:
+            raise Failure("memcached on port %d stayed busy crawling for %d s" %
+                          (port, DUMP_WAIT_SECONDS))
+        time.sleep(0.05)
+    # The dump escapes keys as URLs: the prefix is compared escaped, so only this
+    # set's lines are decoded.
+    line_start = b"key=" + urllib.parse.quote_from_bytes(prefix, safe="").encode()
     keys = []
     for line in buffer.split(b"\n"):
-        if line.startswith(b"key="):
-            key = urllib.parse.unquote_to_bytes(line.split(b" ")[0][4:].decode())
-            if key.startswith(prefix):
-                keys.append(key)
+        if line.startswith(line_start):
+            keys.append(urllib.parse.unquote_to_bytes(line.split(b" ")[0][4:].decode()))
     return keys
+
+
+def flush(port):
+    """Empties the memcached on PORT, so the next set's dumps hold only its keys."""
+    with socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT) as sock:
+        sock.sendall(b"flush_all\r\n")
+        answer = recv_until(sock, b"", b"\r\n")
+        if answer != b"OK\r\n":
+            raise Failure("memcached on port %d answered flush_all with %r" % (port, answer))
 
 
 def held_of(port, keys):
     """Which of KEYS the memcached on PORT holds, asked key by key (pipelined gets)."""
     held = set()
-    with socket.create_connection(("127.0.0.1", port)) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT) as sock:
         batch = 200
         for first in range(0, len(keys), batch):
             group = keys[first:first + batch]
@@ -169,6 +195,7 @@ def main():
         sets = server_sets(rng, memcached_ports)
         total_keys = wraps = exact = 0
         for index, (hash_name, members) in enumerate(sets):
+            started = time.monotonic()
             prefix = "s%d:" % index
             listen = free_port()
             stats = free_port()
@@ -216,9 +243,12 @@ def main():
                               "first %r: nutcracker %s, ringctl %s" %
                               (index, hash_name, len(members), len(mismatches),
                                len(keys), k, holder.get(k), expected[k]))
+            for port in name_of_port:
+                flush(port)
             total_keys += len(keys)
-            print("set %2d: %-13s %2d servers, %d keys, 0 mismatches" %
-                  (index, hash_name, len(members), len(keys)), flush=True)
+            print("set %2d: %-13s %2d servers, %d keys, 0 mismatches (%.1f s)" %
+                  (index, hash_name, len(members), len(keys),
+                   time.monotonic() - started), flush=True)
         print("twemproxy: %d server sets, %d keys (%d past the last point, %d on a "
               "point), 0 mismatches; equal points: %s and %s share %08x" %
               (len(sets), total_keys, wraps, exact, COLLIDING_NAMES[0],
