@@ -10,7 +10,6 @@
 #include "hash_internal.h"
 #include "test_support.h"
 
-
 static uint32_t twemproxy(shmring_hash_t hash, const char *key, size_t len)
 {
     return shmring__twemproxy_hash(hash, key, len);

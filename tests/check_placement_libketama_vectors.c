@@ -26,7 +26,6 @@
 #include "test_expect.h"
 #include "test_support.h"
 
-
 struct server {
     const char *address;
     uint32_t memory;

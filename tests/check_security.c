@@ -65,7 +65,6 @@
 #define EXCL SHMRING_WRITER_EXCL
 #define ATOMIC SHMRING_WRITER_ATOMIC_CREATE
 
-
 /* Compares two SHMRING_E* codes (or negated errno values), naming both. */
 #define assert_code(x, y)                                                                \
     do {                                                                                 \
