@@ -26,6 +26,7 @@ HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
 # No exchange with a server may wait longer than this (seconds): a stuck peer is a
 # failure that says so, not a test killed by ctest's timeout.
 IO_TIMEOUT = 60
+# How long a memcached may keep answering BUSY to a dump (see held_keys()).
 DUMP_WAIT_SECONDS = 120
 
 # Two server names whose point strings "NAME-0".."NAME-39" share an MD5 word: the
@@ -146,7 +147,10 @@ def held_keys(port, prefix):
 
 
 def flush(port):
-    """Empties the memcached on PORT, so the next set's dumps hold only its keys."""
+    """Empties the memcached on PORT, so the next set's dumps hold only its keys.
+    With CAS on (memcached's default; the test never passes -C) flush_all drops the
+    items stored before it by their CAS, so keys set within the same second after it
+    survive; without CAS it would drop by whole seconds."""
     with socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT) as sock:
         sock.sendall(b"flush_all\r\n")
         answer = recv_until(sock, b"", b"\r\n")
