@@ -856,6 +856,18 @@ START_TEST(test_envoy_and_hash_key)
                          "ring size:     12 to 8388608\npoints:        12\n") != NULL,
                   "%s", r.out);
     run_free(&r);
+    /* --json: the bounds as configured, 0 standing for Envoy's default maximum. */
+    RUN(&r, "-r", ring, "show", "--json");
+    ck_assert_int_eq(r.status, 0);
+    json_error_t error;
+    json_t *root = json_loads(r.out, 0, &error);
+    ck_assert_msg(root != NULL, "%s: %s", error.text, r.out);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "min_ring_size")), 12);
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "max_ring_size")), 0);
+    ck_assert(json_is_integer(json_object_get(root, "max_ring_size")));
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "points")), 12);
+    json_decref(root);
+    run_free(&r);
 
     /* --hash-key: the node is stored with it, and hashed by it: a node keyed like
      * h93's address takes over h93's points, so "foo" goes to whichever of the two
@@ -3392,9 +3404,11 @@ START_TEST(test_json_key_sets)
     const char *weight_keys = CHANGE_KEYS ",node,previous_weight," SAMPLE_KEYS;
     const char *load_keys =
         CHANGE_KEYS ",nodes,added,removed,changed_nodes,params_changed," SAMPLE_KEYS;
-    const char *show_keys = "ring,generation,algorithm,hash,vnodes,table_size,points,"
-                            "fingerprint,size,up,publish_count,publisher_pid,"
-                            "published_at,owner,mode,nodes,readers";
+    const char *show_keys =
+        "ring,generation,algorithm,hash,vnodes,table_size,min_ring_size,"
+        "max_ring_size,points,"
+        "fingerprint,size,up,publish_count,publisher_pid,"
+        "published_at,owner,mode,nodes,readers";
     const char *lookup_keys = "key,key_base64,nodes,error";
     json_t *j;
 

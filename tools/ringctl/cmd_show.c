@@ -178,6 +178,11 @@ static json_t *show_json(const struct ringctl *ctl, const struct show *show)
                         if_published(show, json_uint(info->params.vnodes)));
     json_object_set_new(object, "table_size",
                         if_published(show, json_uint(info->params.table_size)));
+    /* envoy-ring's bounds as configured (0: Envoy's default), like table_size. */
+    json_object_set_new(object, "min_ring_size",
+                        if_published(show, json_uint(info->params.min_ring_size)));
+    json_object_set_new(object, "max_ring_size",
+                        if_published(show, json_uint(info->params.max_ring_size)));
     json_object_set_new(object, "points",
                         if_published(show, json_uint(info->point_count)));
     snprintf(fingerprint, sizeof(fingerprint), "%016" PRIx64, info->fingerprint);
