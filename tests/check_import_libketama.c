@@ -49,32 +49,26 @@ START_TEST(test_server_file)
 }
 END_TEST
 
-struct failure {
-    const char *text;
-    int line;
-    const char *message;
-};
-
-static const struct failure failures[] = {
-    {"10.0.1.1:11211\n", 1, "expected 'ADDRESS MEMORY', not '10.0.1.1:11211'"},
-    {"a 1\nb 2 c\n", 2, "expected 'ADDRESS MEMORY', not 'b 2 c'"},
-    {"a 0\n", 1, "memory '0' must be an integer from 1 to 65535"},
-    {"a 65536\n", 1, "memory '65536' must be an integer from 1 to 65535"},
-    {"a -1\n", 1, "memory '-1' must be an integer from 1 to 65535"},
-    {"a 1.5\n", 1, "memory '1.5' must be an integer from 1 to 65535"},
-    {"# x\n192.168.100.100:112110 1\n", 2,
+static const struct test_import_failure failures[] = {
+    {"10.0.1.1:11211\n", NULL, 1, "expected 'ADDRESS MEMORY', not '10.0.1.1:11211'"},
+    {"a 1\nb 2 c\n", NULL, 2, "expected 'ADDRESS MEMORY', not 'b 2 c'"},
+    {"a 0\n", NULL, 1, "memory '0' must be an integer from 1 to 65535"},
+    {"a 65536\n", NULL, 1, "memory '65536' must be an integer from 1 to 65535"},
+    {"a -1\n", NULL, 1, "memory '-1' must be an integer from 1 to 65535"},
+    {"a 1.5\n", NULL, 1, "memory '1.5' must be an integer from 1 to 65535"},
+    {"# x\n192.168.100.100:112110 1\n", NULL, 2,
      "address '192.168.100.100:112110' is longer than the 21 bytes libketama keeps"},
-    {"a 1\na 2\n", 2,
+    {"a 1\na 2\n", NULL, 2,
      "server 'a' is given twice: the peer would merge their points, a node set cannot "
      "hold both"},
-    {"# only a comment\n\n", 0, "no servers"},
-    {"a\x01 1\n", 1, "server 'a\\x01': a server must be 1-255 bytes of UTF-8 text"},
+    {"# only a comment\n\n", NULL, 0, "no servers"},
+    {"a\x01 1\n", NULL, 1, "server 'a\\x01': a server must be 1-255 bytes of UTF-8 text"},
 };
 
 START_TEST(test_failure)
 {
-    const struct failure *f = &failures[_i];
-    test_import_fails(LIBKETAMA, f->text, NULL, f->line, f->message);
+    const struct test_import_failure *f = &failures[_i];
+    test_import_fails(LIBKETAMA, f->text, f->section, f->line, f->message);
 }
 END_TEST
 

@@ -143,14 +143,7 @@ START_TEST(test_import_places_like_the_node_set)
 }
 END_TEST
 
-struct failure {
-    const char *text;
-    const char *section;
-    int line;
-    const char *message;
-};
-
-static const struct failure failures[] = {
+static const struct test_import_failure failures[] = {
     /* What nginx would balance otherwise. */
     {"upstream u {\n ip_hash;\n server a:1;\n}", NULL, 2,
      "'ip_hash' is not supported: only 'hash KEY consistent' places keys on a continuum"},
@@ -226,7 +219,7 @@ static const struct failure failures[] = {
 
 START_TEST(test_failure)
 {
-    const struct failure *f = &failures[_i];
+    const struct test_import_failure *f = &failures[_i];
     test_import_fails(NGINX, f->text, f->section, f->line, f->message);
 }
 END_TEST

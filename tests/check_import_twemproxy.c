@@ -117,14 +117,7 @@ START_TEST(test_every_hash)
 }
 END_TEST
 
-struct failure {
-    const char *text;
-    const char *section;
-    int line;
-    const char *message;
-};
-
-static const struct failure failures[] = {
+static const struct test_import_failure failures[] = {
     {"p:\n  distribution: modula\n  servers:\n   - a:1:1\n", NULL, 2,
      "distribution 'modula' is not supported: only ketama places keys on a continuum"},
     {"p:\n  hash_tag: \"{}\"\n  servers:\n   - a:1:1\n", NULL, 2,
@@ -186,7 +179,7 @@ static const struct failure failures[] = {
 
 START_TEST(test_failure)
 {
-    const struct failure *f = &failures[_i];
+    const struct test_import_failure *f = &failures[_i];
     test_import_fails(TWEMPROXY, f->text, f->section, f->line, f->message);
 }
 END_TEST

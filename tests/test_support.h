@@ -117,6 +117,15 @@ shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t 
 char *test_import_json(shmring_import_format_t format, const char *text,
                        const char *section);
 
+/* One configuration an import must refuse: TEXT (its SECTION, or NULL) and the
+ * exact LINE and MESSAGE of the refusal; each import test has a table of them. */
+struct test_import_failure {
+    const char *text;
+    const char *section;
+    int line;
+    const char *message;
+};
+
 /* Imports TEXT expecting SHMRING_EINVAL with exactly LINE and MESSAGE. */
 void test_import_fails(shmring_import_format_t format, const char *text,
                        const char *section, int line, const char *message);
