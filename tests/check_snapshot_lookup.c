@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "reference_lookup.h"
 #include "snapshot_internal.h"
 #include "test_expect.h"
 #include "test_placement.h"
@@ -102,35 +103,16 @@ START_TEST(lookup_ids_match_single_lookups)
     shmring_nodeset_free(set);
 }
 END_TEST
-/*
- * The previous format's search, kept as the reference of the answers: the first
- * point >= HASH in the snapshot's sorted points, by bisection of the whole array,
- * wrapping to point 0.
- */
-static uint32_t search_first_point(const void *snapshot, uint64_t hash)
-{
-    const struct snapshot_header *h = snapshot_header(snapshot);
-    const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
-    uint32_t low = 0, high = h->point_count;
-    while (low < high) {
-        uint32_t mid = low + (high - low) / 2;
-        if (points[mid].point < hash)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return low == h->point_count ? 0 : low;
-}
 
-/* Does the owner the answers give HASH match the search of the points? Returns 1 when
- * the answers alone gave it (no slow path), so that callers can show the fast path
- * ran. */
+/* Does the owner the answers give HASH match the search of the points (the previous
+ * format's search, reference_lookup.h)? Returns 1 when the answers alone gave it (no
+ * slow path), so that callers can show the fast path ran. */
 static int check_answer(const void *snapshot, uint64_t hash)
 {
     const struct snapshot_header *h = snapshot_header(snapshot);
     const struct snapshot_point *points = snapshot_section_at(snapshot, &h->points);
     EXPECT_UINT_EQ(shmring__snapshot_owner(snapshot, hash),
-                   points[search_first_point(snapshot, hash)].node_index);
+                   points[reference_first_point(snapshot, hash)].node_index);
     uint32_t owner =
         shmring__answer_owner(h, snapshot_section_at(snapshot, &h->answers), hash);
     return owner != ANSWER_SLOW;

@@ -13,6 +13,7 @@
 
 #include "fuzz_support.h"
 #include "hash_internal.h"
+#include "reference_lookup.h"
 #include "snapshot_internal.h"
 
 /* Lookups per snapshot: an empty key, the whole input, slices of it, a fixed key. */
@@ -107,22 +108,6 @@ static uint64_t maglev_slot(unsigned algorithm, uint64_t key_hash, uint32_t tabl
     return (uint64_t)(((unsigned __int128)key_hash * table_size) >> 64);
 }
 
-/* Index of the first point >= KEY_HASH, wrapping to 0 past the last one. */
-static uint32_t first_point_at_or_after(const void *buffer, uint64_t key_hash)
-{
-    const struct snapshot_header *h = snapshot_header(buffer);
-    const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
-    uint32_t low = 0, high = h->point_count;
-    while (low < high) {
-        uint32_t middle = low + (high - low) / 2;
-        if (points[middle].point < key_hash)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low == h->point_count ? 0 : low;
-}
-
 /*
  * The reference answer of lookup_n: the distinct owners met walking one full turn
  * from the key's point (or slot), at most N of them. Returns how many.
@@ -134,7 +119,7 @@ static size_t reference_owners(const void *buffer, uint64_t key_hash, uint32_t *
     bool maglev = shmring__algorithm_has_table(h->algorithm);
     uint32_t positions = maglev ? h->table_size : h->point_count;
     uint64_t at = maglev ? maglev_slot(h->algorithm, key_hash, h->table_size)
-                         : first_point_at_or_after(buffer, key_hash);
+                         : reference_first_point(buffer, key_hash);
     const uint32_t *table = snapshot_section_at(buffer, &h->table);
     const struct snapshot_point *points = snapshot_section_at(buffer, &h->points);
     size_t count = 0;
