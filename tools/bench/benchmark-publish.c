@@ -128,8 +128,8 @@ static void json(const struct config *cfg, json_t *root)
 
 static const struct target_row targets[] = {
     {"publish ring@10000 in at most 0.5 s", "publish ring@10000, seconds", AT_MOST, 0.5},
-    {"publish ring@100000 works (seconds, no bound)", "publish ring@100000, seconds",
-     AT_MOST, INFINITY},
+    {"publish ring@100000 in at most 1.5 s (issue 15)", "publish ring@100000, seconds",
+     AT_MOST, 1.5},
 };
 
 BENCHMARK(publish, .derive = derive, BENCHMARK_TARGETS(targets));

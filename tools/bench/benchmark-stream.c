@@ -109,4 +109,32 @@ static void json(const struct config *cfg, json_t *root)
                                   (json_int_t)STREAM_SEED, "lookup_ns", array));
 }
 
-BENCHMARK(stream, .early = false);
+/* Ring over maglev on the stream, one key a call and batched (issue 15: a ring as
+ * fast as maglev on real traffic). */
+static void derive(const struct config *cfg, struct figures *out)
+{
+    static const enum lookup_kind kinds[] = {K_READER_ID, K_READER_BATCH};
+    static const char *const labels[] = {"id", "batch"};
+    for (size_t n = 0; n < node_count_n; n++) {
+        size_t nodes = node_counts(cfg)[n];
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+            double ring = cost[n][contender_of(ALG_RING, kinds[k])];
+            double maglev = cost[n][contender_of(ALG_MAGLEV, kinds[k])];
+            figure_add(out, FIGURE_VALUE, nodes, ring / maglev, 0.0,
+                       "stream ring@%zu (%s) over maglev@%zu", nodes, labels[k], nodes);
+        }
+    }
+}
+
+static const struct target_row targets[] = {
+    {"stream: ring@100 id lookup at most 1.5x maglev's",
+     "stream ring@100 (id) over maglev@100", AT_MOST, 1.5},
+    {"stream: ring@100 batch at most 1.5x maglev's",
+     "stream ring@100 (batch) over maglev@100", AT_MOST, 1.5},
+    {"stream: ring@10000 id lookup at most 1.5x maglev's",
+     "stream ring@10000 (id) over maglev@10000", AT_MOST, 1.5},
+    {"stream: ring@10000 batch at most 1.5x maglev's",
+     "stream ring@10000 (batch) over maglev@10000", AT_MOST, 1.5},
+};
+
+BENCHMARK(stream, .derive = derive, BENCHMARK_TARGETS(targets));

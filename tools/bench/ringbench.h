@@ -354,7 +354,7 @@ enum bound {
 };
 
 /* A target: the figure it judges (hot keys for lookups), and the bound it must meet.
- * An INFINITY bound reports the figure without judging it. */
+ */
 struct target_row {
     const char *text;
     const char *figure;
@@ -368,7 +368,7 @@ enum verdict {
     SKIP,
 };
 
-#define TARGETS_MAX 32
+#define TARGETS_MAX 64
 
 struct verdicts {
     struct {
