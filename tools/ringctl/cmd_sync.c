@@ -8,10 +8,12 @@
  * SHMRING_ETCD_PASSWORD).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd_sync.h"
@@ -44,15 +46,48 @@ bool ringctl_sync_requested(int argc, char **argv)
     return false;
 }
 
+/* What became of one place the helper may be. */
+enum helper_outcome {
+    HELPER_ABSENT, /* nothing there: try the next place */
+    HELPER_FAILED, /* something there that cannot or must not run: said why */
+};
+
 /*
- * Executes the helper at PATH with ARGV. Returns only if that failed: true when
- * there is no helper at PATH (try the next place), else false with errno saying why
- * the helper that is there cannot run.
+ * Executes the helper at PATH with ARGV, in place of this process. Returns only if
+ * that failed. A place FOUND relative to ringctl, rather than configured, may be in
+ * a directory that other users can write (a copy of ringctl in /tmp/x/ has
+ * /tmp/libexec/ above it), so the helper found there must be, as the library asks of
+ * a ring, a regular file of root or of ours that others cannot write. It is checked
+ * and executed through one descriptor, so what was checked is what runs.
  */
-static bool helper_absent(const char *path, char **argv)
+static enum helper_outcome run_helper(const char *path, bool found, char **argv)
 {
-    execv(path, argv);
-    return errno == ENOENT || errno == ENOTDIR;
+    int fd = open(path, O_PATH | O_CLOEXEC | (found ? O_NOFOLLOW : 0));
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+        return HELPER_ABSENT;
+    if (fd < 0) {
+        fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, strerror(errno));
+        return HELPER_FAILED;
+    }
+    struct stat st;
+    char refusal[128] = "";
+    if (fstat(fd, &st) != 0)
+        snprintf(refusal, sizeof(refusal), "%s", strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(refusal, sizeof(refusal), "not a regular file");
+    else if (found && st.st_uid != 0 && st.st_uid != geteuid())
+        snprintf(refusal, sizeof(refusal), "it belongs to uid %lu, neither root nor you",
+                 (unsigned long)st.st_uid);
+    else if (found && (st.st_mode & S_IWOTH) != 0)
+        snprintf(refusal, sizeof(refusal), "others can write it (mode %04o)",
+                 (unsigned)(st.st_mode & 07777));
+    if (refusal[0] == '\0') {
+        fexecve(fd, argv, environ);
+        snprintf(refusal, sizeof(refusal), "%s", strerror(errno));
+    }
+    close(fd);
+    fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);
+    return HELPER_FAILED;
 }
 
 /*
@@ -81,14 +116,14 @@ int ringctl_sync_main(int argc, char **argv)
             int written = snprintf(path, sizeof(path), "%s/%s", self, relative[i]);
             if (written < 0 || (size_t)written >= sizeof(path))
                 continue;
-            if (!helper_absent(path, argv))
-                return fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path,
-                            strerror(errno));
+            if (run_helper(path, true, argv) == HELPER_FAILED)
+                return EXIT_FAILED;
         }
     }
-    helper_absent(RINGCTL_SYNC_HELPER, argv);
+    if (run_helper(RINGCTL_SYNC_HELPER, false, argv) == HELPER_FAILED)
+        return EXIT_FAILED;
     return fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", RINGCTL_SYNC_HELPER,
-                strerror(errno));
+                strerror(ENOENT));
 }
 
 /* Reached only when the command line hides the word sync from
