@@ -3712,33 +3712,37 @@ static char *elf_needed(const char *path)
     ck_assert_ptr_nonnull(file);
     ck_assert_int_eq(read(fd, file, size), (ssize_t)size);
     close(fd);
-    const Elf64_Ehdr *header = (const Elf64_Ehdr *)file;
-    ck_assert_uint_ge(size, sizeof(*header));
-    ck_assert_int_eq(memcmp(header->e_ident, ELFMAG, SELFMAG), 0);
-    ck_assert_int_eq(header->e_ident[EI_CLASS], ELFCLASS64);
-    ck_assert_uint_eq(header->e_shentsize, sizeof(Elf64_Shdr));
-    ck_assert_uint_le(header->e_shoff + (uint64_t)header->e_shnum * sizeof(Elf64_Shdr),
+    /* Each structure is copied out of the file, which gives no alignment. */
+    Elf64_Ehdr header;
+    ck_assert_uint_ge(size, sizeof(header));
+    memcpy(&header, file, sizeof(header));
+    ck_assert_int_eq(memcmp(header.e_ident, ELFMAG, SELFMAG), 0);
+    ck_assert_int_eq(header.e_ident[EI_CLASS], ELFCLASS64);
+    ck_assert_uint_eq(header.e_shentsize, sizeof(Elf64_Shdr));
+    ck_assert_uint_le(header.e_shoff + (uint64_t)header.e_shnum * sizeof(Elf64_Shdr),
                       size);
-    const Elf64_Shdr *sections = (const Elf64_Shdr *)(file + header->e_shoff);
     char *needed = calloc(1, 1);
     size_t len = 0;
     int dynamic_sections = 0;
-    for (size_t i = 0; i < header->e_shnum; i++) {
-        if (sections[i].sh_type != SHT_DYNAMIC)
+    for (size_t i = 0; i < header.e_shnum; i++) {
+        Elf64_Shdr dynamic, strings;
+        memcpy(&dynamic, file + header.e_shoff + i * sizeof(dynamic), sizeof(dynamic));
+        if (dynamic.sh_type != SHT_DYNAMIC)
             continue;
         dynamic_sections++;
-        ck_assert_uint_lt(sections[i].sh_link, header->e_shnum);
-        const Elf64_Shdr *strings = &sections[sections[i].sh_link];
-        ck_assert_uint_le(sections[i].sh_offset + sections[i].sh_size, size);
-        ck_assert_uint_le(strings->sh_offset + strings->sh_size, size);
-        const Elf64_Dyn *entries = (const Elf64_Dyn *)(file + sections[i].sh_offset);
-        for (size_t e = 0; e < sections[i].sh_size / sizeof(Elf64_Dyn); e++) {
-            if (entries[e].d_tag != DT_NEEDED)
+        ck_assert_uint_lt(dynamic.sh_link, header.e_shnum);
+        memcpy(&strings, file + header.e_shoff + dynamic.sh_link * sizeof(strings),
+               sizeof(strings));
+        ck_assert_uint_le(dynamic.sh_offset + dynamic.sh_size, size);
+        ck_assert_uint_le(strings.sh_offset + strings.sh_size, size);
+        for (size_t e = 0; e < dynamic.sh_size / sizeof(Elf64_Dyn); e++) {
+            Elf64_Dyn entry;
+            memcpy(&entry, file + dynamic.sh_offset + e * sizeof(entry), sizeof(entry));
+            if (entry.d_tag != DT_NEEDED)
                 continue;
-            ck_assert_uint_lt(entries[e].d_un.d_val, strings->sh_size);
-            const char *name =
-                (const char *)file + strings->sh_offset + entries[e].d_un.d_val;
-            size_t name_len = strnlen(name, strings->sh_size - entries[e].d_un.d_val);
+            ck_assert_uint_lt(entry.d_un.d_val, strings.sh_size);
+            const char *name = (const char *)file + strings.sh_offset + entry.d_un.d_val;
+            size_t name_len = strnlen(name, strings.sh_size - entry.d_un.d_val);
             needed = realloc(needed, len + name_len + 2);
             ck_assert_ptr_nonnull(needed);
             needed[len++] = '\n';
