@@ -2,11 +2,14 @@
 # Installs the shmring_doc component (the man pages and ringctl's bash completion)
 # into a fresh prefix and checks that exactly those files arrive where man(1) and
 # bash-completion look, that man renders each page, and that the installed
-# completion registers itself for ringctl. The prefix is removed at exit.
+# completion registers itself for ringctl. Then installs everything into a second
+# prefix and checks that ringctl and its sync helper arrive executable, and that
+# the installed ringctl, moved there from the configured prefix, runs sync through
+# the installed helper. The prefixes are removed at exit.
 #
-# Usage: test_install.sh CMAKE BUILD_DIR MANDIR COMPLETIONS_DIR
+# Usage: test_install.sh CMAKE BUILD_DIR MANDIR COMPLETIONS_DIR BINDIR HELPER_DIR
 set -u
-cmake=$1 build=$2 mandir=$3 completions=$4
+cmake=$1 build=$2 mandir=$3 completions=$4 bindir=$5 helper_dir=$6
 failures=0
 fail() {
     echo "FAIL: $*" >&2
@@ -14,7 +17,8 @@ fail() {
 }
 
 prefix=$(mktemp -d /tmp/shmring-install.XXXXXX) || exit 1
-trap 'rm -rf "$prefix"' EXIT
+full=$(mktemp -d /tmp/shmring-install.XXXXXX) || exit 1
+trap 'rm -rf "$prefix" "$full"' EXIT
 "$cmake" --install "$build" --prefix "$prefix" --component shmring_doc >/dev/null ||
     exit 1
 
@@ -39,5 +43,21 @@ registered=$(bash -c 'source "$1" && complete -p ringctl' _ "$prefix/$completion
 [[ $registered == "complete -F _ringctl ringctl" ]] ||
     fail "completion registration: '$registered'"
 
+# ringctl and its sync helper, executable (rwxr-xr-x), each where GNUInstallDirs
+# says; the helper is no command of its own in BINDIR.
+"$cmake" --install "$build" --prefix "$full" >/dev/null || exit 1
+for program in "$bindir/ringctl" "$helper_dir/ringctl-sync"; do
+    mode=$(stat -c %A "$full/$program" 2>&1)
+    [[ $mode == -rwxr-xr-x ]] || fail "$program: '$mode', expected -rwxr-xr-x"
+done
+[[ ! -e $full/$bindir/ringctl-sync ]] || fail "ringctl-sync installed in $bindir"
+
+# The installed ringctl answers without the helper, and runs sync through it.
+version=$("$full/$bindir/ringctl" --version 2>&1) || fail "ringctl --version: $version"
+[[ $version == "ringctl "* ]] || fail "ringctl --version: '$version'"
+usage=$("$full/$bindir/ringctl" sync --help 2>&1) || fail "ringctl sync --help: $usage"
+[[ $(head -n 1 <<<"$usage") == "Usage: ringctl [-r RING] [--dir DIR] sync SOURCE [OPTIONS]" ]] ||
+    fail "ringctl sync --help: '$usage'"
+
 ((failures == 0)) || exit 1
-echo "man pages and completion installed"
+echo "man pages, completion, ringctl and its sync helper installed"

@@ -1,4 +1,8 @@
-/* ringctl sync: keeps a ring equal to an etcd key, an etcd prefix or a file. */
+/*
+ * ringctl sync: keeps a ring equal to an etcd key, an etcd prefix or a file. ringctl
+ * recognises the command and executes the helper ringctl-sync (cmd_sync.c), which
+ * parses the same command line and runs it (sync_run.c, sync_main.c).
+ */
 #ifndef RINGCTL_CMD_SYNC_H
 #define RINGCTL_CMD_SYNC_H
 
@@ -8,7 +12,13 @@
  * the value of -r/--ring/--dir is "sync"): sync parses its own options. */
 bool ringctl_sync_requested(int argc, char **argv);
 
-/* Runs `ringctl [-r RING] [--dir DIR] sync ...`; returns the exit status. */
+/* In ringctl: executes the helper with ARGV, `ringctl [-r RING] [--dir DIR] sync
+ * ...` unchanged. Returns only if no helper could be run, with EXIT_FAILED, having
+ * said why. */
 int ringctl_sync_main(int argc, char **argv);
+
+/* In ringctl-sync: runs `ringctl [-r RING] [--dir DIR] sync ...`; returns the exit
+ * status. */
+int ringctl_sync_run(int argc, char **argv);
 
 #endif

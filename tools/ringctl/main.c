@@ -5,7 +5,6 @@
  * runs it; the commands are thin calls into libshmringctl, one file each.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,29 +159,6 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
 }
 
 /*
- * Makes descriptors 0, 1 and 2 valid, on /dev/null, where they are closed (as sudo
- * and OpenSSH do). Otherwise the first file this program opens (a ring's directory,
- * its lock, a version being written) would take the number of a closed standard
- * stream, and our output or error messages would be written into it. Returns false
- * if /dev/null cannot be opened.
- */
-static bool standard_descriptors_valid(void)
-{
-    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
-        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
-            continue;
-        /* Every lower descriptor is open by now, so open() returns FD itself. */
-        int opened = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
-        if (opened != fd) {
-            if (opened >= 0)
-                close(opened);
-            return false;
-        }
-    }
-    return true;
-}
-
-/*
  * Flushes and closes stdout, and reports output that never reached its destination
  * (a full disk, a closed pipe) as a failure. When the ring changed before, the
  * message says so: whoever reads it must not take the command for one that changed
@@ -212,10 +188,10 @@ static int finish_output(const struct ringctl *ctl, int status)
 int main(int argc, char **argv)
 {
     /* Before anything else is opened. */
-    if (!standard_descriptors_valid())
+    if (!ringctl_standard_descriptors_valid())
         return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
-    /* sync is a long-running follower with options of its own (cmd_sync.c): it parses
-     * its whole command line itself. */
+    /* sync is a long-running follower with options of its own, run by a helper of
+     * its own (cmd_sync.c) that parses the whole command line itself. */
     if (ringctl_sync_requested(argc, argv))
         return ringctl_sync_main(argc, argv);
     output_open();

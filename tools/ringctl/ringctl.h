@@ -217,6 +217,12 @@ int library_failure(const char *what, const struct ringctl *ctl, int err);
 bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
                        size_t size);
 
+/* ---- descriptors.c -------------------------------------------------------------- */
+
+/* Opens /dev/null on whichever of descriptors 0-2 is closed, so that no file opened
+ * later takes a standard stream's number; false if /dev/null cannot be opened. */
+bool ringctl_standard_descriptors_valid(void);
+
 /* ---- change.c: what every changing command shares ------------------------------- */
 
 /* What a changing command does to the node set, for its report (text and JSON). */
