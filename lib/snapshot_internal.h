@@ -469,29 +469,19 @@ uint64_t shmring__bucket_answer_long(const struct snapshot_point *points,
                                      uint32_t point_count, unsigned answer_bits,
                                      uint32_t first, uint32_t end);
 
-static inline uint64_t shmring__bucket_answer(const struct snapshot_point *points,
-                                              uint32_t point_count, unsigned answer_bits,
-                                              uint32_t first, uint32_t end)
+/*
+ * The answer of a bucket of COUNT <= 2 points from what they hold: OWNER, the owner
+ * of the first point at or after the bucket's start (for an empty bucket, the next
+ * point's), SPLIT0 the split bits of the bucket's first point, OWNER1 and SPLIT1
+ * those of its second (ignored unless COUNT is 2), NEXT_OWNER the owner of the first
+ * point after the bucket, wrapping. Computed with masks rather than branches (or
+ * conditions that compilers turn into branches), since the count varies from one
+ * bucket to the next at random.
+ */
+static inline uint64_t shmring__answer_of_points(uint32_t count, uint64_t owner,
+                                                 uint64_t split0, uint64_t owner1,
+                                                 uint64_t split1, uint64_t next_owner)
 {
-    uint32_t count = end - first;
-    if (__builtin_expect(count > 2, 0))
-        return shmring__bucket_answer_long(points, point_count, answer_bits, first, end);
-    /*
-     * Zero to two points, about 96 buckets in 100 of the builder's: the answer is
-     * computed from three reads with masks rather than branches (or conditions that
-     * compilers turn into branches), since the count varies from one bucket to the
-     * next at random. Past the last point, the next owner is point 0's (the wrap);
-     * an empty range's first owner is the next one. The second point is read always
-     * and ignored unless there are two.
-     */
-    uint32_t at0 = first & (0u - (first < point_count));
-    uint32_t at1 = (first + 1) & (0u - (first + 1 < point_count));
-    uint32_t at_end = end & (0u - (end < point_count));
-    uint64_t owner = points[at0].node_index;
-    uint64_t owner1 = points[at1].node_index;
-    uint64_t next_owner = points[at_end].node_index;
-    uint64_t split0 = shmring__answer_split_bits(points[at0].point, answer_bits);
-    uint64_t split1 = shmring__answer_split_bits(points[at1].point, answer_bits);
     /* Two points of two owners are two runs; of one owner, one run that ends at
      * the second. */
     uint64_t two = 0 - (uint64_t)(count == 2);
@@ -504,6 +494,28 @@ static inline uint64_t shmring__bucket_answer(const struct snapshot_point *point
     uint64_t split2 = (split1 & two_runs) | (ANSWER_SPLIT_MASK & ~two_runs);
     return shmring__answer_runs((uint32_t)owner, (uint32_t)split, (uint32_t)owner2,
                                 (uint32_t)split2);
+}
+
+static inline uint64_t shmring__bucket_answer(const struct snapshot_point *points,
+                                              uint32_t point_count, unsigned answer_bits,
+                                              uint32_t first, uint32_t end)
+{
+    uint32_t count = end - first;
+    if (__builtin_expect(count > 2, 0))
+        return shmring__bucket_answer_long(points, point_count, answer_bits, first, end);
+    /* Zero to two points, about 96 buckets in 100 of the builder's. Past the last
+     * point, the next owner is point 0's (the wrap); an empty range's first point
+     * is its next one. The second point is read always and ignored unless there are
+     * two. Every read is in bounds whatever FIRST and END. */
+    uint32_t at0 = first & (0u - (first < point_count));
+    uint32_t at1 = (first + 1) & (0u - (first + 1 < point_count));
+    uint32_t at_end = end & (0u - (end < point_count));
+    return shmring__answer_of_points(
+        count, points[at0].node_index,
+        shmring__answer_split_bits(points[at0].point, answer_bits),
+        points[at1].node_index,
+        shmring__answer_split_bits(points[at1].point, answer_bits),
+        points[at_end].node_index);
 }
 
 /* Fills the 2^BUCKET_BITS + 1 ANSWERS of POINT_COUNT (> 0) sorted points from their

@@ -271,9 +271,15 @@ int shmring__node_id_index(const void *buffer, struct node_id_entry **out)
     struct node_id_entry *index = malloc(h->node_count * sizeof(*index));
     if (index == NULL)
         return SHMRING_ENOMEM;
-    for (uint32_t i = 0; i < h->node_count; i++)
+    /* The builder writes nodes in id order (ids are given out in order), which
+     * needs no sort: a switch to a large ring then builds its index in one pass. */
+    bool sorted = true;
+    for (uint32_t i = 0; i < h->node_count; i++) {
         index[i] = (struct node_id_entry){.id = nodes[i].id, .index = i};
-    qsort(index, h->node_count, sizeof(*index), compare_id_entries);
+        sorted &= i == 0 || index[i].id > index[i - 1].id;
+    }
+    if (!sorted)
+        qsort(index, h->node_count, sizeof(*index), compare_id_entries);
     *out = index;
     return 0;
 }

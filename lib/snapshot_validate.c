@@ -196,6 +196,10 @@ struct stream {
     uint64_t point, bucket, slot;
     /* The first point of the next bucket, as its predecessor's check read it. */
     uint32_t bucket_first;
+    /* What the points checked last give the buckets that start at them (see
+     * fill_candidates()): entry j is point candidates_base + j's. */
+    struct candidates *candidates;
+    uint32_t candidates_base, candidates_count;
     /* Problems found so far, accumulated rather than branched on: every entry is
      * checked whatever came before it. */
     bool bad_points, bad_index;
@@ -240,20 +244,94 @@ static void check_points(struct stream *st, uint64_t end)
 }
 
 /*
+ * What a point I gives the buckets that may start at it, derived once per point:
+ * the answers of a bucket of 0, 1 and 2 points that starts at I, and the bounds an
+ * index entry of value I must lie in, LOW <= b <= HIGH: one more than the top bits
+ * of point I - 1 (0 for I == 0) and the top bits of point I (the bucket count for
+ * I == point_count). A bucket of at most two points then costs one read of each,
+ * where deriving its answer reads three points and selects among them.
+ */
+struct candidates {
+    uint64_t answer[3];
+    uint32_t low, high;
+};
+
+/* Candidates of a chunk's points, with the two before them (a bucket of up to two
+ * points may start there and end in the chunk) and the one past them. */
+#define CANDIDATES_MAX (STREAM_CHUNK / sizeof(struct snapshot_point) + 3)
+
+/* The top bits of the point at index I (any value), and of the ends: 0 - 1 before
+ * point 0 and the bucket count at the point count and past it. */
+static inline uint32_t candidate_high(const struct snapshot_header *h,
+                                      const struct snapshot_point *points, uint64_t i)
+{
+    if (i >= h->point_count)
+        return (uint32_t)(UINT64_C(1) << h->bucket_bits);
+    return (uint32_t)(points[i].point >> (64 - h->bucket_bits));
+}
+
+/*
+ * Derives the candidates of points [FROM, TO) and of the two before, and of TO
+ * itself once all points are checked (TO == point_count: the last bucket ends
+ * there). Bounds that another process may rewrite meanwhile do not matter: the
+ * candidates are read only at indexes inside what was filled.
+ */
+static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
+{
+    const struct snapshot_header *h = st->h;
+    const struct snapshot_point *points = st->points;
+    uint32_t point_count = h->point_count;
+    unsigned bits = h->bucket_bits;
+    uint32_t bucket_count = (uint32_t)(UINT64_C(1) << bits);
+    uint64_t base = from >= 2 ? from - 2 : 0;
+    uint64_t last = to == point_count ? to : to - 1;
+    uint32_t low = base == 0 ? 0 : candidate_high(h, points, base - 1) + 1;
+    /* A window of three points slides along, each read once: I, I + 1 and I + 2,
+     * the last two wrapping to point 0 at the point count as a bucket's next point
+     * does (the candidates past the end are never used). */
+    uint64_t at = base < point_count ? base : 0;
+    uint64_t owner0 = points[at].node_index, point0 = points[at].point;
+    at = base + 1 < point_count ? base + 1 : 0;
+    uint64_t owner1 = points[at].node_index, point1 = points[at].point;
+    for (uint64_t i = base; i <= last; i++) {
+        at = i + 2 < point_count ? i + 2 : 0;
+        uint64_t owner2 = points[at].node_index, point2 = points[at].point;
+        uint64_t split0 = shmring__answer_split_bits(point0, bits);
+        uint64_t split1 = shmring__answer_split_bits(point1, bits);
+        struct candidates *c = &st->candidates[i - base];
+        c->answer[0] =
+            shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
+        c->answer[1] =
+            shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
+        c->answer[2] =
+            shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
+        uint32_t high =
+            i < point_count ? (uint32_t)(point0 >> (64 - bits)) : bucket_count;
+        c->low = low;
+        c->high = high;
+        low = high + 1;
+        owner0 = owner1, point0 = point1;
+        owner1 = owner2, point1 = point2;
+    }
+    st->candidates_base = (uint32_t)base;
+    st->candidates_count = (uint32_t)(last - base + 1);
+}
+
+/*
  * The bucket index must be exactly the one the builder derives from the points
  * (sorted, or EBADPOINTS wins): buckets[b] counts the points whose top bits are below
- * b. It is, if it starts at 0, ends at the point count, never decreases, and the
- * first and the last point of each bucket's range have the bucket's top bits: the
- * ranges then cover every point once, and sorted points between two of a bucket's
- * are the bucket's too. Then every lookup's scan starts and ends where it should,
- * and each bucket's answer is the one its range defines.
+ * b. It is, if buckets[0] is 0 and every entry b > 0, of value I, lies between the
+ * candidates' bounds of point I: points before I have top bits below b and the
+ * others not. Then every lookup's scan starts and ends where it should, and each
+ * bucket's answer is the one its range defines.
  *
  * Buckets are checked as far as the points checked so far reach: bucket b needs its
  * points and the one after them (whose owner its answer may hold). Each entry of the
  * index is read once, as the end of one bucket and then carried as the start of the
  * next, so the ranges derived from are disjoint whatever the index holds (and
- * another process may change it meanwhile): a bad range is derived as an empty one
- * instead, and the derivation reads each point a bounded number of times.
+ * another process may change it meanwhile): a range out of order or out of bounds
+ * is derived as an empty one instead, and the derivation reads each point a bounded
+ * number of times.
  */
 static __attribute__((noinline)) void check_index(struct stream *st)
 {
@@ -261,9 +339,10 @@ static __attribute__((noinline)) void check_index(struct stream *st)
     const struct snapshot_point *points = st->points;
     const uint32_t *buckets = st->buckets;
     const uint64_t *answers = st->answers;
+    const struct candidates *candidates = st->candidates;
+    uint32_t base = st->candidates_base, count_filled = st->candidates_count;
     uint32_t point_count = h->point_count;
     unsigned bits = h->bucket_bits;
-    unsigned shift = 64 - bits;
     uint64_t bucket_count = UINT64_C(1) << bits;
     /* A bucket may end (exclusive) at or below the last point checked; once all are,
      * anywhere. */
@@ -277,27 +356,26 @@ static __attribute__((noinline)) void check_index(struct stream *st)
         if (next >= end_limit)
             break;
         uint32_t count = next - first;
-        if (__builtin_expect((count > 2) | (next > point_count), 0)) {
-            /* Many points, or a range out of order or out of bounds: the general
-             * check, whose reads stay in bounds whatever the values (a bad range
-             * fails anyway, and its answer is derived as an empty one's). */
+        /* Both ends among the candidates (then next <= point_count, and the range
+         * is in order) and at most two points: two reads. */
+        if (__builtin_expect((count <= 2) & (first - base < count_filled) &
+                                 (next - base < count_filled),
+                             1)) {
+            const struct candidates *end = &candidates[next - base];
+            bad |= ((uint32_t)(b + 1) < end->low) | ((uint32_t)(b + 1) > end->high);
+            differ |= candidates[first - base].answer[count] ^ answers[b];
+        } else {
+            /* More points, or a range out of order or out of bounds: the same
+             * checks from the points, whose reads stay in bounds whatever the
+             * values (a bad range fails anyway, and its answer is derived as an
+             * empty one's). */
             bool disordered = (first > next) | (next > point_count);
-            uint32_t low = first < point_count ? first : point_count - 1;
-            uint32_t high = next - 1 < point_count ? next - 1 : point_count - 1;
-            bad |= disordered | ((points[low].point >> shift != b) |
-                                 (points[high].point >> shift != b));
+            uint32_t low = next == 0 ? 0 : candidate_high(h, points, next - 1) + 1;
+            uint32_t high = candidate_high(h, points, next);
+            bad |= disordered | ((uint32_t)(b + 1) < low) | ((uint32_t)(b + 1) > high);
             uint32_t keep = (uint32_t)disordered - 1u;
             differ |= shmring__bucket_answer(points, point_count, bits, first & keep,
                                              next & keep) ^
-                      answers[b];
-        } else {
-            /* At most two points, in bounds: their top bits are the bucket's. The
-             * points read here are the ones the answer reads. */
-            uint32_t at0 = first & (0u - (first < point_count));
-            uint32_t at1 = (first + 1) & (0u - (first + 1 < point_count));
-            bad |= ((count >= 1) & (points[at0].point >> shift != b)) |
-                   ((count == 2) & (points[at1].point >> shift != b));
-            differ |= shmring__bucket_answer(points, point_count, bits, first, next) ^
                       answers[b];
         }
         first = next;
@@ -341,7 +419,11 @@ static void check_below(struct stream *st, uint64_t end)
      * out of bounds). */
     if (h->point_count == 0)
         return;
+    uint64_t from = st->point;
     check_points(st, entries_below(&h->points, end, sizeof(*st->points)));
+    if (st->point == from)
+        return;
+    fill_candidates(st, from, st->point);
     check_index(st);
 }
 
@@ -363,9 +445,12 @@ static int check_stream(const void *buffer, const struct snapshot_header *h,
         .table = snapshot_section_at(buffer, &h->table),
         .err = first_err,
     };
-    if (h->point_count > 0) {
+    if (h->point_count > 0 && first_err == 0) {
         st.bucket_first = st.buckets[0];
         st.bad_index = st.bucket_first != 0;
+        st.candidates = malloc(CANDIDATES_MAX * sizeof(*st.candidates));
+        if (st.candidates == NULL)
+            return SHMRING_ENOMEM;
     }
     struct snapshot_header zeroed = *h;
     zeroed.checksum = 0;
@@ -381,6 +466,7 @@ static int check_stream(const void *buffer, const struct snapshot_header *h,
         check_below(&st, end);
         at = end;
     }
+    free(st.candidates);
     if (XXH3_64bits_digest(&state) != h->checksum)
         return SHMRING_ECHECKSUM;
     if (st.err != 0)
