@@ -286,32 +286,35 @@ static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
     uint64_t base = from >= 2 ? from - 2 : 0;
     uint64_t last = to == point_count ? to : to - 1;
     uint32_t low = base == 0 ? 0 : candidate_high(h, points, base - 1) + 1;
-    /* A window of three points slides along, each read once: I, I + 1 and I + 2,
-     * the last two wrapping to point 0 at the point count as a bucket's next point
-     * does (the candidates past the end are never used). */
+    /* A window of three points slides along, each read (and its split bits taken)
+     * once: I, I + 1 and I + 2, the last two wrapping to point 0 at the point count
+     * as a bucket's next point does (the candidates past the end are never used). */
     uint64_t at = base < point_count ? base : 0;
-    uint64_t owner0 = points[at].node_index, point0 = points[at].point;
+    uint64_t owner0 = points[at].node_index;
+    uint32_t top0 = (uint32_t)(points[at].point >> (64 - bits));
+    uint64_t split0 = shmring__answer_split_bits(points[at].point, bits);
     at = base + 1 < point_count ? base + 1 : 0;
-    uint64_t owner1 = points[at].node_index, point1 = points[at].point;
-    for (uint64_t i = base; i <= last; i++) {
+    uint64_t owner1 = points[at].node_index;
+    uint32_t top1 = (uint32_t)(points[at].point >> (64 - bits));
+    uint64_t split1 = shmring__answer_split_bits(points[at].point, bits);
+    struct candidates *c = st->candidates;
+    for (uint64_t i = base; i <= last; i++, c++) {
         at = i + 2 < point_count ? i + 2 : 0;
         uint64_t owner2 = points[at].node_index, point2 = points[at].point;
-        uint64_t split0 = shmring__answer_split_bits(point0, bits);
-        uint64_t split1 = shmring__answer_split_bits(point1, bits);
-        struct candidates *c = &st->candidates[i - base];
         c->answer[0] =
             shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
         c->answer[1] =
             shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
         c->answer[2] =
             shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
-        uint32_t high =
-            i < point_count ? (uint32_t)(point0 >> (64 - bits)) : bucket_count;
+        uint32_t high = i < point_count ? top0 : bucket_count;
         c->low = low;
         c->high = high;
         low = high + 1;
-        owner0 = owner1, point0 = point1;
-        owner1 = owner2, point1 = point2;
+        owner0 = owner1, split0 = split1, top0 = top1;
+        owner1 = owner2;
+        split1 = shmring__answer_split_bits(point2, bits);
+        top1 = (uint32_t)(point2 >> (64 - bits));
     }
     st->candidates_base = (uint32_t)base;
     st->candidates_count = (uint32_t)(last - base + 1);
@@ -396,9 +399,21 @@ static __attribute__((noinline)) void check_index(struct stream *st)
 
 static void check_table(struct stream *st, uint64_t end)
 {
+    const uint32_t *table = st->table;
+    uint32_t node_count = st->h->node_count;
     bool bad = false;
-    for (uint64_t s = st->slot; s < end; s++)
-        bad |= !index_usable(st, st->table[s]);
+    if (st->h->up_count == node_count) {
+        /* Every node is up: a slot is good when its index is in range, a test that
+         * compilers vectorize (into an integer accumulator, not a bool), where a
+         * lookup of each slot's node cannot be. */
+        uint32_t out_of_range = 0;
+        for (uint64_t s = st->slot; s < end; s++)
+            out_of_range |= table[s] >= node_count;
+        bad = out_of_range != 0;
+    } else {
+        for (uint64_t s = st->slot; s < end; s++)
+            bad |= !index_usable(st, table[s]);
+    }
     st->bad_index |= bad;
     st->slot = end;
 }

@@ -1182,6 +1182,35 @@ START_TEST(bad_maglev_table)
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
     guarded_free(&g);
+
+    /* Every node up (the validator then only compares indexes with the node
+     * count), in both maglevs: the first, a middle and the last slot out of range,
+     * by one and by all. */
+    static const shmring_algorithm_t algorithms[] = {SHMRING_ALGORITHM_MAGLEV,
+                                                     SHMRING_ALGORITHM_ENVOY_MAGLEV};
+    for (size_t a = 0; a < sizeof(algorithms) / sizeof(algorithms[0]); a++) {
+        shmring_nodeset_t *set = test_small_set(
+            algorithms[a], shmring_algorithm_default_hash(algorithms[a]), 0);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "gamma", SHMRING_STATE_UP), 0);
+        g = guarded_build(set);
+        shmring_nodeset_free(set);
+        uint32_t table_size = header_of(&g)->table_size;
+        ck_assert_uint_eq(header_of(&g)->up_count, 4);
+        const size_t slots[] = {0, table_size / 2, table_size - 1};
+        static const uint32_t bad_indexes[] = {4, UINT32_MAX};
+        for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+            uint32_t saved = *slot_at(&g, slots[i]);
+            for (size_t b = 0; b < sizeof(bad_indexes) / sizeof(bad_indexes[0]); b++) {
+                *slot_at(&g, slots[i]) = bad_indexes[b];
+                reseal(&g);
+                EXPECT_INT_EQ(validate(&g), SHMRING_EBADINDEX);
+            }
+            *slot_at(&g, slots[i]) = saved;
+        }
+        reseal(&g);
+        ck_assert_int_eq(validate(&g), 0);
+        guarded_free(&g);
+    }
 }
 END_TEST
 
