@@ -259,9 +259,14 @@ struct candidates {
 /* Candidates of a chunk's points, with the two before them (a bucket of up to two
  * points may start there and end in the chunk) and the one past them. */
 #define CANDIDATES_MAX (STREAM_CHUNK / sizeof(struct snapshot_point) + 3)
+/* Sections start on SNAPSHOT_ALIGN boundaries and chunks are a whole number of
+ * points apart, so a chunk completes at most STREAM_CHUNK / 16 points. */
+_Static_assert(STREAM_CHUNK % sizeof(struct snapshot_point) == 0 &&
+                   SNAPSHOT_ALIGN % sizeof(struct snapshot_point) == 0,
+               "a chunk completes at most CANDIDATES_MAX - 3 points");
 
-/* The top bits of the point at index I (any value), and of the ends: 0 - 1 before
- * point 0 and the bucket count at the point count and past it. */
+/* The top bits of point I, or for I at or past the point count (any value) the
+ * bucket count: where the last bucket ends. */
 static inline uint32_t candidate_high(const struct snapshot_header *h,
                                       const struct snapshot_point *points, uint64_t i)
 {
@@ -273,8 +278,8 @@ static inline uint32_t candidate_high(const struct snapshot_header *h,
 /*
  * Derives the candidates of points [FROM, TO) and of the two before, and of TO
  * itself once all points are checked (TO == point_count: the last bucket ends
- * there). Bounds that another process may rewrite meanwhile do not matter: the
- * candidates are read only at indexes inside what was filled.
+ * there). Every read is in bounds whatever the points hold; check_index() reads
+ * candidates only at indexes inside what was filled.
  */
 static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
 {
