@@ -238,7 +238,7 @@ static void check_points(struct stream *st, uint64_t end)
         bad |= points[i].point < points[i - 1].point;
     for (i++; i < end; i++)
         bad |= (points[i].point < points[i - 1].point) |
-               !index_usable(st, points[i].node_index);
+               (!index_usable(st, points[i].node_index));
     st->bad_points |= bad;
     st->point = end;
 }
