@@ -275,6 +275,19 @@ static inline uint32_t candidate_high(const struct snapshot_header *h,
     return (uint32_t)(points[i].point >> (64 - h->bucket_bits));
 }
 
+/* The candidates of a point whose window holds OWNER0 and SPLIT0, then those of the
+ * next two points (OWNER2 only: a bucket ends before its third point). */
+static inline void candidates_set(struct candidates *c, uint32_t low, uint32_t high,
+                                  uint64_t owner0, uint64_t split0, uint64_t owner1,
+                                  uint64_t split1, uint64_t owner2)
+{
+    c->answer[0] = shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
+    c->answer[1] = shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
+    c->answer[2] = shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
+    c->low = low;
+    c->high = high;
+}
+
 /*
  * Derives the candidates of points [FROM, TO) and of the two before, and of TO
  * itself once all points are checked (TO == point_count: the last bucket ends
@@ -303,18 +316,27 @@ static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
     uint32_t top1 = (uint32_t)(points[at].point >> (64 - bits));
     uint64_t split1 = shmring__answer_split_bits(points[at].point, bits);
     struct candidates *c = st->candidates;
-    for (uint64_t i = base; i <= last; i++, c++) {
+    /* Points whose window does not wrap, then the last two and the end, apart:
+     * the first loop, nearly all of them, has no select to make. */
+    uint64_t straight = point_count > 2 ? point_count - 2 : 0;
+    if (straight > last + 1)
+        straight = last + 1;
+    uint64_t i = base;
+    for (; i < straight; i++, c++) {
+        const struct snapshot_point *p2 = &points[i + 2];
+        uint64_t owner2 = p2->node_index, point2 = p2->point;
+        candidates_set(c, low, top0, owner0, split0, owner1, split1, owner2);
+        low = top0 + 1;
+        owner0 = owner1, split0 = split1, top0 = top1;
+        owner1 = owner2;
+        split1 = shmring__answer_split_bits(point2, bits);
+        top1 = (uint32_t)(point2 >> (64 - bits));
+    }
+    for (; i <= last; i++, c++) {
         at = i + 2 < point_count ? i + 2 : 0;
         uint64_t owner2 = points[at].node_index, point2 = points[at].point;
-        c->answer[0] =
-            shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
-        c->answer[1] =
-            shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
-        c->answer[2] =
-            shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
         uint32_t high = i < point_count ? top0 : bucket_count;
-        c->low = low;
-        c->high = high;
+        candidates_set(c, low, high, owner0, split0, owner1, split1, owner2);
         low = high + 1;
         owner0 = owner1, split0 = split1, top0 = top1;
         owner1 = owner2;
