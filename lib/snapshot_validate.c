@@ -381,24 +381,27 @@ static __attribute__((noinline)) void check_index(struct stream *st)
     uint64_t b = st->bucket;
     bool bad = false;
     uint64_t differ = 0;
+    /* Bucket starts and ends relative to the candidates' first point: one
+     * comparison each tells whether a candidate is there. */
+    uint32_t from = first - base;
     for (; b < bucket_count; b++) {
         uint32_t next = buckets[b + 1];
-        if (next >= end_limit)
-            break;
-        uint32_t count = next - first;
-        /* Both ends among the candidates (then next <= point_count, and the range
-         * is in order) and at most two points: two reads. */
-        if (__builtin_expect((count <= 2) & (first - base < count_filled) &
-                                 (next - base < count_filled),
-                             1)) {
-            const struct candidates *end = &candidates[next - base];
+        uint32_t to = next - base;
+        /* Both ends among the candidates (then the range is in order and ends
+         * before end_limit) and at most two points: two reads. */
+        if (__builtin_expect(
+                (to - from <= 2) & (from < count_filled) & (to < count_filled), 1)) {
+            const struct candidates *end = &candidates[to];
             bad |= ((uint32_t)(b + 1) < end->low) | ((uint32_t)(b + 1) > end->high);
-            differ |= candidates[first - base].answer[count] ^ answers[b];
+            differ |= candidates[from].answer[to - from] ^ answers[b];
         } else {
+            if (next >= end_limit)
+                break;
             /* More points, or a range out of order or out of bounds: the same
              * checks from the points, whose reads stay in bounds whatever the
              * values (a bad range fails anyway, and its answer is derived as an
              * empty one's). */
+            first = from + base;
             bool disordered = (first > next) | (next > point_count);
             uint32_t low = next == 0 ? 0 : candidate_high(h, points, next - 1) + 1;
             uint32_t high = candidate_high(h, points, next);
@@ -408,8 +411,9 @@ static __attribute__((noinline)) void check_index(struct stream *st)
                                              next & keep) ^
                       answers[b];
         }
-        first = next;
+        from = to;
     }
+    first = from + base;
     if (b == bucket_count && st->bucket < bucket_count) {
         /* The entry past the last bucket: the index ends at the point count, and the
          * answer past the last is the wrap's. */
