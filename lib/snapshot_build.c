@@ -48,14 +48,6 @@ static void fill_buckets(const struct snapshot_point *points, uint32_t point_cou
         buckets[b] += buckets[b - 1];
 }
 
-static void fill_answers(const struct snapshot_point *points, uint32_t point_count,
-                         unsigned answer_bits, uint64_t *answers)
-{
-    struct answer_cursor cursor;
-    shmring__answer_cursor_start(&cursor, points, point_count, answer_bits);
-    shmring__answer_fill(&cursor, answers, (UINT64_C(1) << answer_bits) + 1);
-}
-
 void shmring__snapshot_plan_free(struct snapshot_plan *plan)
 {
     free(plan->up);
@@ -203,8 +195,9 @@ int shmring__snapshot_fill(const shmring_nodeset_t *set, const struct snapshot_p
         if (err == 0) {
             uint32_t *buckets = section_start(buf, &header->buckets);
             fill_buckets(points, header->point_count, header->bucket_bits, buckets);
-            fill_answers(points, header->point_count, header->answer_bits,
-                         section_start(buf, &header->answers));
+            shmring__answers_fill(points, header->point_count, buckets,
+                                  header->bucket_bits,
+                                  section_start(buf, &header->answers));
         }
     }
     return err;

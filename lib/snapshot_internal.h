@@ -452,26 +452,77 @@ void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,
                                shmring_node_t *out);
 
 /*
- * Derives the answers of a ring or ketama snapshot with points from its sorted
- * points, one bucket after another, for the builder to store and the validator to
- * compare: start with shmring__answer_cursor_start(), then call
- * shmring__answer_next() 2^answer_bits + 1 times (the last answer is the wrap-around
- * entry).
+ * The answer of one bucket, whose points are [FIRST, END) of the POINT_COUNT (> 0)
+ * sorted points, FIRST <= END <= POINT_COUNT: what the format defines (see
+ * ANSWER_SPLIT_BITS), in one place for the builder that stores it and the validator
+ * that compares it. The answer past the last bucket is that of the empty range
+ * [POINT_COUNT, POINT_COUNT). Any such range is read in bounds, points sorted or not;
+ * a range of more than two points is read whole at most.
+ *
+ * Answers are per bucket of the bucket index, so a bucket's points are its range
+ * in the index.
  */
-struct answer_cursor {
-    const struct snapshot_point *points;
-    uint32_t point_count;
-    unsigned answer_bits;
-    uint64_t bucket;
-    uint32_t first;
-};
+_Static_assert(ANSWER_EXTRA_BITS == 0, "an answer's points are a bucket index range");
 
-void shmring__answer_cursor_start(struct answer_cursor *c,
-                                  const struct snapshot_point *points,
-                                  uint32_t point_count, unsigned answer_bits);
-uint64_t shmring__answer_next(struct answer_cursor *c);
-/* The next COUNT answers into ANSWERS: shmring__answer_next() COUNT times. */
-void shmring__answer_fill(struct answer_cursor *c, uint64_t *answers, size_t count);
+/* The answer of a range of three points or more (FIRST + 2 < END), out of line. */
+uint64_t shmring__bucket_answer_long(const struct snapshot_point *points,
+                                     uint32_t point_count, unsigned answer_bits,
+                                     uint32_t first, uint32_t end);
+
+/*
+ * The answer of a bucket of COUNT <= 2 points from what they hold: OWNER, the owner
+ * of the first point at or after the bucket's start (for an empty bucket, the next
+ * point's), SPLIT0 the split bits of the bucket's first point, OWNER1 and SPLIT1
+ * those of its second (ignored unless COUNT is 2), NEXT_OWNER the owner of the first
+ * point after the bucket, wrapping. Computed with masks rather than branches (or
+ * conditions that compilers turn into branches), since the count varies from one
+ * bucket to the next at random.
+ */
+static inline uint64_t shmring__answer_of_points(uint32_t count, uint64_t owner,
+                                                 uint64_t split0, uint64_t owner1,
+                                                 uint64_t split1, uint64_t next_owner)
+{
+    /* Two points of two owners are two runs; of one owner, one run that ends at
+     * the second. */
+    uint64_t two = 0 - (uint64_t)(count == 2);
+    uint64_t two_runs = two & (0 - (uint64_t)(owner1 != owner));
+    uint64_t one_run_of_two = two & ~two_runs;
+    uint64_t none = 0 - (uint64_t)(count == 0);
+    uint64_t split = (split1 & one_run_of_two) | (split0 & ~one_run_of_two) |
+                     (ANSWER_SPLIT_MASK & none);
+    uint64_t owner2 = (owner1 & two_runs) | (next_owner & ~two_runs);
+    uint64_t split2 = (split1 & two_runs) | (ANSWER_SPLIT_MASK & ~two_runs);
+    return shmring__answer_runs((uint32_t)owner, (uint32_t)split, (uint32_t)owner2,
+                                (uint32_t)split2);
+}
+
+static inline uint64_t shmring__bucket_answer(const struct snapshot_point *points,
+                                              uint32_t point_count, unsigned answer_bits,
+                                              uint32_t first, uint32_t end)
+{
+    uint32_t count = end - first;
+    if (__builtin_expect(count > 2, 0))
+        return shmring__bucket_answer_long(points, point_count, answer_bits, first, end);
+    /* Zero to two points, about 96 buckets in 100 of the builder's. Past the last
+     * point, the next owner is point 0's (the wrap); an empty range's first point
+     * is its next one. The second point is read always and ignored unless there are
+     * two. Every read is in bounds whatever FIRST and END. */
+    uint32_t at0 = first & (0u - (first < point_count));
+    uint32_t at1 = (first + 1) & (0u - (first + 1 < point_count));
+    uint32_t at_end = end & (0u - (end < point_count));
+    return shmring__answer_of_points(
+        count, points[at0].node_index,
+        shmring__answer_split_bits(points[at0].point, answer_bits),
+        points[at1].node_index,
+        shmring__answer_split_bits(points[at1].point, answer_bits),
+        points[at_end].node_index);
+}
+
+/* Fills the 2^BUCKET_BITS + 1 ANSWERS of POINT_COUNT (> 0) sorted points from their
+ * bucket index BUCKETS: what the builder stores. */
+void shmring__answers_fill(const struct snapshot_point *points, uint32_t point_count,
+                           const uint32_t *buckets, unsigned bucket_bits,
+                           uint64_t *answers);
 
 /*
  * An index from node ids to node positions of one validated snapshot: ids sorted

@@ -39,14 +39,6 @@ static inline void node_copy(const void *buffer, uint32_t node_index, shmring_no
                 n->address_length);
 }
 
-void shmring__answer_cursor_start(struct answer_cursor *c,
-                                  const struct snapshot_point *points,
-                                  uint32_t point_count, unsigned answer_bits)
-{
-    *c = (struct answer_cursor){
-        .points = points, .point_count = point_count, .answer_bits = answer_bits};
-}
-
 /* The end of the run of points of one owner that starts at point I, before END. */
 static uint32_t run_end(const struct snapshot_point *points, uint32_t i, uint32_t end)
 {
@@ -56,15 +48,15 @@ static uint32_t run_end(const struct snapshot_point *points, uint32_t i, uint32_
     return i;
 }
 
-/* The answer of the bucket whose points are [FIRST, END) (FIRST < END). */
-static uint64_t bucket_answer(const struct answer_cursor *c, uint32_t first, uint32_t end)
+uint64_t shmring__bucket_answer_long(const struct snapshot_point *points,
+                                     uint32_t point_count, unsigned answer_bits,
+                                     uint32_t first, uint32_t end)
 {
-    const struct snapshot_point *points = c->points;
     uint32_t owner = points[first].node_index;
     /* The owner of the first point after the bucket, wrapping. */
-    uint32_t next_owner = points[end < c->point_count ? end : 0].node_index;
+    uint32_t next_owner = points[end < point_count ? end : 0].node_index;
     uint32_t end1 = run_end(points, first, end);
-    uint32_t split = shmring__answer_split_bits(points[end1 - 1].point, c->answer_bits);
+    uint32_t split = shmring__answer_split_bits(points[end1 - 1].point, answer_bits);
     if (end1 == end)
         return shmring__answer_runs(owner, split, next_owner, ANSWER_SPLIT_MASK);
     uint32_t end2 = run_end(points, end1, end);
@@ -72,55 +64,19 @@ static uint64_t bucket_answer(const struct answer_cursor *c, uint32_t first, uin
         return shmring__answer_crowded(owner, split, first);
     return shmring__answer_runs(
         owner, split, points[end1].node_index,
-        shmring__answer_split_bits(points[end2 - 1].point, c->answer_bits));
+        shmring__answer_split_bits(points[end2 - 1].point, answer_bits));
 }
 
-void shmring__answer_fill(struct answer_cursor *c, uint64_t *answers, size_t count)
+void shmring__answers_fill(const struct snapshot_point *points, uint32_t point_count,
+                           const uint32_t *buckets, unsigned bucket_bits,
+                           uint64_t *answers)
 {
-    const struct snapshot_point *points = c->points;
-    uint32_t point_count = c->point_count;
-    unsigned shift = 64 - c->answer_bits;
-    uint64_t last = UINT64_C(1) << c->answer_bits;
-    uint32_t first = c->first;
-    uint64_t bucket = c->bucket;
-    size_t done = 0;
-    while (done < count) {
-        /* The bucket's points are [first, end): those whose top bits are the
-         * bucket's. Past the last bucket, first == point_count: the wrap to point 0. */
-        uint64_t next = bucket == last || first == point_count
-                            ? last + 1
-                            : points[first].point >> shift;
-        if (next != bucket) {
-            /* No point in this bucket nor in those up to the next point's: their
-             * keys all belong to that point's owner, one answer for the run. */
-            uint32_t owner = points[first < point_count ? first : 0].node_index;
-            uint64_t answer =
-                shmring__answer_runs(owner, ANSWER_SPLIT_MASK, owner, ANSWER_SPLIT_MASK);
-            uint64_t run = next > bucket ? next - bucket : 1;
-            if (run > count - done)
-                run = count - done;
-            for (uint64_t i = 0; i < run; i++)
-                answers[done + i] = answer;
-            done += run;
-            bucket += run;
-            continue;
-        }
-        uint32_t end = first + 1;
-        while (end < point_count && points[end].point >> shift == bucket)
-            end++;
-        answers[done++] = bucket_answer(c, first, end);
-        first = end;
-        bucket++;
-    }
-    c->first = first;
-    c->bucket = bucket;
-}
-
-uint64_t shmring__answer_next(struct answer_cursor *c)
-{
-    uint64_t answer;
-    shmring__answer_fill(c, &answer, 1);
-    return answer;
+    uint64_t bucket_count = UINT64_C(1) << bucket_bits;
+    for (uint64_t b = 0; b < bucket_count; b++)
+        answers[b] = shmring__bucket_answer(points, point_count, bucket_bits, buckets[b],
+                                            buckets[b + 1]);
+    answers[bucket_count] = shmring__bucket_answer(points, point_count, bucket_bits,
+                                                   point_count, point_count);
 }
 
 int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
@@ -315,9 +271,15 @@ int shmring__node_id_index(const void *buffer, struct node_id_entry **out)
     struct node_id_entry *index = malloc(h->node_count * sizeof(*index));
     if (index == NULL)
         return SHMRING_ENOMEM;
-    for (uint32_t i = 0; i < h->node_count; i++)
+    /* The builder writes nodes in id order (ids are given out in order), which
+     * needs no sort: a switch to a large ring then builds its index in one pass. */
+    bool sorted = true;
+    for (uint32_t i = 0; i < h->node_count; i++) {
         index[i] = (struct node_id_entry){.id = nodes[i].id, .index = i};
-    qsort(index, h->node_count, sizeof(*index), compare_id_entries);
+        sorted &= i == 0 || index[i].id > index[i - 1].id;
+    }
+    if (!sorted)
+        qsort(index, h->node_count, sizeof(*index), compare_id_entries);
     *out = index;
     return 0;
 }

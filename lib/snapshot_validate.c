@@ -114,11 +114,20 @@ static int compare_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int check_nodes(const void *buffer, const struct snapshot_header *h)
+/*
+ * Checks the nodes, and marks in USABLE (node_count + 1 bytes) which may own a point
+ * or a slot: 1 for an up node, 0 for the others and for the entry past the last,
+ * which stands for every index out of range.
+ */
+static int check_nodes(const void *buffer, const struct snapshot_header *h,
+                       uint8_t *usable)
 {
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
     const char *strings = snapshot_section_at(buffer, &h->strings);
     uint32_t up = 0;
+    /* Ids in increasing order are unique without a sort. The builder writes them so
+     * (ids are given out in order), so only other writers' snapshots pay for one. */
+    bool ascending = true;
     for (uint32_t i = 0; i < h->node_count; i++) {
         const struct snapshot_node *n = &nodes[i];
         if (n->weight < 1 || n->weight > SHMRING_WEIGHT_MAX || n->state > 1 ||
@@ -135,13 +144,16 @@ static int check_nodes(const void *buffer, const struct snapshot_header *h)
                            n->address_offset + n->address_length + 1u,
                            n->hash_key_length)))
             return SHMRING_EBADSTRING;
+        usable[i] = n->state == SHMRING_STATE_UP;
         up += n->state == SHMRING_STATE_UP;
+        ascending &= i == 0 || n->id > nodes[i - 1].id;
     }
+    usable[h->node_count] = 0;
     if (up != h->up_count)
         return SHMRING_EBADNODE;
 
     /* Workers index connection pools by id: ids must be unique. */
-    if (h->node_count < 2)
+    if (h->node_count < 2 || ascending)
         return 0;
     uint32_t *ids = malloc(h->node_count * sizeof(*ids));
     if (ids == NULL)
@@ -158,36 +170,42 @@ static int check_nodes(const void *buffer, const struct snapshot_header *h)
     return err;
 }
 
-static bool owner_valid(const struct snapshot_node *nodes, uint32_t node_count,
-                        uint32_t index)
-{
-    return index < node_count && nodes[index].state == SHMRING_STATE_UP;
-}
-
 /*
  * The checks of the points, the bucket index, the answers and the maglev table run
  * in one pass with the checksum: the buffer is hashed a chunk at a time, and each
- * chunk's entries are checked right after, while they are in the cache. A switch
- * then reads the snapshot from memory once, where separate passes read it up to
- * five times. The checksum is always finished, so that a damaged buffer is reported
- * as such before anything its damage broke (the order of the separate passes).
+ * chunk's entries are checked right after, while they are in the cache. The bucket
+ * index and the answers are checked with the points they describe, as those are
+ * hashed: a bucket's check and its answer's both read its points, which are then
+ * in the cache, and the index and the answers, a third of the points' size, are
+ * what is read from memory twice. The checksum is always finished, so that a
+ * damaged buffer is reported as such before anything its damage broke; then the
+ * first problem in the order of the sections (the points before the index and the
+ * answers).
  */
 #define STREAM_CHUNK (64u * 1024u)
-/* Answers derived at a time for comparison with the stored ones. */
-#define ANSWER_BATCH 1024u
 
 struct stream {
-    const unsigned char *buffer;
     const struct snapshot_header *h;
-    const struct snapshot_node *nodes;
+    /* See check_nodes(). */
+    const uint8_t *usable;
     const struct snapshot_point *points;
     const uint32_t *buckets;
     const uint64_t *answers;
     const uint32_t *table;
     /* The next entry of each kind to check. */
-    uint64_t point, bucket, answer, slot;
-    struct answer_cursor answer_cursor;
-    /* The first problem found: once set, only the checksum goes on. */
+    uint64_t point, bucket, slot;
+    /* The first point of the next bucket, as its predecessor's check read it. */
+    uint32_t bucket_first;
+    /* What the points checked last give the buckets that start at them (see
+     * fill_candidates()): entry j is point candidates_base + j's. */
+    struct candidates *candidates;
+    uint32_t candidates_base, candidates_count;
+    /* Problems found so far, accumulated rather than branched on: every entry is
+     * checked whatever came before it. */
+    bool bad_points, bad_index;
+    /* The OR of each stored answer XOR the derived one: 0 while all agree. */
+    uint64_t answers_differ;
+    /* The nodes' problem: once set, only the checksum goes on. */
     int err;
 };
 
@@ -201,87 +219,234 @@ static uint64_t entries_below(const struct snapshot_section *s, uint64_t end,
     return bytes / size;
 }
 
-/* Points are sorted, and each belongs to an up node. Without a branch per point:
- * the problems of a chunk are gathered, then looked at once. */
-static int check_points(struct stream *st, uint64_t end)
+/* Whether node index INDEX (any value) may own a point or a slot. */
+static inline bool index_usable(const struct stream *st, uint32_t index)
+{
+    uint32_t node_count = st->h->node_count;
+    return st->usable[index < node_count ? index : node_count];
+}
+
+/* Points [st->point, END) are sorted, and each belongs to an up node. */
+static void check_points(struct stream *st, uint64_t end)
 {
     const struct snapshot_point *points = st->points;
-    const struct snapshot_node *nodes = st->nodes;
-    uint32_t last_node = st->h->node_count - 1; /* there are up nodes */
-    bool bad = false;
-    for (uint64_t i = st->point; i < end; i++) {
-        uint32_t index = points[i].node_index;
-        /* The state read is always in bounds; a bad index fails anyway. */
-        uint32_t in_bounds = index < last_node ? index : last_node;
-        bad |= (i > 0 && points[i].point < points[i - 1].point) | (index > last_node) |
-               (nodes[in_bounds].state != SHMRING_STATE_UP);
-    }
+    uint64_t i = st->point;
+    if (i >= end)
+        return;
+    bool bad = !index_usable(st, points[i].node_index);
+    if (i > 0)
+        bad |= points[i].point < points[i - 1].point;
+    for (i++; i < end; i++)
+        bad |= (points[i].point < points[i - 1].point) |
+               (!index_usable(st, points[i].node_index));
+    st->bad_points |= bad;
     st->point = end;
-    return bad ? SHMRING_EBADPOINTS : 0;
+}
+
+/*
+ * What a point I gives the buckets that may start at it, derived once per point:
+ * the answers of a bucket of 0, 1 and 2 points that starts at I, and the bounds an
+ * index entry of value I must lie in, LOW <= b <= HIGH: one more than the top bits
+ * of point I - 1 (0 for I == 0) and the top bits of point I (the bucket count for
+ * I == point_count). A bucket of at most two points then costs one read of each,
+ * where deriving its answer reads three points and selects among them.
+ */
+struct candidates {
+    uint64_t answer[3];
+    uint32_t low, high;
+};
+
+/* Candidates of a chunk's points, with the two before them (a bucket of up to two
+ * points may start there and end in the chunk) and the one past them. */
+#define CANDIDATES_MAX (STREAM_CHUNK / sizeof(struct snapshot_point) + 3)
+/* Sections start on SNAPSHOT_ALIGN boundaries and chunks are a whole number of
+ * points apart, so a chunk completes at most STREAM_CHUNK / 16 points. */
+_Static_assert(STREAM_CHUNK % sizeof(struct snapshot_point) == 0 &&
+                   SNAPSHOT_ALIGN % sizeof(struct snapshot_point) == 0,
+               "a chunk completes at most CANDIDATES_MAX - 3 points");
+
+/* The top bits of point I, or for I at or past the point count (any value) the
+ * bucket count: where the last bucket ends. */
+static inline uint32_t candidate_high(const struct snapshot_header *h,
+                                      const struct snapshot_point *points, uint64_t i)
+{
+    if (i >= h->point_count)
+        return (uint32_t)(UINT64_C(1) << h->bucket_bits);
+    return (uint32_t)(points[i].point >> (64 - h->bucket_bits));
+}
+
+/* The candidates of a point whose window holds OWNER0 and SPLIT0, then those of the
+ * next two points (OWNER2 only: a bucket ends before its third point). */
+static inline void candidates_set(struct candidates *c, uint32_t low, uint32_t high,
+                                  uint64_t owner0, uint64_t split0, uint64_t owner1,
+                                  uint64_t split1, uint64_t owner2)
+{
+    c->answer[0] = shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
+    c->answer[1] = shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
+    c->answer[2] = shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
+    c->low = low;
+    c->high = high;
+}
+
+/*
+ * Derives the candidates of points [FROM, TO) and of the two before, and of TO
+ * itself once all points are checked (TO == point_count: the last bucket ends
+ * there). Every read is in bounds whatever the points hold; check_index() reads
+ * candidates only at indexes inside what was filled.
+ */
+static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
+{
+    const struct snapshot_header *h = st->h;
+    const struct snapshot_point *points = st->points;
+    uint32_t point_count = h->point_count;
+    unsigned bits = h->bucket_bits;
+    uint32_t bucket_count = (uint32_t)(UINT64_C(1) << bits);
+    uint64_t base = from >= 2 ? from - 2 : 0;
+    uint64_t last = to == point_count ? to : to - 1;
+    uint32_t low = base == 0 ? 0 : candidate_high(h, points, base - 1) + 1;
+    /* A window of three points slides along, each read (and its split bits taken)
+     * once: I, I + 1 and I + 2, the last two wrapping to point 0 at the point count
+     * as a bucket's next point does (the candidates past the end are never used). */
+    uint64_t at = base < point_count ? base : 0;
+    uint64_t owner0 = points[at].node_index;
+    uint32_t top0 = (uint32_t)(points[at].point >> (64 - bits));
+    uint64_t split0 = shmring__answer_split_bits(points[at].point, bits);
+    at = base + 1 < point_count ? base + 1 : 0;
+    uint64_t owner1 = points[at].node_index;
+    uint32_t top1 = (uint32_t)(points[at].point >> (64 - bits));
+    uint64_t split1 = shmring__answer_split_bits(points[at].point, bits);
+    struct candidates *c = st->candidates;
+    /* Points whose window does not wrap, then the last two and the end, apart:
+     * the first loop, nearly all of them, has no select to make. */
+    uint64_t straight = point_count > 2 ? point_count - 2 : 0;
+    if (straight > last + 1)
+        straight = last + 1;
+    uint64_t i = base;
+    for (; i < straight; i++, c++) {
+        const struct snapshot_point *p2 = &points[i + 2];
+        uint64_t owner2 = p2->node_index, point2 = p2->point;
+        candidates_set(c, low, top0, owner0, split0, owner1, split1, owner2);
+        low = top0 + 1;
+        owner0 = owner1, split0 = split1, top0 = top1;
+        owner1 = owner2;
+        split1 = shmring__answer_split_bits(point2, bits);
+        top1 = (uint32_t)(point2 >> (64 - bits));
+    }
+    for (; i <= last; i++, c++) {
+        at = i + 2 < point_count ? i + 2 : 0;
+        uint64_t owner2 = points[at].node_index, point2 = points[at].point;
+        uint32_t high = i < point_count ? top0 : bucket_count;
+        candidates_set(c, low, high, owner0, split0, owner1, split1, owner2);
+        low = high + 1;
+        owner0 = owner1, split0 = split1, top0 = top1;
+        owner1 = owner2;
+        split1 = shmring__answer_split_bits(point2, bits);
+        top1 = (uint32_t)(point2 >> (64 - bits));
+    }
+    st->candidates_base = (uint32_t)base;
+    st->candidates_count = (uint32_t)(last - base + 1);
 }
 
 /*
  * The bucket index must be exactly the one the builder derives from the points
- * (sorted by now): buckets[b] counts the points whose top bits are below b. It is,
- * if it starts at 0, ends at the point count, never decreases, and the first and
- * the last point of each bucket's range have the bucket's top bits: the ranges then
- * cover every point once, and sorted points between two of a bucket's are the
- * bucket's too. Then every lookup's scan starts and ends where it should.
+ * (sorted, or EBADPOINTS wins): buckets[b] counts the points whose top bits are below
+ * b. It is, if buckets[0] is 0 and every entry b > 0, of value I, lies between the
+ * candidates' bounds of point I: points before I have top bits below b and the
+ * others not. Then every lookup's scan starts and ends where it should, and each
+ * bucket's answer is the one its range defines.
+ *
+ * Buckets are checked as far as the points checked so far reach: bucket b needs its
+ * points and the one after them (whose owner its answer may hold). Each entry of the
+ * index is read once, as the end of one bucket and then carried as the start of the
+ * next, so the ranges derived from are disjoint whatever the index holds (and
+ * another process may change it meanwhile): a range out of order or out of bounds
+ * is derived as an empty one instead, and the derivation reads each point a bounded
+ * number of times.
  */
-static int check_buckets(struct stream *st, uint64_t end)
+static __attribute__((noinline)) void check_index(struct stream *st)
 {
+    const struct snapshot_header *h = st->h;
     const struct snapshot_point *points = st->points;
     const uint32_t *buckets = st->buckets;
-    uint32_t point_count = st->h->point_count;
-    uint64_t bucket_count = UINT64_C(1) << st->h->bucket_bits;
-    unsigned shift = 64 - st->h->bucket_bits;
+    const uint64_t *answers = st->answers;
+    const struct candidates *candidates = st->candidates;
+    uint32_t base = st->candidates_base, count_filled = st->candidates_count;
+    uint32_t point_count = h->point_count;
+    unsigned bits = h->bucket_bits;
+    uint64_t bucket_count = UINT64_C(1) << bits;
+    /* A bucket may end (exclusive) at or below the last point checked; once all are,
+     * anywhere. */
+    uint64_t end_limit = st->point == point_count ? UINT64_MAX : st->point;
+    uint32_t first = st->bucket_first;
+    uint64_t b = st->bucket;
     bool bad = false;
-    for (uint64_t b = st->bucket; b < end; b++) {
-        uint32_t first = buckets[b];
-        if (b == 0)
-            bad |= first != 0;
-        if (b == bucket_count) {
-            bad |= first != point_count;
-            continue;
-        }
-        /* buckets[b + 1] is in the section, checked or not: this compares it with
-         * its predecessor only, and its own turn checks its value. */
+    uint64_t differ = 0;
+    /* Bucket starts and ends relative to the candidates' first point: one
+     * comparison each tells whether a candidate is there. */
+    uint32_t from = first - base;
+    for (; b < bucket_count; b++) {
         uint32_t next = buckets[b + 1];
-        bool filled = next != first;
-        /* Reads in bounds whatever the values; a bad range fails anyway. */
-        uint32_t low = first < point_count ? first : point_count - 1;
-        uint32_t high = next - 1 < point_count ? next - 1 : point_count - 1;
-        bad |= (next < first) | (next > point_count) |
-               (filled &
-                ((points[low].point >> shift != b) | (points[high].point >> shift != b)));
+        uint32_t to = next - base;
+        /* Both ends among the candidates (then the range is in order and ends
+         * before end_limit) and at most two points: two reads. */
+        if (__builtin_expect(
+                (to - from <= 2) & (from < count_filled) & (to < count_filled), 1)) {
+            const struct candidates *end = &candidates[to];
+            bad |= ((uint32_t)(b + 1) < end->low) | ((uint32_t)(b + 1) > end->high);
+            differ |= candidates[from].answer[to - from] ^ answers[b];
+        } else {
+            if (next >= end_limit)
+                break;
+            /* More points, or a range out of order or out of bounds: the same
+             * checks from the points, whose reads stay in bounds whatever the
+             * values (a bad range fails anyway, and its answer is derived as an
+             * empty one's). */
+            first = from + base;
+            bool disordered = (first > next) | (next > point_count);
+            uint32_t low = next == 0 ? 0 : candidate_high(h, points, next - 1) + 1;
+            uint32_t high = candidate_high(h, points, next);
+            bad |= disordered | ((uint32_t)(b + 1) < low) | ((uint32_t)(b + 1) > high);
+            uint32_t keep = (uint32_t)disordered - 1u;
+            differ |= shmring__bucket_answer(points, point_count, bits, first & keep,
+                                             next & keep) ^
+                      answers[b];
+        }
+        from = to;
     }
-    st->bucket = end;
-    return bad ? SHMRING_EBADINDEX : 0;
+    first = from + base;
+    if (b == bucket_count && st->bucket < bucket_count) {
+        /* The entry past the last bucket: the index ends at the point count, and the
+         * answer past the last is the wrap's. */
+        bad |= first != point_count;
+        differ |=
+            shmring__bucket_answer(points, point_count, bits, point_count, point_count) ^
+            answers[bucket_count];
+    }
+    st->bucket = b;
+    st->bucket_first = first;
+    st->bad_index |= bad;
+    st->answers_differ |= differ;
 }
 
-/* Likewise every bucket's answer, which lookups trust instead of the points. */
-static int check_answers(struct stream *st, uint64_t end)
+static void check_table(struct stream *st, uint64_t end)
 {
-    uint64_t expected[ANSWER_BATCH];
-    while (st->answer < end) {
-        uint64_t count =
-            end - st->answer < ANSWER_BATCH ? end - st->answer : ANSWER_BATCH;
-        shmring__answer_fill(&st->answer_cursor, expected, (size_t)count);
-        if (memcmp(expected, st->answers + st->answer, count * sizeof(*expected)) != 0)
-            return SHMRING_EBADINDEX;
-        st->answer += count;
+    const uint32_t *table = st->table;
+    uint32_t node_count = st->h->node_count;
+    bool bad = false;
+    if (st->h->up_count == node_count) {
+        /* Every node is up: a slot is good when its index is in range, a test that
+         * compilers vectorize (into an integer accumulator, not a bool), where a
+         * lookup of each slot's node cannot be. */
+        uint32_t out_of_range = 0;
+        for (uint64_t s = st->slot; s < end; s++)
+            out_of_range |= table[s] >= node_count;
+        bad = out_of_range != 0;
+    } else {
+        for (uint64_t s = st->slot; s < end; s++)
+            bad |= !index_usable(st, table[s]);
     }
-    return 0;
-}
-
-static int check_table(struct stream *st, uint64_t end)
-{
-    for (uint64_t s = st->slot; s < end; s++) {
-        if (!owner_valid(st->nodes, st->h->node_count, st->table[s]))
-            return SHMRING_EBADINDEX;
-    }
+    st->bad_index |= bad;
     st->slot = end;
-    return 0;
 }
 
 /* Checks every entry that lies entirely below byte END (hashed by now), in the
@@ -292,7 +457,7 @@ static void check_below(struct stream *st, uint64_t end)
     if (st->err != 0)
         return;
     if (shmring__algorithm_has_table(h->algorithm)) {
-        st->err = check_table(st, entries_below(&h->table, end, sizeof(uint32_t)));
+        check_table(st, entries_below(&h->table, end, sizeof(uint32_t)));
         return;
     }
     /* No up nodes: the header check made sure that there are no points, no bucket
@@ -300,34 +465,39 @@ static void check_below(struct stream *st, uint64_t end)
      * out of bounds). */
     if (h->point_count == 0)
         return;
-    st->err = check_points(st, entries_below(&h->points, end, sizeof(*st->points)));
-    if (st->err == 0)
-        st->err = check_buckets(st, entries_below(&h->buckets, end, sizeof(uint32_t)));
-    if (st->err == 0)
-        st->err = check_answers(st, entries_below(&h->answers, end, sizeof(uint64_t)));
+    uint64_t from = st->point;
+    check_points(st, entries_below(&h->points, end, sizeof(*st->points)));
+    if (st->point == from)
+        return;
+    fill_candidates(st, from, st->point);
+    check_index(st);
 }
 
 /*
  * Hashes the buffer as the builder did (with the checksum field read as zero),
  * checking the lookup structures as it goes, after the nodes (FIRST_ERR: their
- * result). Returns ECHECKSUM if the checksum differs, else the first problem.
+ * result; USABLE: see check_nodes()). Returns ECHECKSUM if the checksum differs, else
+ * the first problem.
  */
 static int check_stream(const void *buffer, const struct snapshot_header *h,
-                        int first_err)
+                        const uint8_t *usable, int first_err)
 {
     struct stream st = {
-        .buffer = buffer,
         .h = h,
-        .nodes = snapshot_section_at(buffer, &h->nodes),
+        .usable = usable,
         .points = snapshot_section_at(buffer, &h->points),
         .buckets = snapshot_section_at(buffer, &h->buckets),
         .answers = snapshot_section_at(buffer, &h->answers),
         .table = snapshot_section_at(buffer, &h->table),
         .err = first_err,
     };
-    if (h->point_count > 0)
-        shmring__answer_cursor_start(&st.answer_cursor, st.points, h->point_count,
-                                     h->answer_bits);
+    if (h->point_count > 0 && first_err == 0) {
+        st.bucket_first = st.buckets[0];
+        st.bad_index = st.bucket_first != 0;
+        st.candidates = malloc(CANDIDATES_MAX * sizeof(*st.candidates));
+        if (st.candidates == NULL)
+            return SHMRING_ENOMEM;
+    }
     struct snapshot_header zeroed = *h;
     zeroed.checksum = 0;
     XXH3_state_t state;
@@ -342,9 +512,16 @@ static int check_stream(const void *buffer, const struct snapshot_header *h,
         check_below(&st, end);
         at = end;
     }
+    free(st.candidates);
     if (XXH3_64bits_digest(&state) != h->checksum)
         return SHMRING_ECHECKSUM;
-    return st.err;
+    if (st.err != 0)
+        return st.err;
+    if (st.bad_points)
+        return SHMRING_EBADPOINTS;
+    if (st.bad_index || st.answers_differ != 0)
+        return SHMRING_EBADINDEX;
+    return 0;
 }
 
 int shmring__snapshot_validate(const void *buffer, size_t size)
@@ -358,7 +535,12 @@ int shmring__snapshot_validate(const void *buffer, size_t size)
     int err = shmring__snapshot_header_check(h, size);
     if (err == 0)
         err = check_sections(h);
-    if (err == 0)
-        err = check_stream(buffer, h, check_nodes(buffer, h));
+    if (err != 0)
+        return err;
+    uint8_t *usable = malloc((size_t)h->node_count + 1);
+    if (usable == NULL)
+        return SHMRING_ENOMEM;
+    err = check_stream(buffer, h, usable, check_nodes(buffer, h, usable));
+    free(usable);
     return err;
 }

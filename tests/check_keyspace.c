@@ -96,10 +96,7 @@ static shmring_snapshot_t *hand_ring(const shmring_params_t *params, size_t node
     /* The bucket answers the format derives from the points (the builder's own
      * derivation: the answers are not what this test is about). */
     uint64_t *answers = (void *)(bytes + h->answers.offset);
-    struct answer_cursor cursor;
-    shmring__answer_cursor_start(&cursor, points, h->point_count, h->answer_bits);
-    for (uint64_t a = 0; a <= UINT64_C(1) << h->answer_bits; a++)
-        answers[a] = shmring__answer_next(&cursor);
+    shmring__answers_fill(points, h->point_count, buckets, h->bucket_bits, answers);
     return sealed(bytes, size);
 }
 

@@ -654,6 +654,36 @@ START_TEST(bad_nodes)
 }
 END_TEST
 
+/*
+ * Ids need not be in node order (the builder writes them so, and the validator
+ * then skips its sort): ids swapped between two nodes stay unique and pass, a
+ * duplicate among out-of-order ids is still found, and the reader's id index of
+ * such a snapshot is sorted.
+ */
+START_TEST(node_ids_out_of_order)
+{
+    struct guarded g = small_ring();
+    uint32_t id0 = node_at(&g, 0)->id, id3 = node_at(&g, 3)->id;
+    node_at(&g, 0)->id = id3;
+    node_at(&g, 3)->id = id0;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    struct node_id_entry *index;
+    ck_assert_int_eq(shmring__node_id_index(g.data, &index), 0);
+    for (uint32_t i = 1; i < header_of(&g)->node_count; i++)
+        ck_assert_uint_lt(index[i - 1].id, index[i].id);
+    ck_assert_int_eq(shmring__node_id_find(index, header_of(&g)->node_count, id3), 0);
+    ck_assert_int_eq(shmring__node_id_find(index, header_of(&g)->node_count, id0), 3);
+    free(index);
+
+    /* Out of order and a duplicate: node 1 takes node 0's id (now id3). */
+    node_at(&g, 1)->id = id3;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+    guarded_free(&g);
+}
+END_TEST
+
 START_TEST(bad_strings)
 {
     struct guarded g = small_ring();
@@ -1077,6 +1107,67 @@ START_TEST(bad_answers)
 }
 END_TEST
 
+/*
+ * One answer entry corrupted in a real snapshot of every algorithm with answers,
+ * large enough that its points, index and answers span many of the validator's
+ * chunks: the first bucket's, a middle one's, the last bucket's and the one past it
+ * (the wrap), each changed in its owner, its first split and its kind bit, is
+ * refused with SHMRING_EBADINDEX; the restored snapshot passes again.
+ */
+START_TEST(one_answer_corrupted_per_algorithm)
+{
+    static const shmring_algorithm_t algorithms[] = {
+        SHMRING_ALGORITHM_RING,      SHMRING_ALGORITHM_KETAMA,
+        SHMRING_ALGORITHM_TWEMPROXY, SHMRING_ALGORITHM_NGINX,
+        SHMRING_ALGORITHM_LIBKETAMA, SHMRING_ALGORITHM_ENVOY_RING,
+    };
+    static const uint64_t flips[] = {UINT64_C(1) << 44, UINT64_C(1) << 33, 1};
+    for (size_t a = 0; a < sizeof(algorithms) / sizeof(algorithms[0]); a++) {
+        shmring_nodeset_t *set;
+        ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+        shmring_params_t params;
+        shmring_params_default(&params);
+        params.algorithm = algorithms[a];
+        params.hash = shmring_algorithm_default_hash(algorithms[a]);
+        /* Envoy's ring of 64 hosts would be 1,024 points by default. */
+        if (algorithms[a] == SHMRING_ALGORITHM_ENVOY_RING)
+            params.min_ring_size = 16384;
+        ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+        for (int i = 0; i < 64; i++) {
+            char name[32], address[32];
+            snprintf(name, sizeof(name), "node-%d", i);
+            snprintf(address, sizeof(address), "10.0.%d.%d:11211", i / 250, i % 250 + 1);
+            ck_assert_int_eq(
+                shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
+        }
+        struct guarded g = guarded_build(set);
+        shmring_nodeset_free(set);
+        const struct snapshot_header *h = header_of(&g);
+        ck_assert_msg(h->points.size + h->buckets.size + h->answers.size > 4 * 64 * 1024,
+                      "%s: %llu points only", shmring_algorithm_name(algorithms[a]),
+                      (unsigned long long)h->point_count);
+        uint64_t bucket_count = UINT64_C(1) << h->answer_bits;
+        const uint64_t entries[] = {0, bucket_count / 2, bucket_count - 1, bucket_count};
+        uint64_t *answers = answers_of(&g);
+        for (size_t e = 0; e < sizeof(entries) / sizeof(entries[0]); e++) {
+            for (size_t f = 0; f < sizeof(flips) / sizeof(flips[0]); f++) {
+                answers[entries[e]] ^= flips[f];
+                reseal(&g);
+                ck_assert_msg(validate(&g) == SHMRING_EBADINDEX,
+                              "%s: answer %llu with bit 0x%llx flipped: %d",
+                              shmring_algorithm_name(algorithms[a]),
+                              (unsigned long long)entries[e],
+                              (unsigned long long)flips[f], validate(&g));
+                answers[entries[e]] ^= flips[f];
+            }
+        }
+        reseal(&g);
+        ck_assert_int_eq(validate(&g), 0);
+        guarded_free(&g);
+    }
+}
+END_TEST
+
 START_TEST(bad_maglev_table)
 {
     struct guarded g = small_maglev();
@@ -1091,6 +1182,35 @@ START_TEST(bad_maglev_table)
     reseal(&g);
     ck_assert_int_eq(validate(&g), 0);
     guarded_free(&g);
+
+    /* Every node up (the validator then only compares indexes with the node
+     * count), in both maglevs: the first, a middle and the last slot out of range,
+     * by one and by all. */
+    static const shmring_algorithm_t algorithms[] = {SHMRING_ALGORITHM_MAGLEV,
+                                                     SHMRING_ALGORITHM_ENVOY_MAGLEV};
+    for (size_t a = 0; a < sizeof(algorithms) / sizeof(algorithms[0]); a++) {
+        shmring_nodeset_t *set = test_small_set(
+            algorithms[a], shmring_algorithm_default_hash(algorithms[a]), 0);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, "gamma", SHMRING_STATE_UP), 0);
+        g = guarded_build(set);
+        shmring_nodeset_free(set);
+        uint32_t table_size = header_of(&g)->table_size;
+        ck_assert_uint_eq(header_of(&g)->up_count, 4);
+        const size_t slots[] = {0, table_size / 2, table_size - 1};
+        static const uint32_t bad_indexes[] = {4, UINT32_MAX};
+        for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+            uint32_t saved = *slot_at(&g, slots[i]);
+            for (size_t b = 0; b < sizeof(bad_indexes) / sizeof(bad_indexes[0]); b++) {
+                *slot_at(&g, slots[i]) = bad_indexes[b];
+                reseal(&g);
+                EXPECT_INT_EQ(validate(&g), SHMRING_EBADINDEX);
+            }
+            *slot_at(&g, slots[i]) = saved;
+        }
+        reseal(&g);
+        ck_assert_int_eq(validate(&g), 0);
+        guarded_free(&g);
+    }
 }
 END_TEST
 
@@ -1309,6 +1429,7 @@ static Suite *snapshot_validate_suite(void)
     tc = tcase_create("nodes");
     tcase_add_test(tc, bad_nodes);
     tcase_add_test(tc, bad_strings);
+    tcase_add_test(tc, node_ids_out_of_order);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lookup_structures");
@@ -1319,6 +1440,7 @@ static Suite *snapshot_validate_suite(void)
     tcase_add_test(tc, answers_as_defined);
     tcase_add_test(tc, answers_exact_on_hand_made_points);
     tcase_add_test(tc, bad_answers);
+    tcase_add_test(tc, one_answer_corrupted_per_algorithm);
     tcase_add_test(tc, bad_maglev_table);
     tcase_add_test(tc, empty_and_all_down_snapshots);
     suite_add_tcase(s, tc);
