@@ -109,6 +109,38 @@ def publish_tables(run):
             r["seconds"]))
 
 
+def other_tables(run):
+    """Worker scaling, balance, disruption and sync, as ringbench's tables 2, 5-7."""
+    one = run["processes"][0]["lookups_per_second"]
+    for p in run["processes"]:
+        print("%d worker(s) on ring@100: %.1f M lookups/s, %.2fx one worker's" % (
+            p["workers"], p["lookups_per_second"] / 1e6, p["lookups_per_second"] / one))
+    balance = {}
+    for b in run["balance"]:
+        balance.setdefault(b["algorithm"], {})[b["nodes"]] = b["max_over_mean"]
+    counts = sorted({n for row in balance.values() for n in row})
+    print("\n%-22s" % "largest / mean share" + "".join(
+        "%10s" % format(n, ",") for n in counts))
+    for algorithm, row in balance.items():
+        print("%-22s" % algorithm + "".join("%10.3f" % row[n] for n in counts))
+    print("\n%-12s%24s%24s" % ("moved keys", "node-100 joins 100", "node-0 leaves"))
+    for d in run["disruption"]:
+        print("%-12s%15.3f%% (%.2fx)%15.3f%% (%.2fx)" % (
+            d["algorithm"], d["add_moved"] * 100, d["add_moved"] / d["add_ideal"],
+            d["remove_moved"] * 100, d["remove_moved"] / d["remove_ideal"]))
+    sync = run.get("sync")
+    if sync:
+        each = sync["put_to_publish_each_ring_seconds"]
+        every = sync["put_to_publish_all_rings_seconds"]
+        rereads = sorted(sync["reread_seconds"])
+        print("\nringctl sync, %d-node set, %d puts: put to publish p50 / p99 %.1f / %.1f ms"
+              " each ring, %.1f / %.1f ms all three; full re-read of %s keys %.0f ms"
+              " (best of %d)" % (
+                  sync["nodes"], sync["puts"], each["p50"] * 1e3, each["p99"] * 1e3,
+                  every["p50"] * 1e3, every["p99"] * 1e3,
+                  format(sync["reread_nodes"], ","), rereads[0] * 1e3, len(rereads)))
+
+
 def targets(run):
     for t in run["targets"]:
         value = "not measured" if t["value"] is None else "%.3f (%s %.2f)" % (
@@ -127,6 +159,7 @@ def main():
     for title, table in (("Lookups: hot keys and the stream", lookup_table),
                          ("Cold keys", cold_table),
                          ("Publish, switch and ringctl", publish_tables),
+                         ("Workers, balance, disruption, sync", other_tables),
                          ("Targets", targets)):
         print("\n" + title)
         table(run)
