@@ -15,8 +15,11 @@ static const char *const verdict_names[] = {"PASS", "MISS", "SKIP"};
 void figure_add(struct figures *all, enum figure_kind kind, size_t nodes, double hot,
                 double cold, const char *format, ...)
 {
-    if (all->count == FIGURES_MAX)
-        return;
+    if (all->count == FIGURES_MAX) {
+        fprintf(stderr, "ringbench: more than %d figures: raise FIGURES_MAX\n",
+                FIGURES_MAX);
+        abort();
+    }
     struct figure *f = &all->items[all->count++];
     va_list args;
     va_start(args, format);
@@ -40,7 +43,12 @@ static const struct figure *figure_find(const struct figures *all, const char *n
 void targets_judge(const struct target_row *rows, size_t count, const struct figures *all,
                    struct verdicts *out)
 {
-    for (size_t i = 0; i < count && out->count < TARGETS_MAX; i++) {
+    if (out->count + count > TARGETS_MAX) {
+        fprintf(stderr, "ringbench: more than %d targets: raise TARGETS_MAX\n",
+                TARGETS_MAX);
+        abort();
+    }
+    for (size_t i = 0; i < count; i++) {
         const struct figure *f = figure_find(all, rows[i].figure);
         double value = f != NULL ? f->value[HOT] : NAN;
         enum verdict verdict = SKIP;

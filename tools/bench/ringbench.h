@@ -337,7 +337,10 @@ struct figure {
     double value[TEMPERATURES];
 };
 
-#define FIGURES_MAX (NODE_COUNTS_MAX * 32)
+/* Lookup derives about 100 figures a node count (8 algorithms, their floors, reader
+ * kinds and peers); the rest add a few each. figure_add() stops the run rather than
+ * drop one, which would turn a target into a silent SKIP. */
+#define FIGURES_MAX (NODE_COUNTS_MAX * 160)
 
 struct figures {
     struct figure items[FIGURES_MAX];
