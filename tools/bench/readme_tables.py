@@ -134,7 +134,7 @@ def other_tables(run):
         every = sync["put_to_publish_all_rings_seconds"]
         rereads = sorted(sync["reread_seconds"])
         print("\nringctl sync, %d-node set, %d puts: put to publish p50 / p99 %.1f / %.1f ms"
-              " each ring, %.1f / %.1f ms all three; full re-read of %s keys %.0f ms"
+              "\neach ring, %.1f / %.1f ms all three; full re-read of %s keys %.0f ms"
               " (best of %d)" % (
                   sync["nodes"], sync["puts"], each["p50"] * 1e3, each["p99"] * 1e3,
                   every["p50"] * 1e3, every["p99"] * 1e3,
