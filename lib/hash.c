@@ -1,12 +1,11 @@
 /*
- * The hash functions. xxh3, MD5 and CRC-32 come from well-kept libraries (libxxhash,
- * nettle, zlib); FNV-1a and MurmurHash3 are short enough to follow their published
- * definitions here.
+ * The hash functions. xxh3 and MD5 come from well-kept libraries (libxxhash,
+ * nettle); CRC-32 has its own module (crc32.c); FNV-1a and MurmurHash3 are short
+ * enough to follow their published definitions here.
  */
 #include "hash_internal.h"
 
 #include <nettle/md5.h>
-#include <zlib.h>
 
 void shmring__md5(const void *data, size_t len, uint8_t digest[16])
 {
@@ -29,20 +28,6 @@ static uint64_t md5_64(const void *data, size_t len)
     shmring__md5(data, len, digest);
     return (uint64_t)shmring__load_le32(digest) | (uint64_t)shmring__load_le32(digest + 4)
                                                       << 32;
-}
-
-uint32_t shmring__crc32(const void *data, size_t len)
-{
-    /* zlib takes a uInt length; keys longer than that are hashed in pieces. */
-    const unsigned char *p = data;
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) {
-        uInt chunk = len > 0x40000000u ? 0x40000000u : (uInt)len;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        len -= chunk;
-    }
-    return (uint32_t)crc;
 }
 
 static uint64_t crc32_64(const void *data, size_t len)

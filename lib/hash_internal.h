@@ -31,6 +31,10 @@ uint32_t shmring__ketama_key_hash(const void *data, size_t len);
 /* The CRC-32 of DATA (zlib's, which is ISO-HDLC's and nginx's ngx_crc32_long()). */
 uint32_t shmring__crc32(const void *data, size_t len);
 
+/* CRC32, the CRC-32 of some bytes, continued over DATA: the CRC-32 of both (zlib's
+ * crc32(CRC32, DATA, LEN)). */
+uint32_t shmring__crc32_update(uint32_t crc32, const void *data, size_t len);
+
 /* twemproxy's key hash HASH (one of the names of its `hash:` option) of KEY. */
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len);
 

@@ -28,17 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
 #include "placement_internal.h"
 
 #define NGINX_POINTS_PER_WEIGHT 160
-
-/* The CRC-32 state nginx's ngx_crc32_update() keeps: zlib's, before the final xor. */
-static uint32_t crc_update(uint32_t crc, const void *data, size_t len)
-{
-    return (uint32_t)crc32(crc, data, (uInt)len);
-}
 
 /* Emits the weight x 160 points of NODE at POINTS. */
 static size_t place_node(const struct placement_node *node, struct snapshot_point *points)
@@ -65,16 +57,18 @@ static size_t place_node(const struct placement_node *node, struct snapshot_poin
         }
     }
 
-    uint32_t base = crc_update(0, host, host_length);
-    base = crc_update(base, "", 1);
-    base = crc_update(base, port, port_length);
+    /* nginx keeps the CRC register open across ngx_crc32_update() calls and
+     * finishes it once; continuing a finished CRC-32 gives the same values. */
+    uint32_t base = shmring__crc32_update(0, host, host_length);
+    base = shmring__crc32_update(base, "", 1);
+    base = shmring__crc32_update(base, port, port_length);
 
     uint32_t previous = 0;
     size_t count = (size_t)node->weight * NGINX_POINTS_PER_WEIGHT;
     for (size_t j = 0; j < count; j++) {
         uint8_t bytes[4] = {(uint8_t)previous, (uint8_t)(previous >> 8),
                             (uint8_t)(previous >> 16), (uint8_t)(previous >> 24)};
-        uint32_t hash = crc_update(base, bytes, sizeof(bytes));
+        uint32_t hash = shmring__crc32_update(base, bytes, sizeof(bytes));
         points[j].point = (uint64_t)hash << 32;
         points[j].node_index = node->node_index;
         points[j].reserved = 0;

@@ -9,12 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-/* The floor is xxh3 as the library compiles it: inlined, not called. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+/* The floors are the library's own hashes: xxh3 as it compiles it (inlined, not
+ * called, hash_internal.h), CRC-32 from lib/crc32.c, built into ringbench too. */
+#include "hash_internal.h"
 #include "ringbench.h"
 
 /* Measurements read this many consecutive keys between two clock readings. */
@@ -127,7 +125,7 @@ static uint64_t xxh64_of(const void *subject, const uint8_t *key, size_t len)
 static uint64_t crc32_of(const void *subject, const uint8_t *key, size_t len)
 {
     (void)subject;
-    return crc32(0, key, (uInt)len);
+    return shmring__crc32(key, len);
 }
 
 /* twemproxy's fnv1a_64: FNV-1a over 64 bits, kept to its low 32. */
