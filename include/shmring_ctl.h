@@ -414,8 +414,8 @@ shmring_snapshot_moved_share(const shmring_snapshot_t *before,
 
 /*
  * Recreates the node set a snapshot was built from (nodes, ids, parameters).
- * Returns 0, SHMRING_ENOMEM, or SHMRING_EBADNODE when the snapshot holds two nodes
- * of the same name (which the validator, run by every reader, does not look for).
+ * Returns 0 or SHMRING_ENOMEM (the validator refuses a snapshot with two nodes of
+ * one name, so every snapshot this takes makes a node set).
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_from_snapshot(const shmring_snapshot_t *snapshot,

@@ -114,6 +114,64 @@ static int compare_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The name of NODE, or NULL if its offset and length leave the strings section:
+ * read once, so that a field another process rewrites after string_valid() cannot
+ * send the comparison out of bounds. */
+static const char *node_name(const struct snapshot_node *node, const char *strings,
+                             uint64_t strings_size, uint16_t *length)
+{
+    uint32_t offset = node->name_offset;
+    *length = node->name_length;
+    return in_bounds(offset, *length, strings_size) ? strings + offset : NULL;
+}
+
+/*
+ * Node names are unique, as in every node set: tools find nodes by name, and
+ * shmring_nodeset_from_snapshot() rebuilds a node set from a version. One pass
+ * through an open-addressing table of node indexes keyed by the name's xxh3, at
+ * least twice as large as the node count, instead of a sort of strings.
+ */
+static int check_names_unique(const struct snapshot_node *nodes, uint32_t count,
+                              const char *strings, uint64_t strings_size)
+{
+    if (count < 2)
+        return 0;
+    size_t capacity = 2;
+    while (capacity < (size_t)count * 2)
+        capacity <<= 1;
+    uint32_t *slots = malloc(capacity * sizeof(*slots));
+    if (slots == NULL)
+        return SHMRING_ENOMEM;
+    /* All ones: an empty slot (node indexes stay below SHMRING_NODES_MAX). */
+    memset(slots, 0xff, capacity * sizeof(*slots));
+    int err = 0;
+    for (uint32_t i = 0; i < count && err == 0; i++) {
+        uint16_t length, other_length;
+        const char *name = node_name(&nodes[i], strings, strings_size, &length);
+        if (name == NULL) {
+            err = SHMRING_EBADSTRING;
+            break;
+        }
+        size_t slot = (size_t)XXH3_64bits(name, length) & (capacity - 1);
+        while (slots[slot] != UINT32_MAX) {
+            const char *other =
+                node_name(&nodes[slots[slot]], strings, strings_size, &other_length);
+            if (other == NULL) {
+                err = SHMRING_EBADSTRING;
+                break;
+            }
+            if (other_length == length && memcmp(other, name, length) == 0) {
+                err = SHMRING_EBADNODE;
+                break;
+            }
+            slot = (slot + 1) & (capacity - 1);
+        }
+        slots[slot] = i;
+    }
+    free(slots);
+    return err;
+}
+
 /*
  * Checks the nodes, and marks in USABLE (node_count + 1 bytes) which may own a point
  * or a slot: 1 for an up node, 0 for the others and for the entry past the last,
@@ -151,6 +209,9 @@ static int check_nodes(const void *buffer, const struct snapshot_header *h,
     usable[h->node_count] = 0;
     if (up != h->up_count)
         return SHMRING_EBADNODE;
+    int names = check_names_unique(nodes, h->node_count, strings, h->strings.size);
+    if (names != 0)
+        return names;
 
     /* Workers index connection pools by id: ids must be unique. */
     if (h->node_count < 2 || ascending)
