@@ -336,15 +336,34 @@ static inline uint32_t candidate_high(const struct snapshot_header *h,
     return (uint32_t)(points[i].point >> (64 - h->bucket_bits));
 }
 
-/* The candidates of a point whose window holds OWNER0 and SPLIT0, then those of the
- * next two points (OWNER2 only: a bucket ends before its third point). */
-static inline void candidates_set(struct candidates *c, uint32_t low, uint32_t high,
-                                  uint64_t owner0, uint64_t split0, uint64_t owner1,
-                                  uint64_t split1, uint64_t owner2)
+/* The first two points of a window of three that slides along the points: each
+ * point is read, and its top and split bits taken, once. */
+struct window {
+    uint64_t owner0, split0, owner1, split1;
+    uint32_t top0, top1;
+};
+
+/* Slides W one point on: POINT becomes its second, the first drops out. */
+static inline void window_push(struct window *w, const struct snapshot_point *point,
+                               unsigned bits)
 {
-    c->answer[0] = shmring__answer_of_points(0, owner0, split0, owner1, split1, owner0);
-    c->answer[1] = shmring__answer_of_points(1, owner0, split0, owner1, split1, owner1);
-    c->answer[2] = shmring__answer_of_points(2, owner0, split0, owner1, split1, owner2);
+    w->owner0 = w->owner1, w->split0 = w->split1, w->top0 = w->top1;
+    w->owner1 = point->node_index;
+    w->split1 = shmring__answer_split_bits(point->point, bits);
+    w->top1 = (uint32_t)(point->point >> (64 - bits));
+}
+
+/* The candidates of W's first point, whose bucket index entry lies in [LOW, HIGH];
+ * OWNER2 is the third point's owner (a bucket ends before its third point). */
+static inline void candidates_set(struct candidates *c, uint32_t low, uint32_t high,
+                                  const struct window *w, uint64_t owner2)
+{
+    c->answer[0] = shmring__answer_of_points(0, w->owner0, w->split0, w->owner1,
+                                             w->split1, w->owner0);
+    c->answer[1] = shmring__answer_of_points(1, w->owner0, w->split0, w->owner1,
+                                             w->split1, w->owner1);
+    c->answer[2] =
+        shmring__answer_of_points(2, w->owner0, w->split0, w->owner1, w->split1, owner2);
     c->low = low;
     c->high = high;
 }
@@ -365,17 +384,11 @@ static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
     uint64_t base = from >= 2 ? from - 2 : 0;
     uint64_t last = to == point_count ? to : to - 1;
     uint32_t low = base == 0 ? 0 : candidate_high(h, points, base - 1) + 1;
-    /* A window of three points slides along, each read (and its split bits taken)
-     * once: I, I + 1 and I + 2, the last two wrapping to point 0 at the point count
-     * as a bucket's next point does (the candidates past the end are never used). */
-    uint64_t at = base < point_count ? base : 0;
-    uint64_t owner0 = points[at].node_index;
-    uint32_t top0 = (uint32_t)(points[at].point >> (64 - bits));
-    uint64_t split0 = shmring__answer_split_bits(points[at].point, bits);
-    at = base + 1 < point_count ? base + 1 : 0;
-    uint64_t owner1 = points[at].node_index;
-    uint32_t top1 = (uint32_t)(points[at].point >> (64 - bits));
-    uint64_t split1 = shmring__answer_split_bits(points[at].point, bits);
+    /* The window starts on I and I + 1, which wrap to point 0 at the point count as
+     * a bucket's next point does (the candidates past the end are never used). */
+    struct window w = {0};
+    window_push(&w, &points[base < point_count ? base : 0], bits);
+    window_push(&w, &points[base + 1 < point_count ? base + 1 : 0], bits);
     struct candidates *c = st->candidates;
     /* Points whose window does not wrap, then the last two and the end, apart:
      * the first loop, nearly all of them, has no select to make. */
@@ -384,25 +397,16 @@ static void fill_candidates(struct stream *st, uint64_t from, uint64_t to)
         straight = last + 1;
     uint64_t i = base;
     for (; i < straight; i++, c++) {
-        const struct snapshot_point *p2 = &points[i + 2];
-        uint64_t owner2 = p2->node_index, point2 = p2->point;
-        candidates_set(c, low, top0, owner0, split0, owner1, split1, owner2);
-        low = top0 + 1;
-        owner0 = owner1, split0 = split1, top0 = top1;
-        owner1 = owner2;
-        split1 = shmring__answer_split_bits(point2, bits);
-        top1 = (uint32_t)(point2 >> (64 - bits));
+        candidates_set(c, low, w.top0, &w, points[i + 2].node_index);
+        low = w.top0 + 1;
+        window_push(&w, &points[i + 2], bits);
     }
     for (; i <= last; i++, c++) {
-        at = i + 2 < point_count ? i + 2 : 0;
-        uint64_t owner2 = points[at].node_index, point2 = points[at].point;
-        uint32_t high = i < point_count ? top0 : bucket_count;
-        candidates_set(c, low, high, owner0, split0, owner1, split1, owner2);
+        const struct snapshot_point *third = &points[i + 2 < point_count ? i + 2 : 0];
+        uint32_t high = i < point_count ? w.top0 : bucket_count;
+        candidates_set(c, low, high, &w, third->node_index);
         low = high + 1;
-        owner0 = owner1, split0 = split1, top0 = top1;
-        owner1 = owner2;
-        split1 = shmring__answer_split_bits(point2, bits);
-        top1 = (uint32_t)(point2 >> (64 - bits));
+        window_push(&w, third, bits);
     }
     st->candidates_base = (uint32_t)base;
     st->candidates_count = (uint32_t)(last - base + 1);
