@@ -5,6 +5,7 @@
  * share.
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,17 +49,102 @@ int shmring__import_fail(shmring_import_error_t *error, int line, const char *fo
     return SHMRING_EINVAL;
 }
 
-int shmring__import_fail_once(bool *failed, shmring_import_error_t *error, int line,
+int shmring__import_fail_once(struct import_section *section, int line,
                               const char *format, ...)
 {
-    if (*failed)
+    if (section->failed)
         return 0;
-    *failed = true;
+    section->failed = true;
     va_list args;
     va_start(args, format);
-    record(error, line, format, args);
+    record(&section->error, line, format, args);
     va_end(args);
     return 0;
+}
+
+/* The I-th of sections SIZE bytes apart, each beginning with a struct import_section. */
+static struct import_section *section_at(void *sections, size_t size, size_t i)
+{
+    return (struct import_section *)((char *)sections + i * size);
+}
+
+int shmring__import_section_new(void **sections, size_t *count, size_t *capacity,
+                                size_t size, const char *name, size_t name_len, int line,
+                                const struct import_section_kind *kind,
+                                shmring_import_error_t *error)
+{
+    char quoted[IMPORT_QUOTE_SIZE];
+    for (size_t i = 0; i < *count; i++) {
+        const struct import_section *other = section_at(*sections, size, i);
+        if (strlen(other->name) == name_len && memcmp(other->name, name, name_len) == 0)
+            return shmring__import_fail(
+                error, line, "%s '%s' is given twice (first on line %d)", kind->one,
+                shmring__import_quote(quoted, name, name_len), other->line);
+    }
+    if (*count == *capacity) {
+        size_t grown_capacity = *capacity ? *capacity * 2 : 4;
+        void *grown = realloc(*sections, grown_capacity * size);
+        if (grown == NULL)
+            return SHMRING_ENOMEM;
+        *sections = grown;
+        *capacity = grown_capacity;
+    }
+    struct import_section *section = section_at(*sections, size, *count);
+    memset(section, 0, size);
+    section->line = line;
+    section->name = strndup(name, name_len);
+    if (section->name == NULL)
+        return SHMRING_ENOMEM;
+    /* Counted from here on, so that the name and node set are freed with the rest. */
+    (*count)++;
+    return shmring__import_nodeset(
+        kind->algorithm, shmring_algorithm_default_hash(kind->algorithm), &section->set);
+}
+
+int shmring__import_take(void *sections, size_t count, size_t size, const char *wanted,
+                         const struct import_section_kind *kind,
+                         shmring_nodeset_t **chosen, shmring_import_error_t *error)
+{
+    char quoted[IMPORT_QUOTE_SIZE];
+    struct import_section *section = NULL;
+    if (wanted != NULL) {
+        for (size_t i = 0; i < count && section == NULL; i++) {
+            if (strcmp(section_at(sections, size, i)->name, wanted) == 0)
+                section = section_at(sections, size, i);
+        }
+        if (section == NULL)
+            return shmring__import_fail(
+                error, 0, "no %s '%s'", kind->one,
+                shmring__import_quote(quoted, wanted, strlen(wanted)));
+    } else if (count == 1) {
+        section = section_at(sections, size, 0);
+    } else if (count == 0) {
+        return shmring__import_fail(error, 0, "%s", kind->none);
+    } else {
+        const struct import_section *first = section_at(sections, size, 0);
+        return shmring__import_fail(
+            error, 0, "%zu %s (the first '%s' on line %d): name the one to import", count,
+            kind->many, shmring__import_quote(quoted, first->name, strlen(first->name)),
+            first->line);
+    }
+    /* A problem anywhere in the chosen section spoils its node set; problems of the
+     * sections not chosen do not matter. */
+    if (section->failed) {
+        *error = section->error;
+        return SHMRING_EINVAL;
+    }
+    *chosen = section->set;
+    section->set = NULL;
+    return 0;
+}
+
+void shmring__import_sections_free(void *sections, size_t count, size_t size)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(section_at(sections, size, i)->name);
+        shmring_nodeset_free(section_at(sections, size, i)->set);
+    }
+    free(sections);
 }
 
 const char *shmring__import_quote(char *quoted, const char *word, size_t len)

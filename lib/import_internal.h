@@ -30,13 +30,62 @@ int shmring__import_libketama(const char *text, size_t len, shmring_nodeset_t **
 int shmring__import_fail(shmring_import_error_t *error, int line, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Records the first problem of one section (an nginx upstream, a nutcracker pool) in
- * *error with LINE and the formatted message, and sets *failed; a later problem of
- * the same section is not recorded, so the section is still read to its end and the
- * rest of the file with it. Returns 0. */
-int shmring__import_fail_once(bool *failed, shmring_import_error_t *error, int line,
+/*
+ * One named section of a peer's file (an nginx upstream, a nutcracker pool): where it
+ * starts, the node set read from it, and its first problem, which is reported only if
+ * this is the section imported. Each format's own section type begins with one, so
+ * the calls below can walk an array of them.
+ */
+struct import_section {
+    char *name;
+    int line;
+    shmring_nodeset_t *set;
+    shmring_import_error_t error;
+    bool failed;
+    size_t servers;
+};
+
+/* Records the first problem of SECTION with LINE and the formatted message; a later
+ * problem of the same section is not recorded, so the section is still read to its end
+ * and the rest of the file with it. Returns 0. */
+int shmring__import_fail_once(struct import_section *section, int line,
                               const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 3, 4)));
+
+/* What a format's sections are: their names in messages ("pool" / "pools" /
+ * "no pool") and the algorithm of the node sets read from them. */
+struct import_section_kind {
+    const char *one;
+    const char *many;
+    const char *none;
+    shmring_algorithm_t algorithm;
+};
+
+/*
+ * Appends a section named by the NAME_LEN bytes at NAME, starting on LINE, to the
+ * *COUNT sections at *SECTIONS (room for *CAPACITY, each SIZE bytes and beginning
+ * with a struct import_section), growing the array as needed. The new one is zeroed,
+ * with an empty node set of KIND's algorithm. A name given twice is refused. Returns
+ * 0, SHMRING_EINVAL (with *error filled) or SHMRING_ENOMEM.
+ */
+int shmring__import_section_new(void **sections, size_t *count, size_t *capacity,
+                                size_t size, const char *name, size_t name_len, int line,
+                                const struct import_section_kind *kind,
+                                shmring_import_error_t *error);
+
+/*
+ * Chooses among the COUNT sections at SECTIONS, each SIZE bytes and beginning with a
+ * struct import_section: the one named WANTED, or without a name the file's only
+ * one. On success *CHOSEN is that section's own problem-free node set, handed over
+ * (NULL in the section); otherwise *error names what is wrong. Returns 0 or
+ * SHMRING_EINVAL.
+ */
+int shmring__import_take(void *sections, size_t count, size_t size, const char *wanted,
+                         const struct import_section_kind *kind,
+                         shmring_nodeset_t **chosen, shmring_import_error_t *error);
+
+/* Frees the COUNT sections at SECTIONS (each SIZE bytes, as above) and the array. */
+void shmring__import_sections_free(void *sections, size_t count, size_t size);
 
 /*
  * Writes the LEN bytes at WORD into QUOTED (IMPORT_QUOTE_SIZE bytes) so that a

@@ -56,13 +56,8 @@ struct lexer {
 
 /* One upstream block: its node set, or the first problem found in it. */
 struct upstream {
-    char *name;
-    int line;
-    shmring_nodeset_t *set;
-    shmring_import_error_t error;
-    bool failed;
+    struct import_section section; /* first: shmring__import_take() walks these */
     bool has_hash;
-    size_t servers;
 };
 
 struct reader {
@@ -215,7 +210,7 @@ static int upstream_server(struct upstream *u, const struct directive *d)
 {
     char quoted[IMPORT_QUOTE_SIZE];
     if (d->count < 2)
-        return shmring__import_fail_once(&u->failed, &u->error, d->line,
+        return shmring__import_fail_once(&u->section, d->line,
                                          "'server' needs an address");
     const struct word *address = &d->words[1];
     uint32_t weight = 1;
@@ -226,7 +221,7 @@ static int upstream_server(struct upstream *u, const struct directive *d)
             if (!shmring__import_number(parameter->text + 7, parameter->len - 7,
                                         SHMRING_WEIGHT_MAX, &weight))
                 return shmring__import_fail_once(
-                    &u->failed, &u->error, d->line,
+                    &u->section, d->line,
                     "'%s': the weight must be an integer from 1 to %d",
                     quote(quoted, parameter), SHMRING_WEIGHT_MAX);
         } else if (word_is(parameter, "down")) {
@@ -239,23 +234,23 @@ static int upstream_server(struct upstream *u, const struct directive *d)
              * while every server answers. */
         } else if (word_is(parameter, "backup")) {
             return shmring__import_fail_once(
-                &u->failed, &u->error, d->line,
+                &u->section, d->line,
                 "'backup' is not supported: nginx refuses it with 'hash'");
         } else {
-            return shmring__import_fail_once(&u->failed, &u->error, d->line,
+            return shmring__import_fail_once(&u->section, d->line,
                                              "server parameter '%s' is not supported",
                                              quote(quoted, parameter));
         }
     }
-    if (u->failed)
+    if (u->section.failed)
         return 0;
-    int err = shmring__import_add(u->set, address->text, address->text, weight, state,
-                                  NULL, d->line, &u->error);
+    int err = shmring__import_add(u->section.set, address->text, address->text, weight,
+                                  state, NULL, d->line, &u->section.error);
     if (err == SHMRING_EINVAL) {
-        u->failed = true;
+        u->section.failed = true;
         return 0;
     }
-    u->servers++;
+    u->section.servers++;
     return err;
 }
 
@@ -264,26 +259,26 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
 {
     char quoted[IMPORT_QUOTE_SIZE];
     const struct word *name = &d->words[0];
-    if (u->failed)
+    if (u->section.failed)
         return 0;
     if (d->terminator == '{')
-        return shmring__import_fail_once(&u->failed, &u->error, d->line,
+        return shmring__import_fail_once(&u->section, d->line,
                                          "a block ('%s {') inside an upstream",
                                          quote(quoted, name));
     if (word_is(name, "server"))
         return upstream_server(u, d);
     if (word_is(name, "hash")) {
         if (u->has_hash)
-            return shmring__import_fail_once(&u->failed, &u->error, d->line,
+            return shmring__import_fail_once(&u->section, d->line,
                                              "'hash' is given twice");
         if (d->count == 2)
             return shmring__import_fail_once(
-                &u->failed, &u->error, d->line,
+                &u->section, d->line,
                 "'hash' without 'consistent' is not supported: nginx "
                 "then picks a server by the hash modulo the servers");
         if (d->count != 3 || !word_is(&d->words[2], "consistent"))
             return shmring__import_fail_once(
-                &u->failed, &u->error, d->line,
+                &u->section, d->line,
                 "'hash' takes a key and 'consistent', nothing else");
         u->has_hash = true;
         return 0;
@@ -293,7 +288,7 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
     for (size_t i = 0; i < sizeof(balancers) / sizeof(balancers[0]); i++) {
         if (word_is(name, balancers[i]))
             return shmring__import_fail_once(
-                &u->failed, &u->error, d->line,
+                &u->section, d->line,
                 "'%s' is not supported: only 'hash KEY consistent' "
                 "places keys on a continuum",
                 balancers[i]);
@@ -305,12 +300,20 @@ static int upstream_directive(struct upstream *u, const struct directive *d)
         if (word_is(name, connection[i]))
             return 0;
     }
-    return shmring__import_fail_once(&u->failed, &u->error, d->line,
+    return shmring__import_fail_once(&u->section, d->line,
                                      "'%s' is not supported in an upstream",
                                      quote(quoted, name));
 }
 
 static int read_block(struct reader *r, int depth, int open_line);
+
+/* Sections are named in messages as nginx names its blocks. */
+static const struct import_section_kind upstream_kind = {
+    .one = "upstream",
+    .many = "upstream blocks",
+    .none = "no upstream block",
+    .algorithm = SHMRING_ALGORITHM_NGINX,
+};
 
 /* Reads an upstream block, its `upstream NAME {` in D, into a new entry. */
 static int read_upstream(struct reader *r, const struct directive *d)
@@ -318,32 +321,14 @@ static int read_upstream(struct reader *r, const struct directive *d)
     char quoted[IMPORT_QUOTE_SIZE];
     if (d->count != 2)
         return shmring__import_fail(r->error, d->line, "'upstream' takes one name");
-    if (r->count == r->capacity) {
-        size_t capacity = r->capacity ? r->capacity * 2 : 4;
-        struct upstream *grown = realloc(r->upstreams, capacity * sizeof(*grown));
-        if (grown == NULL)
-            return SHMRING_ENOMEM;
-        r->upstreams = grown;
-        r->capacity = capacity;
-    }
-    for (size_t i = 0; i < r->count; i++) {
-        if (strcmp(r->upstreams[i].name, d->words[1].text) == 0)
-            return shmring__import_fail(
-                r->error, d->line, "upstream '%s' is given twice (first on line %d)",
-                quote(quoted, &d->words[1]), r->upstreams[i].line);
-    }
-    struct upstream *u = &r->upstreams[r->count];
-    memset(u, 0, sizeof(*u));
-    u->line = d->line;
-    u->name = strdup(d->words[1].text);
-    if (u->name == NULL)
-        return SHMRING_ENOMEM;
-    r->count++;
-    int err = shmring__import_nodeset(
-        SHMRING_ALGORITHM_NGINX, shmring_algorithm_default_hash(SHMRING_ALGORITHM_NGINX),
-        &u->set);
+    void *upstreams = r->upstreams;
+    int err = shmring__import_section_new(
+        &upstreams, &r->count, &r->capacity, sizeof(r->upstreams[0]), d->words[1].text,
+        d->words[1].len, d->line, &upstream_kind, r->error);
+    r->upstreams = upstreams;
     if (err != 0)
         return err;
+    struct upstream *u = &r->upstreams[r->count - 1];
 
     for (;;) {
         struct directive inner;
@@ -352,10 +337,10 @@ static int read_upstream(struct reader *r, const struct directive *d)
             return err;
         if (inner.terminator == 0)
             return shmring__import_fail(
-                r->error, u->line,
+                r->error, u->section.line,
                 "unexpected end of file: upstream '%s' is not "
                 "closed with '}'",
-                shmring__import_quote(quoted, u->name, strlen(u->name)));
+                shmring__import_quote(quoted, u->section.name, strlen(u->section.name)));
         if (inner.terminator == '}') {
             if (inner.count != 0)
                 return shmring__import_fail(r->error, inner.line, "unexpected '}'");
@@ -377,16 +362,16 @@ static int read_upstream(struct reader *r, const struct directive *d)
             u = &r->upstreams[index];
         }
     }
-    if (!u->failed && !u->has_hash)
+    if (!u->section.failed && !u->has_hash)
         shmring__import_fail_once(
-            &u->failed, &u->error, u->line,
+            &u->section, u->section.line,
             "upstream '%s' has no 'hash KEY consistent': nginx would balance "
             "it round robin",
-            shmring__import_quote(quoted, u->name, strlen(u->name)));
-    if (!u->failed && u->servers == 0)
+            shmring__import_quote(quoted, u->section.name, strlen(u->section.name)));
+    if (!u->section.failed && u->section.servers == 0)
         shmring__import_fail_once(
-            &u->failed, &u->error, u->line, "upstream '%s' has no servers",
-            shmring__import_quote(quoted, u->name, strlen(u->name)));
+            &u->section, u->section.line, "upstream '%s' has no servers",
+            shmring__import_quote(quoted, u->section.name, strlen(u->section.name)));
     return 0;
 }
 
@@ -428,36 +413,6 @@ static int read_block(struct reader *r, int depth, int open_line)
     }
 }
 
-/* The upstream to import: the one named SECTION, or the file's only one. */
-static int choose(struct reader *r, const char *section, struct upstream **out)
-{
-    char quoted[IMPORT_QUOTE_SIZE];
-    if (section != NULL) {
-        for (size_t i = 0; i < r->count; i++) {
-            if (strcmp(r->upstreams[i].name, section) == 0) {
-                *out = &r->upstreams[i];
-                return 0;
-            }
-        }
-        return shmring__import_fail(
-            r->error, 0, "no upstream '%s'",
-            shmring__import_quote(quoted, section, strlen(section)));
-    }
-    if (r->count == 1) {
-        *out = &r->upstreams[0];
-        return 0;
-    }
-    if (r->count == 0)
-        return shmring__import_fail(r->error, 0, "no upstream block");
-    return shmring__import_fail(
-        r->error, 0,
-        "%zu upstream blocks (the first '%s' on line %d): name "
-        "the one to import",
-        r->count,
-        shmring__import_quote(quoted, r->upstreams[0].name, strlen(r->upstreams[0].name)),
-        r->upstreams[0].line);
-}
-
 int shmring__import_nginx(const char *text, size_t len, const char *section,
                           shmring_nodeset_t **out, shmring_import_error_t *error)
 {
@@ -471,22 +426,10 @@ int shmring__import_nginx(const char *text, size_t len, const char *section,
     if (r.lex.scratch == NULL)
         return SHMRING_ENOMEM;
     int err = read_block(&r, 0, 1);
-    struct upstream *chosen = NULL;
     if (err == 0)
-        err = choose(&r, section, &chosen);
-    if (err == 0 && chosen->failed) {
-        *error = chosen->error;
-        err = SHMRING_EINVAL;
-    }
-    if (err == 0) {
-        *out = chosen->set;
-        chosen->set = NULL;
-    }
-    for (size_t i = 0; i < r.count; i++) {
-        free(r.upstreams[i].name);
-        shmring_nodeset_free(r.upstreams[i].set);
-    }
-    free(r.upstreams);
+        err = shmring__import_take(r.upstreams, r.count, sizeof(r.upstreams[0]), section,
+                                   &upstream_kind, out, error);
+    shmring__import_sections_free(r.upstreams, r.count, sizeof(r.upstreams[0]));
     free(r.lex.scratch);
     return err;
 }

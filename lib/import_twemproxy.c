@@ -40,19 +40,13 @@ static const char *const ignored_keys[] = {"listen",
                                            "tcpkeepalive"};
 
 struct pool {
-    char *name;
-    int line;
-    shmring_nodeset_t *set;
-    shmring_import_error_t error;
-    bool failed;
-    shmring_hash_t hash;
+    struct import_section section; /* first: shmring__import_take() walks these */
     /* Keys seen, to refuse a key given twice as nutcracker does. */
     char seen[32][24];
     size_t seen_count;
     /* The indentation of the pool's keys (0: none read yet). */
     size_t key_indent;
     bool in_servers;
-    size_t servers;
 };
 
 struct reader {
@@ -137,7 +131,7 @@ static int pool_server(struct pool *pool, const char *item, int line)
             name++;
         if (*name == '\0' || strpbrk(name, " \t") != NULL)
             return shmring__import_fail_once(
-                &pool->failed, &pool->error, line,
+                &pool->section, line,
                 "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
                 "name without blanks",
                 shmring__import_quote(quoted, item, len));
@@ -149,7 +143,7 @@ static int pool_server(struct pool *pool, const char *item, int line)
                                 spec_len - (size_t)(weight_colon + 1 - item),
                                 SHMRING_WEIGHT_MAX, &weight))
         return shmring__import_fail_once(
-            &pool->failed, &pool->error, line,
+            &pool->section, line,
             "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a weight "
             "from 1 to %d",
             shmring__import_quote(quoted, item, len), SHMRING_WEIGHT_MAX);
@@ -162,7 +156,7 @@ static int pool_server(struct pool *pool, const char *item, int line)
                                     address_len - (size_t)(port_colon + 1 - item), 65535,
                                     &port))
             return shmring__import_fail_once(
-                &pool->failed, &pool->error, line,
+                &pool->section, line,
                 "server '%s': expected 'HOST:PORT:WEIGHT [NAME]' with a "
                 "port from 1 to 65535",
                 shmring__import_quote(quoted, item, len));
@@ -170,14 +164,15 @@ static int pool_server(struct pool *pool, const char *item, int line)
     char *address = strndup(item, address_len);
     if (address == NULL)
         return SHMRING_ENOMEM;
-    int err = shmring__import_add(pool->set, name != NULL ? name : address, address,
-                                  weight, SHMRING_STATE_UP, name, line, &pool->error);
+    int err =
+        shmring__import_add(pool->section.set, name != NULL ? name : address, address,
+                            weight, SHMRING_STATE_UP, name, line, &pool->section.error);
     free(address);
     if (err == SHMRING_EINVAL) {
-        pool->failed = true;
+        pool->section.failed = true;
         return 0;
     }
-    pool->servers++;
+    pool->section.servers++;
     return err;
 }
 
@@ -189,8 +184,8 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
     const char *shown = shmring__import_quote(quoted, key, key_len);
     for (size_t i = 0; i < pool->seen_count; i++) {
         if (strlen(pool->seen[i]) == key_len && memcmp(pool->seen[i], key, key_len) == 0)
-            return shmring__import_fail_once(&pool->failed, &pool->error, line,
-                                             "'%s' is given twice", shown);
+            return shmring__import_fail_once(&pool->section, line, "'%s' is given twice",
+                                             shown);
     }
     if (key_len < sizeof(pool->seen[0]) &&
         pool->seen_count < sizeof(pool->seen) / sizeof(pool->seen[0])) {
@@ -201,14 +196,14 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
     bool is_servers = key_len == 7 && memcmp(key, "servers", 7) == 0;
     if (is_servers) {
         if (value[0] != '\0')
-            return shmring__import_fail_once(&pool->failed, &pool->error, line,
+            return shmring__import_fail_once(&pool->section, line,
                                              "'servers' must be a list of '- ' items");
         pool->in_servers = true;
         return 0;
     }
     if (value[0] == '\0')
-        return shmring__import_fail_once(&pool->failed, &pool->error, line,
-                                         "'%s' has no value", shown);
+        return shmring__import_fail_once(&pool->section, line, "'%s' has no value",
+                                         shown);
 #define KEY_IS(text) (key_len == strlen(text) && memcmp(key, text, key_len) == 0)
     if (KEY_IS("hash")) {
         shmring_params_t params;
@@ -217,15 +212,17 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
         if (shmring_hash_parse(value, &params.hash) != 0 ||
             shmring_params_check(&params) != 0)
             return shmring__import_fail_once(
-                &pool->failed, &pool->error, line, "hash '%s' is not one of twemproxy's",
+                &pool->section, line, "hash '%s' is not one of twemproxy's",
                 shmring__import_quote(quoted, value, strlen(value)));
-        pool->hash = params.hash;
-        return 0;
+        shmring_params_t set_params;
+        shmring_nodeset_params(pool->section.set, &set_params);
+        set_params.hash = params.hash;
+        return shmring_nodeset_set_params(pool->section.set, &set_params);
     }
     if (KEY_IS("distribution")) {
         if (strcmp(value, "ketama") != 0)
             return shmring__import_fail_once(
-                &pool->failed, &pool->error, line,
+                &pool->section, line,
                 "distribution '%s' is not supported: only ketama places "
                 "keys on a continuum",
                 shmring__import_quote(quoted, value, strlen(value)));
@@ -233,7 +230,7 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
     }
     if (KEY_IS("hash_tag"))
         return shmring__import_fail_once(
-            &pool->failed, &pool->error, line,
+            &pool->section, line,
             "'hash_tag' is not supported: nutcracker then hashes only part "
             "of each key");
     for (size_t i = 0; i < sizeof(ignored_keys) / sizeof(ignored_keys[0]); i++) {
@@ -241,7 +238,7 @@ static int pool_key(struct pool *pool, const char *key, size_t key_len, const ch
             return 0;
     }
 #undef KEY_IS
-    return shmring__import_fail_once(&pool->failed, &pool->error, line,
+    return shmring__import_fail_once(&pool->section, line,
                                      "'%s' is not supported in a pool", shown);
 }
 
@@ -253,11 +250,11 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
     const char *text = line + indent;
     size_t text_len = len - indent;
     const char *problem;
-    if (pool->failed)
+    if (pool->section.failed)
         return 0;
     if (text[0] == '-' && (text_len == 1 || is_blank(text[1]))) {
         if (!pool->in_servers || indent < pool->key_indent)
-            return shmring__import_fail_once(&pool->failed, &pool->error, number,
+            return shmring__import_fail_once(&pool->section, number,
                                              "a list item outside 'servers:'");
         size_t skip = 1;
         while (skip < text_len && is_blank(text[skip]))
@@ -265,7 +262,7 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         char *item = scalar(text + skip, text_len - skip, &problem);
         if (item == NULL)
             return problem != NULL
-                       ? shmring__import_fail_once(&pool->failed, &pool->error, number,
+                       ? shmring__import_fail_once(&pool->section, number,
                                                    "%s is not supported", problem)
                        : SHMRING_ENOMEM;
         int err = pool_server(pool, item, number);
@@ -276,7 +273,7 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         pool->key_indent = indent;
     if (indent != pool->key_indent)
         return shmring__import_fail_once(
-            &pool->failed, &pool->error, number,
+            &pool->section, number,
             "indented by %zu, not %zu as the pool's other keys: nested "
             "mappings are not supported",
             indent, pool->key_indent);
@@ -288,7 +285,7 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         }
     }
     if (colon == NULL || colon == text)
-        return shmring__import_fail_once(&pool->failed, &pool->error, number,
+        return shmring__import_fail_once(&pool->section, number,
                                          "expected 'KEY: VALUE', not '%s'",
                                          shmring__import_quote(quoted, text, text_len));
     const char *value = colon + 1;
@@ -296,14 +293,21 @@ static int pool_line(struct pool *pool, const char *line, size_t indent, size_t 
         value++;
     char *scalar_value = scalar(value, (size_t)(text + text_len - value), &problem);
     if (scalar_value == NULL)
-        return problem != NULL
-                   ? shmring__import_fail_once(&pool->failed, &pool->error, number,
-                                               "%s is not supported", problem)
-                   : SHMRING_ENOMEM;
+        return problem != NULL ? shmring__import_fail_once(&pool->section, number,
+                                                           "%s is not supported", problem)
+                               : SHMRING_ENOMEM;
     int err = pool_key(pool, text, (size_t)(colon - text), scalar_value, number);
     free(scalar_value);
     return err;
 }
+
+/* Sections are named in messages as nutcracker's own messages name pools. */
+static const struct import_section_kind pool_kind = {
+    .one = "pool",
+    .many = "pools",
+    .none = "no pool",
+    .algorithm = SHMRING_ALGORITHM_TWEMPROXY,
+};
 
 /* A top-level `NAME:` line: a new pool. */
 static int new_pool(struct reader *r, const char *text, size_t len, int number)
@@ -313,30 +317,12 @@ static int new_pool(struct reader *r, const char *text, size_t len, int number)
         return shmring__import_fail(r->error, number,
                                     "expected a pool ('NAME:'), not '%s'",
                                     shmring__import_quote(quoted, text, len));
-    for (size_t i = 0; i < r->count; i++) {
-        if (strlen(r->pools[i].name) == len - 1 &&
-            memcmp(r->pools[i].name, text, len - 1) == 0)
-            return shmring__import_fail(
-                r->error, number, "pool '%s' is given twice (first on line %d)",
-                shmring__import_quote(quoted, text, len - 1), r->pools[i].line);
-    }
-    if (r->count == r->capacity) {
-        size_t capacity = r->capacity ? r->capacity * 2 : 4;
-        struct pool *grown = realloc(r->pools, capacity * sizeof(*grown));
-        if (grown == NULL)
-            return SHMRING_ENOMEM;
-        r->pools = grown;
-        r->capacity = capacity;
-    }
-    struct pool *pool = &r->pools[r->count];
-    memset(pool, 0, sizeof(*pool));
-    pool->line = number;
-    pool->hash = shmring_algorithm_default_hash(SHMRING_ALGORITHM_TWEMPROXY);
-    pool->name = strndup(text, len - 1);
-    if (pool->name == NULL)
-        return SHMRING_ENOMEM;
-    r->count++;
-    return shmring__import_nodeset(SHMRING_ALGORITHM_TWEMPROXY, pool->hash, &pool->set);
+    void *pools = r->pools;
+    int err =
+        shmring__import_section_new(&pools, &r->count, &r->capacity, sizeof(r->pools[0]),
+                                    text, len - 1, number, &pool_kind, r->error);
+    r->pools = pools;
+    return err;
 }
 
 static int read_lines(struct reader *r, const char *text, size_t len)
@@ -384,51 +370,19 @@ int shmring__import_twemproxy(const char *text, size_t len, const char *section,
     memset(&r, 0, sizeof(r));
     r.error = error;
     int err = read_lines(&r, text, len);
-    struct pool *chosen = NULL;
-    if (err == 0 && section != NULL) {
-        for (size_t i = 0; i < r.count && chosen == NULL; i++) {
-            if (strcmp(r.pools[i].name, section) == 0)
-                chosen = &r.pools[i];
-        }
-        if (chosen == NULL)
-            err = shmring__import_fail(
-                error, 0, "no pool '%s'",
-                shmring__import_quote(quoted, section, strlen(section)));
-    } else if (err == 0 && r.count == 1) {
-        chosen = &r.pools[0];
-    } else if (err == 0 && r.count == 0) {
-        err = shmring__import_fail(error, 0, "no pool");
-    } else if (err == 0) {
-        err = shmring__import_fail(
-            error, 0,
-            "%zu pools (the first '%s' on line %d): name the one "
-            "to import",
-            r.count,
-            shmring__import_quote(quoted, r.pools[0].name, strlen(r.pools[0].name)),
-            r.pools[0].line);
+    /* A pool ends only where the next one begins or the file ends, so an empty one is
+     * found here. */
+    for (size_t i = 0; err == 0 && i < r.count; i++) {
+        struct pool *pool = &r.pools[i];
+        if (pool->section.servers == 0)
+            shmring__import_fail_once(&pool->section, pool->section.line,
+                                      "pool '%s' has no servers",
+                                      shmring__import_quote(quoted, pool->section.name,
+                                                            strlen(pool->section.name)));
     }
-    if (err == 0 && !chosen->failed && chosen->servers == 0)
-        shmring__import_fail_once(
-            &chosen->failed, &chosen->error, chosen->line, "pool '%s' has no servers",
-            shmring__import_quote(quoted, chosen->name, strlen(chosen->name)));
-    if (err == 0 && chosen->failed) {
-        *error = chosen->error;
-        err = SHMRING_EINVAL;
-    }
-    if (err == 0) {
-        shmring_params_t params;
-        shmring_nodeset_params(chosen->set, &params);
-        params.hash = chosen->hash;
-        err = shmring_nodeset_set_params(chosen->set, &params);
-    }
-    if (err == 0) {
-        *out = chosen->set;
-        chosen->set = NULL;
-    }
-    for (size_t i = 0; i < r.count; i++) {
-        free(r.pools[i].name);
-        shmring_nodeset_free(r.pools[i].set);
-    }
-    free(r.pools);
+    if (err == 0)
+        err = shmring__import_take(r.pools, r.count, sizeof(r.pools[0]), section,
+                                   &pool_kind, out, error);
+    shmring__import_sections_free(r.pools, r.count, sizeof(r.pools[0]));
     return err;
 }
