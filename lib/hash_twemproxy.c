@@ -270,31 +270,23 @@ static uint32_t murmur(const uint8_t *key, size_t len)
     return h;
 }
 
-/* nutcracker's md5: the digest's first little-endian word, as libmemcached's ketama
- * takes it. */
-static uint32_t md5_word(const uint8_t *key, size_t len)
-{
-    return shmring__ketama_key_hash(key, len);
-}
-
-/* The function of each name of nutcracker's `hash:` option, by our code for it. */
+/* The function of each name of nutcracker's `hash:` option that nutcracker computes
+ * its own way, by our code for it (md5 is the one it shares with libmemcached). */
 static uint32_t (*const twemproxy_hashes[])(const uint8_t *key, size_t len) = {
-    [SHMRING_HASH_ONE_AT_A_TIME] = one_at_a_time,
-    [SHMRING_HASH_MD5] = md5_word,
-    [SHMRING_HASH_CRC16] = crc16,
-    [SHMRING_HASH_CRC32] = crc32_libmemcached,
-    [SHMRING_HASH_CRC32A] = crc32a,
-    [SHMRING_HASH_FNV1_64] = fnv1_64,
-    [SHMRING_HASH_FNV1A_64] = fnv1a_64,
-    [SHMRING_HASH_FNV1_32] = fnv1_32,
-    [SHMRING_HASH_FNV1A_32] = fnv1a_32,
-    [SHMRING_HASH_HSIEH] = hsieh,
+    [SHMRING_HASH_FNV1_64] = fnv1_64, [SHMRING_HASH_FNV1A_64] = fnv1a_64,
+    [SHMRING_HASH_FNV1_32] = fnv1_32, [SHMRING_HASH_FNV1A_32] = fnv1a_32,
+    [SHMRING_HASH_CRC16] = crc16,     [SHMRING_HASH_CRC32] = crc32_libmemcached,
+    [SHMRING_HASH_CRC32A] = crc32a,   [SHMRING_HASH_ONE_AT_A_TIME] = one_at_a_time,
+    [SHMRING_HASH_JENKINS] = jenkins, [SHMRING_HASH_HSIEH] = hsieh,
     [SHMRING_HASH_MURMUR] = murmur,
-    [SHMRING_HASH_JENKINS] = jenkins,
 };
 
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len)
 {
+    /* nutcracker's md5 takes the digest's first little-endian word, as libmemcached's
+     * ketama does. */
+    if (hash == SHMRING_HASH_MD5)
+        return shmring__ketama_key_hash(key, len);
     /* A twemproxy node set takes only these hashes (shmring_params_check()); any
      * other code gets nutcracker's default, fnv1a_64. */
     if ((unsigned)hash < sizeof(twemproxy_hashes) / sizeof(twemproxy_hashes[0]) &&
