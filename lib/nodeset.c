@@ -246,19 +246,24 @@ size_t shmring_nodeset_count(const shmring_nodeset_t *set)
     return set->count;
 }
 
-int shmring_nodeset_get(const shmring_nodeset_t *set, size_t index,
-                        shmring_node_info_t *out)
+shmring_node_info_t shmring__nodeset_node_info(const shmring_nodeset_t *set, size_t index)
 {
-    if (index >= set->count)
-        return SHMRING_EINVAL;
     const struct nodeset_node *n = &set->nodes[index];
     /* Whole, reserved fields included (see shmring.h's rule for public structs). */
-    *out = (shmring_node_info_t){.id = n->id,
+    return (shmring_node_info_t){.id = n->id,
                                  .weight = n->weight,
                                  .state = n->state,
                                  .name = n->name,
                                  .address = n->address,
                                  .hash_key = n->hash_key};
+}
+
+int shmring_nodeset_get(const shmring_nodeset_t *set, size_t index,
+                        shmring_node_info_t *out)
+{
+    if (index >= set->count)
+        return SHMRING_EINVAL;
+    *out = shmring__nodeset_node_info(set, index);
     return 0;
 }
 

@@ -129,9 +129,20 @@ void shmring_nodeset_diff_free(shmring_nodeset_diff_t *diff)
     free(diff);
 }
 
-size_t shmring_nodeset_diff_count(const shmring_nodeset_diff_t *diff)
+/* The public form of entry E: its kind and fields, and the nodes on either side as
+ * they are in the two sets compared. */
+static shmring_difference_t difference_of(const shmring_nodeset_diff_t *diff,
+                                          const struct entry *e)
 {
-    return diff->count;
+    shmring_difference_t d = {.kind = e->kind, .fields = e->fields};
+    /* The indices were taken from the two sets when the diff was made, and the sets
+     * must stay unchanged while it lives (shmring_nodeset_diff()), so each is in
+     * range. */
+    if (e->before_index != NO_NODE)
+        d.before = shmring__nodeset_node_info(diff->before, e->before_index);
+    if (e->after_index != NO_NODE)
+        d.after = shmring__nodeset_node_info(diff->after, e->after_index);
+    return d;
 }
 
 int shmring_nodeset_diff_get(const shmring_nodeset_diff_t *diff, size_t index,
@@ -139,16 +150,13 @@ int shmring_nodeset_diff_get(const shmring_nodeset_diff_t *diff, size_t index,
 {
     if (index >= diff->count)
         return SHMRING_EINVAL;
-    const struct entry *e = &diff->entries[index];
-    /* Whole, reserved fields included (see shmring.h's rule for public structs). */
-    *out = (shmring_difference_t){.kind = e->kind, .fields = e->fields};
-    if (e->before_index != NO_NODE &&
-        shmring_nodeset_get(diff->before, e->before_index, &out->before) != 0)
-        return SHMRING_EINVAL;
-    if (e->after_index != NO_NODE &&
-        shmring_nodeset_get(diff->after, e->after_index, &out->after) != 0)
-        return SHMRING_EINVAL;
+    *out = difference_of(diff, &diff->entries[index]);
     return 0;
+}
+
+size_t shmring_nodeset_diff_count(const shmring_nodeset_diff_t *diff)
+{
+    return diff->count;
 }
 
 void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,

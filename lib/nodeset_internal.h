@@ -34,6 +34,10 @@ struct shmring_nodeset {
 };
 
 /* Sets the id counter (used when a node set is recreated from a snapshot). */
+/* The public form of the node at INDEX, which must be below the set's count. */
+shmring_node_info_t shmring__nodeset_node_info(const shmring_nodeset_t *set,
+                                               size_t index);
+
 void shmring__nodeset_set_next_id(shmring_nodeset_t *set, uint32_t next_id);
 
 /* Appends a node with a given id (ids must stay unique; the caller ensures it). */
