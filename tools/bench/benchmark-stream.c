@@ -127,15 +127,4 @@ static void derive(const struct config *cfg, struct figures *out)
     }
 }
 
-static const struct target_row targets[] = {
-    {"stream: ring@100 id lookup at most 1.5x maglev's",
-     "stream ring@100 (id) over maglev@100", AT_MOST, 1.5},
-    {"stream: ring@100 batch at most 1.5x maglev's",
-     "stream ring@100 (batch) over maglev@100", AT_MOST, 1.5},
-    {"stream: ring@10000 id lookup at most 1.5x maglev's",
-     "stream ring@10000 (id) over maglev@10000", AT_MOST, 1.5},
-    {"stream: ring@10000 batch at most 1.5x maglev's",
-     "stream ring@10000 (batch) over maglev@10000", AT_MOST, 1.5},
-};
-
-BENCHMARK(stream, .derive = derive, BENCHMARK_TARGETS(targets));
+BENCHMARK(stream, .derive = derive);

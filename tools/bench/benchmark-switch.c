@@ -216,13 +216,4 @@ static void json(const struct config *cfg, json_t *root)
     json_object_set_new(root, "switch", switches);
 }
 
-static const struct target_row targets[] = {
-    {"switch to ring@10000 at most 2x reading its bytes",
-     "switch ring@10000 over reading its bytes", AT_MOST, 2.0},
-    {"switch to maglev@10000 at most 2x reading its bytes",
-     "switch maglev@10000 over reading its bytes", AT_MOST, 2.0},
-    {"switch to ketama@10000 at most 2x reading its bytes",
-     "switch ketama@10000 over reading its bytes", AT_MOST, 2.0},
-};
-
-BENCHMARK(switch, .derive = derive, BENCHMARK_TARGETS(targets));
+BENCHMARK(switch, .derive = derive);

@@ -202,9 +202,4 @@ static void json(const struct config *cfg, json_t *root)
     json_object_set_new(root, "processes", workers);
 }
 
-static const struct target_row targets[] = {
-    {"2 worker processes at least 1.8x the lookups/s of 1", "2 workers vs 1 worker",
-     AT_LEAST, 1.8},
-};
-
-BENCHMARK(workers, .derive = derive, BENCHMARK_TARGETS(targets));
+BENCHMARK(workers, .derive = derive);

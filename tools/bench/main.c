@@ -157,6 +157,17 @@ static bool selected(const struct config *cfg, const struct benchmark *b)
     return cfg->only == NULL || listed(cfg->only, b->name);
 }
 
+/* Whether NAME is a benchmark's: every target names the one whose run gives its
+ * figure. */
+static bool is_benchmark(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++) {
+        if (strcmp(benchmark_list[i]->name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
 static void copy_counts(size_t *to, size_t *to_n, const size_t *from, size_t from_n)
 {
     memcpy(to, from, from_n * sizeof(*from));
@@ -307,8 +318,14 @@ int main(int argc, char **argv)
     if (status != EXIT_OK || done)
         return status;
     contender_names_init();
-    if (scratch_start() != 0)
+    /* Parsed before anything runs, so a malformed line costs no run. */
+    static struct targets targets;
+    if (targets_parse(&targets, is_benchmark) != 0)
         return EXIT_FAILED;
+    if (scratch_start() != 0) {
+        targets_free(&targets);
+        return EXIT_FAILED;
+    }
 
     status = EXIT_FAILED;
     struct keyset cold = {NULL, NULL, NULL, 0, 0};
@@ -322,9 +339,7 @@ int main(int argc, char **argv)
         if (b->derive != NULL && selected(&cfg, b))
             b->derive(&cfg, &figures);
     }
-    for (size_t i = 0; i < ARRAY_SIZE(benchmark_list); i++)
-        targets_judge(benchmark_list[i]->targets, benchmark_list[i]->target_count,
-                      &figures, &verdicts);
+    targets_judge(&targets, &figures, &verdicts);
     if (cfg.json) {
         json_t *root = json_results(&cfg, &cold, &figures, &verdicts, load_at_start);
         if (root == NULL || json_dumpf(root, stdout, JSON_INDENT(2)) != 0) {
@@ -344,5 +359,6 @@ int main(int argc, char **argv)
 out:
     scratch_cleanup();
     keyset_free(&cold);
+    targets_free(&targets);
     return status;
 }

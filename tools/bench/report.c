@@ -40,24 +40,20 @@ static const struct figure *figure_find(const struct figures *all, const char *n
     return NULL;
 }
 
-void targets_judge(const struct target_row *rows, size_t count, const struct figures *all,
+void targets_judge(const struct targets *targets, const struct figures *all,
                    struct verdicts *out)
 {
-    if (out->count + count > TARGETS_MAX) {
-        fprintf(stderr, "ringbench: more than %d targets: raise TARGETS_MAX\n",
-                TARGETS_MAX);
-        abort();
-    }
-    for (size_t i = 0; i < count; i++) {
-        const struct figure *f = figure_find(all, rows[i].figure);
+    /* targets_parse() refuses more rows than a verdict list holds. */
+    for (size_t i = 0; i < targets->count; i++) {
+        const struct target_row *row = &targets->rows[i];
+        const struct figure *f = figure_find(all, row->figure);
         double value = f != NULL ? f->value[HOT] : NAN;
         enum verdict verdict = SKIP;
         if (!isnan(value))
-            verdict = (rows[i].bound == AT_MOST ? value <= rows[i].limit
-                                                : value >= rows[i].limit)
+            verdict = (row->bound == AT_MOST ? value <= row->limit : value >= row->limit)
                           ? PASS
                           : MISS;
-        out->items[out->count].row = &rows[i];
+        out->items[out->count].row = row;
         out->items[out->count].value = value;
         out->items[out->count].verdict = verdict;
         out->count++;

@@ -356,13 +356,26 @@ enum bound {
     AT_MOST,
 };
 
-/* A target: the figure it judges (hot keys for lookups), and the bound it must meet.
- */
+/* A target, one line of targets.tsv: the figure it judges (hot keys for lookups), and
+ * the bound it must meet. */
 struct target_row {
-    const char *text;
+    const char *benchmark;
     const char *figure;
     enum bound bound;
     double limit;
+    const char *text;
+    /* Its line in targets.tsv, for messages. */
+    int line;
+};
+
+#define TARGETS_MAX 64
+
+/* The targets of targets.tsv, which the build embeds in ringbench. */
+struct targets {
+    struct target_row rows[TARGETS_MAX];
+    size_t count;
+    /* A copy of the file, cut into the rows' strings. */
+    char *text;
 };
 
 enum verdict {
@@ -370,8 +383,6 @@ enum verdict {
     MISS,
     SKIP,
 };
-
-#define TARGETS_MAX 64
 
 struct verdicts {
     struct {
@@ -382,8 +393,14 @@ struct verdicts {
     size_t count;
 };
 
-/* Judges ROWS on the figures ALL holds; a figure ALL lacks is SKIP. */
-void targets_judge(const struct target_row *rows, size_t count, const struct figures *all,
+/* Parses the embedded targets.tsv into *OUT. Returns 0, or -1 after a message naming
+ * the malformed line (a wrong field count or bound, a limit that is not a number, more
+ * rows than fit, or a benchmark IS_BENCHMARK does not know). */
+int targets_parse(struct targets *out, bool (*is_benchmark)(const char *name));
+/* Frees what targets_parse() allocated. */
+void targets_free(struct targets *targets);
+/* Judges every target on the figures ALL holds; a figure ALL lacks is SKIP. */
+void targets_judge(const struct targets *targets, const struct figures *all,
                    struct verdicts *out);
 void print_comparisons(const struct figures *all);
 void print_targets(const struct verdicts *all);
@@ -405,8 +422,6 @@ struct benchmark {
     void (*derive)(const struct config *cfg, struct figures *out);
     /* Adds the benchmark's members to the JSON output. */
     void (*json)(const struct config *cfg, json_t *root);
-    const struct target_row *targets;
-    size_t target_count;
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -414,11 +429,10 @@ struct benchmark {
 /*
  * Defines benchmark_NAME (declared in benchmark-list.h) from its file's static run,
  * print and json functions and the other members given: ".early = true",
- * ".derive = derive", BENCHMARK_TARGETS(rows).
+ * ".derive = derive". Its targets are lines of targets.tsv.
  */
 #define BENCHMARK(id, ...)                                                               \
     const struct benchmark benchmark_##id = {                                            \
         .name = #id, .run = run, .print = print, .json = json, __VA_ARGS__}
-#define BENCHMARK_TARGETS(rows) .targets = (rows), .target_count = ARRAY_SIZE(rows)
 
 #endif
