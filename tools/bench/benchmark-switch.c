@@ -24,14 +24,18 @@
 /* Switches are timed at least this many times (the median is kept). */
 #define SWITCH_REPS_MIN 3
 
+/* One switch measured: its algorithm and node count, and the times. */
 struct switch_result {
-    bool measured;
+    shmring_algorithm_t algorithm;
+    size_t nodes;
     double switch_seconds;
     double read_seconds;
     uint64_t bytes;
 };
 
-static struct switch_result results[ALGORITHMS][NODE_COUNTS_MAX];
+/* The switches measured, algorithm by algorithm and each at every publish size. */
+static struct switch_result results[ALGORITHMS * NODE_COUNTS_MAX];
+static size_t result_count;
 
 /* Maps version GENERATION of RING and reads each of its bytes once; returns the
  * seconds taken, or a negative number (reported). */
@@ -89,10 +93,10 @@ static double switch_once(shmring_t *reader, uint64_t generation)
     return seconds;
 }
 
-static int switch_time(const struct config *cfg, const char *ring,
-                       shmring_algorithm_t algorithm, size_t nodes,
-                       struct switch_result *out)
+static int switch_time(const struct config *cfg, shmring_algorithm_t algorithm,
+                       size_t nodes, struct switch_result *out)
 {
+    const char *ring = scratch_ring(RING_SWITCH);
     shmring_nodeset_t *set;
     if (nodeset_make(algorithm, nodes, &set) != 0)
         return -1;
@@ -129,10 +133,11 @@ static int switch_time(const struct config *cfg, const char *ring,
     if (err == 0 && timed) {
         shmring_snapshot_info_t info;
         shmring_snapshot_info(snapshot, &info);
-        out->bytes = info.size;
-        out->switch_seconds = median(switches, reps);
-        out->read_seconds = median(reads, reps);
-        out->measured = true;
+        *out = (struct switch_result){.algorithm = algorithm,
+                                      .nodes = nodes,
+                                      .switch_seconds = median(switches, reps),
+                                      .read_seconds = median(reads, reps),
+                                      .bytes = info.size};
     }
     shmring_close(reader);
     shmring_writer_close(writer);
@@ -149,11 +154,13 @@ static int switch_time(const struct config *cfg, const char *ring,
 static int run(const struct config *cfg, const struct keyset *cold)
 {
     (void)cold;
+    result_count = 0;
     for (int a = 0; a < ALGORITHMS; a++) {
         for (size_t n = 0; n < cfg->publish_count_n; n++) {
-            if (switch_time(cfg, scratch_ring(RING_SWITCH), algorithms[a],
-                            cfg->publish_counts[n], &results[a][n]) != 0)
+            if (switch_time(cfg, algorithms[a], cfg->publish_counts[n],
+                            &results[result_count]) != 0)
                 return -1;
+            result_count++;
         }
     }
     return 0;
@@ -170,48 +177,40 @@ static void print(const struct config *cfg)
            "(map + validate), next to mapping the same object and reading its bytes "
            "once (median of %d)\n",
            cfg->publish_reps > SWITCH_REPS_MIN ? cfg->publish_reps : SWITCH_REPS_MIN);
-    printf("%-10s%10s%14s%12s%12s%10s\n", "algorithm", "nodes", "snapshot MiB",
+    printf("%-13s%10s%14s%12s%12s%10s\n", "algorithm", "nodes", "snapshot MiB",
            "switch ms", "read ms", "ratio");
-    for (int a = 0; a < ALGORITHMS; a++) {
-        for (size_t n = 0; n < cfg->publish_count_n; n++) {
-            const struct switch_result *r = &results[a][n];
-            char nodes[32];
-            printf("%-10s%10s%14.1f%12.3f%12.3f%9.2fx\n",
-                   shmring_algorithm_name(algorithms[a]),
-                   group_digits(cfg->publish_counts[n], nodes),
-                   (double)r->bytes / 1048576.0, r->switch_seconds * 1e3,
-                   r->read_seconds * 1e3, ratio(r));
-        }
+    for (size_t i = 0; i < result_count; i++) {
+        const struct switch_result *r = &results[i];
+        char nodes[32];
+        printf("%-13s%10s%14.1f%12.3f%12.3f%9.2fx\n",
+               shmring_algorithm_name(r->algorithm), group_digits(r->nodes, nodes),
+               (double)r->bytes / 1048576.0, r->switch_seconds * 1e3,
+               r->read_seconds * 1e3, ratio(r));
     }
 }
 
 static void derive(const struct config *cfg, struct figures *out)
 {
-    for (int a = 0; a < ALGORITHMS; a++) {
-        for (size_t n = 0; n < cfg->publish_count_n; n++) {
-            if (results[a][n].measured)
-                figure_add(out, FIGURE_VALUE, cfg->publish_counts[n],
-                           ratio(&results[a][n]), 0.0,
-                           "switch %s@%zu over reading its bytes",
-                           shmring_algorithm_name(algorithms[a]), cfg->publish_counts[n]);
-        }
-    }
+    (void)cfg;
+    for (size_t i = 0; i < result_count; i++)
+        figure_add(out, FIGURE_VALUE, results[i].nodes, ratio(&results[i]), 0.0,
+                   "switch %s@%zu over reading its bytes",
+                   shmring_algorithm_name(results[i].algorithm), results[i].nodes);
 }
 
 static void json(const struct config *cfg, json_t *root)
 {
+    (void)cfg;
     json_t *switches = json_array();
-    for (int a = 0; a < ALGORITHMS; a++) {
-        for (size_t n = 0; n < cfg->publish_count_n; n++) {
-            const struct switch_result *r = &results[a][n];
-            json_array_append_new(
-                switches, json_pack("{sssIsososI}", "algorithm",
-                                    shmring_algorithm_name(algorithms[a]), "nodes",
-                                    (json_int_t)cfg->publish_counts[n], "switch_seconds",
-                                    json_number(r->switch_seconds), "read_seconds",
-                                    json_number(r->read_seconds), "snapshot_bytes",
-                                    (json_int_t)r->bytes));
-        }
+    for (size_t i = 0; i < result_count; i++) {
+        const struct switch_result *r = &results[i];
+        json_array_append_new(switches,
+                              json_pack("{sssIsososI}", "algorithm",
+                                        shmring_algorithm_name(r->algorithm), "nodes",
+                                        (json_int_t)r->nodes, "switch_seconds",
+                                        json_number(r->switch_seconds), "read_seconds",
+                                        json_number(r->read_seconds), "snapshot_bytes",
+                                        (json_int_t)r->bytes));
     }
     json_object_set_new(root, "switch", switches);
 }
