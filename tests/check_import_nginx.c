@@ -224,20 +224,6 @@ START_TEST(test_failure)
 }
 END_TEST
 
-START_TEST(test_nul_byte)
-{
-    static const char text[] = "upstream u {\n hash $k consistent;\n server a\0:1;\n}";
-    shmring_nodeset_t *set = NULL;
-    shmring_import_error_t error;
-    ck_assert_int_eq(
-        shmring_nodeset_import(NGINX, text, sizeof(text) - 1, NULL, &set, &error),
-        SHMRING_EINVAL);
-    ck_assert_int_eq(error.line, 3);
-    ck_assert_str_eq(error.text, "a NUL byte: not a text file");
-    ck_assert_ptr_null(set);
-}
-END_TEST
-
 /* A long word is shown cut, so that the message stays one short line. */
 START_TEST(test_long_word_is_cut)
 {
@@ -250,21 +236,6 @@ START_TEST(test_long_word_is_cut)
 }
 END_TEST
 
-START_TEST(test_format_names)
-{
-    shmring_import_format_t format;
-    ck_assert_int_eq(shmring_import_format_parse("nginx", &format), 0);
-    ck_assert_int_eq(format, SHMRING_IMPORT_NGINX);
-    ck_assert_int_eq(shmring_import_format_parse("twemproxy", &format), 0);
-    ck_assert_int_eq(format, SHMRING_IMPORT_TWEMPROXY);
-    ck_assert_int_eq(shmring_import_format_parse("libketama", &format), 0);
-    ck_assert_int_eq(format, SHMRING_IMPORT_LIBKETAMA);
-    ck_assert_int_eq(shmring_import_format_parse("Nginx", &format), SHMRING_EINVAL);
-    test_import_fails((shmring_import_format_t)7, "x", NULL, 0,
-                      "unknown configuration format 7");
-}
-END_TEST
-
 static Suite *import_nginx_suite(void)
 {
     Suite *suite = suite_create("import_nginx");
@@ -273,11 +244,9 @@ static Suite *import_nginx_suite(void)
     tcase_add_test(core, test_stream_upstream);
     tcase_add_test(core, test_only_upstream_needs_no_name);
     tcase_add_test(core, test_import_places_like_the_node_set);
-    tcase_add_test(core, test_format_names);
     suite_add_tcase(suite, core);
     TCase *errors = tcase_create("errors");
     tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
-    tcase_add_test(errors, test_nul_byte);
     tcase_add_test(errors, test_long_word_is_cut);
     suite_add_tcase(suite, errors);
     return suite;

@@ -2024,39 +2024,18 @@ END_TEST
 /* ---- bad input: every command, every kind of bad value ----------------------- */
 
 /*
- * Runs ringctl with ARGS and checks what every refusal of a bad JSON node set must
- * do: exit 1 or 2, nothing on stdout, exactly one line "ringctl: error: ..." on
- * stderr, and `ring` unchanged (generation, publish count and node set).
+ * Runs ringctl with ARGS and INPUT (NULL: none) on its stdin and checks a refusal
+ * exactly: exit STATUS, nothing on stdout, the one line ERR on stderr, and `ring`
+ * unchanged (generation, publish count and node set). When ECHO_END is not NULL, ERR
+ * is only the line's start and ECHO_END its end: what ringctl echoes between them is
+ * not asserted (see the rows that use it).
  */
-static void assert_refused(const char *input, const char *const *args)
+static void assert_refused_exactly(int status, const char *err, const char *echo_end,
+                                   const char *input, const char *const *args)
 {
     struct saved_ring saved = save_ring(ring);
     struct run r;
     run_as(&r, (uid_t)-1, input, args);
-    const char *prefix = "ringctl: error: ";
-    size_t len = strlen(r.err);
-    ck_assert_msg(r.status == 1 || r.status == 2, "%s %s: exit %d", args[0],
-                  args[1] ? args[1] : "", r.status);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strncmp(r.err, prefix, strlen(prefix)) == 0 && len > strlen(prefix) + 8,
-                  "not a diagnostic: '%s'", r.err);
-    ck_assert_msg(strchr(r.err, '\n') == r.err + len - 1, "not one line: '%s'", r.err);
-    run_free(&r);
-    assert_ring_unchanged(ring, &saved);
-}
-
-/*
- * Runs ringctl with ARGS and checks a refusal exactly: exit STATUS, nothing on stdout,
- * the one line ERR on stderr, and `ring` unchanged. When ECHO_END is not NULL, ERR is
- * only the line's start and ECHO_END its end: what ringctl echoes between them is not
- * asserted (see the rows that use it).
- */
-static void assert_refused_exactly(int status, const char *err, const char *echo_end,
-                                   const char *const *args)
-{
-    struct saved_ring saved = save_ring(ring);
-    struct run r;
-    run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_msg(r.status == status, "%s %s: exit %d, expected %d", args[1],
                   args[2] != NULL ? args[2] : "", r.status, status);
     ck_assert_str_eq(r.out, "");
@@ -2096,7 +2075,7 @@ static int bad_inputs_tried;
 /* A refusal with exit STATUS_ and exactly the stderr line ERR_. */
 #define REFUSED(status_, err_, ...)                                                      \
     do {                                                                                 \
-        assert_refused_exactly((status_), (err_), NULL,                                  \
+        assert_refused_exactly((status_), (err_), NULL, NULL,                            \
                                (const char *const[]){__VA_ARGS__, NULL});                \
         bad_inputs_tried++;                                                              \
     } while (0)
@@ -2104,7 +2083,7 @@ static int bad_inputs_tried;
 /* A refusal whose stderr line starts with START_ and ends with END_. */
 #define REFUSED_ECHO(status_, start_, end_, ...)                                         \
     do {                                                                                 \
-        assert_refused_exactly((status_), (start_), (end_),                              \
+        assert_refused_exactly((status_), (start_), (end_), NULL,                        \
                                (const char *const[]){__VA_ARGS__, NULL});                \
         bad_inputs_tried++;                                                              \
     } while (0)
@@ -2335,98 +2314,179 @@ END_TEST
 #undef MODE_RULE
 #undef WAIT_RULE
 
+/*
+ * Loads DOCUMENT from the file temp_file and from stdin (`load -`) and checks each
+ * refusal exactly: exit STATUS and the one line "ringctl: error: LABEL: ERROR", where
+ * LABEL is how ringctl names the input, the file's path or "<stdin>".
+ */
+static void assert_document_refused(const char *document, int status, const char *error)
+{
+    write_file(temp_file, document);
+    assert_refused_exactly(status, fmt("ringctl: error: %s: %s\n", temp_file, error),
+                           NULL, NULL,
+                           (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    assert_refused_exactly(status, fmt("ringctl: error: <stdin>: %s\n", error), NULL,
+                           document,
+                           (const char *const[]){"-r", ring, "load", "-", NULL});
+}
+
+/* The messages of the rows below, after "ringctl: error: LABEL: ". */
+#define WEIGHT_RULE "nodes[0].weight: must be an integer from 1 to 65535"
+#define VNODES_RULE "vnodes: must be an integer from 1 to 65535"
+#define TABLE_RULE                                                                       \
+    "table_size: must be a prime number up to 16777216, or 0 for the default"
+#define TEXT_RULE ": must be 1-255 bytes without control characters"
+#define EMPTY_FILE "line 1, column 1: unexpected token near end of file"
+#define NOT_OBJECT "(root): must be an object"
+
 START_TEST(test_bad_json_matrix)
 {
     make_ring();
     char long_name[SHMRING_NAME_MAX + 2];
     memset(long_name, 'n', sizeof(long_name) - 1);
     long_name[sizeof(long_name) - 1] = '\0';
-    char deep[4100];
-    for (size_t i = 0; i < 2048; i++) {
-        deep[i] = '[';
-        deep[2048 + i] = ']';
-    }
-    deep[4096] = '\0';
-    const char *const documents[] = {
-        "",
-        " ",
-        "{",
-        "}",
-        "[]",
-        "null",
-        "42",
-        "\"nodes\"",
-        "{\"nodes\": [{\"name\": \"a\"}]} trailing",
-        "{\"nodes\": [{\"name\": \"a\"},]}",
-        "{'nodes': []}",
-        "{\"nodes\": []}",
-        "{}",
-        "{\"nodes\": 5}",
-        "{\"nodes\": {}}",
-        "{\"nodes\": [5]}",
-        "{\"nodes\": [{}]}",
-        "{\"nodes\": [{\"name\": 5}]}",
-        "{\"nodes\": [{\"name\": null}]}",
-        "{\"nodes\": [{\"name\": \"\"}]}",
-        "{\"nodes\": [{\"name\": \"a\\u0001b\"}]}",
-        "{\"nodes\": [{\"name\": \"a\\u0000b\"}]}",
-        "{\"nodes\": [{\"name\": \"caf\xe9\"}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"address\": \"\"}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"address\": 7}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": -1}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 65536}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 4294967297}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 99999999999999999999999}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 1.5}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": 1e3}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": \"3\"}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": true}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"weight\": null}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"state\": \"sideways\"}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"state\": 1}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"port\": 11211}]}",
-        "{\"nodes\": [{\"name\": \"a\", \"name\": \"b\"}]}",
-        "{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}",
-        "{\"colour\": \"blue\", \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"nodes\": [{\"name\": \"a\"}], \"nodes\": []}",
-        "{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"vnodes\": 0, \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"vnodes\": 65536, \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"vnodes\": \"160\", \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"table_size\": 65536, \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"table_size\": -7, \"nodes\": [{\"name\": \"a\"}]}",
-        "{\"vnodes\": 65535, \"nodes\": [{\"name\": \"a\", \"weight\": 65535}]}",
-        deep,
+    char overlong_name[512], overlong_address[512];
+    snprintf(overlong_name, sizeof(overlong_name), "{\"nodes\": [{\"name\": \"%s\"}]}",
+             long_name);
+    snprintf(overlong_address, sizeof(overlong_address),
+             "{\"nodes\": [{\"name\": \"a\", \"address\": \"%s\"}]}", long_name);
+    /* Jansson parses arrays nested 2048 deep (its JSON_PARSER_MAX_DEPTH), so that
+     * document fails only as not an object, and refuses one level more. */
+    char deep[2 * 2048 + 1], deeper[2 * 2049 + 1];
+    memset(deep, '[', 2048);
+    memset(deep + 2048, ']', 2048);
+    deep[2 * 2048] = '\0';
+    memset(deeper, '[', 2049);
+    memset(deeper + 2049, ']', 2049);
+    deeper[2 * 2049] = '\0';
+
+    /* Syntax errors are Jansson's words after "line L, column C: "; every other
+     * message names the offending value by its path in the document. */
+    const struct {
+        const char *document;
+        int status;
+        const char *error;
+    } documents[] = {
+        {"", 1, EMPTY_FILE},
+        {" ", 1, EMPTY_FILE},
+        {"{", 1, "line 1, column 1: string or '}' expected near end of file"},
+        {"}", 1, "line 1, column 1: unexpected token near '}'"},
+        {"{\"nodes\": [{\"name\": \"a\"}]} trailing", 1,
+         "line 1, column 35: end of file expected near 'trailing'"},
+        {"{\"nodes\": [{\"name\": \"a\"},]}", 1,
+         "line 1, column 26: unexpected token near ']'"},
+        {"{'nodes': []}", 1, "line 1, column 2: string or '}' expected near '''"},
+        {"{\"nodes\": []}", 1,
+         "nodes: the node set is empty; a ring without nodes routes no key (to start "
+         "over, use destroy and init)"},
+        {"{}", 1, "nodes: required array is missing"},
+        {"{\"nodes\": 5}", 1, "nodes: must be an array"},
+        {"{\"nodes\": {}}", 1, "nodes: must be an array"},
+        {"{\"nodes\": [5]}", 1, "nodes[0]: must be an object"},
+        {"{\"nodes\": [{}]}", 1, "nodes[0].name: required string is missing"},
+        {"{\"nodes\": [{\"name\": 5}]}", 1, "nodes[0].name: must be a string"},
+        {"{\"nodes\": [{\"name\": null}]}", 1, "nodes[0].name: must be a string"},
+        {"{\"nodes\": [{\"name\": \"\"}]}", 1, "nodes[0].name" TEXT_RULE},
+        {"{\"nodes\": [{\"name\": \"a\\u0001b\"}]}", 1, "nodes[0].name" TEXT_RULE},
+        {"{\"nodes\": [{\"name\": \"a\\u0000b\"}]}", 1,
+         "line 1, column 30: \\u0000 is not allowed without JSON_ALLOW_NUL near "
+         "'\"a\\u0000b\"'"},
+        {"{\"nodes\": [{\"name\": \"caf\xe9\"}]}", 1,
+         "line 1, column 24: unable to decode byte 0xe9 near '\"caf'"},
+        {"{\"nodes\": [{\"name\": \"a\", \"address\": \"\"}]}", 1,
+         "nodes[0].address" TEXT_RULE},
+        {"{\"nodes\": [{\"name\": \"a\", \"address\": 7}]}", 1,
+         "nodes[0].address: must be a string"},
+        {"{\"nodes\": [{\"name\": \"a\", \"weight\": 99999999999999999999999}]}", 1,
+         "line 1, column 58: too big integer"},
+        {"{\"nodes\": [{\"name\": \"a\", \"state\": \"sideways\"}]}", 1,
+         "nodes[0].state: must be \"up\" or \"down\""},
+        {"{\"nodes\": [{\"name\": \"a\", \"state\": 1}]}", 1,
+         "nodes[0].state: must be \"up\" or \"down\""},
+        {"{\"nodes\": [{\"name\": \"a\", \"port\": 11211}]}", 1,
+         "nodes[0].port: unknown field"},
+        {"{\"nodes\": [{\"name\": \"a\", \"name\": \"b\"}]}", 1,
+         "line 1, column 31: duplicate object key near '\"name\"'"},
+        {"{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}", 1,
+         "nodes[1].name: duplicate node name \"a\""},
+        {"{\"colour\": \"blue\", \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "colour: unknown field"},
+        {"{\"nodes\": [{\"name\": \"a\"}], \"nodes\": []}", 1,
+         "line 1, column 34: duplicate object key near '\"nodes\"'"},
+        {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
+         "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)"},
+        {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "algorithm: must be a string"},
+        {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, one of "
+         "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, hsieh, "
+         "jenkins, murmur, one_at_a_time, or one of Envoy's: xxh64, murmur2)"},
+        {"{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": [{\"name\": "
+         "\"a\"}]}",
+         1, "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)"},
+        {"{\"table_size\": 65536, \"nodes\": [{\"name\": \"a\"}]}", 1, TABLE_RULE},
+        {"{\"table_size\": -7, \"nodes\": [{\"name\": \"a\"}]}", 1, TABLE_RULE},
+        {deep, 1, NOT_OBJECT},
+        {deeper, 1, "line 1, column 2049: maximum parsing depth reached near '['"},
+        {overlong_name, 1, "nodes[0].name" TEXT_RULE},
+        {overlong_address, 1, "nodes[0].address" TEXT_RULE},
     };
     size_t count = sizeof(documents) / sizeof(documents[0]);
-    for (size_t i = 0; i < count; i++) {
-        write_file(temp_file, documents[i]);
-        assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
-        /* The same document on standard input. */
-        if (documents[i][0] != '\0')
-            assert_refused(documents[i],
+    for (size_t i = 0; i < count; i++)
+        assert_document_refused(documents[i].document, documents[i].status,
+                                documents[i].error);
+    /* Valid JSON that is not an object, and bad values of the numbers: out of range,
+     * not an integer, not a number. */
+    static const char *const roots[] = {"[]", "null", "42", "\"nodes\""};
+    static const char *const weights[] = {"0",   "-1",    "65536", "4294967297", "1.5",
+                                          "1e3", "\"3\"", "true",  "null"};
+    static const char *const vnodes[] = {"0", "65536", "\"160\""};
+    for (size_t i = 0; i < COUNT_OF(roots); i++)
+        assert_document_refused(roots[i], 1, NOT_OBJECT);
+    for (size_t i = 0; i < COUNT_OF(weights); i++)
+        assert_document_refused(
+            fmt("{\"nodes\": [{\"name\": \"a\", \"weight\": %s}]}", weights[i]), 1,
+            WEIGHT_RULE);
+    for (size_t i = 0; i < COUNT_OF(vnodes); i++)
+        assert_document_refused(
+            fmt("{\"vnodes\": %s, \"nodes\": [{\"name\": \"a\"}]}", vnodes[i]), 1,
+            VNODES_RULE);
+    count += COUNT_OF(roots) + COUNT_OF(weights) + COUNT_OF(vnodes);
+
+    /* A document that reads well but whose ring (65535 points for each of its 65535
+     * units of weight) is too large to publish: the message names the ring, not the
+     * input, whichever way the document came. */
+    const char *too_large =
+        "{\"vnodes\": 65535, \"nodes\": [{\"name\": \"a\", \"weight\": 65535}]}";
+    const char *not_published =
+        fmt("ringctl: error: cannot publish ring '%s': size limit exceeded\n", ring);
+    write_file(temp_file, too_large);
+    assert_refused_exactly(1, not_published, NULL, NULL,
+                           (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    assert_refused_exactly(1, not_published, NULL, too_large,
                            (const char *const[]){"-r", ring, "load", "-", NULL});
-    }
-    char overlong[512];
-    snprintf(overlong, sizeof(overlong), "{\"nodes\": [{\"name\": \"%s\"}]}", long_name);
-    write_file(temp_file, overlong);
-    assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
-    snprintf(overlong, sizeof(overlong),
-             "{\"nodes\": [{\"name\": \"a\", \"address\": \"%s\"}]}", long_name);
-    write_file(temp_file, overlong);
-    assert_refused(NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
-    assert_refused(NULL,
-                   (const char *const[]){"-r", ring, "load", "/nonexistent/x", NULL});
-    assert_refused(NULL, (const char *const[]){"-r", ring, "load", "/tmp", NULL});
-    printf("ringctl bad JSON: %zu documents refused from a file and from stdin, ring "
-           "unchanged\n",
-           count + 2);
+
+    /* Files that cannot be read. */
+    assert_refused_exactly(
+        1, "ringctl: error: cannot read '/nonexistent/x': No such file or directory\n",
+        NULL, NULL, (const char *const[]){"-r", ring, "load", "/nonexistent/x", NULL});
+    assert_refused_exactly(1, "ringctl: error: cannot read '/tmp': Is a directory\n",
+                           NULL, NULL,
+                           (const char *const[]){"-r", ring, "load", "/tmp", NULL});
+    printf(
+        "ringctl bad JSON: %zu documents refused from a file and from stdin, each with "
+        "its exact exit status and message, ring unchanged\n",
+        count + 1);
 }
 END_TEST
+
+#undef WEIGHT_RULE
+#undef VNODES_RULE
+#undef TABLE_RULE
+#undef TEXT_RULE
+#undef EMPTY_FILE
+#undef NOT_OBJECT
 
 /* ---- hygiene: closed descriptors, failing output, waiting ---------------------- */
 

@@ -232,6 +232,15 @@ const char *test_hidden_path(const char *ring, const char *prefix)
     return found == 1 ? path : NULL;
 }
 
+void test_add_case(Suite *suite, const char *name, const TTest *const *tests,
+                   size_t count)
+{
+    TCase *tcase = tcase_create(name);
+    for (size_t i = 0; i < count; i++)
+        tcase_add_test(tcase, tests[i]);
+    suite_add_tcase(suite, tcase);
+}
+
 int test_run_suite(Suite *suite)
 {
     runner_pid = getpid();

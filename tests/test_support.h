@@ -41,6 +41,14 @@
  * process exit status. */
 int test_run_suite(Suite *suite);
 
+/* Adds to SUITE a case named NAME holding the tests that follow (START_TEST names),
+ * in order, so that a program's suite reads as one line a case. */
+#define TEST_CASE(suite, name, ...)                                                      \
+    test_add_case((suite), (name), (const TTest *const[]){__VA_ARGS__},                  \
+                  sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *))
+void test_add_case(Suite *suite, const char *name, const TTest *const *tests,
+                   size_t count);
+
 /* A ring name unique to this run, test process and call:
  * "test-<runner pid>-<pid>-<tag>-<n>". */
 const char *test_ring_name(const char *tag);

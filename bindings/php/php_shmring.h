@@ -8,7 +8,11 @@
 extern zend_module_entry shmring_module_entry;
 #define phpext_shmring_ptr &shmring_module_entry
 
-#define PHP_SHMRING_VERSION "0.1.0"
+/* The extension's version is the version of the libshmring headers it is compiled
+ * against, which CMake generates from project(VERSION): written once, for the library
+ * and every binding. */
+#include <shmring_version.h>
+#define PHP_SHMRING_VERSION SHMRING_VERSION_STRING
 
 /*
  * The per-process registry of open rings. Keys are (name, directory, trusted owner);

@@ -1,7 +1,8 @@
 """Builds the C extension shmring._shmring against an installed libshmring.
 
-The compiler and linker flags come from `pkg-config shmring` (set PKG_CONFIG_PATH
-for a libshmring installed under another prefix). When libshmring's directory is
+The compiler and linker flags, and the package's version (the library's), come
+from `pkg-config shmring` (set PKG_CONFIG_PATH for a libshmring installed under
+another prefix). When libshmring's directory is
 not one the dynamic linker searches, it is recorded as the module's run path, so
 the installed module finds the library it was built against.
 """
@@ -28,6 +29,9 @@ def pkg_config(*args):
     return shlex.split(out)
 
 
+# The package takes the library's version: CMake's project(VERSION), which it
+# writes into shmring.pc and into the header the module is compiled against.
+version = pkg_config("--modversion")[0]
 cflags = pkg_config("--cflags")
 libs = pkg_config("--libs")
 libdir = pkg_config("--variable=libdir")
@@ -35,6 +39,7 @@ runtime_dirs = [os.path.normpath(d) for d in libdir
                 if os.path.normpath(d) not in SYSTEM_LIBDIRS]
 
 setup(
+    version=version,
     ext_modules=[
         Extension(
             "shmring._shmring",

@@ -1,6 +1,7 @@
 -- The Lua binding under plain LuaJIT, through real shared memory: every call, its
 -- exact errors, and a handle following the versions that ringctl publishes. Run by
--- ctest (lua_shmring) with LUA_PATH, SHMRING_LIBRARY and RINGCTL set.
+-- ctest (lua_shmring) with LUA_PATH, SHMRING_LIBRARY, SHMRING_VERSION (CMake's project
+-- version) and RINGCTL set.
 
 local ffi = require "ffi"
 local shmring = require "shmring"
@@ -8,6 +9,8 @@ local shmring = require "shmring"
 ffi.cdef [[ int getpid(void); ]]
 
 local RINGCTL = assert(os.getenv("RINGCTL"), "RINGCTL must name the ringctl binary")
+local SHMRING_LIBRARY = assert(os.getenv("SHMRING_LIBRARY"), "SHMRING_LIBRARY must name libshmring")
+local SHMRING_VERSION = assert(os.getenv("SHMRING_VERSION"), "SHMRING_VERSION must be CMake's version")
 local RING = "lua-test-" .. ffi.C.getpid()
 
 local passed = 0
@@ -96,7 +99,10 @@ end
 
 local function main()
     test("module", function()
-        eq(shmring._VERSION, "0.1.0", "_VERSION")
+        -- The library's own version call, and the version CMake built it as.
+        eq(shmring._VERSION, ffi.string(ffi.load(SHMRING_LIBRARY).shmring_version()),
+            "_VERSION")
+        eq(shmring._VERSION, SHMRING_VERSION, "_VERSION")
         eq(shmring.ENOENT, -2, "ENOENT")
         eq(shmring.EINVAL, -22, "EINVAL")
         eq(shmring.EEMPTY, -1000, "EEMPTY")

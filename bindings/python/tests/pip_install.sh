@@ -2,9 +2,11 @@
 # The Python package the way users install it, offline: libshmring installed under a
 # temporary prefix, then `pip install --no-build-isolation --no-index` of a copy of
 # bindings/python into a venv that sees Debian's setuptools and wheel, then the
-# pytest suite (without the gunicorn test) against that installed package.
+# pytest suite (without the gunicorn test) against that installed package. The
+# installed distribution's version must be CMake's project version, which ctest passes
+# as SHMRING_VERSION.
 #
-# Usage: pip_install.sh PYTHON BUILD_DIR SOURCE_DIR RINGCTL
+# Usage: SHMRING_VERSION=X.Y.Z pip_install.sh PYTHON BUILD_DIR SOURCE_DIR RINGCTL
 set -eu
 python=$1 build_dir=$2 source_dir=$3 ringctl=$4
 
@@ -25,9 +27,14 @@ PKG_CONFIG_PATH=$(dirname "$pc") "$work/venv/bin/pip" install --quiet \
 
 cd "$work"
 env -u PYTHONPATH "$work/venv/bin/python" - "$work/venv" <<'PY'
-import sys, shmring
+import importlib.metadata, os, sys, shmring
 assert shmring.__file__.startswith(sys.argv[1]), shmring.__file__
-print("installed", shmring.__file__, "library", shmring.library_version)
+# The distribution's version (setup.py's, from pkg-config), the module's and the
+# library's are all CMake's project(VERSION).
+versions = (importlib.metadata.version("shmring"), shmring.__version__,
+            shmring.library_version)
+assert versions == (os.environ["SHMRING_VERSION"],) * 3, versions
+print("installed", shmring.__file__, "version", shmring.__version__)
 PY
 env -u PYTHONPATH SHMRING_RINGCTL="$ringctl" "$work/venv/bin/python" -m pytest -q \
     -p no:cacheprovider --ignore="$source_dir/tests/test_gunicorn.py" "$source_dir/tests"

@@ -522,6 +522,22 @@ def test_error_codes_match_the_header():
     assert shmring.strerror(12345) and shmring.strerror(-(10**100))
 
 
+def test_version_is_the_library_version():
+    # The package's version is the headers' it was compiled against; the library it
+    # runs with is the one built with it.
+    assert shmring.__version__ == shmring.library_version
+    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", shmring.__version__)
+
+
+def test_version_is_cmake_version():
+    # CMake's project(VERSION), the one place the version is written, as ctest passes it.
+    expected = os.environ.get("SHMRING_VERSION")
+    if expected is None:
+        pytest.skip("SHMRING_VERSION (CMake's project version) is set only by ctest")
+    assert shmring.__version__ == expected
+    assert shmring.library_version == expected
+
+
 def test_error_hierarchy():
     for cls in (
         shmring.RingNotFound,

@@ -43,7 +43,9 @@ for _name in dir(_shmring):
         globals()[_name] = getattr(_shmring, _name)
 del _name
 
-__version__ = "0.1.0"
+# The version of libshmring's headers the extension was compiled against (see
+# _shmring.c); library_version is the version of the library it runs with.
+__version__ = _shmring.__version__
 
 __all__ = [
     "AllNodesDown",

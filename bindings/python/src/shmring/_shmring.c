@@ -915,7 +915,11 @@ PyMODINIT_FUNC PyInit__shmring(void)
     if (PyModule_AddIntConstant(m, "LOOKUP_N_MAX", SHMRING_LOOKUP_N_MAX) < 0 ||
         PyModule_AddStringConstant(m, "DEFAULT_DIRECTORY", SHMRING_DEFAULT_DIRECTORY) <
             0 ||
-        PyModule_AddStringConstant(m, "library_version", shmring_version()) < 0)
+        PyModule_AddStringConstant(m, "library_version", shmring_version()) < 0 ||
+        /* The package's version is the version of the headers it was compiled
+         * against, which CMake generates from project(VERSION): written nowhere in
+         * the binding, it cannot drift from the library's. */
+        PyModule_AddStringConstant(m, "__version__", SHMRING_VERSION_STRING) < 0)
         goto fail;
     return m;
 
