@@ -1,6 +1,12 @@
 #!/bin/bash
-# ringctl sync against a real etcd (Debian's etcd-server), started here on loopback
-# on free ports with a temporary data directory, and always stopped at the end.
+# ringctl sync --key against a real etcd (Debian's etcd-server), started here on
+# loopback on free ports with a temporary data directory, and always stopped at the
+# end: three syncs (three hosts) converge on the same ring as `load`; bad values are
+# refused with their exact line; SIGTERM and SIGINT end sync with status 0 within a
+# second, idle in a watch and in reconnect backoff; an outage while puts are in
+# flight leaves every ring answering from its last good version, and every ring
+# catches up after it; a sync given a dead endpoint first fails over to the live one;
+# compaction, a rebuilt cluster and a restore from the state file.
 # Every wait is for a condition (ringctl check passing, a log line appearing), with a
 # deadline; none is a sleep standing in for synchronisation.
 set -u
@@ -9,44 +15,27 @@ WORK=$(mktemp -d /tmp/shmring-sync-test.XXXXXX)
 # shellcheck source=sync_test_support.sh
 . "$(dirname "$0")/sync_test_support.sh"
 TAG=st$$
-RINGS=("${TAG}a" "${TAG}b" "${TAG}c" "${TAG}d" "${TAG}p" "${TAG}k")
-E() { etcdctl --endpoints="$URL" "$@"; }
-
-fingerprint() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])'; }
-generation() { "$RINGCTL" -r "$1" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])'; }
-start_sync() { # RING LOG ARGS...
-    local ring=$1 log=$2; shift 2
-    "$RINGCTL" -r "$ring" sync "$@" 2>>"$log" &
-    PIDS+=($!)
-}
-# doc N: a node set that changes with N, every id given.
-# put_docs FIRST LAST: puts doc FIRST..LAST under /t/doc back to back, each a new
-# revision, from one process through etcd's JSON gateway (an etcdctl per put would
-# spend the test's minutes starting processes on a loaded machine).
-DOC_PY='
-import base64, json, sys, urllib.request
-def doc(n):
-    nodes = [{"name": "node-%d" % i, "id": i, "address": "10.0.%d.%d:11211" % (n % 7, i),
-              "weight": 1 + (n + i) % 5} for i in range(n % 13, n % 13 + 100)]
-    return json.dumps({"algorithm": "ring", "nodes": nodes})
-def put(url, n):
-    b64 = lambda text: base64.b64encode(text.encode()).decode()
-    body = json.dumps({"key": b64("/t/doc"), "value": b64(doc(n))}).encode()
-    urllib.request.urlopen(url + "/v3/kv/put", body, timeout=30).read()
-'
-doc() { python3 -c "$DOC_PY
-print(doc($1))"; }
-put_docs() { python3 -c "$DOC_PY
-for n in range($1, $2 + 1): put('$URL', n)"; }
+RINGS=("${TAG}a" "${TAG}b" "${TAG}c" "${TAG}d" "${TAG}s" "${TAG}i")
+# A loopback port nothing listens on: asked of the kernel, then released.
+DEAD=http://127.0.0.1:$(python3 -c 'import socket
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 start_etcd http
 
 echo "== three syncs, 200 rapid updates, a fourth ring by load after another history (at ${SECONDS}s)"
-doc 0 >"$WORK/doc0.json"
-E put /t/doc "$(cat "$WORK/doc0.json")" >/dev/null
-for r in a b c; do start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"; done
-put_docs 1 200 || fail "put"
-doc 200 >"$WORK/final.json"
+REV0=$(put_docs /t/doc 0 0) || fail "put"
+for r in a b; do
+    start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"
+done
+# Ring c's sync is given a dead endpoint first: it must fail over to the live one.
+start_sync "${TAG}c" "$WORK/sync-c.log" --etcd "$DEAD,$URL" --key /t/doc --state "$WORK/state-c.json"
+PID_C=${PIDS[-1]}
+# libcurl's message names the port and how long the refusal took.
+CURL_REFUSED="Failed to connect to 127.0.0.1 port ${DEAD##*:} after [0-9]+ ms: Couldn't connect to server"
+logged "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': cannot read /t/doc from $DEAD: $CURL_REFUSED"
+refused "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': read 1 key at revision $REV0 from $URL"
+echo "ok: failed over from $DEAD to $URL"
+REV=$(put_docs /t/doc 1 200 "$WORK/final.json") || fail "put"
 for r in a b c; do
     until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/final.json" || fail "ring $r did not converge"
 done
@@ -60,43 +49,111 @@ for r in a b c d; do "$RINGCTL" -r "$TAG$r" lookup --stdin <"$WORK/keys" >"$WORK
 for r in b c d; do cmp -s "$WORK/answers-a" "$WORK/answers-$r" || fail "answers of $r differ"; done
 echo "ok: 4 rings, fingerprint $F, 100000 identical answers"
 
-echo "== bad values are refused, the ring unchanged, sync still following (at ${SECONDS}s)"
-G=$(generation "${TAG}a")
-n=0
-for bad in 'not json' '{"nodes": [{"name": "x", "weight": 0}]}' '{"nodes": []}' \
-    '{"nodes": [{"name": "x", "id": 1}, {"name": "y", "id": 1}]}' '{"colour": 1, "nodes": [{"name": "x"}]}'; do
-    n=$((n + 1))
-    E put /t/doc "$bad" >/dev/null
-    rev=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
-    until_true 20 grep -q "refused key /t/doc at revision $rev: " "$WORK/sync-a.log" || fail "no refusal for: $bad"
-    [ "$(generation "${TAG}a")" = "$G" ] || fail "ring changed by: $bad"
+echo "== SIGTERM and SIGINT while idle in a watch (at ${SECONDS}s)"
+# Two more syncs: s gets SIGTERM, i SIGINT, once each has published the last
+# revision and waits in its watch (nothing is being put).
+for r in s i; do start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc; done
+for r in s i; do
+    refused "$WORK/sync-$r.log" "ringctl: sync: ring '$TAG$r': published generation 1 from key /t/doc at revision $REV (100 added, 0 removed, 0 changed)"
 done
-grep "refused key /t/doc" "$WORK/sync-a.log" | head -5
-put_docs 300 300 || fail "put"
-doc 300 >"$WORK/d300.json"
-until_true 20 "$RINGCTL" -r "${TAG}a" check "$WORK/d300.json" || fail "sync stopped following"
-echo "ok"
+stops_within_a_second TERM "${PIDS[-2]}" "sync s, idle in its watch"
+stops_within_a_second INT "${PIDS[-1]}" "sync i, idle in its watch"
+# Again, for the same signals in reconnect backoff during the outage below.
+for r in s i; do start_sync "$TAG$r" "$WORK/sync2-$r.log" --etcd "$URL" --key /t/doc; done
+PID_S=${PIDS[-2]} PID_I=${PIDS[-1]}
 
-echo "== etcd stopped mid-stream, then restarted (at ${SECONDS}s)"
+echo "== bad values are refused with one exact line, the ring unchanged, sync following (at ${SECONDS}s)"
+# Each bad value is followed by a good one, which must be applied.
+n=300
+while IFS='|' read -r bad error; do
+    BEFORE=$(ring_state "${TAG}a")
+    rev=$(put_raw /t/doc "$bad") || fail "put"
+    refused "$WORK/sync-a.log" \
+        "ringctl: sync: ring '${TAG}a': refused key /t/doc at revision $rev: $error; ring unchanged"
+    [ "$(ring_state "${TAG}a")" = "$BEFORE" ] || fail "generation or fingerprint changed by: $bad"
+    n=$((n + 1))
+    put_docs /t/doc $n $n "$WORK/good.json" >/dev/null || fail "put"
+    until_true 20 "$RINGCTL" -r "${TAG}a" check "$WORK/good.json" || fail "sync stopped following after: $bad"
+    echo "ok: $error"
+done <<'EOF'
+not json|line 1, column 3: invalid token near 'not'
+{"nodes": [{"name": "x", "weight": 0}]}|nodes[0].weight: must be an integer from 1 to 65535
+{"nodes": []}|nodes: the node set is empty
+{"nodes": [{"name": "x", "id": 1}, {"name": "y", "id": 1}]}|nodes[1].id: duplicate id 1 (nodes[0] has it)
+{"nodes": [{"name": "x", "id": 1}, {"name": "x", "id": 2}]}|nodes[1].name: duplicate node name "x"
+{"colour": 1, "nodes": [{"name": "x"}]}|colour: unknown field
+EOF
+LAST_GOOD=$n
+
+echo "== etcd stopped for 3 s while puts are in flight, then restarted (at ${SECONDS}s)"
+# A writer puts document after document until etcd goes away under it.
+python3 "$DOCS" writer "$URL" /t/doc 700 "$WORK/written" 2>>"$WORK/writer.log" &
+WRITER=$!
+PIDS+=("$WRITER")
+written_at_least() { [ "$(wc -l <"$WORK/written")" -ge "$1" ]; }
+until_true 30 written_at_least 20 || fail "the writer did not put 20 documents"
 stop_etcd
-"$RINGCTL" -r "${TAG}a" lookup some-key >/dev/null || fail "ring stopped answering"
-until_true 20 grep -q "lost the watch" "$WORK/sync-b.log" || fail "no lost-watch line"
+STOPPED=${EPOCHREALTIME/./}
+until_true 10 bash -c "! kill -0 $WRITER 2>/dev/null" || fail "the writer went on without etcd"
+LAST=$(tail -n 1 "$WORK/written")
+echo "etcd stopped while document $LAST was being put"
+# Sync s and i are now in reconnect backoff (each logged its lost watch).
+for r in s i; do
+    until_true 20 grep -q "lost the watch on $URL" "$WORK/sync2-$r.log" || fail "sync $r did not lose its watch"
+done
+stops_within_a_second TERM "$PID_S" "sync s, in reconnect backoff"
+stops_within_a_second INT "$PID_I" "sync i, in reconnect backoff"
+declare -A HELD_STATE
+# Which document each ring holds (one the writer put, or the last good one), and
+# the answers a ring loaded from that document gives.
+head -n 1000 "$WORK/keys" >"$WORK/keys1000"
+for r in a b c; do
+    "$RINGCTL" -r "$TAG$r" dump >"$WORK/held-$r.json" || fail "dump $r"
+    held=$(python3 "$DOCS" which "$WORK/held-$r.json" "$LAST_GOOD" $(seq 700 $((LAST + 1)))) ||
+        fail "ring $r holds none of the documents put"
+    doc "$held" >"$WORK/held-doc-$r.json"
+    "$RINGCTL" -r "$TAG$r" check "$WORK/held-doc-$r.json" >/dev/null || fail "ring $r is not exactly document $held"
+    "$RINGCTL" -r "${TAG}d" load "$WORK/held-doc-$r.json" >/dev/null || fail "load d"
+    "$RINGCTL" -r "${TAG}d" lookup --stdin <"$WORK/keys1000" >"$WORK/expected-$r"
+    HELD_STATE[$r]=$(ring_state "$TAG$r")
+    echo "ring $r holds document $held (generation and fingerprint ${HELD_STATE[$r]})"
+done
+# Until etcd has been down 3 s, and at least three times, every ring answers
+# exactly as before.
+checks=0
+while :; do
+    for r in a b c; do
+        "$RINGCTL" -r "$TAG$r" lookup --stdin <"$WORK/keys1000" >"$WORK/outage-$r" || fail "ring $r stopped answering"
+        cmp -s "$WORK/outage-$r" "$WORK/expected-$r" || fail "ring $r answers differently during the outage"
+        [ "$(ring_state "$TAG$r")" = "${HELD_STATE[$r]}" ] || fail "ring $r changed during the outage"
+    done
+    checks=$((checks + 1))
+    [ $checks -ge 3 ] && [ $((${EPOCHREALTIME/./} - STOPPED)) -ge 3000000 ] && break
+done
+echo "ok: 3 rings answered 1000 keys exactly as before, $checks times, etcd down $(((${EPOCHREALTIME/./} - STOPPED) / 1000)) ms"
+# Ring c's sync fails over to its other endpoint, dead too, and says so, naming it.
+until_true 20 grep -q "lost the watch on $URL at revision" "$WORK/sync-c.log" || fail "sync c did not lose its watch"
+R_C=$(grep -o "lost the watch on $URL at revision [0-9]*" "$WORK/sync-c.log" | tail -n 1 | awk '{print $NF}')
+logged "$WORK/sync-c.log" \
+    "ringctl: sync: ring '${TAG}c': lost the watch on $DEAD at revision $R_C: $CURL_REFUSED; ring kept, resuming"
 start_etcd http
-put_docs 301 301 || fail "put"
-doc 301 >"$WORK/d301.json"
-for r in a b c; do until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d301.json" || fail "ring $r did not catch up"; done
-echo "ok"
+FINAL=$((LAST + 2))
+put_docs /t/doc $FINAL $FINAL "$WORK/final-outage.json" >/dev/null || fail "put"
+"$RINGCTL" -r "${TAG}d" load "$WORK/final-outage.json" >/dev/null || fail "load d"
+F=$(fingerprint "${TAG}d")
+for r in a b c; do
+    until_true 60 has_fingerprint "$TAG$r" "$F" || fail "ring $r did not reach document $FINAL"
+done
+echo "ok: every ring at document $FINAL, fingerprint $F"
 
 echo "== a watch that falls behind a compaction reads everything again and converges (at ${SECONDS}s)"
-# Sync a is stopped while its watch is at doc 301's revision; etcd restarts under it
+# Sync a is stopped while its watch is at the last revision; etcd restarts under it
 # (the stream breaks), 50 puts follow and the history is compacted past them. When
 # it continues, its watch resumes from a revision etcd no longer has.
 kill -STOP "${PIDS[0]}"
 stop_etcd
 start_etcd http
-put_docs 500 549 || fail "put"
-doc 549 >"$WORK/d549.json"
-REV=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+REV=$(put_docs /t/doc 500 549 "$WORK/d549.json") || fail "put"
 E compact "$REV" >/dev/null || fail "compact"
 kill -CONT "${PIDS[0]}"
 until_true 60 grep -q "watch fell behind compaction at revision $REV; reading /t/doc again" \
@@ -115,9 +172,7 @@ echo "== etcd replaced by a new cluster, its revisions lower: read again, not a 
 stop_etcd
 rm -rf "$WORK/etcd"
 start_etcd http
-put_docs 600 600 || fail "put"
-doc 600 >"$WORK/d600.json"
-REV=$(E get /t/doc -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+REV=$(put_docs /t/doc 600 600 "$WORK/d600.json") || fail "put"
 [ "$REV" -lt 10 ] || fail "the new cluster is at revision $REV"
 for r in a b c; do
     until_true 60 "$RINGCTL" -r "$TAG$r" check "$WORK/d600.json" || fail "ring $r stayed on the old cluster's set"
@@ -125,47 +180,13 @@ done
 grep -F "(a new or restored cluster)" "$WORK/sync-a.log" | tail -1
 echo "ok"
 
-echo "== prefix mode with 2-second leases (at ${SECONDS}s)"
-E put /l/ '{"algorithm": "maglev"}' >/dev/null
-KEPT=$(E lease grant 2 | awk '{print $2}')
-LOST=$(E lease grant 2 | awk '{print $2}')
-E put --lease="$KEPT" /l/kept '{"address": "10.1.0.1:80", "id": 1}' >/dev/null
-E put --lease="$LOST" /l/lost '{"address": "10.1.0.2:80", "id": 2}' >/dev/null
-etcdctl --endpoints="$URL" lease keep-alive "$KEPT" >/dev/null 2>&1 &
-PIDS+=($!)
-start_sync "${TAG}p" "$WORK/sync-p.log" --etcd "$URL" --prefix /l/
-echo '{"algorithm": "maglev", "nodes": [{"name": "kept", "address": "10.1.0.1:80", "id": 1}]}' >"$WORK/kept.json"
-until_true 30 "$RINGCTL" -r "${TAG}p" check "$WORK/kept.json" || fail "lost lease's node stayed"
-grep "prefix /l/" "$WORK/sync-p.log" | tail -2
-echo "ok"
-
-echo "== a SIGKILLed sync never leaves a torn state file (at ${SECONDS}s)"
-for i in $(seq 1 20); do
-    "$RINGCTL" -r "${TAG}k" sync --etcd "$URL" --key /t/doc --state "$WORK/state-k.json" 2>/dev/null &
-    pid=$!
-    put_docs $((400 + i)) $((400 + i)) || fail "put"
-    kill -9 $pid; wait $pid 2>/dev/null
-    if [ -e "$WORK/state-k.json" ]; then
-        "$RINGCTL" -r "${TAG}k" check "$WORK/state-k.json" >/dev/null
-        [ $? -le 1 ] || fail "state file torn after SIGKILL $i"
-    fi
-done
-echo "ok"
-
 echo "== started with etcd down: the ring comes back from the state file (at ${SECONDS}s)"
 stop_etcd
 "$RINGCTL" -r "${TAG}c" destroy >/dev/null
 cp "$WORK/state-c.json" "$WORK/restored.json"
-kill "${PIDS[2]}"
+stops_within_a_second TERM "$PID_C" "sync c, in reconnect backoff"
 start_sync "${TAG}c" "$WORK/sync-c2.log" --etcd "$URL" --key /t/doc --state "$WORK/state-c.json"
 until_true 30 "$RINGCTL" -r "${TAG}c" check "$WORK/restored.json" || fail "not restored"
 grep "state file" "$WORK/sync-c2.log" | head -2
-echo "ok"
-
-echo "== SIGTERM: exit 0 (at ${SECONDS}s)"
-pid=${PIDS[-1]}
-kill -TERM "$pid"
-wait "$pid"; rc=$?
-[ $rc -eq 0 ] || fail "sync exited $rc after SIGTERM"
 echo "ok"
 echo "PASS"

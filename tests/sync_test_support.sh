@@ -60,3 +60,60 @@ start_etcd() {
     until_true 30 E endpoint health || fail "etcd did not start on $URL"
 }
 stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
+
+# What the etcd tests share: etcdctl on the test's etcd, a ring's fingerprint and
+# generation, a sync in the background, and the documents of sync_docs.py.
+E() { etcdctl --endpoints="$URL" "$@"; }
+# ring_state RING: its generation and fingerprint on one line (awk, not python: the
+# tests ask often, on a loaded machine).
+ring_state() { "$RINGCTL" -r "$1" show | awk '/^generation:/ {g = $2} /^fingerprint:/ {f = $2} END {print g, f}'; }
+fingerprint() { ring_state "$1" | cut -d' ' -f2; }
+generation() { ring_state "$1" | cut -d' ' -f1; }
+has_fingerprint() { [ "$(fingerprint "$1")" = "$2" ]; } # RING FINGERPRINT
+start_sync() { # RING LOG ARGS...: its pid is ${PIDS[-1]}.
+    local ring=$1 log=$2; shift 2
+    "$RINGCTL" -r "$ring" sync "$@" 2>>"$log" &
+    PIDS+=($!)
+}
+DOCS=$(dirname "${BASH_SOURCE[0]}")/sync_docs.py
+doc() { python3 "$DOCS" doc "$1"; }
+put_docs() { python3 "$DOCS" put "$URL" "$@"; }  # KEY FIRST LAST [OUT]: prints the revision
+put_raw() { python3 "$DOCS" putraw "$URL" "$1" "$2"; } # KEY TEXT: prints the revision
+revision() { python3 "$DOCS" revision "$URL" "$1"; }       # KEY
+
+# running PID: whether PID still runs (a zombie, exited but not yet waited for,
+# does not: kill -0 would say it does).
+running() {
+    local pid comm state
+    read -r pid comm state _ <"/proc/$1/stat" 2>/dev/null || return 1
+    [ "$state" != Z ]
+}
+
+# stops_within_a_second SIGNAL PID WHAT: sends SIGNAL to PID and requires what the
+# issue asks of sync: exit status 0 within one second. PID is polled every 20 ms
+# until it is gone, for at most one second measured on the clock, so a slow poll can
+# only make the wait shorter, never let a late exit pass.
+stops_within_a_second() {
+    local signal=$1 pid=$2 what=$3 start now rc
+    start=${EPOCHREALTIME/./}
+    kill -"$signal" "$pid" || fail "$what: cannot send SIG$signal to $pid"
+    while running "$pid"; do
+        now=${EPOCHREALTIME/./}
+        [ $((now - start)) -ge 1000000 ] && fail "$what: still running 1 s after SIG$signal"
+        sleep 0.02
+    done
+    now=${EPOCHREALTIME/./}
+    wait "$pid"; rc=$?
+    [ $rc -eq 0 ] || fail "$what: exited $rc after SIG$signal"
+    echo "ok: $what: exit 0, gone $(((now - start) / 1000)) ms after SIG$signal"
+}
+
+# refused LOG LINE: waits for exactly LINE (the whole line) in LOG.
+refused() {
+    until_true 20 grep -qxF -- "$2" "$1" || fail "no line in $(basename "$1"): $2"
+}
+# logged LOG REGEX: waits for a whole line of LOG matching REGEX (extended), for lines
+# that quote what varies from run to run (libcurl's "after 3 ms").
+logged() {
+    until_true 20 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
+}
