@@ -16,6 +16,8 @@ Commands:
   putraw URL KEY TEXT         puts TEXT under KEY, prints the put's revision
   writer URL KEY FIRST LOG    puts documents FIRST, FIRST+1, ... until a put fails,
                               appending each number to LOG before its put is sent
+  delete URL KEY END          deletes the keys from KEY up to END (excluded), prints
+                              the delete's revision
   revision URL KEY            the cluster's revision, as a range of KEY reports it
   which FILE N...             which of the 100-node documents N... FILE (a `ringctl
                               dump`) holds, or exit 1
@@ -91,6 +93,9 @@ def main(argv):
                 except OSError:
                     return 0
                 n += 1
+    elif command == "delete":
+        body = {"key": b64(argv[3]), "range_end": b64(argv[4])}
+        print(gateway(argv[2], "/v3/kv/deleterange", body)["header"]["revision"])
     elif command == "revision":
         answer = gateway(argv[2], "/v3/kv/range", {"key": b64(argv[3])})
         print(answer["header"]["revision"])
