@@ -117,3 +117,26 @@ refused() {
 logged() {
     until_true 20 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
 }
+
+# three_syncs: etcd on free ports, document 0 under /t/doc, and three syncs on rings
+# ${TAG}a, b and c (three hosts), each with a state file; c is given a dead endpoint
+# first and must fail over to the live one, each named in its line. Sets DEAD, PID_C
+# and CURL_REFUSED (libcurl's message for DEAD, which names the port and how long
+# the refusal took).
+three_syncs() {
+    local r rev
+    # A loopback port nothing listens on: asked of the kernel, then released.
+    DEAD=http://127.0.0.1:$(python3 -c 'import socket
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    CURL_REFUSED="Failed to connect to 127.0.0.1 port ${DEAD##*:} after [0-9]+ ms: Couldn't connect to server"
+    start_etcd http
+    rev=$(put_docs /t/doc 0 0) || fail "put"
+    for r in a b; do
+        start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"
+    done
+    start_sync "${TAG}c" "$WORK/sync-c.log" --etcd "$DEAD,$URL" --key /t/doc --state "$WORK/state-c.json"
+    PID_C=${PIDS[-1]}
+    logged "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': cannot read /t/doc from $DEAD: $CURL_REFUSED"
+    refused "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': read 1 key at revision $rev from $URL"
+    echo "ok: sync c failed over from $DEAD to $URL"
+}
