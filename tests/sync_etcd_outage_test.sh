@@ -15,8 +15,10 @@ RINGCTL=${1:?usage: sync_etcd_outage_test.sh RINGCTL}
 WORK=$(mktemp -d /tmp/shmring-sync-outage.XXXXXX)
 # shellcheck source=sync_test_support.sh
 . "$(dirname "$0")/sync_test_support.sh"
+# written_at_least N: the writer below has sent N puts.
+written_at_least() { [ "$(wc -l <"$WORK/written")" -ge "$1" ]; }
 TAG=so$$
-RINGS=("${TAG}a" "${TAG}b" "${TAG}c" "${TAG}d" "${TAG}s" "${TAG}i")
+RINGS=("$TAG"{a,b,c,d,s,i})
 echo "== three syncs in step, two more for the signals (at ${SECONDS}s)"
 three_syncs
 LAST_GOOD=20
@@ -33,7 +35,6 @@ echo "== etcd stopped for 3 s while puts are in flight, then restarted (at ${SEC
 python3 "$DOCS" writer "$URL" /t/doc 700 "$WORK/written" 2>>"$WORK/writer.log" &
 WRITER=$!
 PIDS+=("$WRITER")
-written_at_least() { [ "$(wc -l <"$WORK/written")" -ge "$1" ]; }
 until_true 30 written_at_least 20 || fail "the writer did not put 20 documents"
 stop_etcd
 STOPPED=${EPOCHREALTIME/./}
