@@ -18,7 +18,6 @@ Commands:
                               appending each number to LOG before its put is sent
   delete URL KEY END          deletes the keys from KEY up to END (excluded), prints
                               the delete's revision
-  revision URL KEY            the cluster's revision, as a range of KEY reports it
   which FILE N...             which of the 100-node documents N... FILE (a `ringctl
                               dump`) holds, or exit 1
 """
@@ -96,9 +95,6 @@ def main(argv):
     elif command == "delete":
         body = {"key": b64(argv[3]), "range_end": b64(argv[4])}
         print(gateway(argv[2], "/v3/kv/deleterange", body)["header"]["revision"])
-    elif command == "revision":
-        answer = gateway(argv[2], "/v3/kv/range", {"key": b64(argv[3])})
-        print(answer["header"]["revision"])
     elif command == "which":
         with open(argv[2]) as f:
             held = node_table(json.load(f))

@@ -38,7 +38,7 @@ PIDS+=("$WRITER")
 until_true 30 written_at_least 20 || fail "the writer did not put 20 documents"
 stop_etcd
 STOPPED=${EPOCHREALTIME/./}
-until_true 10 bash -c "! kill -0 $WRITER 2>/dev/null" || fail "the writer went on without etcd"
+until_true 10 gone "$WRITER" || fail "the writer went on without etcd"
 LAST=$(tail -n 1 "$WORK/written")
 echo "etcd stopped while document $LAST was being put"
 # Sync s and i are now in reconnect backoff (each logged its lost watch).
@@ -77,7 +77,7 @@ echo "ok: 3 rings answered 1000 keys exactly as before, $checks times, etcd down
 # Ring c's sync fails over to its other endpoint, dead too, and says so, naming it.
 until_true 20 grep -q "lost the watch on $URL at revision" "$WORK/sync-c.log" || fail "sync c did not lose its watch"
 R_C=$(grep -o "lost the watch on $URL at revision [0-9]*" "$WORK/sync-c.log" | tail -n 1 | awk '{print $NF}')
-logged "$WORK/sync-c.log" \
+wait_line_like "$WORK/sync-c.log" \
     "ringctl: sync: ring '${TAG}c': lost the watch on $DEAD at revision $R_C: $CURL_REFUSED; ring kept, resuming"
 start_etcd http
 FINAL=$((LAST + 2))

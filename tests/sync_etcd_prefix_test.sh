@@ -75,7 +75,7 @@ bad_value() {
     fi
     error=${error//REV/$rev}
     for r in $HOSTS; do
-        refused "$WORK/sync-$r.log" \
+        wait_line "$WORK/sync-$r.log" \
             "ringctl: sync: ring '$TAG$r': refused prefix /l/ at revision $rev: $error; ring unchanged"
         [ "$(ring_state "$TAG$r")" = "${before[$r]}" ] || fail "ring $r changed by $key: $value"
     done

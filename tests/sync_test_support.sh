@@ -61,14 +61,13 @@ start_etcd() {
 }
 stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
 
-# What the etcd tests share: etcdctl on the test's etcd, a ring's fingerprint and
-# generation, a sync in the background, and the documents of sync_docs.py.
+# What the etcd tests share: etcdctl on the test's etcd, a ring's generation and
+# fingerprint, a sync in the background, and the documents of sync_docs.py.
 E() { etcdctl --endpoints="$URL" "$@"; }
 # ring_state RING: its generation and fingerprint on one line (awk, not python: the
 # tests ask often, on a loaded machine).
 ring_state() { "$RINGCTL" -r "$1" show | awk '/^generation:/ {g = $2} /^fingerprint:/ {f = $2} END {print g, f}'; }
 fingerprint() { ring_state "$1" | cut -d' ' -f2; }
-generation() { ring_state "$1" | cut -d' ' -f1; }
 has_fingerprint() { [ "$(fingerprint "$1")" = "$2" ]; } # RING FINGERPRINT
 start_sync() { # RING LOG ARGS...: its pid is ${PIDS[-1]}.
     local ring=$1 log=$2; shift 2
@@ -79,15 +78,16 @@ DOCS=$(dirname "${BASH_SOURCE[0]}")/sync_docs.py
 doc() { python3 "$DOCS" doc "$1"; }
 put_docs() { python3 "$DOCS" put "$URL" "$@"; }  # KEY FIRST LAST [OUT]: prints the revision
 put_raw() { python3 "$DOCS" putraw "$URL" "$1" "$2"; } # KEY TEXT: prints the revision
-revision() { python3 "$DOCS" revision "$URL" "$1"; }       # KEY
 
 # running PID: whether PID still runs (a zombie, exited but not yet waited for,
-# does not: kill -0 would say it does).
+# does not: kill -0 would say it does); gone PID: the opposite.
 running() {
-    local pid comm state
-    read -r pid comm state _ <"/proc/$1/stat" 2>/dev/null || return 1
+    local state
+    # /proc/PID/stat: pid, (command name: ringctl-sync, python3, no spaces), state.
+    read -r _ _ state _ <"/proc/$1/stat" 2>/dev/null || return 1
     [ "$state" != Z ]
 }
+gone() { ! running "$1"; }
 
 # stops_within_a_second SIGNAL PID WHAT: sends SIGNAL to PID and requires what the
 # issue asks of sync: exit status 0 within one second. PID is polled every 20 ms
@@ -108,13 +108,13 @@ stops_within_a_second() {
     echo "ok: $what: exit 0, gone $(((now - start) / 1000)) ms after SIG$signal"
 }
 
-# refused LOG LINE: waits for exactly LINE (the whole line) in LOG.
-refused() {
+# wait_line LOG LINE: waits for exactly LINE (the whole line) in LOG.
+wait_line() {
     until_true 20 grep -qxF -- "$2" "$1" || fail "no line in $(basename "$1"): $2"
 }
-# logged LOG REGEX: waits for a whole line of LOG matching REGEX (extended), for lines
-# that quote what varies from run to run (libcurl's "after 3 ms").
-logged() {
+# wait_line_like LOG REGEX: waits for a whole line of LOG matching REGEX (extended),
+# for lines that quote what varies from run to run (libcurl's "after 3 ms").
+wait_line_like() {
     until_true 20 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
 }
 
@@ -136,7 +136,7 @@ s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     done
     start_sync "${TAG}c" "$WORK/sync-c.log" --etcd "$DEAD,$URL" --key /t/doc --state "$WORK/state-c.json"
     PID_C=${PIDS[-1]}
-    logged "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': cannot read /t/doc from $DEAD: $CURL_REFUSED"
-    refused "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': read 1 key at revision $rev from $URL"
+    wait_line_like "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': cannot read /t/doc from $DEAD: $CURL_REFUSED"
+    wait_line "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': read 1 key at revision $rev from $URL"
     echo "ok: sync c failed over from $DEAD to $URL"
 }
