@@ -84,7 +84,7 @@ put_raw() { python3 "$DOCS" putraw "$URL" "$1" "$2"; } # KEY TEXT: prints the re
 running() {
     local state
     # /proc/PID/stat: pid, (command name: ringctl-sync, python3, no spaces), state.
-    read -r _ _ state _ <"/proc/$1/stat" 2>/dev/null || return 1
+    read -r _ _ state _ 2>/dev/null <"/proc/$1/stat" || return 1
     [ "$state" != Z ]
 }
 gone() { ! running "$1"; }
