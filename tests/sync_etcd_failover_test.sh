@@ -10,13 +10,13 @@ RINGCTL=${1:?usage: sync_etcd_failover_test.sh RINGCTL}
 WORK=$(mktemp -d /tmp/shmring-sync-failover.XXXXXX)
 # shellcheck source=sync_test_support.sh
 . "$(dirname "$0")/sync_test_support.sh"
-RING=sf$$
-RINGS=("$RING")
 # Six free loopback ports (asked of the kernel): a client and a peer port a member.
 read -r -a PORTS <<<"$(python3 -c 'import socket
 held = [socket.socket() for _ in range(6)]
 for s in held: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in held))')"
+RING=fo$$
+RINGS=("$RING")
 MEMBERS=() CLUSTER=
 for i in 0 1 2; do
     MEMBERS+=("http://127.0.0.1:${PORTS[i]}")
