@@ -60,3 +60,83 @@ start_etcd() {
     until_true 30 E endpoint health || fail "etcd did not start on $URL"
 }
 stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
+
+# What the etcd tests share: etcdctl on the test's etcd, a ring's generation and
+# fingerprint, a sync in the background, and the documents of sync_docs.py.
+E() { etcdctl --endpoints="$URL" "$@"; }
+# ring_state RING: its generation and fingerprint on one line (awk, not python: the
+# tests ask often, on a loaded machine).
+ring_state() { "$RINGCTL" -r "$1" show | awk '/^generation:/ {g = $2} /^fingerprint:/ {f = $2} END {print g, f}'; }
+fingerprint() { ring_state "$1" | cut -d' ' -f2; }
+has_fingerprint() { [ "$(fingerprint "$1")" = "$2" ]; } # RING FINGERPRINT
+start_sync() { # RING LOG ARGS...: its pid is ${PIDS[-1]}.
+    local ring=$1 log=$2; shift 2
+    "$RINGCTL" -r "$ring" sync "$@" 2>>"$log" &
+    PIDS+=($!)
+}
+DOCS=$(dirname "${BASH_SOURCE[0]}")/sync_docs.py
+doc() { python3 "$DOCS" doc "$1"; }
+put_docs() { python3 "$DOCS" put "$URL" "$@"; }  # KEY FIRST LAST [OUT]: prints the revision
+put_raw() { python3 "$DOCS" putraw "$URL" "$1" "$2"; } # KEY TEXT: prints the revision
+
+# running PID: whether PID still runs (a zombie, exited but not yet waited for,
+# does not: kill -0 would say it does); gone PID: the opposite.
+running() {
+    local state
+    # /proc/PID/stat: pid, (command name: ringctl-sync, python3, no spaces), state.
+    read -r _ _ state _ 2>/dev/null <"/proc/$1/stat" || return 1
+    [ "$state" != Z ]
+}
+gone() { ! running "$1"; }
+
+# stops_within_a_second SIGNAL PID WHAT: sends SIGNAL to PID and requires what the
+# issue asks of sync: exit status 0 within one second. PID is polled every 20 ms
+# until it is gone, for at most one second measured on the clock, so a slow poll can
+# only make the wait shorter, never let a late exit pass.
+stops_within_a_second() {
+    local signal=$1 pid=$2 what=$3 start now rc
+    start=${EPOCHREALTIME/./}
+    kill -"$signal" "$pid" || fail "$what: cannot send SIG$signal to $pid"
+    while running "$pid"; do
+        now=${EPOCHREALTIME/./}
+        [ $((now - start)) -ge 1000000 ] && fail "$what: still running 1 s after SIG$signal"
+        sleep 0.02
+    done
+    now=${EPOCHREALTIME/./}
+    wait "$pid"; rc=$?
+    [ $rc -eq 0 ] || fail "$what: exited $rc after SIG$signal"
+    echo "ok: $what: exit 0, gone $(((now - start) / 1000)) ms after SIG$signal"
+}
+
+# wait_line LOG LINE: waits for exactly LINE (the whole line) in LOG.
+wait_line() {
+    until_true 20 grep -qxF -- "$2" "$1" || fail "no line in $(basename "$1"): $2"
+}
+# wait_line_like LOG REGEX: waits for a whole line of LOG matching REGEX (extended),
+# for lines that quote what varies from run to run (libcurl's "after 3 ms").
+wait_line_like() {
+    until_true 20 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
+}
+
+# three_syncs: etcd on free ports, document 0 under /t/doc, and three syncs on rings
+# ${TAG}a, b and c (three hosts), each with a state file; c is given a dead endpoint
+# first and must fail over to the live one, each named in its line. Sets DEAD, PID_C
+# and CURL_REFUSED (libcurl's message for DEAD, which names the port and how long
+# the refusal took).
+three_syncs() {
+    local r rev
+    # A loopback port nothing listens on: asked of the kernel, then released.
+    DEAD=http://127.0.0.1:$(python3 -c 'import socket
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    CURL_REFUSED="Failed to connect to 127.0.0.1 port ${DEAD##*:} after [0-9]+ ms: Couldn't connect to server"
+    start_etcd http
+    rev=$(put_docs /t/doc 0 0) || fail "put"
+    for r in a b; do
+        start_sync "$TAG$r" "$WORK/sync-$r.log" --etcd "$URL" --key /t/doc --state "$WORK/state-$r.json"
+    done
+    start_sync "${TAG}c" "$WORK/sync-c.log" --etcd "$DEAD,$URL" --key /t/doc --state "$WORK/state-c.json"
+    PID_C=${PIDS[-1]}
+    wait_line_like "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': cannot read /t/doc from $DEAD: $CURL_REFUSED"
+    wait_line "$WORK/sync-c.log" "ringctl: sync: ring '${TAG}c': read 1 key at revision $rev from $URL"
+    echo "ok: sync c failed over from $DEAD to $URL"
+}

@@ -5,9 +5,11 @@
 SHMRING_PACKAGES="build-essential cmake pkg-config liburcu-dev libjansson-dev check \
 libsubunit-dev libxxhash-dev nettle-dev zlib1g-dev libmemcached-dev clang \
 libclang-rt-14-dev llvm-14 valgrind strace python3 abigail-tools"
-# ringctl sync: libcurl and libsystemd to build it, and a real etcd for its tests.
+# ringctl sync: libcurl and libsystemd to build it, a real etcd for its tests, and
+# systemd for systemd-analyze, which verifies the installed unit (a slim Debian 12
+# image has libsystemd without it).
 SHMRING_PACKAGES="$SHMRING_PACKAGES libcurl4-openssl-dev libsystemd-dev etcd-server \
-etcd-client"
+etcd-client systemd"
 # sync names a missing client certificate through OpenSSL's own callback (libssl-dev);
 # its TLS test makes a CA and certificates with the openssl tool.
 SHMRING_PACKAGES="$SHMRING_PACKAGES libssl-dev openssl"

@@ -19,7 +19,8 @@ run_build() {
     local dir=$1
     shift
     echo "== $dir: configure and build"
-    cmake -S . -B "$dir" -DSHMRING_WERROR=ON -DSHMRING_REQUIRE_LIBMEMCACHED=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -DSHMRING_WERROR=ON -DSHMRING_REQUIRE_LIBMEMCACHED=ON \
+        -DSHMRING_REQUIRE_SYNC_TESTS=ON "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
     echo "== $dir: tests"
     ctest --test-dir "$dir" --output-on-failure -j "$jobs"
