@@ -258,6 +258,24 @@ int ringctl_metrics(const struct ringctl_scope *scope)
     return status;
 }
 
+static int ops_library_failure(const char *what, int err, void *context)
+{
+    return library_failure(what, context, err);
+}
+
+struct ringctl_scope ringctl_ops_scope(const struct ringctl *ctl)
+{
+    return (struct ringctl_scope){
+        .ring = ctl->ring,
+        .directory = ctl->directory,
+        .open = &ctl->open,
+        .json = ctl->json,
+        .all = (ctl->given & OPTION_ALL) != 0,
+        .library_failure = ops_library_failure,
+        .context = (void *)ctl,
+    };
+}
+
 int ringctl_cmd_metrics(struct ringctl *ctl)
 {
     bool all = (ctl->given & OPTION_ALL) != 0;

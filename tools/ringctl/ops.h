@@ -29,15 +29,6 @@ struct ringctl_scope {
     void *context;
 };
 
-/* `ringctl readers`: every process that maps a version of the ring. Returns an exit
- * status. */
-int ringctl_readers(const struct ringctl_scope *scope);
-
-/* `show`'s summary of the ring's readers: one line of text, or a JSON object
- * (null when the census failed). */
-void ringctl_readers_summary_text(const struct ringctl_scope *scope);
-json_t *ringctl_readers_summary_json(const struct ringctl_scope *scope);
-
 /* `ringctl metrics`: the ring's (or, with --all, every ring's) metrics in the
  * Prometheus text exposition format. Returns an exit status. */
 int ringctl_metrics(const struct ringctl_scope *scope);

@@ -1,0 +1,83 @@
+/*
+ * ringctl's output: everything the tool writes is formatted by the output files and
+ * nowhere else. A command computes its result (the report types below, or the
+ * library's own) and hands it to one call here, which writes it as text or, with
+ * --json, as JSON. output.c holds the rules every command shares (diagnostics, the
+ * stdout stream that keeps write errors, key escaping, the precision of reals); each
+ * output_*.c file formats the results of one command or a few related ones.
+ */
+#ifndef RINGCTL_OUTPUT_H
+#define RINGCTL_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "shmring.h"
+#include "shmring_ctl.h"
+
+struct ringctl;
+
+/* ---- output.c: diagnostics, the stdout stream, the shared rules ----------------- */
+
+/* Prints "ringctl: error: MESSAGE" on stderr and returns STATUS. */
+int fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
+void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "ringctl: MESSAGE", a note that is no error. */
+void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
+void output_open(void);
+int output_errno(void);
+/* Ends one record of lookup's output: a newline, or a NUL with -z. */
+void output_end_record(const struct ringctl *ctl);
+/* Prints KEY escaped (see the README's "Keys in lookup's output"). */
+void output_key(const char *key, size_t len);
+/* Prints VALUE, as one line or indented, then frees it. Reals are printed with the
+ * digits they carry. Returns an exit status. */
+int output_json(json_t *value, bool indented);
+/* The same, ending the record as output_end_record() does. */
+int output_json_record(const struct ringctl *ctl, json_t *value);
+
+/* JSON values of what the commands report. */
+json_t *json_str(const char *text);
+json_t *json_uint(uint64_t value);
+/* Sets OBJECT's "key" (and "key_base64", null) to KEY when it is UTF-8; else "key"
+ * null and "key_base64" its bytes in base64. */
+void json_set_key(json_t *object, const char *key, size_t len);
+json_t *json_node_info(const shmring_node_info_t *node);
+const char *state_name(shmring_state_t state);
+/* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
+void describe_params(const shmring_params_t *params, char *out, size_t size);
+
+/* ---- output_readers.c: readers, and show's readers line ------------------------ */
+
+/* Prints the census of the ring's readers. Returns an exit status. */
+int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *census);
+/* show's summary of the census: one line of text, or a JSON object; ERR is the
+ * census's failure (0: none), said in the line, null in JSON. */
+void output_readers_line(const shmring_ring_readers_t *census, int err);
+json_t *output_readers_summary(const shmring_ring_readers_t *census, int err);
+
+/* ---- output_show.c: show and list --------------------------------------------- */
+
+/* What show reports: the status and, when something is published, the header of
+ * the version of the same generation, its node set and each node's share of the
+ * keyspace; then the census of the ring's readers. */
+struct show_report {
+    const shmring_ring_status_t *status;
+    bool published;
+    const shmring_snapshot_info_t *info; /* zero when nothing is published */
+    const shmring_nodeset_t *set;        /* NULL when nothing is published */
+    const double *shares;
+    const shmring_ring_readers_t *readers;
+    int readers_error; /* the census's failure (0: none, READERS is filled) */
+};
+
+/* Prints SHOW. Returns an exit status. */
+int output_show(const struct ringctl *ctl, const struct show_report *show);
+
+#endif
