@@ -80,4 +80,24 @@ struct show_report {
 /* Prints SHOW. Returns an exit status. */
 int output_show(const struct ringctl *ctl, const struct show_report *show);
 
+/* What list shows of one ring. */
+struct list_entry {
+    const char *ring;
+    uint64_t generation;
+    /* The header of the current version (zero when nothing is published). */
+    shmring_snapshot_info_t info;
+    bool published;
+};
+
+/* list's output, written ring by ring: the text a line each as the rings come, the
+ * JSON array whole at the end. */
+struct list_output {
+    json_t *array; /* with --json, the rings so far; else NULL */
+};
+
+void output_list_start(const struct ringctl *ctl, struct list_output *output);
+void output_list_ring(struct list_output *output, const struct list_entry *entry);
+/* Ends the listing. Returns an exit status. */
+int output_list_end(struct list_output *output);
+
 #endif

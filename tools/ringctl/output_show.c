@@ -170,3 +170,38 @@ int output_show(const struct ringctl *ctl, const struct show_report *show)
     show_text(ctl, show);
     return EXIT_OK;
 }
+
+static json_t *list_entry_json(const struct list_entry *entry)
+{
+    json_t *object = json_object();
+    json_object_set_new(object, "ring", json_str(entry->ring));
+    json_object_set_new(object, "generation", json_uint(entry->generation));
+    json_object_set_new(object, "nodes", json_uint(entry->info.node_count));
+    json_object_set_new(object, "up", json_uint(entry->info.up_count));
+    json_object_set_new(object, "algorithm",
+                        entry->published ? json_string(shmring_algorithm_name(
+                                               entry->info.params.algorithm))
+                                         : json_null());
+    return object;
+}
+
+void output_list_start(const struct ringctl *ctl, struct list_output *output)
+{
+    output->array = ctl->json ? json_array() : NULL;
+}
+
+void output_list_ring(struct list_output *output, const struct list_entry *entry)
+{
+    if (output->array != NULL) {
+        json_array_append_new(output->array, list_entry_json(entry));
+        return;
+    }
+    printf("%s\t%" PRIu64 "\t%" PRIu32 "\t%s\n", entry->ring, entry->generation,
+           entry->info.node_count,
+           entry->published ? shmring_algorithm_name(entry->info.params.algorithm) : "-");
+}
+
+int output_list_end(struct list_output *output)
+{
+    return output->array != NULL ? output_json(output->array, true) : EXIT_OK;
+}
