@@ -100,4 +100,11 @@ void output_list_ring(struct list_output *output, const struct list_entry *entry
 /* Ends the listing. Returns an exit status. */
 int output_list_end(struct list_output *output);
 
+/* ---- output_check.c: check -------------------------------------------------- */
+
+/* Prints the differences DIFF between the ring (parameters RING) and the file
+ * (parameters FILE), seen from the ring. Returns an exit status. */
+int output_check(const struct ringctl *ctl, const shmring_nodeset_diff_t *diff,
+                 const shmring_params_t *ring, const shmring_params_t *file);
+
 #endif
