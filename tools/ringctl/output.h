@@ -107,4 +107,15 @@ int output_list_end(struct list_output *output);
 int output_check(const struct ringctl *ctl, const shmring_nodeset_diff_t *diff,
                  const shmring_params_t *ring, const shmring_params_t *file);
 
+/* ---- output_change.c: what a changing command did ----------------------------- */
+
+struct change;
+
+/* Reports CHANGE (destroy's too), done or, with --dry-run, what it would do:
+ * GENERATION is the one published (or, dry run, the current one), MOVED_FRACTION the
+ * share of the keyspace that would move (NULL: not estimated). Returns an exit
+ * status. */
+int output_change(const struct ringctl *ctl, const struct change *change,
+                  uint64_t generation, const double *moved_fraction);
+
 #endif

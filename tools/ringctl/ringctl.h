@@ -255,9 +255,6 @@ enum open_mode {
  */
 int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
                const void *input);
-/* Reports a change (destroy's too): text or JSON. */
-int report_change(const struct ringctl *ctl, const struct change *change,
-                  uint64_t generation, const double *moved_fraction);
 /* Keeps NODE in CHANGE with copies of its strings. */
 void change_keep_node(struct change *change, const shmring_node_info_t *node);
 /* What differs between BEFORE and AFTER. Returns 0 or a library error. */
