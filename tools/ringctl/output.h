@@ -118,4 +118,21 @@ struct change;
 int output_change(const struct ringctl *ctl, const struct change *change,
                   uint64_t generation, const double *moved_fraction);
 
+/* ---- output_metrics.c: metrics ------------------------------------------------ */
+
+/* What one ring's metrics come from. */
+struct metrics_sample {
+    const char *ring;
+    shmring_ring_status_t status;
+    /* The current version's header; zero when nothing is published. */
+    shmring_snapshot_info_t info;
+    bool published;
+    shmring_ring_readers_t census;
+};
+
+/* Prints the metrics of COUNT rings in the Prometheus text format; with ALL (every
+ * ring of the directory), also how many rings could not be read (UNREADABLE). */
+void output_metrics(const struct metrics_sample *samples, size_t count, size_t unreadable,
+                    bool all);
+
 #endif
