@@ -138,7 +138,7 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
         return EXIT_OK;
     }
     if (version) {
-        printf("ringctl %s\n", shmring_version());
+        output_version();
         return EXIT_OK;
     }
     if (found == NULL)

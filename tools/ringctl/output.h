@@ -32,26 +32,29 @@ void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
 void output_open(void);
 int output_errno(void);
-/* Ends one record of lookup's output: a newline, or a NUL with -z. */
-void output_end_record(const struct ringctl *ctl);
-/* Prints KEY escaped (see the README's "Keys in lookup's output"). */
-void output_key(const char *key, size_t len);
 /* Prints VALUE, as one line or indented, then frees it. Reals are printed with the
  * digits they carry. Returns an exit status. */
 int output_json(json_t *value, bool indented);
-/* The same, ending the record as output_end_record() does. */
-int output_json_record(const struct ringctl *ctl, json_t *value);
 
 /* JSON values of what the commands report. */
 json_t *json_str(const char *text);
 json_t *json_uint(uint64_t value);
-/* Sets OBJECT's "key" (and "key_base64", null) to KEY when it is UTF-8; else "key"
- * null and "key_base64" its bytes in base64. */
-void json_set_key(json_t *object, const char *key, size_t len);
 json_t *json_node_info(const shmring_node_info_t *node);
 const char *state_name(shmring_state_t state);
 /* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
 void describe_params(const shmring_params_t *params, char *out, size_t size);
+
+/* lookup's answer for KEY: FOUND nodes, or (FOUND < 0) the error record. Returns an
+ * exit status. */
+int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
+                  const shmring_node_t *nodes, int found);
+/* Writes what stdout holds (lookup --stdin answers each key as it comes), or says
+ * why it cannot. Returns an exit status. */
+int output_flush(void);
+/* Prints TEXT, a JSON document of the library's (dump, import), ending in a newline. */
+void output_document(const char *text);
+/* Prints "ringctl VERSION" for --version. */
+void output_version(void);
 
 /* ---- output_readers.c: readers, and show's readers line ------------------------ */
 
