@@ -138,4 +138,14 @@ struct metrics_sample {
 void output_metrics(const struct metrics_sample *samples, size_t count, size_t unreadable,
                     bool all);
 
+/* ---- output_help.c: the help, from the command and option tables -------------- */
+
+struct ringctl_command;
+
+/* Prints the whole help, or one command's. */
+void output_help(void);
+void output_help_command(const struct ringctl_command *command);
+/* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
+void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
+
 #endif

@@ -158,14 +158,6 @@ const struct ringctl_command *ringctl_command_find(const char *name);
  * EXIT_USAGE. */
 int ringctl_unknown_command(const char *name);
 
-/* ---- help.c --------------------------------------------------------------------- */
-
-/* Prints the whole help, or one command's. */
-void ringctl_help_all(void);
-void ringctl_help_command(const struct ringctl_command *command);
-/* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
-void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
-
 /* ---- options.c ------------------------------------------------------------------ */
 
 /* The spelling of an option bit ("--weight"), for diagnostics. */

@@ -1,7 +1,8 @@
 /*
  * The help, made from the command and option tables: `ringctl --help` and `ringctl
  * help` print all of it, `ringctl help COMMAND` and `ringctl COMMAND --help` one
- * command's usage. Summaries are single lines in the tables, wrapped here.
+ * command's usage; and the usage line that diagnostics quote. Summaries are single
+ * lines in the tables, wrapped here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -152,7 +153,7 @@ static void print_option(const struct ringctl_option *o, bool prefix)
     print_entry(label, text);
 }
 
-void ringctl_help_all(void)
+void output_help(void)
 {
     printf("Usage: ringctl [OPTIONS] COMMAND [ARGS]\n\n"
            "Inspect and change shmring consistent-hash rings in POSIX shared memory.\n");
@@ -190,7 +191,7 @@ void ringctl_help_all(void)
     printf("\n%s\n%s", keys_note, closing_note);
 }
 
-void ringctl_help_command(const struct ringctl_command *command)
+void output_help_command(const struct ringctl_command *command)
 {
     for (size_t i = 0; i < SYNOPSIS_MAX && command->synopsis[i] != NULL; i++)
         printf("%s ringctl [OPTIONS] %s\n", i == 0 ? "Usage:" : "      ",
@@ -222,17 +223,4 @@ void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t
     for (size_t i = 0; i < SYNOPSIS_MAX && command->synopsis[i] != NULL; i++)
         len += snprintf(out + len, size - (size_t)len, "%sringctl %s",
                         i == 0 ? "" : " or ", command->synopsis[i]);
-}
-
-int ringctl_cmd_help(struct ringctl *ctl)
-{
-    if (ctl->arg_count == 0) {
-        ringctl_help_all();
-        return EXIT_OK;
-    }
-    const struct ringctl_command *command = ringctl_command_find(ctl->args[0]);
-    if (command == NULL)
-        return ringctl_unknown_command(ctl->args[0]);
-    ringctl_help_command(command);
-    return EXIT_OK;
 }
