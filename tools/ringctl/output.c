@@ -369,6 +369,29 @@ void output_version(void)
     printf("ringctl %s\n", shmring_version());
 }
 
+/* ---- Help text ---------------------------------------------------------------- */
+
+void output_wrapped(int at, int column, int width, const char *text)
+{
+    const char *word = text;
+    bool first = true;
+    while (*word != '\0') {
+        int len = (int)strcspn(word, " ");
+        if (!first && at + 1 + len > width) {
+            at = printf("\n%*s", column, "") - 1;
+        } else if (!first) {
+            putchar(' ');
+            at++;
+        }
+        at += printf("%.*s", len, word);
+        first = false;
+        word += len;
+        while (*word == ' ')
+            word++;
+    }
+    putchar('\n');
+}
+
 void describe_params(const shmring_params_t *params, char *out, size_t size)
 {
     const char *algorithm = shmring_algorithm_name(params->algorithm);

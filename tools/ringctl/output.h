@@ -55,6 +55,10 @@ int output_flush(void);
 void output_document(const char *text);
 /* Prints "ringctl VERSION" for --version. */
 void output_version(void);
+/* Prints TEXT's words from column AT (where the cursor is), wrapped before column
+ * WIDTH with continuation lines indented to COLUMN, then a newline: the help's
+ * paragraphs. */
+void output_wrapped(int at, int column, int width, const char *text);
 
 /* ---- output_readers.c: readers, and show's readers line ------------------------ */
 
@@ -147,5 +151,12 @@ void output_help(void);
 void output_help_command(const struct ringctl_command *command);
 /* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
 void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
+
+/* ---- output_sync.c: the sync helper's help ------------------------------------ */
+
+struct sync_option;
+
+/* Prints `ringctl sync --help`: the usage, then each of the COUNT OPTIONS. */
+void output_sync_help(const struct sync_option *options, size_t count);
 
 #endif

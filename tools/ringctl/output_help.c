@@ -43,29 +43,6 @@ static const char closing_note[] =
     "\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
-/* Prints TEXT's words from column AT (where the cursor is), wrapped at HELP_WIDTH
- * with continuation lines indented to COLUMN, then a newline. */
-static void print_wrapped(int at, int column, const char *text)
-{
-    const char *word = text;
-    bool first = true;
-    while (*word != '\0') {
-        int len = (int)strcspn(word, " ");
-        if (!first && at + 1 + len > HELP_WIDTH) {
-            at = printf("\n%*s", column, "") - 1;
-        } else if (!first) {
-            putchar(' ');
-            at++;
-        }
-        at += printf("%.*s", len, word);
-        first = false;
-        word += len;
-        while (*word == ' ')
-            word++;
-    }
-    putchar('\n');
-}
-
 /* Prints LABEL, then TEXT from HELP_COLUMN (on the next line if LABEL is too long). */
 static void print_entry(const char *label, const char *text)
 {
@@ -73,7 +50,7 @@ static void print_entry(const char *label, const char *text)
     if (len > HELP_COLUMN - 2)
         len = printf("\n") - 1;
     printf("%*s", HELP_COLUMN - len, "");
-    print_wrapped(HELP_COLUMN, HELP_COLUMN, text);
+    output_wrapped(HELP_COLUMN, HELP_COLUMN, HELP_WIDTH, text);
 }
 
 /* Prints "  SYNOPSIS" wrapped (continuation lines under the first argument), then
@@ -197,7 +174,7 @@ void output_help_command(const struct ringctl_command *command)
         printf("%s ringctl [OPTIONS] %s\n", i == 0 ? "Usage:" : "      ",
                command->synopsis[i]);
     printf("\n  ");
-    print_wrapped(2, 2, command->summary);
+    output_wrapped(2, 2, HELP_WIDTH, command->summary);
     bool titled = false;
     for (size_t i = 0; i < ringctl_option_count; i++) {
         if (!(ringctl_options[i].bit & command->options))
