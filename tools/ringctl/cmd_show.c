@@ -70,7 +70,7 @@ int ringctl_cmd_show(struct ringctl *ctl)
     }
     /* The readers' census is part of the report; its failure is said in it, not
      * fatal. */
-    shmring_ring_readers_t census;
+    shmring_ring_readers_t census = {0};
     struct show_report report = {
         .status = &show.status,
         .published = show.snapshot != NULL,

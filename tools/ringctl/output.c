@@ -1,7 +1,10 @@
 /*
- * Everything ringctl writes: diagnostics on stderr, and results on stdout as text or
- * JSON, with one set of rules for both (how keys are escaped, how records end, how
- * many digits a number gets, which keys are null).
+ * The rules everything ringctl writes shares: diagnostics on stderr, and results on
+ * stdout as text or JSON, with one set of rules for both (how keys are escaped, how
+ * records end, how many digits a number gets, which keys are null); and the results
+ * that need no file of their own (lookup's answers, dump's and import's documents,
+ * --version) and the help's word wrapping. Each command's own report is formatted
+ * in its output_*.c file (see output.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -311,7 +314,7 @@ static int output_json_record(const struct ringctl *ctl, json_t *value)
     return json_emit(value, false, ctl->nul ? '\0' : '\n');
 }
 
-/* ---- Results written as they are --------------------------------------------- */
+/* ---- Results written as they are ------------------------------------------------ */
 
 /*
  * Prints the answer for KEY: FOUND nodes, or (FOUND < 0) the error record, as the
@@ -369,7 +372,7 @@ void output_version(void)
     printf("ringctl %s\n", shmring_version());
 }
 
-/* ---- Help text ---------------------------------------------------------------- */
+/* ---- Help text ------------------------------------------------------------------ */
 
 void output_wrapped(int at, int column, int width, const char *text)
 {

@@ -60,7 +60,7 @@ void output_version(void);
  * paragraphs. */
 void output_wrapped(int at, int column, int width, const char *text);
 
-/* ---- output_readers.c: readers, and show's readers line ------------------------ */
+/* ---- output_readers.c: readers, and show's readers line ------------------------- */
 
 /* Prints the census of the ring's readers. Returns an exit status. */
 int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *census);
@@ -69,7 +69,7 @@ int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *cens
 void output_readers_line(const shmring_ring_readers_t *census, int err);
 json_t *output_readers_summary(const shmring_ring_readers_t *census, int err);
 
-/* ---- output_show.c: show and list --------------------------------------------- */
+/* ---- output_show.c: show and list ----------------------------------------------- */
 
 /* What show reports: the status and, when something is published, the header of
  * the version of the same generation, its node set and each node's share of the
@@ -107,14 +107,14 @@ void output_list_ring(struct list_output *output, const struct list_entry *entry
 /* Ends the listing. Returns an exit status. */
 int output_list_end(struct list_output *output);
 
-/* ---- output_check.c: check -------------------------------------------------- */
+/* ---- output_check.c: check ------------------------------------------------------ */
 
 /* Prints the differences DIFF between the ring (parameters RING) and the file
  * (parameters FILE), seen from the ring. Returns an exit status. */
 int output_check(const struct ringctl *ctl, const shmring_nodeset_diff_t *diff,
                  const shmring_params_t *ring, const shmring_params_t *file);
 
-/* ---- output_change.c: what a changing command did ----------------------------- */
+/* ---- output_change.c: what a changing command did ------------------------------- */
 
 struct change;
 
@@ -125,7 +125,7 @@ struct change;
 int output_change(const struct ringctl *ctl, const struct change *change,
                   uint64_t generation, const double *moved_fraction);
 
-/* ---- output_metrics.c: metrics ------------------------------------------------ */
+/* ---- output_metrics.c: metrics -------------------------------------------------- */
 
 /* What one ring's metrics come from. */
 struct metrics_sample {
@@ -142,7 +142,7 @@ struct metrics_sample {
 void output_metrics(const struct metrics_sample *samples, size_t count, size_t unreadable,
                     bool all);
 
-/* ---- output_help.c: the help, from the command and option tables -------------- */
+/* ---- output_help.c: the help, from the command and option tables ---------------- */
 
 struct ringctl_command;
 
@@ -152,7 +152,7 @@ void output_help_command(const struct ringctl_command *command);
 /* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
 void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
 
-/* ---- output_sync.c: the sync helper's help ------------------------------------ */
+/* ---- output_sync.c: the sync helper's help -------------------------------------- */
 
 struct sync_option;
 
