@@ -23,14 +23,12 @@ static int sample_read(const struct ringctl *ctl, const char *ring,
      * whatever the ring's size. */
     shmring_ring_info_t info;
     int err = shmring_ring_info(ring, &ctl->open, &info);
-    if (err == 0) {
-        out->status = info.status;
-        out->info = info.version;
-        out->published = info.status.generation != 0;
-    }
-    if (err == 0)
-        err = shmring_ring_readers(ring, &ctl->open, &out->census);
-    return err;
+    if (err != 0)
+        return err;
+    out->status = info.status;
+    out->info = info.version;
+    out->published = info.status.generation != 0;
+    return shmring_ring_readers(ring, &ctl->open, &out->census);
 }
 
 int ringctl_cmd_metrics(struct ringctl *ctl)

@@ -45,7 +45,7 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
 {
     const shmring_node_info_t *node = &change->node;
     const char *ring = ctl->ring;
-    char params[256], summary[256], detail[64];
+    char params[256], detail[64];
     switch (change->action) {
     case ACTION_INIT:
         describe_params(&change->params, params, sizeof(params));
@@ -54,6 +54,7 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
                  params);
         return;
     case ACTION_LOAD: {
+        char summary[256];
         const char *plural = change->node_count == 1 ? "" : "s";
         snprintf(summary, sizeof(summary), "%zu added, %zu removed, %zu changed%s",
                  change->diff.added, change->diff.removed, change->diff.changed,
