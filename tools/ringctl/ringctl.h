@@ -1,11 +1,12 @@
 /*
  * ringctl's private declarations: the parsed command line that every command reads,
- * the command table's row type, and the calls the command files share (diagnostics,
- * output, the changing-command machinery).
+ * the command table's row type, and the calls the command files share (options,
+ * library failures in an operator's words, the changing-command machinery).
  *
  * Shaped as Knot DNS's knotc: main.c parses options and dispatches through one table
  * (command_table.h), each command is a file of thin calls into libshmringctl, and
- * everything a command prints is formatted by the output files (output.h).
+ * its results are formatted, and diagnostics written, by the output module that
+ * output.h declares (included here).
  */
 #ifndef RINGCTL_H
 #define RINGCTL_H
