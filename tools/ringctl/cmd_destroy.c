@@ -12,11 +12,11 @@ int ringctl_cmd_destroy(struct ringctl *ctl)
             err = dry_run_owner_check(&status);
         if (err != 0)
             return library_failure("open", ctl, err);
-        return report_change(ctl, &change, status.generation, NULL);
+        return output_change(ctl, &change, status.generation, NULL);
     }
     int err = shmring_ring_destroy(ctl->ring, &ctl->writer);
     if (err != 0)
         return library_failure("destroy", ctl, err);
     ctl->destroyed = true;
-    return report_change(ctl, &change, 0, NULL);
+    return output_change(ctl, &change, 0, NULL);
 }

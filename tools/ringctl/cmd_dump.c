@@ -1,7 +1,5 @@
 /* ringctl dump: the node set as JSON, in the format that load reads. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ringctl.h"
 
@@ -28,11 +26,7 @@ int ringctl_cmd_dump(struct ringctl *ctl)
     shmring_nodeset_free(set);
     if (err != 0)
         return library_failure("read", ctl, err);
-    /* The library's JSON is the output with or without --json. */
-    size_t len = strlen(text);
-    fputs(text, stdout);
-    if (len == 0 || text[len - 1] != '\n')
-        putchar('\n');
+    output_document(text);
     free(text);
     return EXIT_OK;
 }

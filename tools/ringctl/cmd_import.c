@@ -1,5 +1,4 @@
 /* ringctl import: a peer's configuration file as the JSON node set that load reads. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,8 +38,7 @@ int ringctl_cmd_import(struct ringctl *ctl)
     if (err != 0)
         return fail(EXIT_FAILED, "cannot import '%s': %s", in.label,
                     shmring_strerror(err));
-    /* The library's JSON is the output with or without --json. */
-    fputs(text, stdout);
+    output_document(text);
     free(text);
     return EXIT_OK;
 }

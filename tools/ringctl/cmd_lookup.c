@@ -12,41 +12,6 @@
 
 #include "ringctl.h"
 
-/*
- * Prints the answer for KEY: FOUND nodes, or (FOUND < 0) the error record, as the
- * README's "lookup's output" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
- * (no node name is empty), or one JSON object; then the record's end.
- */
-static int print_answer(const struct ringctl *ctl, const char *key, size_t len,
-                        const shmring_node_t *nodes, int found)
-{
-    if (ctl->json) {
-        json_t *object = json_object();
-        json_set_key(object, key, len);
-        json_t *array = json_array();
-        for (int i = 0; i < found; i++) {
-            json_t *node = json_object();
-            json_object_set_new(node, "id", json_uint(nodes[i].id));
-            json_object_set_new(node, "name", json_str(nodes[i].name));
-            json_object_set_new(node, "address", json_str(nodes[i].address));
-            json_object_set_new(node, "weight", json_uint(nodes[i].weight));
-            json_array_append_new(array, node);
-        }
-        json_object_set_new(object, "nodes", array);
-        json_object_set_new(object, "error",
-                            found < 0 ? json_string(shmring_strerror(found))
-                                      : json_null());
-        return output_json_record(ctl, object);
-    }
-    output_key(key, len);
-    if (found < 0)
-        printf("\t\t%s", shmring_strerror(found));
-    for (int i = 0; i < found; i++)
-        printf("\t%s\t%s", nodes[i].name, nodes[i].address);
-    output_end_record(ctl);
-    return EXIT_OK;
-}
-
 /* Answers each key of the command line; the first that no node can take fails the
  * command. */
 static int lookup_arguments(const struct ringctl *ctl, shmring_t *reader)
@@ -58,7 +23,7 @@ static int lookup_arguments(const struct ringctl *ctl, shmring_t *reader)
         if (found < 0)
             return fail(EXIT_FAILED, "cannot look up keys in ring '%s': %s", ctl->ring,
                         shmring_strerror(found));
-        int status = print_answer(ctl, key, strlen(key), nodes, found);
+        int status = output_lookup(ctl, key, strlen(key), nodes, found);
         if (status != EXIT_OK)
             return status;
     }
@@ -80,10 +45,9 @@ static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
         if (len > 0 && key[len - 1] == (char)delimiter)
             len--;
         int found = shmring_lookup_n(reader, key, (size_t)len, nodes, ctl->count);
-        status = print_answer(ctl, key, (size_t)len, nodes, found);
-        if (fflush(stdout) != 0)
-            status =
-                fail(EXIT_FAILED, "cannot write output: %s", strerror(output_errno()));
+        status = output_lookup(ctl, key, (size_t)len, nodes, found);
+        if (output_flush() != EXIT_OK)
+            status = EXIT_FAILED;
     }
     if (status == EXIT_OK && ferror(stdin))
         status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));

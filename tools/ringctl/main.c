@@ -132,13 +132,13 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
     if (help) {
         /* `ringctl COMMAND --help` is that command's usage, whatever else is given. */
         if (found != NULL)
-            ringctl_help_command(found);
+            output_help_command(found);
         else
-            ringctl_help_all();
+            output_help();
         return EXIT_OK;
     }
     if (version) {
-        printf("ringctl %s\n", shmring_version());
+        output_version();
         return EXIT_OK;
     }
     if (found == NULL)

@@ -1,7 +1,10 @@
 /*
- * Everything ringctl writes: diagnostics on stderr, and results on stdout as text or
- * JSON, with one set of rules for both (how keys are escaped, how records end, how
- * many digits a number gets, which keys are null).
+ * The rules everything ringctl writes shares: diagnostics on stderr, and results on
+ * stdout as text or JSON, with one set of rules for both (how keys are escaped, how
+ * records end, how many digits a number gets, which keys are null); and the results
+ * that need no file of their own (lookup's answers, dump's and import's documents,
+ * --version) and the help's word wrapping. Each command's own report is formatted
+ * in its output_*.c file (see output.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -158,7 +161,8 @@ int output_errno(void)
     return first_write_errno != 0 ? first_write_errno : EIO;
 }
 
-void output_end_record(const struct ringctl *ctl)
+/* Ends one record of lookup's output: a newline, or a NUL with -z. */
+static void output_end_record(const struct ringctl *ctl)
 {
     putchar(ctl->nul ? '\0' : '\n');
 }
@@ -169,7 +173,7 @@ void output_end_record(const struct ringctl *ctl)
  * \n and \r, and \xHH for every other control byte and every byte that is not part
  * of valid UTF-8.
  */
-void output_key(const char *key, size_t len)
+static void output_key(const char *key, size_t len)
 {
     const unsigned char *text = (const unsigned char *)key;
     for (size_t i = 0; i < len;) {
@@ -222,7 +226,7 @@ static json_t *json_base64(const char *key, size_t len)
  * base64; the other one null. Rewriting invalid bytes would give two keys one answer,
  * and the reader no way to tell.
  */
-void json_set_key(json_t *object, const char *key, size_t len)
+static void json_set_key(json_t *object, const char *key, size_t len)
 {
     json_t *text = json_stringn(key, len); /* NULL when KEY is not valid UTF-8 */
     json_object_set_new(object, "key", text != NULL ? text : json_null());
@@ -304,9 +308,91 @@ int output_json(json_t *value, bool indented)
     return json_emit(value, indented, '\n');
 }
 
-int output_json_record(const struct ringctl *ctl, json_t *value)
+/* Prints VALUE as one line, ending the record as output_end_record() does. */
+static int output_json_record(const struct ringctl *ctl, json_t *value)
 {
     return json_emit(value, false, ctl->nul ? '\0' : '\n');
+}
+
+/* ---- Results written as they are ------------------------------------------------ */
+
+/*
+ * Prints the answer for KEY: FOUND nodes, or (FOUND < 0) the error record, as the
+ * README's "lookup's output" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
+ * (no node name is empty), or one JSON object; then the record's end.
+ */
+int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
+                  const shmring_node_t *nodes, int found)
+{
+    if (ctl->json) {
+        json_t *object = json_object();
+        json_set_key(object, key, len);
+        json_t *array = json_array();
+        for (int i = 0; i < found; i++) {
+            json_t *node = json_object();
+            json_object_set_new(node, "id", json_uint(nodes[i].id));
+            json_object_set_new(node, "name", json_str(nodes[i].name));
+            json_object_set_new(node, "address", json_str(nodes[i].address));
+            json_object_set_new(node, "weight", json_uint(nodes[i].weight));
+            json_array_append_new(array, node);
+        }
+        json_object_set_new(object, "nodes", array);
+        json_object_set_new(object, "error",
+                            found < 0 ? json_string(shmring_strerror(found))
+                                      : json_null());
+        return output_json_record(ctl, object);
+    }
+    output_key(key, len);
+    if (found < 0)
+        printf("\t\t%s", shmring_strerror(found));
+    for (int i = 0; i < found; i++)
+        printf("\t%s\t%s", nodes[i].name, nodes[i].address);
+    output_end_record(ctl);
+    return EXIT_OK;
+}
+
+int output_flush(void)
+{
+    if (fflush(stdout) != 0)
+        return fail(EXIT_FAILED, "cannot write output: %s", strerror(output_errno()));
+    return EXIT_OK;
+}
+
+/* The library's JSON is the output with or without --json. */
+void output_document(const char *text)
+{
+    size_t len = strlen(text);
+    fputs(text, stdout);
+    if (len == 0 || text[len - 1] != '\n')
+        putchar('\n');
+}
+
+void output_version(void)
+{
+    printf("ringctl %s\n", shmring_version());
+}
+
+/* ---- Help text ------------------------------------------------------------------ */
+
+void output_wrapped(int at, int column, int width, const char *text)
+{
+    const char *word = text;
+    bool first = true;
+    while (*word != '\0') {
+        int len = (int)strcspn(word, " ");
+        if (!first && at + 1 + len > width) {
+            at = printf("\n%*s", column, "") - 1;
+        } else if (!first) {
+            putchar(' ');
+            at++;
+        }
+        at += printf("%.*s", len, word);
+        first = false;
+        word += len;
+        while (*word == ' ')
+            word++;
+    }
+    putchar('\n');
 }
 
 void describe_params(const shmring_params_t *params, char *out, size_t size)

@@ -1,11 +1,12 @@
 /*
  * ringctl's private declarations: the parsed command line that every command reads,
- * the command table's row type, and the calls the command files share (diagnostics,
- * output, the changing-command machinery).
+ * the command table's row type, and the calls the command files share (options,
+ * library failures in an operator's words, the changing-command machinery).
  *
  * Shaped as Knot DNS's knotc: main.c parses options and dispatches through one table
  * (command_table.h), each command is a file of thin calls into libshmringctl, and
- * everything a command prints goes through output.c.
+ * its results are formatted, and diagnostics written, by the output module that
+ * output.h declares (included here).
  */
 #ifndef RINGCTL_H
 #define RINGCTL_H
@@ -18,6 +19,8 @@
 
 #include "shmring.h"
 #include "shmring_ctl.h"
+
+#include "output.h"
 
 enum ringctl_exit {
     EXIT_OK = 0,
@@ -156,53 +159,12 @@ const struct ringctl_command *ringctl_command_find(const char *name);
  * EXIT_USAGE. */
 int ringctl_unknown_command(const char *name);
 
-/* ---- help.c --------------------------------------------------------------------- */
-
-/* Prints the whole help, or one command's. */
-void ringctl_help_all(void);
-void ringctl_help_command(const struct ringctl_command *command);
-/* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
-void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
-
 /* ---- options.c ------------------------------------------------------------------ */
 
 /* The spelling of an option bit ("--weight"), for diagnostics. */
 const char *ringctl_option_name(enum option_bit bit);
 /* Parses a weight, or says why not (returns EXIT_USAGE). */
 int ringctl_parse_weight(const char *text, uint32_t *weight);
-
-/* ---- output.c ------------------------------------------------------------------- */
-
-/* Prints "ringctl: error: MESSAGE" on stderr and returns STATUS. */
-int fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
-/* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
-void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
-/* Prints "ringctl: MESSAGE", a note that is no error. */
-void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
-
-/* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
-void output_open(void);
-int output_errno(void);
-/* Ends one record of lookup's output: a newline, or a NUL with -z. */
-void output_end_record(const struct ringctl *ctl);
-/* Prints KEY escaped (see the README's "Keys in lookup's output"). */
-void output_key(const char *key, size_t len);
-/* Prints VALUE, as one line or indented, then frees it. Reals are printed with the
- * digits they carry. Returns an exit status. */
-int output_json(json_t *value, bool indented);
-/* The same, ending the record as output_end_record() does. */
-int output_json_record(const struct ringctl *ctl, json_t *value);
-
-/* JSON values of what the commands report. */
-json_t *json_str(const char *text);
-json_t *json_uint(uint64_t value);
-/* Sets OBJECT's "key" (and "key_base64", null) to KEY when it is UTF-8; else "key"
- * null and "key_base64" its bytes in base64. */
-void json_set_key(json_t *object, const char *key, size_t len);
-json_t *json_node_info(const shmring_node_info_t *node);
-const char *state_name(shmring_state_t state);
-/* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
-void describe_params(const shmring_params_t *params, char *out, size_t size);
 
 /* ---- failure.c ------------------------------------------------------------------ */
 
@@ -286,9 +248,6 @@ enum open_mode {
  */
 int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
                const void *input);
-/* Reports a change (destroy's too): text or JSON. */
-int report_change(const struct ringctl *ctl, const struct change *change,
-                  uint64_t generation, const double *moved_fraction);
 /* Keeps NODE in CHANGE with copies of its strings. */
 void change_keep_node(struct change *change, const shmring_node_info_t *node);
 /* What differs between BEFORE and AFTER. Returns 0 or a library error. */

@@ -37,17 +37,6 @@ struct sync_arguments {
     bool once, help;
 };
 
-/* sync's options, one row each for getopt_long and the usage text alike. A row with
- * an argument keeps its value in the text field at VALUE of struct sync_arguments;
- * one without sets the bool there. */
-struct sync_option {
-    const char *name;
-    int letter;
-    const char *argument;
-    size_t value;
-    const char *help;
-};
-
 #define FIELD(name) offsetof(struct sync_arguments, name)
 
 static const struct sync_option sync_options[] = {
@@ -83,56 +72,6 @@ static const struct sync_option sync_options[] = {
 #define SYNC_OPTION_COUNT (sizeof(sync_options) / sizeof(sync_options[0]))
 /* getopt_long's code for row I of a long option without a letter. */
 #define CODE_OF_ROW 256
-
-/* Prints TEXT from column COLUMN, folded at word boundaries before column 80. */
-static void print_folded(const char *text, int column)
-{
-    int at = column;
-    while (*text != '\0') {
-        int word = (int)strcspn(text, " ");
-        if (at > column && at + 1 + word > 80) {
-            printf("\n%*s", column, "");
-            at = column;
-        } else if (at > column) {
-            putchar(' ');
-            at++;
-        }
-        printf("%.*s", word, text);
-        at += word;
-        text += word;
-        text += strspn(text, " ");
-    }
-    putchar('\n');
-}
-
-static void print_usage(void)
-{
-    fputs(
-        "Usage: ringctl [-r RING] [--dir DIR] sync SOURCE [OPTIONS]\n"
-        "\n"
-        "Keep RING equal to a source of truth, publishing only when it changes. SOURCE\n"
-        "is one of: --etcd URL[,URL...] --key KEY; --etcd URL[,URL...] --prefix PREFIX;\n"
-        "--file PATH. One log line per event on standard error; SIGTERM or SIGINT:\n"
-        "exit 0.\n"
-        "\n"
-        "Options:\n",
-        stdout);
-    enum { HELP_COLUMN = 29 };
-    for (size_t i = 0; i < SYNC_OPTION_COUNT; i++) {
-        const struct sync_option *o = &sync_options[i];
-        /* "-r, --ring RING", or "    --etcd URL" aligned under it. */
-        int used = o->letter ? printf("  -%c, --%s", o->letter, o->name)
-                             : printf("      --%s", o->name);
-        if (o->argument != NULL)
-            used += printf(" %s", o->argument);
-        if (used + 1 > HELP_COLUMN) {
-            printf("\n%*s", HELP_COLUMN, "");
-        } else {
-            printf("%*s", HELP_COLUMN - used, "");
-        }
-        print_folded(o->help, HELP_COLUMN);
-    }
-}
 
 /* Splits "a,b,c" into ENDPOINTS (in place); returns how many, or 0 on a bad list. */
 static size_t split_endpoints(char *list, const char **endpoints)
@@ -223,7 +162,7 @@ int ringctl_sync_run(int argc, char **argv)
             *(bool *)(void *)field = true;
     }
     if (args.help) {
-        print_usage();
+        output_sync_help(sync_options, SYNC_OPTION_COUNT);
         return EXIT_OK;
     }
     shmring_writer_options_t writer;

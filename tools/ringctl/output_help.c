@@ -1,7 +1,8 @@
 /*
  * The help, made from the command and option tables: `ringctl --help` and `ringctl
  * help` print all of it, `ringctl help COMMAND` and `ringctl COMMAND --help` one
- * command's usage. Summaries are single lines in the tables, wrapped here.
+ * command's usage; and the usage line that diagnostics quote. Summaries are single
+ * lines in the tables, wrapped here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,29 +43,6 @@ static const char closing_note[] =
     "\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
-/* Prints TEXT's words from column AT (where the cursor is), wrapped at HELP_WIDTH
- * with continuation lines indented to COLUMN, then a newline. */
-static void print_wrapped(int at, int column, const char *text)
-{
-    const char *word = text;
-    bool first = true;
-    while (*word != '\0') {
-        int len = (int)strcspn(word, " ");
-        if (!first && at + 1 + len > HELP_WIDTH) {
-            at = printf("\n%*s", column, "") - 1;
-        } else if (!first) {
-            putchar(' ');
-            at++;
-        }
-        at += printf("%.*s", len, word);
-        first = false;
-        word += len;
-        while (*word == ' ')
-            word++;
-    }
-    putchar('\n');
-}
-
 /* Prints LABEL, then TEXT from HELP_COLUMN (on the next line if LABEL is too long). */
 static void print_entry(const char *label, const char *text)
 {
@@ -72,7 +50,7 @@ static void print_entry(const char *label, const char *text)
     if (len > HELP_COLUMN - 2)
         len = printf("\n") - 1;
     printf("%*s", HELP_COLUMN - len, "");
-    print_wrapped(HELP_COLUMN, HELP_COLUMN, text);
+    output_wrapped(HELP_COLUMN, HELP_COLUMN, HELP_WIDTH, text);
 }
 
 /* Prints "  SYNOPSIS" wrapped (continuation lines under the first argument), then
@@ -152,7 +130,7 @@ static void print_option(const struct ringctl_option *o, bool prefix)
     print_entry(label, text);
 }
 
-void ringctl_help_all(void)
+void output_help(void)
 {
     printf("Usage: ringctl [OPTIONS] COMMAND [ARGS]\n\n"
            "Inspect and change shmring consistent-hash rings in POSIX shared memory.\n");
@@ -190,13 +168,13 @@ void ringctl_help_all(void)
     printf("\n%s\n%s", keys_note, closing_note);
 }
 
-void ringctl_help_command(const struct ringctl_command *command)
+void output_help_command(const struct ringctl_command *command)
 {
     for (size_t i = 0; i < SYNOPSIS_MAX && command->synopsis[i] != NULL; i++)
         printf("%s ringctl [OPTIONS] %s\n", i == 0 ? "Usage:" : "      ",
                command->synopsis[i]);
     printf("\n  ");
-    print_wrapped(2, 2, command->summary);
+    output_wrapped(2, 2, HELP_WIDTH, command->summary);
     bool titled = false;
     for (size_t i = 0; i < ringctl_option_count; i++) {
         if (!(ringctl_options[i].bit & command->options))
@@ -222,17 +200,4 @@ void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t
     for (size_t i = 0; i < SYNOPSIS_MAX && command->synopsis[i] != NULL; i++)
         len += snprintf(out + len, size - (size_t)len, "%sringctl %s",
                         i == 0 ? "" : " or ", command->synopsis[i]);
-}
-
-int ringctl_cmd_help(struct ringctl *ctl)
-{
-    if (ctl->arg_count == 0) {
-        ringctl_help_all();
-        return EXIT_OK;
-    }
-    const struct ringctl_command *command = ringctl_command_find(ctl->args[0]);
-    if (command == NULL)
-        return ringctl_unknown_command(ctl->args[0]);
-    ringctl_help_command(command);
-    return EXIT_OK;
 }
