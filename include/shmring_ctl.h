@@ -604,6 +604,25 @@ SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
                       uint64_t *generation, shmring_snapshot_t **out);
 
+/*
+ * Reads RING's status and copies the version that this status names into a new
+ * snapshot (validated) that the caller frees with shmring_snapshot_free(), so that
+ * both describe one generation: status->generation is the snapshot's. When nothing is
+ * published, *out is NULL and status->generation 0. A writer that publishes between
+ * the two reads makes the call read both again, up to 100 times. The publisher fields
+ * of the status (publish_count, publisher_pid, published_at) are stored after the
+ * generation, so for a moment they may still describe the previous publication.
+ * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Returns 0, the
+ * codes of shmring_ring_status(), SHMRING_ENOMEM, SHMRING_ESTALE (a writer published
+ * between the reads every time: no status and version of one generation were read)
+ * or a validation error; on an error *status and *out are left unchanged.
+ * Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_snapshot_with_status(const char *ring, const shmring_open_options_t *options,
+                                  shmring_ring_status_t *status,
+                                  shmring_snapshot_t **out);
+
 /* What a ring's control object and the header of its current version say. */
 typedef struct shmring_ring_info {
     /* As shmring_ring_status() fills it; status.generation names the version below. */

@@ -94,11 +94,12 @@ static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
                                  struct session *s)
 {
     shmring_ring_status_t status;
-    int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &s->generation, &s->current);
-    if (err == 0)
-        err = shmring_ring_status(ctl->ring, &ctl->open, &status);
-    if (err == 0)
+    int err =
+        shmring_ring_snapshot_with_status(ctl->ring, &ctl->open, &status, &s->current);
+    if (err == 0) {
+        s->generation = status.generation;
         err = dry_run_owner_check(&status);
+    }
     if (err == 0 && mode == OPEN_EXCLUSIVE)
         return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
     if (err == SHMRING_ENOENT && mode != OPEN_EXISTING) {
