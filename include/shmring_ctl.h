@@ -703,7 +703,11 @@ typedef struct shmring_writer_options {
 /* Fills *options with the defaults. */
 SHMRING_API void shmring_writer_options_default(shmring_writer_options_t *options);
 
-/* Flags of shmring_writer_open(). */
+/* Flags of shmring_writer_open(). CREATE without EXCL opens the ring if it exists and
+ * creates it otherwise, in one call, so that processes that all do so share one ring:
+ * without ATOMIC_CREATE, a call that loses the race to put its new ring in place
+ * opens the winner's instead; with it, a ring that appears while the call creates
+ * its own is found at the first publication (see below). */
 #define SHMRING_WRITER_CREATE 1u /* create the ring if it does not exist */
 #define SHMRING_WRITER_EXCL 2u   /* with CREATE: fail with SHMRING_EEXIST if it exists */
 /* With CREATE: a ring created by this call appears only with its first publication,

@@ -1,7 +1,7 @@
 /*
- * End-to-end tests of tools/ringctl.c: each test runs the built binary (RINGCTL_PATH)
- * with fork and exec, captures its stdout, stderr and exit status, and checks them
- * exactly, together with what the library then reads from the ring.
+ * End-to-end tests of ringctl (tools/ringctl/): each test runs the built binary
+ * (RINGCTL_PATH) with fork and exec, captures its stdout, stderr and exit status,
+ * and checks them exactly, together with what the library then reads from the ring.
  */
 #include <dirent.h>
 #include <elf.h>
