@@ -223,8 +223,12 @@ typedef enum shmring_difference_kind {
     /* A node both hold, by name, with other fields; `fields` says which
      * (SHMRING_DIFF_ADDRESS...). */
     SHMRING_DIFFERENCE_CHANGED = 3,
-    /* The nodes both hold are not in the same relative order (node-set order, which
-     * the snapshot keeps and ketama's tie-breaking follows). */
+    /* The nodes both hold are not in the same relative order, and the algorithm
+     * (under either set's parameters) may answer differently for it: `ketama`,
+     * `libketama` and `envoy-ring` place the up nodes in node-set order (compared:
+     * the nodes up in both sets), `nginx` every node, down ones included (compared:
+     * all). `ring`, `maglev`, `envoy-maglev` and `twemproxy` never depend on node
+     * order, so for them another order is no difference. */
     SHMRING_DIFFERENCE_ORDER = 4,
 } shmring_difference_kind_t;
 
@@ -268,12 +272,13 @@ typedef struct shmring_nodeset_diff shmring_nodeset_diff_t;
 /*
  * Compares BEFORE with AFTER: parameters as the node sets hold them (all four
  * fields), nodes by name (address, weight, state, id), and the relative order of the
- * nodes both hold. The differences come in a fixed order: the parameters first, then
- * the nodes of AFTER in its order (added or changed), then the nodes only BEFORE
- * holds in its order, then the order. Two node sets with no difference answer every
- * key alike and show the same fingerprint. *out refers to both node sets, which must
- * outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0 or
- * SHMRING_ENOMEM. Thread-safe on distinct diffs.
+ * nodes both hold where the algorithm may depend on it (see
+ * SHMRING_DIFFERENCE_ORDER). The differences come in a fixed order: the parameters
+ * first, then the nodes of AFTER in its order (added or changed), then the nodes only
+ * BEFORE holds in its order, then the order. Two node sets with no difference answer
+ * every key alike and show the same fingerprint. *out refers to both node sets, which
+ * must outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0
+ * or SHMRING_ENOMEM. Thread-safe on distinct diffs.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_diff(const shmring_nodeset_t *before,
                                                         const shmring_nodeset_t *after,
