@@ -223,8 +223,12 @@ typedef enum shmring_difference_kind {
     /* A node both hold, by name, with other fields; `fields` says which
      * (SHMRING_DIFF_ADDRESS...). */
     SHMRING_DIFFERENCE_CHANGED = 3,
-    /* The nodes both hold are not in the same relative order (node-set order, which
-     * the snapshot keeps and ketama's tie-breaking follows). */
+    /* The nodes both hold are not in the same relative order, and the algorithm
+     * (under either set's parameters) may answer differently for it: `ketama`,
+     * `libketama` and `envoy-ring` place the up nodes in node-set order (compared:
+     * the nodes up in both sets), `nginx` every node, down ones included (compared:
+     * all). `ring`, `maglev`, `envoy-maglev` and `twemproxy` never depend on node
+     * order, so for them another order is no difference. */
     SHMRING_DIFFERENCE_ORDER = 4,
 } shmring_difference_kind_t;
 
@@ -268,12 +272,13 @@ typedef struct shmring_nodeset_diff shmring_nodeset_diff_t;
 /*
  * Compares BEFORE with AFTER: parameters as the node sets hold them (all four
  * fields), nodes by name (address, weight, state, id), and the relative order of the
- * nodes both hold. The differences come in a fixed order: the parameters first, then
- * the nodes of AFTER in its order (added or changed), then the nodes only BEFORE
- * holds in its order, then the order. Two node sets with no difference answer every
- * key alike and show the same fingerprint. *out refers to both node sets, which must
- * outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0 or
- * SHMRING_ENOMEM. Thread-safe on distinct diffs.
+ * nodes both hold where the algorithm may depend on it (see
+ * SHMRING_DIFFERENCE_ORDER). The differences come in a fixed order: the parameters
+ * first, then the nodes of AFTER in its order (added or changed), then the nodes only
+ * BEFORE holds in its order, then the order. Two node sets with no difference answer
+ * every key alike and show the same fingerprint. *out refers to both node sets, which
+ * must outlive it and stay unchanged; free it with shmring_nodeset_diff_free(). Returns 0
+ * or SHMRING_ENOMEM. Thread-safe on distinct diffs.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_diff(const shmring_nodeset_t *before,
                                                         const shmring_nodeset_t *after,
@@ -604,6 +609,25 @@ SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
                       uint64_t *generation, shmring_snapshot_t **out);
 
+/*
+ * Reads RING's status and copies the version that this status names into a new
+ * snapshot (validated) that the caller frees with shmring_snapshot_free(), so that
+ * both describe one generation: status->generation is the snapshot's. When nothing is
+ * published, *out is NULL and status->generation 0. A writer that publishes between
+ * the two reads makes the call read both again, up to 100 times. The publisher fields
+ * of the status (publish_count, publisher_pid, published_at) are stored after the
+ * generation, so for a moment they may still describe the previous publication.
+ * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Returns 0, the
+ * codes of shmring_ring_status(), SHMRING_ENOMEM, SHMRING_ESTALE (a writer published
+ * between the reads every time: no status and version of one generation were read)
+ * or a validation error; on an error *status and *out are left unchanged.
+ * Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_snapshot_with_status(const char *ring, const shmring_open_options_t *options,
+                                  shmring_ring_status_t *status,
+                                  shmring_snapshot_t **out);
+
 /* What a ring's control object and the header of its current version say. */
 typedef struct shmring_ring_info {
     /* As shmring_ring_status() fills it; status.generation names the version below. */
@@ -684,7 +708,11 @@ typedef struct shmring_writer_options {
 /* Fills *options with the defaults. */
 SHMRING_API void shmring_writer_options_default(shmring_writer_options_t *options);
 
-/* Flags of shmring_writer_open(). */
+/* Flags of shmring_writer_open(). CREATE without EXCL opens the ring if it exists and
+ * creates it otherwise, in one call, so that processes that all do so share one ring:
+ * without ATOMIC_CREATE, a call that loses the race to put its new ring in place
+ * opens the winner's instead; with it, a ring that appears while the call creates
+ * its own is found at the first publication (see below). */
 #define SHMRING_WRITER_CREATE 1u /* create the ring if it does not exist */
 #define SHMRING_WRITER_EXCL 2u   /* with CREATE: fail with SHMRING_EEXIST if it exists */
 /* With CREATE: a ring created by this call appears only with its first publication,

@@ -7,7 +7,7 @@
  * snapshot bytes, whose layout may change), with every integer as 32 little-endian
  * bits and every string as its length then its bytes:
  *
- *   "shmring fingerprint v3" (with its NUL)
+ *   "shmring fingerprint v4" (with its NUL)
  *   algorithm, hash
  *   vnodes                  for `ring`; 0 for maglev and ketama, which ignore it
  *   table size              for `maglev` and `envoy-maglev`, the size actually used
@@ -19,15 +19,18 @@
  *   node count
  *   for each node, by name (bytewise, shorter first on a common prefix):
  *     name, address, weight, state (0 up, 1 down), id,
- *     up rank               for `ketama`, `nginx`, `libketama` and `envoy-ring`:
- *                           the node's position among the up nodes in node-set
- *                           order (0xffffffff when down), because those continua
- *                           break ties between equal points by server order (and
- *                           envoy-ring shares its points out in host order);
- *                           `ring`, `maglev`, `envoy-maglev` (which sorts by hash
- *                           key, then name) and `twemproxy` (which sorts its
- *                           servers by name) never depend on node order, so for
- *                           them it is 0
+ *     rank                  where node order may change an answer (the one
+ *                           predicate, shmring__placement_order()): for `ketama`,
+ *                           `libketama` and `envoy-ring` the node's position
+ *                           among the up nodes in node-set order (0xffffffff when
+ *                           down), because those continua break ties between
+ *                           equal points by server order (and envoy-ring shares
+ *                           its points out in host order); for `nginx` its
+ *                           position among all nodes, down ones included,
+ *                           because nginx places down servers too and the first
+ *                           of equal points wins; `ring`, `maglev`, `envoy-maglev`
+ *                           and `twemproxy` order their nodes by key and name and
+ *                           never depend on node order, so for them it is 0
  *     hash key              the string hashed into the node's points in place of
  *                           the default (empty when the node has none)
  *
@@ -45,6 +48,7 @@
 #include "fingerprint_internal.h"
 #include "nodeset_internal.h"
 #include "params_internal.h"
+#include "placement_internal.h"
 
 #define NOT_UP UINT32_MAX
 
@@ -61,10 +65,10 @@ static void hash_text(XXH3_state_t *state, const char *text, uint32_t length)
     XXH3_64bits_update(state, text, length);
 }
 
-/* A node and its rank among the up nodes, sorted by name. */
+/* A node and its rank in node-set order (see above), sorted by name. */
 struct ranked_node {
     const struct nodeset_node *node;
-    uint32_t up_rank;
+    uint32_t rank;
 };
 
 static int compare_by_name(const void *a, const void *b)
@@ -84,23 +88,22 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     struct ranked_node *sorted = malloc((set->count ? set->count : 1) * sizeof(*sorted));
     if (sorted == NULL)
         return SHMRING_ENOMEM;
-    /* The continua whose equal points go to the earlier server (see above). */
-    bool ketama = params->algorithm == SHMRING_ALGORITHM_KETAMA ||
-                  params->algorithm == SHMRING_ALGORITHM_NGINX ||
-                  params->algorithm == SHMRING_ALGORITHM_LIBKETAMA ||
-                  params->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
-    uint32_t up_rank = 0;
+    /* Node order counts exactly where placement may depend on it (see above). */
+    enum placement_order order = shmring__placement_order(params);
+    uint32_t next_rank = 0;
     for (size_t i = 0; i < set->count; i++) {
         const struct nodeset_node *n = &set->nodes[i];
         uint32_t rank = 0;
-        if (ketama)
-            rank = n->state == SHMRING_STATE_UP ? up_rank++ : NOT_UP;
-        sorted[i] = (struct ranked_node){.node = n, .up_rank = rank};
+        if (order == PLACEMENT_ORDER_ALL)
+            rank = next_rank++;
+        else if (order == PLACEMENT_ORDER_UP)
+            rank = n->state == SHMRING_STATE_UP ? next_rank++ : NOT_UP;
+        sorted[i] = (struct ranked_node){.node = n, .rank = rank};
     }
     /* Names are unique in a node set, so the order is total. */
     qsort(sorted, set->count, sizeof(*sorted), compare_by_name);
 
-    static const char domain[] = "shmring fingerprint v3";
+    static const char domain[] = "shmring fingerprint v4";
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_64bits_reset(&state);
@@ -122,7 +125,7 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
         hash_le32(&state, n->weight);
         hash_le32(&state, (uint32_t)n->state);
         hash_le32(&state, n->id);
-        hash_le32(&state, sorted[i].up_rank);
+        hash_le32(&state, sorted[i].rank);
         const char *hash_key = n->hash_key != NULL ? n->hash_key : "";
         hash_text(&state, hash_key, (uint32_t)strlen(hash_key));
     }

@@ -9,6 +9,7 @@
 
 #include "array_internal.h"
 #include "nodeset_internal.h"
+#include "placement_internal.h"
 
 /* A difference as stored: which nodes, by index, the public view is filled from. */
 struct entry {
@@ -75,8 +76,14 @@ static int compare(shmring_nodeset_diff_t *diff)
         append(diff, SHMRING_DIFFERENCE_PARAMS, fields, NO_NODE, NO_NODE) != 0)
         return SHMRING_ENOMEM;
 
-    /* The nodes both hold are in the same relative order exactly when their indexes
-     * in BEFORE increase along AFTER. */
+    /* Order is compared only where placement may depend on it (under either set's
+     * parameters), among the nodes it orders: the nodes both hold, and with
+     * PLACEMENT_ORDER_UP only those up in both. They are in the same relative order
+     * exactly when their indexes in BEFORE increase along AFTER. */
+    enum placement_order order = shmring__placement_order(&before->params);
+    enum placement_order after_order = shmring__placement_order(&after->params);
+    if (after_order > order)
+        order = after_order;
     bool in_order = true;
     size_t last_before = 0, kept = 0;
     for (size_t i = 0; i < after->count; i++) {
@@ -86,9 +93,15 @@ static int compare(shmring_nodeset_diff_t *diff)
                 return SHMRING_ENOMEM;
             continue;
         }
-        if (kept++ > 0 && old < last_before)
-            in_order = false;
-        last_before = old;
+        bool ordered = order == PLACEMENT_ORDER_ALL ||
+                       (order == PLACEMENT_ORDER_UP &&
+                        before->nodes[old].state == SHMRING_STATE_UP &&
+                        after->nodes[i].state == SHMRING_STATE_UP);
+        if (ordered) {
+            if (kept++ > 0 && old < last_before)
+                in_order = false;
+            last_before = old;
+        }
         fields = node_fields(&before->nodes[old], &after->nodes[i]);
         if (fields != 0 && append(diff, SHMRING_DIFFERENCE_CHANGED, fields, old, i) != 0)
             return SHMRING_ENOMEM;

@@ -45,6 +45,35 @@ static int nginx_continuum(const shmring_nodeset_t *set, struct snapshot_point *
     return err;
 }
 
+/*
+ * What each placement does with node-set order, read from its code:
+ * - `ring` and `maglev` take the nodes by hash key (their hash_key, else their
+ *   name), then by name; `envoy-maglev` by key (hash_key, else address), then by
+ *   name; `twemproxy` by nutcracker's server name, then by node name. Equal points
+ *   are then ordered by that sort, so node-set order never reaches an answer.
+ * - `ketama` and `libketama` emit the up nodes' points in node-set order and keep
+ *   that order among equal points (the peers' server order: continuum_item_cmp,
+ *   glibc's merge-sort qsort()); `envoy-ring` also sums the up hosts' weights in
+ *   that order, which decides how many points each host gets. Down nodes are left
+ *   out of all three.
+ * - `nginx` places every node, down ones included, in node-set order, and of equal
+ *   points keeps the first: a down node listed before an up node with an equal point
+ *   (the same address, say) takes that point from it.
+ */
+enum placement_order shmring__placement_order(const shmring_params_t *params)
+{
+    switch (params->algorithm) {
+    case SHMRING_ALGORITHM_KETAMA:
+    case SHMRING_ALGORITHM_LIBKETAMA:
+    case SHMRING_ALGORITHM_ENVOY_RING:
+        return PLACEMENT_ORDER_UP;
+    case SHMRING_ALGORITHM_NGINX:
+        return PLACEMENT_ORDER_ALL;
+    default:
+        return PLACEMENT_ORDER_NONE;
+    }
+}
+
 int shmring__placement_point_count(const shmring_nodeset_t *set,
                                    const struct placement_node *up, size_t up_count,
                                    uint64_t *point_count)

@@ -11,6 +11,26 @@
 #include "shmring_ctl.h"
 #include "snapshot_internal.h"
 
+/*
+ * Whether, and for which nodes, an algorithm's answers may depend on the order of the
+ * nodes in the node set (see shmring__placement_order()).
+ */
+enum placement_order {
+    /* Node-set order never changes an answer. */
+    PLACEMENT_ORDER_NONE = 0,
+    /* The order of the up nodes may; down nodes take no part in placement. */
+    PLACEMENT_ORDER_UP = 1,
+    /* The order of all nodes, down ones included, may. */
+    PLACEMENT_ORDER_ALL = 2,
+};
+
+/*
+ * The one predicate on node order, for the fingerprint (which covers node order
+ * exactly where it may change an answer) and for node-set differences (which report
+ * an order difference only there), so that the two cannot disagree.
+ */
+enum placement_order shmring__placement_order(const shmring_params_t *params);
+
 /* An up node as placement sees it. */
 struct placement_node {
     const char *name;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "placement_internal.h"
+#include "text_internal.h"
 
 #define TWEMPROXY_POINTS_PER_SERVER 160
 #define TWEMPROXY_DEFAULT_PORT 11211
@@ -90,8 +91,10 @@ struct named_server {
     const struct placement_node *node;
 };
 
-/* string_compare(): shorter first, then bytewise; equal names keep node-set order
- * (nutcracker refuses them, so only the tie-break of our own sort matters). */
+/* string_compare(): shorter first, then bytewise. nutcracker refuses two servers of
+ * one name, so the tie-break between nodes that share one (the same address or
+ * hash_key) is ours: their node names, unique, so that node-set order never decides
+ * which of them an equal point goes to. */
 static int compare_servers(const void *a, const void *b)
 {
     const struct named_server *x = a, *y = b;
@@ -100,8 +103,8 @@ static int compare_servers(const void *a, const void *b)
     int c = memcmp(x->name, y->name, x->name_length);
     if (c != 0)
         return c;
-    return (x->node->node_index > y->node->node_index) -
-           (x->node->node_index < y->node->node_index);
+    return shmring__text_compare(x->node->name, x->node->name_length, y->node->name,
+                                 y->node->name_length);
 }
 
 int shmring__twemproxy_place(const struct placement_node *up, size_t up_count,

@@ -18,6 +18,7 @@
 #include "array_internal.h"
 #include "control_internal.h"
 #include "publish_internal.h"
+#include "ring_admin_internal.h"
 #include "ring_dir_internal.h"
 #include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
@@ -89,28 +90,31 @@ static int view_status(const struct ring_view *v, void *data)
     return out->generation == CONTROL_GENERATION_DESTROYED ? SHMRING_ENOENT : 0;
 }
 
+/* The test hook of view_current() (see ring_admin_internal.h). */
+void (*shmring__ring_read_hook)(uint64_t generation);
+
 /*
- * Calls READ_VERSION(V, GEN, DATA) for the generation GEN that V's control object
- * names, and stores GEN in *generation. A writer may supersede (and unlink) that
- * version between reading the generation and opening the version: READ_VERSION then
- * fails with SHMRING_ENOENT, and the generation is read again. Nothing published:
- * *generation 0 and READ_VERSION is not called. Returns 0, SHMRING_ENOENT
- * (destroyed), SHMRING_ESTALE or READ_VERSION's error.
+ * Reads V's status into *STATUS and calls READ_VERSION(V, GEN, DATA) for the
+ * generation GEN that this status names, so that both describe one generation. A
+ * writer may supersede (and unlink) that version between the two reads: READ_VERSION
+ * then fails with SHMRING_ENOENT, and both are read again, at most
+ * RING_READ_ATTEMPTS times. Nothing published: STATUS's generation is 0 and
+ * READ_VERSION is not called. Returns 0, SHMRING_ENOENT (destroyed), SHMRING_ESTALE
+ * (a new version every time) or READ_VERSION's error.
  */
 static int view_current(const struct ring_view *v,
                         int (*read_version)(const struct ring_view *v, uint64_t gen,
                                             void *data),
-                        void *data, uint64_t *generation)
+                        void *data, shmring_ring_status_t *status)
 {
-    for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t gen = uatomic_read(&v->control->generation);
+    for (int attempt = 0; attempt < RING_READ_ATTEMPTS; attempt++) {
+        int err = view_status(v, status);
         cmm_smp_rmb(); /* the generation before the version it names */
-        if (gen == CONTROL_GENERATION_DESTROYED)
-            return SHMRING_ENOENT;
-        *generation = gen;
-        if (gen == 0)
-            return 0;
-        int err = read_version(v, gen, data);
+        if (err != 0 || status->generation == 0)
+            return err;
+        if (shmring__ring_read_hook != NULL)
+            shmring__ring_read_hook(status->generation);
+        err = read_version(v, status->generation, data);
         if (err != SHMRING_ENOENT)
             return err;
     }
@@ -145,16 +149,16 @@ static int read_snapshot(const struct ring_view *v, uint64_t gen, void *data)
     return err;
 }
 
-/* What shmring_ring_snapshot() reads. */
+/* What shmring_ring_snapshot() and shmring_ring_snapshot_with_status() read. */
 struct current_copy {
-    uint64_t generation;
+    shmring_ring_status_t status;
     shmring_snapshot_t *snapshot;
 };
 
 static int view_snapshot(const struct ring_view *v, void *data)
 {
     struct current_copy *copy = data;
-    return view_current(v, read_snapshot, &copy->snapshot, &copy->generation);
+    return view_current(v, read_snapshot, &copy->snapshot, &copy->status);
 }
 
 int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
@@ -163,7 +167,21 @@ int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *option
     struct current_copy copy = {0};
     int err = with_view(ring, options, view_snapshot, &copy);
     if (err == 0) {
-        *generation = copy.generation;
+        *generation = copy.status.generation;
+        *out = copy.snapshot;
+    }
+    return err;
+}
+
+int shmring_ring_snapshot_with_status(const char *ring,
+                                      const shmring_open_options_t *options,
+                                      shmring_ring_status_t *status,
+                                      shmring_snapshot_t **out)
+{
+    struct current_copy copy = {0};
+    int err = with_view(ring, options, view_snapshot, &copy);
+    if (err == 0) {
+        *status = copy.status;
         *out = copy.snapshot;
     }
     return err;
@@ -183,8 +201,7 @@ static int read_header(const struct ring_view *v, uint64_t gen, void *data)
 static int view_info(const struct ring_view *v, void *data)
 {
     shmring_ring_info_t *info = data;
-    int err = view_status(v, &info->status);
-    return err != 0 ? err : view_current(v, read_header, info, &info->status.generation);
+    return view_current(v, read_header, info, &info->status);
 }
 
 int shmring_ring_info(const char *ring, const shmring_open_options_t *options,

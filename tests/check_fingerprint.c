@@ -1,7 +1,8 @@
 /*
  * Tests of lib/fingerprint.c: the content fingerprint covers exactly what decides
  * answers (algorithm, hash, the parameters in use, each node's name, address,
- * weight, state and id, and ketama's up-node order), in a canonical order: equal
+ * weight, state and id, and node order where placement depends on it), in a
+ * canonical order: equal
  * for rings that answer alike whatever their history or file order, different as
  * soon as one of those differs.
  */
@@ -89,20 +90,20 @@ static void put_text(unsigned char *buf, size_t *used, const char *text)
     *used += strlen(text);
 }
 
-/* The value every host must compute: the encoding lib/fingerprint.c documents,
- * written out by hand here, and its hash pinned, so that a change of the encoding
- * shows here first (and must come with a new domain string). */
-START_TEST(test_documented_encoding)
+/* The encoding lib/fingerprint.c documents, written out by hand for nodes a, b and
+ * c (down) of NODES_ABC, with each node's rank in RANKS (by name). */
+static uint64_t documented_fingerprint(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                       uint32_t vnodes, const uint32_t ranks[3])
 {
     unsigned char buf[512];
     size_t used = 0;
-    static const char domain[] = "shmring fingerprint v3";
+    static const char domain[] = "shmring fingerprint v4";
     memcpy(buf, domain, sizeof(domain));
     used += sizeof(domain);
-    put_le32(buf, &used, SHMRING_ALGORITHM_RING);
-    put_le32(buf, &used, SHMRING_HASH_XXH3);
-    put_le32(buf, &used, 160); /* vnodes */
-    put_le32(buf, &used, 0);   /* no maglev table */
+    put_le32(buf, &used, algorithm);
+    put_le32(buf, &used, hash);
+    put_le32(buf, &used, vnodes); /* `ring` only */
+    put_le32(buf, &used, 0);      /* no maglev table */
     put_le32(buf, &used, 3);
     const struct {
         const char *name, *address;
@@ -116,14 +117,36 @@ START_TEST(test_documented_encoding)
         put_le32(buf, &used, nodes[i].weight);
         put_le32(buf, &used, nodes[i].state);
         put_le32(buf, &used, nodes[i].id);
-        put_le32(buf, &used, 0);  /* up rank: ketama, nginx, libketama only */
+        put_le32(buf, &used, ranks[i]);
         put_text(buf, &used, ""); /* no hash key */
     }
-    uint64_t expected = XXH3_64bits(buf, used);
-    ck_assert_uint_eq(expected, UINT64_C(0xe0f312baf2dc4e27));
+    return XXH3_64bits(buf, used);
+}
+
+/* The value every host must compute: the encoding lib/fingerprint.c documents,
+ * written out by hand here, and its hash pinned, so that a change of the encoding
+ * shows here first (and must come with a new domain string). */
+START_TEST(test_documented_encoding)
+{
+    static const uint32_t no_ranks[3] = {0, 0, 0};
+    uint64_t expected =
+        documented_fingerprint(SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 160, no_ranks);
+    ck_assert_uint_eq(expected, UINT64_C(0x22538562cfb23698));
     ck_assert_uint_eq(
         fingerprint_of("{\"algorithm\": \"ring\", \"nodes\": [" NODES_CAB "]}"),
         expected);
+
+    /* Ranks in node-set order (c, a, b): ketama's among the up nodes, the down one
+     * 0xffffffff; nginx's among all nodes, the down one included. */
+    static const uint32_t up_ranks[3] = {0, 1, UINT32_MAX};
+    ck_assert_uint_eq(
+        fingerprint_of("{\"algorithm\": \"ketama\", \"nodes\": [" NODES_CAB "]}"),
+        documented_fingerprint(SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 0, up_ranks));
+    static const uint32_t all_ranks[3] = {1, 2, 0};
+    ck_assert_uint_eq(
+        fingerprint_of("{\"algorithm\": \"nginx\", \"nodes\": [" NODES_CAB "]}"),
+        documented_fingerprint(SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32, 0,
+                               all_ranks));
 }
 END_TEST
 
@@ -131,8 +154,8 @@ END_TEST
  * whose answers ignore node order; the answers are indeed the same. */
 START_TEST(test_order_and_history_do_not_count)
 {
-    const char *const algorithms[] = {"ring", "maglev"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *const algorithms[] = {"ring", "maglev", "envoy-maglev", "twemproxy"};
+    for (size_t i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++) {
         char abc[1024], cab[1024];
         snprintf(abc, sizeof(abc), "{\"algorithm\": \"%s\", \"nodes\": [" NODES_ABC "]}",
                  algorithms[i]);
@@ -272,6 +295,80 @@ START_TEST(test_ketama_up_order_counts)
 }
 END_TEST
 
+/* Node order counts exactly where the one predicate (lib/placement.c,
+ * shmring__placement_order()) says that it may change an answer, as for node-set
+ * differences: never for ring, maglev, envoy-maglev and twemproxy; the up nodes'
+ * order for ketama, libketama and envoy-ring; every node's order for nginx. */
+START_TEST(test_order_counts_where_placement_depends_on_it)
+{
+    static const struct {
+        const char *algorithm;
+        bool up_order_counts;
+        bool down_order_counts;
+    } cases[] = {{"ring", false, false},         {"maglev", false, false},
+                 {"envoy-maglev", false, false}, {"twemproxy", false, false},
+                 {"ketama", true, false},        {"libketama", true, false},
+                 {"envoy-ring", true, false},    {"nginx", true, true}};
+#define NODE_A                                                                           \
+    "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", \"weight\": 2}"
+#define NODE_B "{\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}"
+#define NODE_C                                                                           \
+    "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": \"down\"}"
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char abc[512], bac[512], acb[512];
+#define ORDERED_SET "{\"algorithm\": \"%s\", \"nodes\": [%s, %s, %s]}"
+        snprintf(abc, sizeof(abc), ORDERED_SET, cases[i].algorithm, NODE_A, NODE_B,
+                 NODE_C);
+        snprintf(bac, sizeof(bac), ORDERED_SET, cases[i].algorithm, NODE_B, NODE_A,
+                 NODE_C);
+        snprintf(acb, sizeof(acb), ORDERED_SET, cases[i].algorithm, NODE_A, NODE_C,
+                 NODE_B);
+#undef ORDERED_SET
+        ck_assert_msg((fingerprint_of(abc) != fingerprint_of(bac)) ==
+                          cases[i].up_order_counts,
+                      "%s: up nodes swapped", cases[i].algorithm);
+        ck_assert_msg((fingerprint_of(abc) != fingerprint_of(acb)) ==
+                          cases[i].down_order_counts,
+                      "%s: down node moved", cases[i].algorithm);
+        if (!cases[i].up_order_counts)
+            ck_assert(same_answers(abc, bac));
+    }
+#undef NODE_A
+#undef NODE_B
+#undef NODE_C
+}
+END_TEST
+
+/* Why nginx's down nodes are ranked too: a down node listed before an up node of the
+ * same address holds every point they share, so the up node takes no key; listed
+ * after it, it hides nothing. Other answers for the same nodes, so other
+ * fingerprints. */
+START_TEST(test_nginx_down_node_order_changes_answers)
+{
+#define NGINX_UP "{\"name\": \"up\", \"id\": 0, \"address\": \"10.0.0.1:80\"}"
+#define NGINX_DOWN                                                                       \
+    "{\"name\": \"down\", \"id\": 1, \"address\": \"10.0.0.1:80\", \"state\": \"down\"}"
+#define NGINX_OTHER "{\"name\": \"other\", \"id\": 2, \"address\": \"10.0.0.2:80\"}"
+    const char *down_first = "{\"algorithm\": \"nginx\", \"nodes\": [" NGINX_DOWN
+                             ", " NGINX_UP ", " NGINX_OTHER "]}";
+    const char *up_first = "{\"algorithm\": \"nginx\", \"nodes\": [" NGINX_UP
+                           ", " NGINX_DOWN ", " NGINX_OTHER "]}";
+#undef NGINX_UP
+#undef NGINX_DOWN
+#undef NGINX_OTHER
+    ck_assert(!same_answers(down_first, up_first));
+    ck_assert_uint_ne(fingerprint_of(down_first), fingerprint_of(up_first));
+    shmring_nodeset_t *set = parse(down_first);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    double shares[4];
+    ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 4), 0);
+    ck_assert(shares[1] == 0.0); /* "up", hidden behind "down" */
+    ck_assert(shares[2] == 1.0); /* "other" takes every key */
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 static Suite *fingerprint_suite(void)
 {
     Suite *suite = suite_create("fingerprint");
@@ -281,6 +378,8 @@ static Suite *fingerprint_suite(void)
     tcase_add_test(core, test_every_covered_field_counts);
     tcase_add_test(core, test_unused_parameters_do_not_count);
     tcase_add_test(core, test_ketama_up_order_counts);
+    tcase_add_test(core, test_order_counts_where_placement_depends_on_it);
+    tcase_add_test(core, test_nginx_down_node_order_changes_answers);
     suite_add_tcase(suite, core);
     return suite;
 }

@@ -2,6 +2,7 @@
  * Tests of lib/nodeset_diff.c: every kind of difference between two node sets, with
  * exactly the fields that differ, in the documented order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,34 +140,103 @@ START_TEST(test_params_fields)
 }
 END_TEST
 
-/* Order is the relative order of the nodes both sets hold: a swap is one difference;
- * nodes added or removed around others in order are not an order difference. */
+/* A node set of ALGORITHM holding a (weight 2), b and c (down) in the order NODES
+ * gives ("abc", "bac", "acb"...). */
+static shmring_nodeset_t *ordered_set(const char *algorithm, const char *nodes)
+{
+    char text[1024];
+    size_t used = (size_t)snprintf(text, sizeof(text),
+                                   "{\"algorithm\": \"%s\", \"nodes\": [", algorithm);
+    for (const char *n = nodes; *n != '\0'; n++) {
+        static const char *const node_json[] = {
+            "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", \"weight\": "
+            "2}",
+            "{\"name\": \"b\", \"id\": 1, \"address\": \"10.0.0.2:11211\"}",
+            "{\"name\": \"c\", \"id\": 2, \"address\": \"10.0.0.3:11211\", \"state\": "
+            "\"down\"}"};
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s",
+                                 n == nodes ? "" : ", ", node_json[*n - 'a']);
+    }
+    snprintf(text + used, sizeof(text) - used, "]}");
+    return parse(text);
+}
+
+/*
+ * Node order is a difference exactly where the algorithm's answers may depend on it
+ * (lib/placement.c, shmring__placement_order()): never for ring, maglev,
+ * envoy-maglev and twemproxy; the up nodes' order for ketama, libketama and
+ * envoy-ring (a down node moving is no difference); every node's order for nginx,
+ * which places down nodes too.
+ */
+START_TEST(test_order_where_it_matters)
+{
+    static const struct {
+        const char *algorithm;
+        size_t up_swapped; /* differences of abc -> bac: the up nodes swapped */
+        size_t down_moved; /* differences of abc -> acb: the down node moved */
+    } cases[] = {{"ring", 0, 0},       {"maglev", 0, 0}, {"envoy-maglev", 0, 0},
+                 {"twemproxy", 0, 0},  {"ketama", 1, 0}, {"libketama", 1, 0},
+                 {"envoy-ring", 1, 0}, {"nginx", 1, 1}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmring_nodeset_t *abc = ordered_set(cases[i].algorithm, "abc");
+        shmring_nodeset_t *bac = ordered_set(cases[i].algorithm, "bac");
+        shmring_nodeset_t *acb = ordered_set(cases[i].algorithm, "acb");
+        shmring_nodeset_diff_t *diff = diff_of(abc, bac);
+        ck_assert_msg(shmring_nodeset_diff_count(diff) == cases[i].up_swapped,
+                      "%s: up nodes swapped: %zu differences", cases[i].algorithm,
+                      shmring_nodeset_diff_count(diff));
+        shmring_difference_counts_t counts;
+        shmring_nodeset_diff_counts(diff, &counts);
+        ck_assert_int_eq(counts.order_changed, cases[i].up_swapped == 1);
+        if (cases[i].up_swapped == 1)
+            check_difference(diff, 0, SHMRING_DIFFERENCE_ORDER, 0, NULL, NULL);
+        shmring_nodeset_diff_free(diff);
+
+        diff = diff_of(abc, acb);
+        ck_assert_msg(shmring_nodeset_diff_count(diff) == cases[i].down_moved,
+                      "%s: down node moved: %zu differences", cases[i].algorithm,
+                      shmring_nodeset_diff_count(diff));
+        if (cases[i].down_moved == 1)
+            check_difference(diff, 0, SHMRING_DIFFERENCE_ORDER, 0, NULL, NULL);
+        shmring_nodeset_diff_free(diff);
+        shmring_nodeset_free(abc);
+        shmring_nodeset_free(bac);
+        shmring_nodeset_free(acb);
+    }
+}
+END_TEST
+
+/* Order is the relative order of the nodes both sets hold: nodes added or removed
+ * around others in order are not an order difference; when the algorithm changes,
+ * order counts if it does under either set's parameters. */
 START_TEST(test_order)
 {
-    shmring_nodeset_t *abc =
-        parse("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}]}");
-    shmring_nodeset_t *acb =
-        parse("{\"nodes\": [{\"name\": \"a\", \"id\": 0}, {\"name\": "
-              "\"c\", \"id\": 2}, {\"name\": \"b\", \"id\": 1}]}");
-    shmring_nodeset_diff_t *diff = diff_of(abc, acb);
-    ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 1);
-    check_difference(diff, 0, SHMRING_DIFFERENCE_ORDER, 0, NULL, NULL);
-    shmring_difference_counts_t counts;
-    shmring_nodeset_diff_counts(diff, &counts);
-    ck_assert(counts.order_changed);
-    shmring_nodeset_diff_free(diff);
-
+    shmring_nodeset_t *abc = ordered_set("ketama", "abc");
     shmring_nodeset_t *xac =
-        parse("{\"nodes\": [{\"name\": \"x\", \"id\": 5}, {\"name\": "
-              "\"a\", \"id\": 0}, {\"name\": \"c\", \"id\": 2}]}");
-    diff = diff_of(abc, xac);
+        parse("{\"algorithm\": \"ketama\", \"nodes\": [{\"name\": \"x\", \"id\": 5}, "
+              "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+              "\"weight\": 2}, {\"name\": \"c\", \"id\": 2, \"address\": "
+              "\"10.0.0.3:11211\", \"state\": \"down\"}]}");
+    shmring_nodeset_diff_t *diff = diff_of(abc, xac);
     ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 2);
     check_difference(diff, 0, SHMRING_DIFFERENCE_ADDED, 0, NULL, "x");
     check_difference(diff, 1, SHMRING_DIFFERENCE_REMOVED, 0, "b", NULL);
     shmring_nodeset_diff_free(diff);
+
+    shmring_nodeset_t *ring_abc = ordered_set("ring", "abc");
+    shmring_nodeset_t *bac = ordered_set("ketama", "bac");
+    for (int way = 0; way < 2; way++) {
+        diff = way == 0 ? diff_of(ring_abc, bac) : diff_of(bac, ring_abc);
+        ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 2);
+        check_difference(diff, 0, SHMRING_DIFFERENCE_PARAMS,
+                         SHMRING_DIFF_ALGORITHM | SHMRING_DIFF_HASH, NULL, NULL);
+        check_difference(diff, 1, SHMRING_DIFFERENCE_ORDER, 0, NULL, NULL);
+        shmring_nodeset_diff_free(diff);
+    }
     shmring_nodeset_free(abc);
-    shmring_nodeset_free(acb);
     shmring_nodeset_free(xac);
+    shmring_nodeset_free(ring_abc);
+    shmring_nodeset_free(bac);
 }
 END_TEST
 
@@ -178,6 +248,7 @@ static Suite *diff_suite(void)
     tcase_add_test(core, test_every_kind_in_order);
     tcase_add_test(core, test_params_fields);
     tcase_add_test(core, test_order);
+    tcase_add_test(core, test_order_where_it_matters);
     suite_add_tcase(suite, core);
     return suite;
 }

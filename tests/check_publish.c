@@ -13,10 +13,15 @@
 #include <unistd.h>
 
 #include "control_internal.h"
+#include "publish_internal.h"
 #include "ring_dir_internal.h"
 #include "test_support.h"
 
 static char ring[SHMRING_RING_NAME_MAX + 1];
+
+/* The flags with which `ringctl load` and `ringctl sync` open a ring: open it, or
+ * create it if it does not exist, visible from its first publication. */
+#define OPEN_OR_CREATE (SHMRING_WRITER_CREATE | SHMRING_WRITER_ATOMIC_CREATE)
 
 static void setup(void)
 {
@@ -463,21 +468,14 @@ START_TEST(test_late_destroy_spares_new_ring)
 END_TEST
 
 /*
- * The calls of a creating `ringctl load` (tools/ringctl.c, session_open_writer()):
- * open the ring; if it does not exist, create it with SHMRING_WRITER_ATOMIC_CREATE
- * (and open the existing one if another creator won); read its node set.
+ * The calls of a creating `ringctl load` (tools/ringctl/change.c,
+ * session_open_writer()): open the ring, or create it with
+ * SHMRING_WRITER_ATOMIC_CREATE if it does not exist; read its node set.
  */
 static shmring_writer_t *open_as_creating_load(void)
 {
-    const unsigned create =
-        SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL | SHMRING_WRITER_ATOMIC_CREATE;
     shmring_writer_t *w = NULL;
-    int err = shmring_writer_open(ring, 0, NULL, &w);
-    if (err == SHMRING_ENOENT) {
-        err = shmring_writer_open(ring, create, NULL, &w);
-        if (err == SHMRING_EEXIST)
-            err = shmring_writer_open(ring, 0, NULL, &w);
-    }
+    int err = shmring_writer_open(ring, OPEN_OR_CREATE, NULL, &w);
     ck_assert_int_eq(err, 0);
     shmring_nodeset_t *set;
     ck_assert_int_eq(shmring_writer_nodeset(w, &set), 0);
@@ -485,6 +483,162 @@ static shmring_writer_t *open_as_creating_load(void)
     shmring_nodeset_free(set);
     return w;
 }
+
+/* Checks that W holds generation GENERATION, of COUNT nodes. */
+static void assert_writer_holds(shmring_writer_t *w, uint64_t generation, size_t count)
+{
+    ck_assert_uint_eq(shmring_writer_generation(w), generation);
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_writer_nodeset(w, &set), 0);
+    ck_assert_uint_eq(shmring_nodeset_count(set), count);
+    shmring_nodeset_free(set);
+}
+
+/* Publishes COUNT nodes through W as generation 2 and closes W: one ring is left,
+ * holding that version alone. */
+static void publish_second_and_close(shmring_writer_t *w, size_t count)
+{
+    ck_assert_uint_eq(publish_nodes(w, count), 2);
+    shmring_writer_close(w);
+    ck_assert_int_eq(test_ring_entries(ring), 1);
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.2");
+}
+
+/* Open or create in one call: a ring that does not exist is created, one that
+ * exists is opened. */
+START_TEST(test_open_or_create)
+{
+    shmring_writer_t *w = NULL;
+    ck_assert_int_eq(shmring_writer_open(ring, OPEN_OR_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(shmring_writer_generation(w), 0);
+    /* Created, but not visible before its first publication. */
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), SHMRING_ENOENT);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_close(w);
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+
+    ck_assert_int_eq(shmring_writer_open(ring, OPEN_OR_CREATE, NULL, &w), 0);
+    assert_writer_holds(w, 1, 3);
+    publish_second_and_close(w, 4);
+}
+END_TEST
+
+/* A rival creator in another process: on a byte from REQUEST it opens the ring with
+ * OPEN_OR_CREATE, publishes 5 nodes, and answers with the first failing call's code
+ * (0: published generation 1) on REPLY. */
+struct rival {
+    pid_t pid;
+    int request;
+    int reply;
+};
+
+static struct rival rival;
+static int rival_calls;
+
+static void rival_start(void)
+{
+    int request[2], reply[2];
+    ck_assert_int_eq(pipe(request), 0);
+    ck_assert_int_eq(pipe(reply), 0);
+    rival.pid = fork();
+    ck_assert_int_ge(rival.pid, 0);
+    if (rival.pid == 0) {
+        shmring__publish_hook = NULL; /* the rival creates without pausing */
+        close(request[1]);
+        close(reply[0]);
+        char byte;
+        if (read(request[0], &byte, 1) != 1)
+            _exit(1);
+        shmring_writer_t *w;
+        int err = shmring_writer_open(ring, OPEN_OR_CREATE, NULL, &w);
+        if (err == 0) {
+            shmring_nodeset_t *set =
+                test_nodeset(5, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+            uint64_t generation = 0;
+            err = shmring_writer_publish(w, set, &generation);
+            if (err == 0 && generation != 1)
+                err = SHMRING_EINVAL;
+            shmring_nodeset_free(set);
+            shmring_writer_close(w);
+        }
+        _exit(write(reply[1], &err, sizeof(err)) == sizeof(err) ? 0 : 1);
+    }
+    close(request[0]);
+    close(reply[1]);
+    rival.request = request[1];
+    rival.reply = reply[0];
+    rival_calls = 0;
+}
+
+static void rival_stop(void)
+{
+    close(rival.request);
+    close(rival.reply);
+    int status;
+    ck_assert_int_eq(waitpid(rival.pid, &status, 0), rival.pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+/* The publish hook: once this process has found no ring and made the directory of
+ * its own, the rival creates and publishes the ring, and this process goes on only
+ * when it has. */
+static void rival_creates_meanwhile(enum publish_step step)
+{
+    if (step != PUBLISH_STEP_RING_DIR_CREATED || rival_calls++ > 0)
+        return;
+    int err = -1;
+    ck_assert_int_eq(write(rival.request, "c", 1), 1);
+    ck_assert_int_eq(read(rival.reply, &err, sizeof(err)), sizeof(err));
+    ck_assert_int_eq(err, 0);
+}
+
+/* Opens the ring with FLAGS while the rival creates it (see
+ * rival_creates_meanwhile()); the open must succeed. */
+static shmring_writer_t *open_while_rival_creates(unsigned flags)
+{
+    rival_start();
+    shmring__publish_hook = rival_creates_meanwhile;
+    shmring_writer_t *w = NULL;
+    int err = shmring_writer_open(ring, flags, NULL, &w);
+    shmring__publish_hook = NULL;
+    rival_stop();
+    ck_assert_int_eq(err, 0);
+    ck_assert_int_eq(rival_calls, 1);
+    return w;
+}
+
+/* Racing creators, with a real second process: without ATOMIC_CREATE, the call that
+ * loses the race to put its ring in place opens the winner's. */
+START_TEST(test_open_or_create_race_opens_the_winners)
+{
+    shmring_writer_t *w = open_while_rival_creates(SHMRING_WRITER_CREATE);
+    assert_writer_holds(w, 1, 5);
+    /* One ring, the winner's, and no directory of the loser's. */
+    publish_second_and_close(w, 2);
+}
+END_TEST
+
+/* The same race with ATOMIC_CREATE, as load and sync open a ring: the loser's ring
+ * is not in place before its first publication, so the race shows there, which fails
+ * with SHMRING_EEXIST and leaves the winner's ring alone; opening again (what a later
+ * load, or sync's next apply, does) opens the winner's. */
+START_TEST(test_open_or_create_race_atomic)
+{
+    shmring_writer_t *w = open_while_rival_creates(OPEN_OR_CREATE);
+    ck_assert_uint_eq(shmring_writer_generation(w), 0);
+    shmring_nodeset_t *set = test_nodeset(2, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_int_eq(shmring_writer_publish(w, set, NULL), SHMRING_EEXIST);
+    shmring_nodeset_free(set);
+    shmring_writer_close(w);
+    ck_assert_int_eq(test_ring_entries(ring), 1);
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+
+    ck_assert_int_eq(shmring_writer_open(ring, OPEN_OR_CREATE, NULL, &w), 0);
+    assert_writer_holds(w, 1, 5);
+    shmring_writer_close(w);
+}
+END_TEST
 
 /* A node set too large to build: its publication fails with SHMRING_ELIMIT. */
 static shmring_nodeset_t *unbuildable_set(void)
@@ -930,6 +1084,7 @@ static Suite *publish_suite(void)
     tcase_add_test(core, test_open_missing_and_exclusive);
     tcase_add_test(core, test_publish_swaps_versions);
     tcase_add_test(core, test_writer_nodeset_round_trip);
+    tcase_add_test(core, test_open_or_create);
     suite_add_tcase(s, core);
 
     TCase *errors = tcase_create("errors");
@@ -941,6 +1096,8 @@ static Suite *publish_suite(void)
     tcase_add_test(errors, test_lock_wait_bounded);
     tcase_add_test(errors, test_exclusive_creators_race);
     tcase_add_test(errors, test_failed_creating_load_spares_another);
+    tcase_add_test(errors, test_open_or_create_race_opens_the_winners);
+    tcase_add_test(errors, test_open_or_create_race_atomic);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     /* Racing creators fork hundreds of processes: on a loaded machine that takes
      * longer than Check's default of 4 s (ctest sets 120 s for every test anyway). */

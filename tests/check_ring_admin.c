@@ -11,8 +11,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "ring_admin_internal.h"
 #include "test_support.h"
 
 static char directory[TEST_PATH_MAX];
@@ -515,6 +517,209 @@ START_TEST(info_refusals)
 }
 END_TEST
 
+/* ---- a snapshot and the status of its generation ---- */
+
+/* Publishes generation GENERATION of RING, holding GENERATION + 1 nodes so that a
+ * snapshot tells which generation it is. Returns 0 or the failing call's code. */
+static int publish_generation(const char *ring, uint64_t generation)
+{
+    shmring_writer_options_t options = writer_options();
+    shmring_writer_t *w;
+    int err = shmring_writer_open(ring, 0, &options, &w);
+    if (err != 0)
+        return err;
+    shmring_nodeset_t *set =
+        test_nodeset(generation + 1, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    uint64_t published = 0;
+    err = shmring_writer_publish(w, set, &published);
+    shmring_nodeset_free(set);
+    shmring_writer_close(w);
+    if (err == 0 && published != generation)
+        err = SHMRING_EINVAL;
+    return err;
+}
+
+static size_t node_count_of(const shmring_snapshot_t *snapshot)
+{
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(snapshot, &info);
+    return info.node_count;
+}
+
+START_TEST(snapshot_with_status_same_generation)
+{
+    shmring_open_options_t options = {.directory = directory};
+    shmring_ring_status_t status;
+    shmring_snapshot_t *copy = (shmring_snapshot_t *)&status;
+    make_ring("fresh", 0);
+    memset(&status, 0xa5, sizeof(status));
+    ck_assert_int_eq(shmring_ring_snapshot_with_status("fresh", &options, &status, &copy),
+                     0);
+    ck_assert_ptr_null(copy);
+    ck_assert_uint_eq(status.generation, 0);
+    ck_assert_uint_eq(status.publish_count, 0);
+    ck_assert_int_eq(status.publisher_pid, 0);
+    ck_assert_uint_eq(status.mode, 0644);
+    static const uint64_t zero[4];
+    ck_assert_mem_eq(status.reserved, zero, sizeof(zero));
+
+    make_ring("full", 0);
+    for (uint64_t generation = 1; generation <= 3; generation++)
+        ck_assert_int_eq(publish_generation("full", generation), 0);
+    ck_assert_int_eq(shmring_ring_snapshot_with_status("full", &options, &status, &copy),
+                     0);
+    ck_assert_uint_eq(status.generation, 3);
+    ck_assert_uint_eq(status.publish_count, 3);
+    ck_assert_int_eq(status.publisher_pid, getpid());
+    ck_assert_uint_eq(status.owner, geteuid());
+    ck_assert_uint_eq(node_count_of(copy), 4);
+    shmring_ring_status_t alone;
+    ck_assert_int_eq(shmring_ring_status("full", &options, &alone), 0);
+    ck_assert_mem_eq(&status, &alone, sizeof(alone));
+    shmring_snapshot_free(copy);
+
+    /* On an error, neither output is touched. */
+    shmring_ring_status_t before = status;
+    copy = (shmring_snapshot_t *)&before;
+    ck_assert_int_eq(shmring_ring_snapshot_with_status("none", &options, &status, &copy),
+                     SHMRING_ENOENT);
+    ck_assert_int_eq(shmring_ring_snapshot_with_status("x.5", &options, &status, &copy),
+                     SHMRING_EBADRING);
+    make_file(in_directory("shmring.file"), 0644);
+    ck_assert_int_eq(shmring_ring_snapshot_with_status("file", &options, &status, &copy),
+                     SHMRING_ENOTRING);
+    ck_assert_ptr_eq(copy, &before);
+    ck_assert_mem_eq(&status, &before, sizeof(before));
+}
+END_TEST
+
+/* A publisher in another process, driven through two pipes: for each byte it reads
+ * from REQUEST it publishes the ring's next generation, then answers with the
+ * publication's code on REPLY; it exits at the end of REQUEST. */
+struct publisher {
+    pid_t pid;
+    int request;
+    int reply;
+    const char *ring;
+    uint64_t generation; /* the last one published */
+};
+
+static void publisher_start(struct publisher *p, const char *ring, uint64_t generation)
+{
+    int request[2], reply[2];
+    ck_assert_int_eq(pipe(request), 0);
+    ck_assert_int_eq(pipe(reply), 0);
+    p->pid = fork();
+    ck_assert_int_ge(p->pid, 0);
+    if (p->pid == 0) {
+        close(request[1]);
+        close(reply[0]);
+        char byte;
+        while (read(request[0], &byte, 1) == 1) {
+            int err = publish_generation(ring, ++generation);
+            if (write(reply[1], &err, sizeof(err)) != sizeof(err))
+                _exit(1);
+        }
+        _exit(0);
+    }
+    close(request[0]);
+    close(reply[1]);
+    p->request = request[1];
+    p->reply = reply[0];
+    p->ring = ring;
+    p->generation = generation;
+}
+
+/* Has the publisher publish one generation and waits until it has. */
+static void publisher_publish(struct publisher *p)
+{
+    int err = -1;
+    ck_assert_int_eq(write(p->request, "p", 1), 1);
+    ck_assert_int_eq(read(p->reply, &err, sizeof(err)), sizeof(err));
+    ck_assert_int_eq(err, 0);
+    p->generation++;
+}
+
+static void publisher_stop(struct publisher *p)
+{
+    close(p->request);
+    int status;
+    ck_assert_int_eq(waitpid(p->pid, &status, 0), p->pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+    close(p->reply);
+}
+
+/* What the read hook of the tests below does: the generations it was called with,
+ * and on how many of its first calls the publisher publishes. */
+static struct publisher hook_publisher;
+static uint64_t hook_generations[RING_READ_ATTEMPTS + 1];
+static int hook_calls;
+static int hook_publishes;
+
+static void publish_between_reads(uint64_t generation)
+{
+    if (hook_calls < RING_READ_ATTEMPTS + 1)
+        hook_generations[hook_calls] = generation;
+    if (hook_calls++ < hook_publishes)
+        publisher_publish(&hook_publisher);
+}
+
+/* A publication between the status read and the version read: the version that the
+ * status named is gone, so both are read again, and they name the new generation. */
+START_TEST(snapshot_with_status_retries_a_publication)
+{
+    shmring_open_options_t options = {.directory = directory};
+    make_ring("busy", 1);
+    publisher_start(&hook_publisher, "busy", 1);
+    hook_calls = 0;
+    hook_publishes = 1;
+    shmring__ring_read_hook = publish_between_reads;
+    shmring_ring_status_t status;
+    shmring_snapshot_t *copy = NULL;
+    int err = shmring_ring_snapshot_with_status("busy", &options, &status, &copy);
+    shmring__ring_read_hook = NULL;
+    publisher_stop(&hook_publisher);
+    ck_assert_int_eq(err, 0);
+    ck_assert_int_eq(hook_calls, 2);
+    ck_assert_uint_eq(hook_generations[0], 1);
+    ck_assert_uint_eq(hook_generations[1], 2);
+    ck_assert_uint_eq(status.generation, 2);
+    ck_assert_uint_eq(status.publish_count, 2);
+    ck_assert_int_eq(status.publisher_pid, hook_publisher.pid);
+    ck_assert_uint_eq(node_count_of(copy), 3);
+    shmring_snapshot_free(copy);
+}
+END_TEST
+
+/* A publication between every pair of reads: the call gives up with SHMRING_ESTALE
+ * after RING_READ_ATTEMPTS pairs rather than return a status and a version of two
+ * generations, and leaves its outputs alone. */
+START_TEST(snapshot_with_status_gives_up)
+{
+    shmring_open_options_t options = {.directory = directory};
+    make_ring("restless", 1);
+    publisher_start(&hook_publisher, "restless", 1);
+    hook_calls = 0;
+    hook_publishes = RING_READ_ATTEMPTS;
+    shmring__ring_read_hook = publish_between_reads;
+    shmring_ring_status_t status;
+    memset(&status, 0xa5, sizeof(status));
+    shmring_ring_status_t before = status;
+    shmring_snapshot_t *copy = (shmring_snapshot_t *)&before;
+    int err = shmring_ring_snapshot_with_status("restless", &options, &status, &copy);
+    shmring__ring_read_hook = NULL;
+    publisher_stop(&hook_publisher);
+    ck_assert_int_eq(err, SHMRING_ESTALE);
+    ck_assert_int_eq(hook_calls, RING_READ_ATTEMPTS);
+    for (int i = 0; i < RING_READ_ATTEMPTS; i++)
+        ck_assert_uint_eq(hook_generations[i], (uint64_t)i + 1);
+    ck_assert_ptr_eq(copy, &before);
+    ck_assert_mem_eq(&status, &before, sizeof(before));
+    ck_assert_int_eq(shmring_ring_status("restless", &options, &status), 0);
+    ck_assert_uint_eq(status.generation, RING_READ_ATTEMPTS + 1);
+}
+END_TEST
+
 static Suite *ring_admin_suite(void)
 {
     Suite *s = suite_create("ring_admin");
@@ -548,6 +753,15 @@ static Suite *ring_admin_suite(void)
     tcase_add_test(tc, info_matches_status_and_snapshot);
     tcase_add_test(tc, info_reads_the_header_alone);
     tcase_add_test(tc, info_refusals);
+    tcase_add_test(tc, snapshot_with_status_same_generation);
+    suite_add_tcase(s, tc);
+
+    /* A publisher in a second process, driven step by step through pipes. */
+    tc = tcase_create("concurrent");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, snapshot_with_status_retries_a_publication);
+    tcase_add_test(tc, snapshot_with_status_gives_up);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,6 +24,9 @@
  * hundreds of thousands of points on the in-place path, and ketama's 32-bit points
  * collide there, so the order of equal points is pinned too; every fourth node is
  * down and weights vary from 1 to 3, so down nodes and weights are in the bytes.
+ * The header holds the fingerprint, so these were pinned again when its encoding
+ * became v4: built with v3's domain string, every digest but nginx's was still the
+ * one pinned before (nginx's fingerprint now ranks its down nodes too).
  */
 struct pinned_snapshot {
     shmring_algorithm_t algorithm;
@@ -32,14 +35,14 @@ struct pinned_snapshot {
 };
 
 static const struct pinned_snapshot pinned[] = {
-    {SHMRING_ALGORITHM_RING, 3, UINT64_C(0x349a9b5413c376e3)},
-    {SHMRING_ALGORITHM_RING, 3000, UINT64_C(0x184d100edf04e216)},
-    {SHMRING_ALGORITHM_KETAMA, 3, UINT64_C(0xc3fee42491255b86)},
-    {SHMRING_ALGORITHM_KETAMA, 3000, UINT64_C(0x0a6e3cc7702224b5)},
-    {SHMRING_ALGORITHM_MAGLEV, 3000, UINT64_C(0xdd517075b33c241f)},
-    {SHMRING_ALGORITHM_TWEMPROXY, 3000, UINT64_C(0xc0fa9147081c8466)},
-    {SHMRING_ALGORITHM_LIBKETAMA, 3000, UINT64_C(0xac98ef1bb1abf775)},
-    {SHMRING_ALGORITHM_NGINX, 3000, UINT64_C(0x014836faf734914a)},
+    {SHMRING_ALGORITHM_RING, 3, UINT64_C(0xaaa339558b906bfc)},
+    {SHMRING_ALGORITHM_RING, 3000, UINT64_C(0x8215571523e01eb3)},
+    {SHMRING_ALGORITHM_KETAMA, 3, UINT64_C(0x6e41d5d131668991)},
+    {SHMRING_ALGORITHM_KETAMA, 3000, UINT64_C(0x01ee0343030848e5)},
+    {SHMRING_ALGORITHM_MAGLEV, 3000, UINT64_C(0x5908c92c5cabb3af)},
+    {SHMRING_ALGORITHM_TWEMPROXY, 3000, UINT64_C(0x9edcec896a2836f0)},
+    {SHMRING_ALGORITHM_LIBKETAMA, 3000, UINT64_C(0xf0eb9211de203aa7)},
+    {SHMRING_ALGORITHM_NGINX, 3000, UINT64_C(0x41dc076ba54db753)},
 };
 
 START_TEST(same_bytes_as_before)

@@ -19,16 +19,8 @@
 static int open_writer(struct sync_context *ctx, shmring_writer_t **out)
 {
     const shmring_sync_config_t *c = ctx->config;
-    int err = shmring_writer_open(c->ring, 0, c->writer, out);
-    if (err == SHMRING_ENOENT) {
-        err = shmring_writer_open(c->ring,
-                                  SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL |
-                                      SHMRING_WRITER_ATOMIC_CREATE,
-                                  c->writer, out);
-        if (err == SHMRING_EEXIST)
-            err = shmring_writer_open(c->ring, 0, c->writer, out);
-    }
-    return err;
+    return shmring_writer_open(
+        c->ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_ATOMIC_CREATE, c->writer, out);
 }
 
 /* Rewrites "nodes[N]..." of a JSON error as "key K: ..." when the node came from an

@@ -59,27 +59,19 @@ static int session_open_writer(struct ringctl *ctl, enum open_mode mode,
 {
     /* A ring this command creates appears only with its first publication: if the
      * command fails before, no trace of it is left, and no other writer's ring is
-     * ever removed in its place. */
-    const unsigned create =
-        SHMRING_WRITER_CREATE | SHMRING_WRITER_EXCL | SHMRING_WRITER_ATOMIC_CREATE;
-    int err;
-    if (mode == OPEN_EXCLUSIVE) {
-        err = shmring_writer_open(ctl->ring, create, &ctl->writer, &s->writer);
-        if (err == SHMRING_EEXIST)
-            return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
-        if (err != 0)
-            return library_failure("create", ctl, err);
-    } else {
-        err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &s->writer);
-        if (err == SHMRING_ENOENT && mode == OPEN_CREATE) {
-            /* If another process just created it, use that. */
-            err = shmring_writer_open(ctl->ring, create, &ctl->writer, &s->writer);
-            if (err == SHMRING_EEXIST)
-                err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &s->writer);
-        }
-        if (err != 0)
-            return library_failure("open", ctl, err);
-    }
+     * ever removed in its place. Without EXCL, a ring that exists when the library
+     * looks is opened instead (see SHMRING_WRITER_CREATE). */
+    const unsigned create = SHMRING_WRITER_CREATE | SHMRING_WRITER_ATOMIC_CREATE;
+    unsigned flags = 0;
+    if (mode == OPEN_EXCLUSIVE)
+        flags = create | SHMRING_WRITER_EXCL;
+    else if (mode == OPEN_CREATE)
+        flags = create;
+    int err = shmring_writer_open(ctl->ring, flags, &ctl->writer, &s->writer);
+    if (err == SHMRING_EEXIST && mode == OPEN_EXCLUSIVE)
+        return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
+    if (err != 0)
+        return library_failure(mode == OPEN_EXCLUSIVE ? "create" : "open", ctl, err);
     s->generation = shmring_writer_generation(s->writer);
     err = shmring_writer_nodeset(s->writer, &s->set);
     if (err != 0)
@@ -93,11 +85,12 @@ static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
                                  struct session *s)
 {
     shmring_ring_status_t status;
-    int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &s->generation, &s->current);
-    if (err == 0)
-        err = shmring_ring_status(ctl->ring, &ctl->open, &status);
-    if (err == 0)
+    int err =
+        shmring_ring_snapshot_with_status(ctl->ring, &ctl->open, &status, &s->current);
+    if (err == 0) {
+        s->generation = status.generation;
         err = dry_run_owner_check(&status);
+    }
     if (err == 0 && mode == OPEN_EXCLUSIVE)
         return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
     if (err == SHMRING_ENOENT && mode != OPEN_EXISTING) {

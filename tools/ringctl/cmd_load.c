@@ -86,8 +86,9 @@ static int change_load(const struct ringctl *ctl, const void *input,
     out->node_count = shmring_nodeset_count(loaded);
     /* The same file loaded again (a configuration run, say) publishes nothing, as
      * weight, up and down do when nothing changes: every worker would otherwise map
-     * and validate a new version for no change. Node order counts, as the snapshot
-     * keeps it, and so do ids. */
+     * and validate a new version for no change. Ids count, and so does node order
+     * where the algorithm depends on it (the diff's rule, shared with the
+     * fingerprint). */
     if (out->diff.same) {
         out->unchanged = true;
         shmring_nodeset_free(loaded);

@@ -20,27 +20,6 @@ static void show_free(struct show *show)
     shmring_nodeset_free(show->set);
 }
 
-/* Reads the status and the current version of one generation. They are read
- * separately: read again if a publication came in between. */
-static int read_status_and_version(const struct ringctl *ctl, struct show *show)
-{
-    uint64_t generation = 0;
-    for (int attempt = 0; attempt < 10; attempt++) {
-        shmring_snapshot_free(show->snapshot);
-        show->snapshot = NULL;
-        int err =
-            shmring_ring_snapshot(ctl->ring, &ctl->open, &generation, &show->snapshot);
-        if (err == 0)
-            err = shmring_ring_status(ctl->ring, &ctl->open, &show->status);
-        if (err != 0)
-            return err;
-        if (show->status.generation == generation)
-            break;
-    }
-    show->status.generation = generation;
-    return 0;
-}
-
 /* Reads the published version's header, node set and shares. */
 static int read_nodes(struct show *show)
 {
@@ -58,7 +37,8 @@ static int read_nodes(struct show *show)
 int ringctl_cmd_show(struct ringctl *ctl)
 {
     struct show show = {0};
-    int err = read_status_and_version(ctl, &show);
+    int err = shmring_ring_snapshot_with_status(ctl->ring, &ctl->open, &show.status,
+                                                &show.snapshot);
     if (err != 0) {
         show_free(&show);
         return library_failure("open", ctl, err);
