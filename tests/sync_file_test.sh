@@ -56,5 +56,16 @@ PROMTOOL=${2:-promtool}
 "$PROMTOOL" check metrics <"$M" || fail "promtool refused $M"
 kill -TERM "$PID"; wait "$PID"; rc=$?; PID=
 [ $rc -eq 0 ] || fail "SIGTERM: exit $rc"
+# A stop that comes while ringctl is still starting the helper, made certain rather
+# than raced for: Python blocks SIGTERM, sends it to itself and becomes ringctl, so
+# the signal is pending through both execs. sync must take it as a stop (exit 0),
+# neither dying of it (143) nor leaving it blocked and running on (124).
+timeout 10 python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+os.kill(os.getpid(), signal.SIGTERM)
+os.execv(sys.argv[1], sys.argv[1:])' "$RINGCTL" -r "$RING" sync --file "$F" 2>"$WORK/pending.log"
+rc=$?
+[ $rc -eq 0 ] || fail "a SIGTERM pending as sync started: exit $rc"
 cat "$WORK/sync.log"
 echo PASS

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +83,18 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
         snprintf(refusal, sizeof(refusal), "others can write it (mode %04o)",
                  (unsigned)(st.st_mode & 07777));
     if (refusal[0] == '\0') {
+        /* A SIGTERM or SIGINT that comes while the helper is being loaded would
+         * otherwise kill it before it can handle one: blocked here, a stop stays
+         * pending across the exec until the helper has its handlers, and then ends
+         * sync with status 0 like any other. */
+        sigset_t stop_signals, before;
+        sigemptyset(&stop_signals);
+        sigaddset(&stop_signals, SIGTERM);
+        sigaddset(&stop_signals, SIGINT);
+        sigprocmask(SIG_BLOCK, &stop_signals, &before);
         fexecve(fd, argv, environ);
         snprintf(refusal, sizeof(refusal), "%s", strerror(errno));
+        sigprocmask(SIG_SETMASK, &before, NULL);
     }
     close(fd);
     fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);

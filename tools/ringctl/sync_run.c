@@ -28,6 +28,24 @@ static void request_stop(int signal_number)
     stop_requested = 1;
 }
 
+/* Makes SIGTERM and SIGINT request a stop, first thing, and then lets through one
+ * that came while ringctl executed this helper (cmd_sync.c blocks them across the
+ * exec): sync then stops at its first check, with status 0. */
+static void watch_stop_signals(void)
+{
+    /* No SA_RESTART: a signal ends a sleep or a poll at once. */
+    struct sigaction action = {.sa_handler = request_stop};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
+}
+
 /* What the command line says, before it becomes a shmring_sync_config_t. */
 struct sync_arguments {
     const char *ring, *directory;
@@ -126,6 +144,7 @@ static int read_password(const char *file, char *out, size_t size)
 
 int ringctl_sync_run(int argc, char **argv)
 {
+    watch_stop_signals();
     struct sync_arguments args = {.ring = getenv("SHMRING_RING"),
                                   .directory = getenv("SHMRING_DIR")};
     struct option long_options[SYNC_OPTION_COUNT + 1] = {{0}};
@@ -229,11 +248,5 @@ int ringctl_sync_run(int argc, char **argv)
     config.writer = &writer;
     config.ring = ring;
 
-    /* No SA_RESTART: a signal ends a sleep or a poll at once. */
-    struct sigaction action = {.sa_handler = request_stop};
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGINT, &action, NULL);
-    signal(SIGPIPE, SIG_IGN);
     return shmring_sync_run(&config);
 }
