@@ -9,9 +9,9 @@ be the node that `ringctl lookup --stdin` names on the ring built by `ringctl im
 nginx` of that very configuration file.
 
 Usage: test_nginx.py RINGCTL PEER_KEYS [KEYS_PER_SET]
-Exits 77 (skipped) when nginx is missing.
+Exits 77 (skipped) when nginx is missing, 1 if so when SHMRING_REQUIRE_PEERS=1 is in
+the environment.
 """
-import collections
 import os
 import random
 import re
@@ -22,51 +22,9 @@ import sys
 import time
 import zlib
 
-from peerlib import Failure, Library, Servers
-
-# Bytes a forged key may use: they need no escaping in a query string, nginx keeps
-# them in $arg_key as sent, and ringctl reads them as one line.
-KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-!*:@,/()")
+from peerlib import Failure, Library, Servers, edge_targets, forge_key, peer_missing
 
 CONNECTIONS = 6
-CRC_TABLE = []
-for n in range(256):
-    c = n
-    for _ in range(8):
-        c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-    CRC_TABLE.append(c)
-CRC_BY_TOP_BYTE = {entry >> 24: i for i, entry in enumerate(CRC_TABLE)}
-
-
-def forge_suffix(prefix, target):
-    """The four bytes that make crc32(PREFIX + bytes) == TARGET (CRC-32 is linear:
-    the table indexes of the last four steps follow from TARGET alone)."""
-    register = target ^ 0xFFFFFFFF
-    indexes = []
-    for _ in range(4):
-        index = CRC_BY_TOP_BYTE[register >> 24]
-        indexes.append(index)
-        register = ((register ^ CRC_TABLE[index]) << 8) & 0xFFFFFFFF
-    indexes.reverse()
-    register = zlib.crc32(prefix) ^ 0xFFFFFFFF
-    suffix = bytearray()
-    for index in indexes:
-        byte = (register ^ index) & 0xFF
-        suffix.append(byte)
-        register = (register >> 8) ^ CRC_TABLE[index]
-    return bytes(suffix)
-
-
-def forge_key(label, target):
-    """A key of KEY_BYTES whose CRC-32 (nginx's key hash) is TARGET."""
-    for attempt in range(1000000):
-        prefix = b"%s-%d-" % (label, attempt)
-        suffix = forge_suffix(prefix, target)
-        if all(b in KEY_BYTES for b in suffix):
-            key = prefix + suffix
-            assert zlib.crc32(key) == target
-            return key
-    raise Failure("cannot forge a key for %08x" % target)
 
 
 def server_points(server, weight=1):
@@ -330,17 +288,11 @@ def ask_nginx(port, keys):
 
 
 def aimed_keys(label, members):
-    """Keys aimed at the continuum's edges: at hash 0 and 0xffffffff, on the first,
-    middle and last points and one below and above each, and the same around every
-    point that two servers share. Returns (keys, how many points are shared)."""
-    counts = collections.Counter(p for server, _l, weight, _d, _p in members
-                                 for p in server_points(server, weight))
-    points = sorted(counts)
-    shared = [p for p in points if counts[p] > 1]
-    targets = {0, 0xFFFFFFFF}
-    for p in [points[0], points[len(points) // 2], points[-1]] + shared:
-        targets |= {p - 1, p, p + 1}
-    targets = sorted(t for t in targets if 0 <= t <= 0xFFFFFFFF)
+    """Keys aimed at the continuum's edges (peerlib.edge_targets()): around hash 0
+    and 0xffffffff, the first, middle and last points, and every point that two
+    servers share. Returns (keys, how many points are shared)."""
+    targets, shared = edge_targets([p for server, _l, weight, _d, _p in members
+                                    for p in server_points(server, weight)])
     return [forge_key(b"%s%08x" % (label, t), t) for t in targets], len(shared)
 
 
@@ -361,8 +313,7 @@ def main():
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx",
                                                                      os.X_OK) else None)
     if nginx is None:
-        print("skipped: nginx is not installed")
-        return 77
+        return peer_missing("nginx is not installed")
     started = time.monotonic()
     servers = Servers()
     try:
