@@ -178,7 +178,9 @@ def nginx_conf(tmp, front_port, members):
         words = [server] + (["weight=%d" % weight] if weight != 1 else [])
         words += (["down"] if down else []) + parameters
         lines.append("    server %s;" % " ".join(words))
-    lines += ["    keepalive 64;", "  }",
+    # Enough idle connections kept to reach every server from each worker: with
+    # fewer, the large sets open a new connection for most keys.
+    lines += ["    keepalive %d;" % max(64, len(members)), "  }",
               "  server {", "    listen 127.0.0.1:%d;" % front_port,
               "    location / {", "      proxy_pass http://peers;",
               "      proxy_http_version 1.1;", '      proxy_set_header Connection "";',
