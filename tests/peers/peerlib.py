@@ -24,6 +24,13 @@ def peers_required():
     return os.environ.get("SHMRING_REQUIRE_PEERS") == "1"
 
 
+def find_program(name):
+    """The path of program NAME: on PATH, or in the sbin directories, where Debian
+    puts nginx and nutcracker and which an ordinary user's PATH leaves out (as
+    CMake's SHMRING_REQUIRE_PEERS check looks); None if neither has it."""
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin")
+
+
 def peer_missing(what):
     """The exit status for a test whose peer is not installed: 77 (skipped), or 1
     (failed) when the peers are required."""
@@ -175,7 +182,8 @@ def wait_listening(endpoint, process, what, limit=20.0):
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise Failure("%s is not listening on %s" % (what, endpoint_text(endpoint)))
+                raise Failure("%s is not listening on %s" %
+                              (what, endpoint_text(endpoint)))
             time.sleep(0.02)
 
 

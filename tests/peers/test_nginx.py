@@ -22,14 +22,13 @@ import os
 import random
 import re
 import selectors
-import shutil
 import socket
 import sys
 import time
 import zlib
 
-from peerlib import (Failure, Library, Servers, edge_targets, forge_key, peer_missing,
-                     peers_required)
+from peerlib import (Failure, Library, Servers, edge_targets, find_program, forge_key,
+                     peer_missing, peers_required)
 
 CONNECTIONS = 6
 # Debian's libnginx-mod-stream.
@@ -485,8 +484,7 @@ def main():
         return 2
     ringctl, peer_keys = sys.argv[1], sys.argv[2]
     keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx",
-                                                                     os.X_OK) else None)
+    nginx = find_program("nginx")
     if nginx is None:
         return peer_missing("nginx is not installed")
     started = time.monotonic()

@@ -16,7 +16,6 @@ SHMRING_REQUIRE_PEERS=1 is in the environment.
 import hashlib
 import os
 import random
-import shutil
 import socket
 import struct
 import sys
@@ -25,7 +24,7 @@ import urllib.parse
 import zlib
 
 from peerlib import (Failure, Library, Servers, connect, edge_targets, endpoint_text,
-                     forge_key, free_port, peer_missing, wait_listening)
+                     find_program, forge_key, free_port, peer_missing, wait_listening)
 
 HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
           "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
@@ -283,11 +282,11 @@ def default_port_hosts(count):
     return hosts
 
 
-def start_memcached(servers, endpoint, log_name):
+def start_memcached(memcached, servers, endpoint, log_name):
     where = (["-s", endpoint, "-a", "0777"] if isinstance(endpoint, str) else
              ["-l", endpoint[0], "-p", str(endpoint[1])])
-    p = servers.start(["memcached"] + where + ["-U", "0", "-m", "1024", "-t", "1",
-                                               "-u", "nobody"], log_name)
+    p = servers.start([memcached] + where + ["-U", "0", "-m", "1024", "-t", "1",
+                                             "-u", "nobody"], log_name)
     wait_listening(endpoint, p, "memcached")
 
 
@@ -298,7 +297,8 @@ def main():
         return 2
     ringctl, peer_keys = sys.argv[1], sys.argv[2]
     keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
-    if not shutil.which("nutcracker") or not shutil.which("memcached"):
+    nutcracker, memcached = find_program("nutcracker"), find_program("memcached")
+    if nutcracker is None or memcached is None:
         return peer_missing("nutcracker or memcached is not installed")
     started_all = time.monotonic()
     COLLIDING_NAMES = colliding_names()
@@ -309,11 +309,13 @@ def main():
         places = []
         for i in range(40):
             port = free_port()
-            start_memcached(servers, ("127.0.0.1", port), "memcached-%d.log" % i)
+            start_memcached(memcached, servers, ("127.0.0.1", port),
+                            "memcached-%d.log" % i)
             places.append((("127.0.0.1", port), "127.0.0.1:%d" % port))
         default_places = []
         for i, host in enumerate(default_port_hosts(DEFAULT_PORT_SERVERS)):
-            start_memcached(servers, (host, DEFAULT_PORT), "memcached-d%d.log" % i)
+            start_memcached(memcached, servers, (host, DEFAULT_PORT),
+                            "memcached-d%d.log" % i)
             default_places.append(((host, DEFAULT_PORT), "%s:%d" % (host, DEFAULT_PORT)))
         # memcached drops root for nobody before it makes its socket.
         socket_dir = os.path.join(servers.tmp, "sockets")
@@ -322,7 +324,7 @@ def main():
         unix_places = []
         for i in range(UNIX_SERVERS):
             path = os.path.join(socket_dir, "m%d.sock" % i)
-            start_memcached(servers, path, "memcached-u%d.log" % i)
+            start_memcached(memcached, servers, path, "memcached-u%d.log" % i)
             unix_places.append((path, path))
         sets = server_sets(rng, places, default_places, unix_places)
         total_keys = wraps = exact = aimed = shared_keys = 0
@@ -351,7 +353,7 @@ def main():
             aimed += len(extra)
             shared_keys += len(on_shared)
             expected = library.owners_of_file("tw-%d" % index, path, keys)
-            proxy = servers.start(["nutcracker", "-c", conf, "-s", str(stats), "-a",
+            proxy = servers.start([nutcracker, "-c", conf, "-s", str(stats), "-a",
                                    "127.0.0.1", "-o",
                                    os.path.join(servers.tmp, "nc-%d.log" % index)],
                                   "nutcracker-%d.out" % index)
@@ -397,7 +399,8 @@ def main():
             for endpoint in node_of:
                 flush(endpoint)
             total_keys += len(keys)
-            print("set %2d: %-13s %2d servers, %d keys (%d aimed), 0 mismatches (%.1f s)" %
+            print("set %2d: %-13s %2d servers, %d keys (%d aimed), 0 mismatches "
+                  "(%.1f s)" %
                   (index, hash_name or "(default)", len(members), len(keys), len(extra),
                    time.monotonic() - started), flush=True)
         print("twemproxy: %d server sets, %d keys (%d past the last point, %d found on a "
