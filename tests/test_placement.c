@@ -138,6 +138,16 @@ shmring_nodeset_t *test_one_three_and_down(shmring_algorithm_t algorithm)
     return set;
 }
 
+void test_check_same_points(const shmring_snapshot_t *a, const shmring_snapshot_t *b)
+{
+    uint32_t count = test_point_count(a);
+    ck_assert_uint_eq(test_point_count(b), count);
+    for (uint32_t p = 0; p < count; p++) {
+        ck_assert_uint_eq(test_point(a, p), test_point(b, p));
+        ck_assert_uint_eq(test_point_owner(a, p), test_point_owner(b, p));
+    }
+}
+
 void test_check_wrap(const shmring_snapshot_t *snapshot)
 {
     uint32_t last = test_point_count(snapshot) - 1;

@@ -69,6 +69,10 @@ uint32_t test_point_count_of(const shmring_nodeset_t *set);
  * must not count. */
 shmring_nodeset_t *test_one_three_and_down(shmring_algorithm_t algorithm);
 
+/* Checks that ring-type snapshots A and B have the same points, in the same order,
+ * owned by the same node indexes. */
+void test_check_same_points(const shmring_snapshot_t *a, const shmring_snapshot_t *b);
+
 /* Checks the wrap of a ring-type snapshot: a hash past the last point, and the
  * largest hash, belong to point 0's owner; a hash equal to the last point to its. */
 void test_check_wrap(const shmring_snapshot_t *snapshot);

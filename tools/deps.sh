@@ -25,8 +25,9 @@ python3-pip python3-venv python3-pytest \
 gunicorn luajit2 nginx libnginx-mod-http-lua php8.2-dev php8.2-cli php8.2-fpm \
 libfcgi-bin"
 # The peers the peer-algorithm tests run: nutcracker (twemproxy) fronting memcached;
-# nginx, installed above, runs the `hash consistent` upstream of tests/peers/test_nginx.py.
-SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached"
+# nginx, installed above, runs the `hash consistent` upstreams of
+# tests/peers/test_nginx.py, the stream one through its stream module.
+SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
 
 shmring_install_deps() {
     local missing=""

@@ -30,9 +30,11 @@ run_build() {
 # the sanitizer builds leave them out (an interpreter would need the sanitizer's
 # runtime preloaded).
 # This build also checks each library's exported symbols and ABI against the baseline
-# in lib/abi/ (abidiff).
+# in lib/abi/ (abidiff), and runs the peer algorithms against the real nginx,
+# nutcracker and memcached: required here, so that a missing peer fails the suite
+# instead of skipping those tests.
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON
+    -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON -DSHMRING_REQUIRE_PEERS=ON
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
 # Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh

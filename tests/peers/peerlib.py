@@ -1,6 +1,7 @@
 """What the peer tests share: starting real servers on loopback (always stopped,
-even on failure), free ports, the keys to send, and the library's answers through
-ringctl on a private ring directory."""
+even on failure), free ports, the keys to send (and keys forged onto a chosen CRC-32),
+the library's answers through ringctl on a private ring directory, and what to do
+when a peer is missing."""
 import ctypes
 import json
 import os
@@ -10,10 +11,96 @@ import socket
 import subprocess
 import tempfile
 import time
+import zlib
 
 
 class Failure(Exception):
     pass
+
+
+def peers_required():
+    """Whether the build requires the peers (SHMRING_REQUIRE_PEERS, which
+    tools/test.sh turns on), so that CI cannot pass without running them."""
+    return os.environ.get("SHMRING_REQUIRE_PEERS") == "1"
+
+
+def find_program(name):
+    """The path of program NAME: on PATH, or in the sbin directories, where Debian
+    puts nginx and nutcracker and which an ordinary user's PATH leaves out (as
+    CMake's SHMRING_REQUIRE_PEERS check looks); None if neither has it."""
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin")
+
+
+def peer_missing(what):
+    """The exit status for a test whose peer is not installed: 77 (skipped), or 1
+    (failed) when the peers are required."""
+    if peers_required():
+        print("FAIL: %s, and SHMRING_REQUIRE_PEERS is on (tools/deps.sh installs it)" %
+              what)
+        return 1
+    print("skipped: %s" % what)
+    return 77
+
+
+# Bytes a forged key may use: they need no escaping in a query string (nginx keeps
+# them in $arg_key as sent), memcached and nutcracker take them in a key, and ringctl
+# reads them as one line.
+KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-!*:@,/()")
+
+CRC_TABLE = []
+for n in range(256):
+    c = n
+    for _ in range(8):
+        c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+    CRC_TABLE.append(c)
+CRC_BY_TOP_BYTE = {entry >> 24: i for i, entry in enumerate(CRC_TABLE)}
+
+
+def forge_suffix(prefix, target):
+    """The four bytes that make crc32(PREFIX + bytes) == TARGET (CRC-32 is linear:
+    the table indexes of the last four steps follow from TARGET alone)."""
+    register = target ^ 0xFFFFFFFF
+    indexes = []
+    for _ in range(4):
+        index = CRC_BY_TOP_BYTE[register >> 24]
+        indexes.append(index)
+        register = ((register ^ CRC_TABLE[index]) << 8) & 0xFFFFFFFF
+    indexes.reverse()
+    register = zlib.crc32(prefix) ^ 0xFFFFFFFF
+    suffix = bytearray()
+    for index in indexes:
+        byte = (register ^ index) & 0xFF
+        suffix.append(byte)
+        register = (register >> 8) ^ CRC_TABLE[index]
+    return bytes(suffix)
+
+
+def forge_key(label, target):
+    """A key of KEY_BYTES whose CRC-32 (nginx's key hash, nutcracker's crc32a) is
+    TARGET."""
+    for attempt in range(1000000):
+        prefix = b"%s-%d-" % (label, attempt)
+        suffix = forge_suffix(prefix, target)
+        if all(b in KEY_BYTES for b in suffix):
+            key = prefix + suffix
+            assert zlib.crc32(key) == target
+            return key
+    raise Failure("cannot forge a key for %08x" % target)
+
+
+def edge_targets(points):
+    """The hashes to aim keys at on a continuum of POINTS (a list of 32-bit values,
+    repeats included): 0 and 0xffffffff, the first, middle and last points and one
+    below and above each, and the same around every point that occurs more than
+    once. Returns (sorted targets, the shared points)."""
+    seen, shared = set(), set()
+    for p in points:
+        (shared if p in seen else seen).add(p)
+    ordered = sorted(seen)
+    targets = {0, 0xFFFFFFFF}
+    for p in [ordered[0], ordered[len(ordered) // 2], ordered[-1]] + sorted(shared):
+        targets |= {p - 1, p, p + 1}
+    return sorted(t for t in targets if 0 <= t <= 0xFFFFFFFF), sorted(shared)
 
 
 def die_with_parent():
@@ -64,20 +151,39 @@ class Servers:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def wait_listening(host, port, process, what, limit=20.0):
-    """Polls until HOST:PORT accepts a connection: a readiness check, bounded, that
-    also notices the server dying."""
+def connect(endpoint, timeout):
+    """A connection to ENDPOINT: a (host, port) pair or a Unix socket path."""
+    if isinstance(endpoint, str):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(endpoint)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+    return socket.create_connection(endpoint, timeout=timeout)
+
+
+def endpoint_text(endpoint):
+    return endpoint if isinstance(endpoint, str) else "%s:%d" % endpoint
+
+
+def wait_listening(endpoint, process, what, limit=20.0):
+    """Polls until ENDPOINT ((host, port) or a Unix socket path) accepts a
+    connection: a readiness check, bounded, that also notices the server dying."""
     deadline = time.monotonic() + limit
     while True:
         if process.poll() is not None:
-            raise Failure("%s exited with status %d before listening" %
-                          (what, process.returncode))
+            raise Failure("%s exited with status %d before listening on %s" %
+                          (what, process.returncode, endpoint_text(endpoint)))
         try:
-            with socket.create_connection((host, port), timeout=1):
+            with connect(endpoint, 1):
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise Failure("%s is not listening on %s:%d" % (what, host, port))
+                raise Failure("%s is not listening on %s" %
+                              (what, endpoint_text(endpoint)))
             time.sleep(0.02)
 
 

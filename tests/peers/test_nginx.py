@@ -8,65 +8,40 @@ Unix socket) and answering `return 200 "<server as written>"`. Every key is sent
 be the node that `ringctl lookup --stdin` names on the ring built by `ringctl import
 nginx` of that very configuration file.
 
+Then the stream module's twin: one set under `stream { upstream { hash $remote_addr
+consistent; } }`, the same kinds of servers answering their name with `return`, and
+each key a client address in 127/8 that the test connects from (a quarter of
+KEYS_PER_SET of them).
+
 Usage: test_nginx.py RINGCTL PEER_KEYS [KEYS_PER_SET]
-Exits 77 (skipped) when nginx is missing.
+Exits 77 (skipped) when nginx is missing, 1 if so when SHMRING_REQUIRE_PEERS=1 is in
+the environment (which also makes a missing stream module a failure; otherwise the
+stream set is left out with a note).
 """
-import collections
 import os
 import random
 import re
 import selectors
-import shutil
 import socket
 import sys
 import time
 import zlib
 
-from peerlib import Failure, Library, Servers
-
-# Bytes a forged key may use: they need no escaping in a query string, nginx keeps
-# them in $arg_key as sent, and ringctl reads them as one line.
-KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-!*:@,/()")
+from peerlib import (Failure, Library, Servers, edge_targets, find_program, forge_key,
+                     peer_missing, peers_required)
 
 CONNECTIONS = 6
-CRC_TABLE = []
-for n in range(256):
-    c = n
-    for _ in range(8):
-        c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-    CRC_TABLE.append(c)
-CRC_BY_TOP_BYTE = {entry >> 24: i for i, entry in enumerate(CRC_TABLE)}
-
-
-def forge_suffix(prefix, target):
-    """The four bytes that make crc32(PREFIX + bytes) == TARGET (CRC-32 is linear:
-    the table indexes of the last four steps follow from TARGET alone)."""
-    register = target ^ 0xFFFFFFFF
-    indexes = []
-    for _ in range(4):
-        index = CRC_BY_TOP_BYTE[register >> 24]
-        indexes.append(index)
-        register = ((register ^ CRC_TABLE[index]) << 8) & 0xFFFFFFFF
-    indexes.reverse()
-    register = zlib.crc32(prefix) ^ 0xFFFFFFFF
-    suffix = bytearray()
-    for index in indexes:
-        byte = (register ^ index) & 0xFF
-        suffix.append(byte)
-        register = (register >> 8) ^ CRC_TABLE[index]
-    return bytes(suffix)
-
-
-def forge_key(label, target):
-    """A key of KEY_BYTES whose CRC-32 (nginx's key hash) is TARGET."""
-    for attempt in range(1000000):
-        prefix = b"%s-%d-" % (label, attempt)
-        suffix = forge_suffix(prefix, target)
-        if all(b in KEY_BYTES for b in suffix):
-            key = prefix + suffix
-            assert zlib.crc32(key) == target
-            return key
-    raise Failure("cannot forge a key for %08x" % target)
+# Debian's libnginx-mod-stream.
+STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
+# The stream set's keys are a quarter of an http set's (25,000 at full size): each is
+# a TCP connection through nginx to a backend and back, where an http key is one
+# pipelined request, and the test must stay within its share of a CI run.
+STREAM_KEYS_SHARE = 4
+# Connections the stream set keeps open at once.
+STREAM_IN_FLIGHT = 64
+# Client addresses the stream set takes past the last point, and at or below the
+# first.
+STREAM_EDGE_KEYS = 10
 
 
 def server_points(server, weight=1):
@@ -112,14 +87,16 @@ def fixed_ports(count):
     """COUNT distinct loopback ports below the ephemeral range. Each set's nginx
     binds them afresh; a port from the ephemeral range could meanwhile become the
     local end of some outgoing connection (nginx's own, to its backends) and make
-    that bind fail."""
+    that bind fail. They are taken in a run from a random start (wrapping), not
+    scattered: another run of this test at the same time (another build on the same
+    machine) then rarely shares a port, where two scattered choices of 500 of these
+    22,768 ports would share about 11."""
     with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
         ephemeral_low = int(f.read().split()[0])
-    rng = random.Random(os.getpid())
     candidates = list(range(10000, min(ephemeral_low, 32768)))
-    rng.shuffle(candidates)
+    start = random.Random(os.getpid()).randrange(len(candidates))
     ports = []
-    for port in candidates:
+    for port in candidates[start:] + candidates[:start]:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -220,7 +197,9 @@ def nginx_conf(tmp, front_port, members):
         words = [server] + (["weight=%d" % weight] if weight != 1 else [])
         words += (["down"] if down else []) + parameters
         lines.append("    server %s;" % " ".join(words))
-    lines += ["    keepalive 64;", "  }",
+    # Enough idle connections kept to reach every server from each worker: with
+    # fewer, the large sets open a new connection for most keys.
+    lines += ["    keepalive %d;" % max(64, len(members)), "  }",
               "  server {", "    listen 127.0.0.1:%d;" % front_port,
               "    location / {", "      proxy_pass http://peers;",
               "      proxy_http_version 1.1;", '      proxy_set_header Connection "";',
@@ -330,18 +309,165 @@ def ask_nginx(port, keys):
 
 
 def aimed_keys(label, members):
-    """Keys aimed at the continuum's edges: at hash 0 and 0xffffffff, on the first,
-    middle and last points and one below and above each, and the same around every
-    point that two servers share. Returns (keys, how many points are shared)."""
-    counts = collections.Counter(p for server, _l, weight, _d, _p in members
-                                 for p in server_points(server, weight))
-    points = sorted(counts)
-    shared = [p for p in points if counts[p] > 1]
-    targets = {0, 0xFFFFFFFF}
-    for p in [points[0], points[len(points) // 2], points[-1]] + shared:
-        targets |= {p - 1, p, p + 1}
-    targets = sorted(t for t in targets if 0 <= t <= 0xFFFFFFFF)
+    """Keys aimed at the continuum's edges (peerlib.edge_targets()): around hash 0
+    and 0xffffffff, the first, middle and last points, and every point that two
+    servers share. Returns (keys, how many points are shared)."""
+    targets, shared = edge_targets([p for server, _l, weight, _d, _p in members
+                                    for p in server_points(server, weight)])
     return [forge_key(b"%s%08x" % (label, t), t) for t in targets], len(shared)
+
+
+def stream_members(rng, pool):
+    """The stream set: 40 servers of every kind, weights 1-5, 4 of them down."""
+    kinds = ["ip", "host", "unix"] + (["ipv6"] if pool.ipv6 else [])
+    size = 40
+    down = set(rng.sample(range(size), 4))
+    members = []
+    for s in range(size):
+        server, listens = pool.server(kinds[s % len(kinds)], s)
+        members.append((server, listens, rng.randint(1, 5), s in down, []))
+    return members
+
+
+def stream_conf(tmp, front_port, members):
+    """An nginx configuration whose stream upstream hashes the client's address."""
+    lines = ["load_module %s;" % STREAM_MODULE, "worker_processes 2;",
+             "pid %s/nginx.pid;" % tmp, "error_log %s/error.log warn;" % tmp,
+             "events { worker_connections 4096; }", "stream {",
+             "  upstream peers {", "    hash $remote_addr consistent;"]
+    for server, _listens, weight, down, _parameters in members:
+        words = [server] + (["weight=%d" % weight] if weight != 1 else [])
+        lines.append("    server %s;" % " ".join(words + (["down"] if down else [])))
+    lines += ["  }", "  server {", "    listen 127.0.0.1:%d;" % front_port,
+              "    proxy_pass peers;", "    proxy_next_upstream off;", "  }"]
+    for server, listens, _weight, down, _parameters in members:
+        if not down:
+            lines.append("  server {")
+            lines += ["    listen %s;" % listen for listen in listens]
+            lines += ['    return "%s\n";' % server, "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def client_addresses(rng, count, first_point, last_point):
+    """COUNT distinct loopback addresses to connect from (any of 127/8 is ours):
+    127.B.C.D with B from 1 to 254, so none is 127.0.0.1 (the front's address), and
+    D neither 0 nor 255. Among them
+    STREAM_EDGE_KEYS whose hash is past LAST_POINT (the wrap to the first point) and
+    as many at or below FIRST_POINT, found by trying addresses: an address cannot be
+    forged onto a hash as a free-form key can."""
+    def candidate():
+        while True:
+            bits = rng.getrandbits(24)
+            b, c, d = bits >> 16, (bits >> 8) & 0xFF, bits & 0xFF
+            if b not in (0, 255) and d not in (0, 255):
+                return b"127.%d.%d.%d" % (b, c, d)
+
+    past, below = set(), set()
+    for _ in range(50000000):
+        if len(past) >= STREAM_EDGE_KEYS and len(below) >= STREAM_EDGE_KEYS:
+            break
+        address = candidate()
+        h = zlib.crc32(address)
+        if h > last_point and len(past) < STREAM_EDGE_KEYS:
+            past.add(address)
+        elif h <= first_point and len(below) < STREAM_EDGE_KEYS:
+            below.add(address)
+    else:
+        raise Failure("no %d client addresses found past the last point and at or "
+                      "below the first" % STREAM_EDGE_KEYS)
+    chosen = past | below
+    while len(chosen) < count:
+        chosen.add(candidate())
+    return sorted(a.decode() for a in chosen)
+
+
+def ask_stream(port, addresses):
+    """{address: the server name nginx's stream proxy answers a connection from
+    that address with}, STREAM_IN_FLIGHT connections at a time."""
+    selector = selectors.DefaultSelector()
+    waiting = iter(addresses)
+    answers = {}
+    open_count = 0
+
+    def connect_next():
+        address = next(waiting, None)
+        if address is None:
+            return 0
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.bind((address, 0))
+        sock.connect_ex(("127.0.0.1", port))
+        selector.register(sock, selectors.EVENT_READ, (address, bytearray()))
+        return 1
+
+    try:
+        for _ in range(STREAM_IN_FLIGHT):
+            open_count += connect_next()
+        while open_count:
+            events = selector.select(timeout=60)
+            if not events:
+                raise Failure("nginx's stream proxy stopped answering")
+            for key, _mask in events:
+                address, received = key.data
+                try:
+                    chunk = key.fileobj.recv(4096)
+                except OSError as e:
+                    raise Failure("the connection from %s: %s" % (address, e))
+                if chunk:
+                    received += chunk
+                    continue
+                selector.unregister(key.fileobj)
+                key.fileobj.close()
+                open_count -= 1
+                if not received.endswith(b"\n"):
+                    raise Failure("the connection from %s ended after %r" %
+                                  (address, bytes(received[:200])))
+                answers[address] = received[:-1].decode()
+                open_count += connect_next()
+    finally:
+        for key in list(selector.get_map().values()):
+            key.fileobj.close()
+        selector.close()
+    return answers
+
+
+def compare_stream(nginx, servers, library, pool, rng, key_count):
+    """The stream set: returns (servers, keys, keys past the last point)."""
+    members = stream_members(rng, pool)
+    tmp = os.path.join(servers.tmp, "nginx-stream")
+    os.mkdir(tmp)
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(stream_conf(tmp, pool.front, members))
+    nodeset_path = os.path.join(tmp, "peers.json")
+    with open(nodeset_path, "wb") as f:
+        f.write(library.run("import", "nginx", conf, "--upstream", "peers"))
+    points = [p for server, _l, weight, _d, _p in members
+              for p in server_points(server, weight)]
+    first_point, last_point = min(points), max(points)
+    addresses = client_addresses(rng, key_count, first_point, last_point)
+    keys = [a.encode() for a in addresses]
+    expected = library.owners_of_file("ng-stream", nodeset_path, keys)
+    wraps = sum(1 for k in keys if zlib.crc32(k) > last_point)
+    process = servers.start([nginx, "-p", tmp, "-c", conf, "-e",
+                             os.path.join(tmp, "error.log"), "-g",
+                             "daemon off; master_process on;"], "nginx-stream.out")
+    wait_serving(pool.front, process)
+    try:
+        answers = ask_stream(pool.front, addresses)
+    except (Failure, OSError) as e:
+        raise Failure("stream set: %s; nginx's error log ends:\n%s" %
+                      (e, log_tail(os.path.join(tmp, "error.log"))))
+    servers.stop(process)
+    mismatches = [a for a in addresses if answers.get(a) != expected[a.encode()]]
+    if mismatches:
+        a = mismatches[0]
+        raise Failure("stream set (%d servers): %d of %d client addresses differ; first "
+                      "%s (crc32 %08x): nginx %s, ringctl %s" %
+                      (len(members), len(mismatches), len(addresses), a,
+                       zlib.crc32(a.encode()), answers.get(a), expected[a.encode()]))
+    return len(members), len(keys), wraps
 
 
 def log_tail(path, lines=15):
@@ -358,11 +484,9 @@ def main():
         return 2
     ringctl, peer_keys = sys.argv[1], sys.argv[2]
     keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx",
-                                                                     os.X_OK) else None)
+    nginx = find_program("nginx")
     if nginx is None:
-        print("skipped: nginx is not installed")
-        return 77
+        return peer_missing("nginx is not installed")
     started = time.monotonic()
     servers = Servers()
     try:
@@ -425,7 +549,21 @@ def main():
               "and beside the edges and %d shared points), 0 mismatches, %.0f s; equal "
               "points: %s and %s share %08x" %
               (len(sets), total_keys, wraps, aimed, shared_points,
-               time.monotonic() - started, eq_a, eq_b, eq_point))
+               time.monotonic() - started, eq_a, eq_b, eq_point), flush=True)
+        if os.path.exists(STREAM_MODULE):
+            stream_started = time.monotonic()
+            size, count, stream_wraps = compare_stream(
+                nginx, servers, library, pool, rng, keys_per_set // STREAM_KEYS_SHARE)
+            print("nginx stream: 1 server set (%d servers), %d client addresses (%d past "
+                  "the last point), 0 mismatches, %.0f s" %
+                  (size, count, stream_wraps, time.monotonic() - stream_started))
+        elif peers_required():
+            raise Failure("nginx's stream module (%s) is not installed, and "
+                          "SHMRING_REQUIRE_PEERS is on (tools/deps.sh installs "
+                          "libnginx-mod-stream)" % STREAM_MODULE)
+        else:
+            print("nginx stream: not compared: %s is not installed (Debian: "
+                  "libnginx-mod-stream)" % STREAM_MODULE)
         return 0
     except Failure as e:
         print("FAIL: %s" % e)
