@@ -59,8 +59,9 @@ kill -TERM "$PID"; wait "$PID"; rc=$?; PID=
 # A stop that comes while ringctl is still starting the helper, made certain rather
 # than raced for: Python blocks SIGTERM, sends it to itself and becomes ringctl, so
 # the signal is pending through both execs. sync must take it as a stop (exit 0),
-# neither dying of it (143) nor leaving it blocked and running on (124).
-timeout 10 python3 -c '
+# neither dying of it (143) nor leaving it blocked and running on (killed after
+# 10 s: 137; a SIGTERM from timeout would be blocked too).
+timeout -s KILL 10 python3 -c '
 import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 os.kill(os.getpid(), signal.SIGTERM)
