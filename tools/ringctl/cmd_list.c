@@ -3,19 +3,19 @@
 
 #include "ringctl.h"
 
-/* Reads what list shows of RING: the control object and the current version's
- * header alone. Returns 0 or a library error. */
-static int list_read(const struct ringctl *ctl, const char *ring, struct list_entry *out)
+int ring_summary_read(const struct ringctl *ctl, const char *ring,
+                      struct ring_summary *out)
 {
-    memset(out, 0, sizeof(*out));
-    out->ring = ring;
+    /* The control object and the current version's header alone: a few kilobytes
+     * whatever the ring's size. */
     shmring_ring_info_t info;
     int err = shmring_ring_info(ring, &ctl->open, &info);
     if (err != 0)
         return err;
-    out->generation = info.status.generation;
-    out->info = info.version;
-    out->published = info.status.generation != 0;
+    *out = (struct ring_summary){.ring = ring,
+                                 .status = info.status,
+                                 .info = info.version,
+                                 .published = info.status.generation != 0};
     return 0;
 }
 
@@ -48,8 +48,8 @@ int ringctl_cmd_list(struct ringctl *ctl)
     struct list_output output;
     output_list_start(ctl, &output);
     for (size_t i = 0; i < count; i++) {
-        struct list_entry entry;
-        err = list_read(ctl, names[i], &entry);
+        struct ring_summary entry;
+        err = ring_summary_read(ctl, names[i], &entry);
         if (err != 0) {
             skip(ctl, names[i], err);
             continue;

@@ -10,24 +10,14 @@
 
 #include "ringctl.h"
 
-/*
- * Reads RING's status, its current version's header and its readers into *OUT.
- * Returns 0 or a library error.
- */
+/* Reads RING's summary and its readers into *OUT. Returns 0 or a library error. */
 static int sample_read(const struct ringctl *ctl, const char *ring,
                        struct metrics_sample *out)
 {
     memset(out, 0, sizeof(*out));
-    out->ring = ring;
-    /* The control object and the current version's header alone: a few kilobytes
-     * whatever the ring's size. */
-    shmring_ring_info_t info;
-    int err = shmring_ring_info(ring, &ctl->open, &info);
+    int err = ring_summary_read(ctl, ring, &out->summary);
     if (err != 0)
         return err;
-    out->status = info.status;
-    out->info = info.version;
-    out->published = info.status.generation != 0;
     return shmring_ring_readers(ring, &ctl->open, &out->census);
 }
 

@@ -88,10 +88,12 @@ struct show_report {
 int output_show(const struct ringctl *ctl, const struct show_report *show);
 
 /* What list shows of one ring. */
-struct list_entry {
+/* What list shows of a ring, and metrics with its readers: the ring's status and
+ * its current version's header (zero when nothing is published), read from the
+ * control object and the header alone by ring_summary_read() (cmd_list.c). */
+struct ring_summary {
     const char *ring;
-    uint64_t generation;
-    /* The header of the current version (zero when nothing is published). */
+    shmring_ring_status_t status;
     shmring_snapshot_info_t info;
     bool published;
 };
@@ -103,7 +105,7 @@ struct list_output {
 };
 
 void output_list_start(const struct ringctl *ctl, struct list_output *output);
-void output_list_ring(struct list_output *output, const struct list_entry *entry);
+void output_list_ring(struct list_output *output, const struct ring_summary *ring);
 /* Ends the listing. Returns an exit status. */
 int output_list_end(struct list_output *output);
 
@@ -129,11 +131,7 @@ int output_change(const struct ringctl *ctl, const struct change *change,
 
 /* What one ring's metrics come from. */
 struct metrics_sample {
-    const char *ring;
-    shmring_ring_status_t status;
-    /* The current version's header; zero when nothing is published. */
-    shmring_snapshot_info_t info;
-    bool published;
+    struct ring_summary summary;
     shmring_ring_readers_t census;
 };
 

@@ -34,7 +34,7 @@ static void family(const char *name, const char *type, const char *help)
 static void sample_start(const char *name, const struct metrics_sample *sample)
 {
     printf("%s{ring=\"", name);
-    print_label_value(sample->ring);
+    print_label_value(sample->summary.ring);
     printf("\"");
 }
 
@@ -103,10 +103,10 @@ static void print_reader_processes(const char *name, const struct metrics_sample
     }
     /* The current version always has a sample, 0 when nobody maps it, so that an
      * alert on it never sees a gap. */
-    if (!current_listed && sample->status.generation != 0) {
+    if (!current_listed && sample->summary.status.generation != 0) {
         sample_start(name, sample);
         printf(",generation=\"%" PRIu64 "\",current=\"true\"} 0\n",
-               sample->status.generation);
+               sample->summary.status.generation);
     }
 }
 
@@ -119,29 +119,29 @@ static void print_ring_samples(const struct ring_family *family,
     switch (family->quantity) {
     case QUANTITY_NODES:
         sample_start(family->name, sample);
-        printf(",state=\"up\"} %" PRIu32 "\n", sample->info.up_count);
+        printf(",state=\"up\"} %" PRIu32 "\n", sample->summary.info.up_count);
         sample_start(family->name, sample);
         printf(",state=\"down\"} %" PRIu32 "\n",
-               sample->info.node_count - sample->info.up_count);
+               sample->summary.info.node_count - sample->summary.info.up_count);
         return;
     case QUANTITY_READER_PROCESSES:
         print_reader_processes(family->name, sample);
         return;
     case QUANTITY_LAST_PUBLICATION:
         /* Absent rather than 0 for a ring never published. */
-        if (sample->status.published_at != 0) {
+        if (sample->summary.status.published_at != 0) {
             sample_start(family->name, sample);
-            printf("} %" PRId64 "\n", sample->status.published_at);
+            printf("} %" PRId64 "\n", sample->summary.status.published_at);
         }
         return;
     case QUANTITY_GENERATION:
-        value = sample->status.generation;
+        value = sample->summary.status.generation;
         break;
     case QUANTITY_PUBLICATIONS:
-        value = sample->status.publish_count;
+        value = sample->summary.status.publish_count;
         break;
     case QUANTITY_SNAPSHOT_BYTES:
-        value = sample->info.size;
+        value = sample->summary.info.size;
         break;
     case QUANTITY_SUPERSEDED_VERSIONS:
         value = census->superseded_versions;

@@ -171,11 +171,11 @@ int output_show(const struct ringctl *ctl, const struct show_report *show)
     return EXIT_OK;
 }
 
-static json_t *list_entry_json(const struct list_entry *entry)
+static json_t *list_entry_json(const struct ring_summary *entry)
 {
     json_t *object = json_object();
     json_object_set_new(object, "ring", json_str(entry->ring));
-    json_object_set_new(object, "generation", json_uint(entry->generation));
+    json_object_set_new(object, "generation", json_uint(entry->status.generation));
     json_object_set_new(object, "nodes", json_uint(entry->info.node_count));
     json_object_set_new(object, "up", json_uint(entry->info.up_count));
     json_object_set_new(object, "algorithm",
@@ -190,13 +190,13 @@ void output_list_start(const struct ringctl *ctl, struct list_output *output)
     output->array = ctl->json ? json_array() : NULL;
 }
 
-void output_list_ring(struct list_output *output, const struct list_entry *entry)
+void output_list_ring(struct list_output *output, const struct ring_summary *entry)
 {
     if (output->array != NULL) {
         json_array_append_new(output->array, list_entry_json(entry));
         return;
     }
-    printf("%s\t%" PRIu64 "\t%" PRIu32 "\t%s\n", entry->ring, entry->generation,
+    printf("%s\t%" PRIu64 "\t%" PRIu32 "\t%s\n", entry->ring, entry->status.generation,
            entry->info.node_count,
            entry->published ? shmring_algorithm_name(entry->info.params.algorithm) : "-");
 }

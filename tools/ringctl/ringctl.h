@@ -179,6 +179,13 @@ int library_failure(const char *what, const struct ringctl *ctl, int err);
 bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
                        size_t size);
 
+/* ---- cmd_list.c ------------------------------------------------------------------ */
+
+/* Reads RING's summary (output.h) for list and metrics. Returns 0 or a library
+ * error. */
+int ring_summary_read(const struct ringctl *ctl, const char *ring,
+                      struct ring_summary *out);
+
 /* ---- descriptors.c -------------------------------------------------------------- */
 
 /* Opens /dev/null on whichever of descriptors 0-2 is closed, so that no file opened
