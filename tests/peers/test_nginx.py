@@ -10,8 +10,8 @@ nginx` of that very configuration file.
 
 Then the stream module's twin: one set under `stream { upstream { hash $remote_addr
 consistent; } }`, the same kinds of servers answering their name with `return`, and
-each key a client address in 127/8 that the test connects from (a quarter of
-KEYS_PER_SET of them).
+each key a client address in 127/8 that the test connects from (KEYS_PER_SET of
+them, as for every http set).
 
 Usage: test_nginx.py RINGCTL PEER_KEYS [KEYS_PER_SET]
 Exits 77 (skipped) when nginx is missing, 1 if so when SHMRING_REQUIRE_PEERS=1 is in
@@ -33,10 +33,6 @@ from peerlib import (Failure, Library, Servers, edge_targets, find_program, forg
 CONNECTIONS = 6
 # Debian's libnginx-mod-stream.
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
-# The stream set's keys are a quarter of an http set's (25,000 at full size): each is
-# a TCP connection through nginx to a backend and back, where an http key is one
-# pipelined request, and the test must stay within its share of a CI run.
-STREAM_KEYS_SHARE = 4
 # Connections the stream set keeps open at once.
 STREAM_IN_FLIGHT = 64
 # Client addresses the stream set takes past the last point, and at or below the
@@ -553,7 +549,7 @@ def main():
         if os.path.exists(STREAM_MODULE):
             stream_started = time.monotonic()
             size, count, stream_wraps = compare_stream(
-                nginx, servers, library, pool, rng, keys_per_set // STREAM_KEYS_SHARE)
+                nginx, servers, library, pool, rng, keys_per_set)
             print("nginx stream: 1 server set (%d servers), %d client addresses (%d past "
                   "the last point), 0 mismatches, %.0f s" %
                   (size, count, stream_wraps, time.monotonic() - stream_started))
