@@ -65,7 +65,10 @@ int shmring__import_fail_once(struct import_section *section, int line,
 /* The I-th of sections SIZE bytes apart, each beginning with a struct import_section. */
 static struct import_section *section_at(void *sections, size_t size, size_t i)
 {
-    return (struct import_section *)((char *)sections + i * size);
+    /* Through void *: each section is an element of an array of a type that begins
+     * with a struct import_section, so the address is aligned for one, which the
+     * char * arithmetic cannot tell the compiler. */
+    return (void *)((char *)sections + i * size);
 }
 
 int shmring__import_section_new(void **sections, size_t *count, size_t *capacity,
