@@ -104,7 +104,7 @@ sed 's/"maglev"/"ketama"/' "$WORK/good3.json" >"$WORK/good5.json"
 echo '{"algorithm": "ketama", "nodes": [{"name": "back", "address": "10.1.0.20:80", "id": 7}]}' >"$WORK/good6.json"
 
 good /l/bad '{"address": "10.1.0.11:80", "id": 3}' "$WORK/good1.json"
-bad_value /l/bad 'not json' "key /l/bad (revision REV): '[' or '{' expected near 'not'"
+bad_value /l/bad 'not json' "key /l/bad (revision REV): line 1, column 3: '[' or '{' expected near 'not'"
 good /l/bad '{"address": "10.1.0.12:80", "id": 3}' "$WORK/good2.json"
 bad_value /l/bad '{"address": "10.1.0.12:80", "id": 3, "weight": 0}' \
     "key /l/bad: weight: must be an integer from 1 to 65535"

@@ -162,11 +162,19 @@ static bool prefix_document(struct view *v, const char *origin, char **text)
         json_t *value =
             json_loadb(kv->value, kv->value_len, JSON_REJECT_DUPLICATES, &syntax);
         bool is_params = kv->key_len == v->name_len;
-        if (value == NULL || !json_is_object(value)) {
+        if (value == NULL) {
+            /* Where in the value, as key mode and file mode say it of a document. */
             sync__log(ctx,
-                      "refused %s: key %s (revision %" PRId64 "): %s; ring unchanged",
-                      origin, shown != NULL ? shown : "?", kv->mod_revision,
-                      value == NULL ? syntax.text : "must be a JSON object");
+                      "refused %s: key %s (revision %" PRId64
+                      "): line %d, column %d: %s; ring unchanged",
+                      origin, shown != NULL ? shown : "?", kv->mod_revision, syntax.line,
+                      syntax.column, syntax.text);
+            ok = false;
+        } else if (!json_is_object(value)) {
+            sync__log(ctx,
+                      "refused %s: key %s (revision %" PRId64
+                      "): must be a JSON object; ring unchanged",
+                      origin, shown != NULL ? shown : "?", kv->mod_revision);
             ok = false;
         } else if (is_params) {
             const char *field;
