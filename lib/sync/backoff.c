@@ -36,17 +36,22 @@ static uint64_t next_random(uint64_t *state)
     return x * UINT64_C(2685821657736338717);
 }
 
-bool sync__backoff_wait(struct sync_context *ctx, struct sync_backoff *backoff)
+unsigned sync__backoff_next_ms(struct sync_backoff *backoff, unsigned cap_ms,
+                               uint64_t *random)
 {
-    unsigned cap = ctx->config->backoff_max_ms > 0 ? ctx->config->backoff_max_ms : 5000;
     unsigned delay = BACKOFF_FIRST_MS;
-    for (unsigned i = 0; i < backoff->attempt && delay < cap; i++)
+    for (unsigned i = 0; i < backoff->attempt && delay < cap_ms; i++)
         delay *= 2;
-    if (delay > cap)
-        delay = cap;
+    if (delay > cap_ms)
+        delay = cap_ms;
     if (backoff->attempt < 32)
         backoff->attempt++;
     unsigned half = delay / 2;
-    unsigned wait = half + (unsigned)(next_random(&ctx->random) % (half + 1));
-    return sync__sleep_ms(ctx, wait);
+    return half + (unsigned)(next_random(random) % (half + 1));
+}
+
+bool sync__backoff_wait(struct sync_context *ctx, struct sync_backoff *backoff)
+{
+    unsigned cap = ctx->config->backoff_max_ms > 0 ? ctx->config->backoff_max_ms : 5000;
+    return sync__sleep_ms(ctx, sync__backoff_next_ms(backoff, cap, &ctx->random));
 }

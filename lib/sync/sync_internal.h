@@ -74,8 +74,9 @@ bool sync__restore(struct sync_context *ctx);
 
 /* ---- state_file.c ---- */
 
-/* Replaces PATH by TEXT atomically: PATH.tmp written, fsynced, renamed over PATH,
- * and the directory fsynced. Returns 0 or a negated errno value. */
+/* Replaces PATH by TEXT atomically: a temporary file of a fresh name beside PATH
+ * (created exclusively) written, fsynced, renamed over PATH, and the directory
+ * fsynced. Returns 0 or a negated errno value. */
 int sync__state_write(const char *path, const char *text, size_t len);
 /* Reads PATH whole into a new NUL-terminated buffer. 0 or a negated errno value. */
 int sync__file_read(const char *path, char **text, size_t *len);
@@ -100,9 +101,13 @@ struct sync_backoff {
     unsigned attempt;
 };
 
-/* Sleeps the next delay of a capped exponential backoff with jitter (100 ms, then
- * doubling up to the config's maximum, each delay drawn from its upper half).
- * Returns false when sync is stopping. */
+/* The next wait of BACKOFF, in milliseconds: a capped exponential backoff with jitter
+ * (100 ms, then doubling up to CAP_MS, each wait drawn from the upper half of its
+ * delay, from the xorshift state *RANDOM, which must not be 0). Counts the attempt. */
+unsigned sync__backoff_next_ms(struct sync_backoff *backoff, unsigned cap_ms,
+                               uint64_t *random);
+/* Sleeps the next wait of BACKOFF, the cap being the config's maximum (5 s when it
+ * gives none). Returns false when sync is stopping. */
 bool sync__backoff_wait(struct sync_context *ctx, struct sync_backoff *backoff);
 /* Sleeps MS milliseconds, waking early when sync is stopping; false then. */
 bool sync__sleep_ms(struct sync_context *ctx, unsigned ms);
