@@ -637,19 +637,14 @@ START_TEST(bad_nodes)
     guarded_free(&g);
 
     /* Two nodes of one name: node 2, then the last node, given node 0's name. */
-    g = small_ring();
-    node_at(&g, 2)->name_offset = node_at(&g, 0)->name_offset;
-    node_at(&g, 2)->name_length = node_at(&g, 0)->name_length;
-    reseal(&g);
-    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
-    guarded_free(&g);
-
-    g = small_ring();
-    node_at(&g, 3)->name_offset = node_at(&g, 0)->name_offset;
-    node_at(&g, 3)->name_length = node_at(&g, 0)->name_length;
-    reseal(&g);
-    ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
-    guarded_free(&g);
+    for (size_t twin = 2; twin <= 3; twin++) {
+        g = small_ring();
+        node_at(&g, twin)->name_offset = node_at(&g, 0)->name_offset;
+        node_at(&g, twin)->name_length = node_at(&g, 0)->name_length;
+        reseal(&g);
+        ck_assert_int_eq(validate(&g), SHMRING_EBADNODE);
+        guarded_free(&g);
+    }
 
     g = small_ring();
     node_at(&g, 3)->id = header_of(&g)->next_node_id; /* not below next_node_id */
