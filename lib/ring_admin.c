@@ -161,18 +161,6 @@ static int view_snapshot(const struct ring_view *v, void *data)
     return view_current(v, read_snapshot, &copy->snapshot, &copy->status);
 }
 
-int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
-                          uint64_t *generation, shmring_snapshot_t **out)
-{
-    struct current_copy copy = {0};
-    int err = with_view(ring, options, view_snapshot, &copy);
-    if (err == 0) {
-        *generation = copy.status.generation;
-        *out = copy.snapshot;
-    }
-    return err;
-}
-
 int shmring_ring_snapshot_with_status(const char *ring,
                                       const shmring_open_options_t *options,
                                       shmring_ring_status_t *status,
@@ -184,6 +172,16 @@ int shmring_ring_snapshot_with_status(const char *ring,
         *status = copy.status;
         *out = copy.snapshot;
     }
+    return err;
+}
+
+int shmring_ring_snapshot(const char *ring, const shmring_open_options_t *options,
+                          uint64_t *generation, shmring_snapshot_t **out)
+{
+    shmring_ring_status_t status;
+    int err = shmring_ring_snapshot_with_status(ring, options, &status, out);
+    if (err == 0)
+        *generation = status.generation;
     return err;
 }
 
