@@ -32,9 +32,11 @@ run_build() {
 # This build also checks each library's exported symbols and ABI against the baseline
 # in lib/abi/ (abidiff), and runs the peer algorithms against the real nginx,
 # nutcracker and memcached: required here, so that a missing peer fails the suite
-# instead of skipping those tests.
+# instead of skipping those tests. It also builds the manual in docs/ with warnings as
+# errors.
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON -DSHMRING_REQUIRE_PEERS=ON
+    -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON -DSHMRING_REQUIRE_PEERS=ON \
+    -DSHMRING_DOCS=ON
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
 # Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh
