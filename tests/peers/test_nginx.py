@@ -393,8 +393,8 @@ def stream_edges(peer_addresses, pool, members):
     """The edge addresses of the stream set MEMBERS: (past, below, first point,
     last point). The candidate addresses' hashes span 0x000001a9 to 0xffffffb4, so
     a set whose last point lies above the highest of them (or whose first point
-    lies below the lowest) has no address past it; about one set in 800 has such a
-    point at either edge. The server that owns that point then moves to a listening
+    lies below the lowest) has no address past it: rare, since they reach to within
+    0x1a9 of 0 and 0x4b of 0xffffffff, but it depends on the ports and paths drawn. The server that owns that point then moves to a listening
     place no other member uses, which gives it new points, until both edges have
     addresses: the test never depends on the ports and paths it happened to get."""
     spare = len(members)
