@@ -11,9 +11,10 @@ nginx` of that very configuration file.
 Then the stream module's twin: one set under `stream { upstream { hash $remote_addr
 consistent; } }`, the same kinds of servers answering their name with `return`, and
 each key a client address in 127/8 that the test connects from (KEYS_PER_SET of
-them, as for every http set).
+them, as for every http set), among them the addresses nearest to and farthest
+beyond both edges of the continuum, which PEER_ADDRESSES finds among all candidates.
 
-Usage: test_nginx.py RINGCTL PEER_KEYS [KEYS_PER_SET]
+Usage: test_nginx.py RINGCTL PEER_KEYS PEER_ADDRESSES [KEYS_PER_SET]
 Exits 77 (skipped) when nginx is missing, 1 if so when SHMRING_REQUIRE_PEERS=1 is in
 the environment (which also makes a missing stream module a failure; otherwise the
 stream set is left out with a note).
@@ -23,6 +24,7 @@ import random
 import re
 import selectors
 import socket
+import subprocess
 import sys
 import time
 import zlib
@@ -36,7 +38,7 @@ STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
 # Connections the stream set keeps open at once.
 STREAM_IN_FLIGHT = 64
 # Client addresses the stream set takes past the last point, and at or below the
-# first.
+# first, where that many exist.
 STREAM_EDGE_KEYS = 10
 
 
@@ -118,6 +120,15 @@ class Pool:
         # nginx resolves a host name once, at start, to every address it has, and
         # may send a key to any of them: the backend listens on all of them.
         self.localhost = sorted(localhost)
+
+    @staticmethod
+    def kind_of(server):
+        """The kind of listening place of SERVER, as written by server()."""
+        if server.startswith("unix:"):
+            return "unix"
+        if server.startswith("["):
+            return "ipv6"
+        return "host" if server.startswith("localhost:") else "ip"
 
     def server(self, kind, i):
         """(the server as written in the upstream, the backend's listen lines)."""
@@ -345,37 +356,62 @@ def stream_conf(tmp, front_port, members):
     return "\n".join(lines) + "\n"
 
 
-def client_addresses(rng, count, first_point, last_point):
-    """COUNT distinct loopback addresses to connect from (any of 127/8 is ours):
-    127.B.C.D with B from 1 to 254, so none is 127.0.0.1 (the front's address), and
-    D neither 0 nor 255. Among them
+def edge_addresses(peer_addresses, first_point, last_point):
+    """The client addresses at the continuum's edges, from the whole candidate set
+    (peer_addresses enumerates every 127.B.C.D the test may connect from): up to
     STREAM_EDGE_KEYS whose hash is past LAST_POINT (the wrap to the first point) and
-    as many at or below FIRST_POINT, found by trying addresses: an address cannot be
-    forged onto a hash as a free-form key can."""
-    def candidate():
-        while True:
-            bits = rng.getrandbits(24)
-            b, c, d = bits >> 16, (bits >> 8) & 0xFF, bits & 0xFF
-            if b not in (0, 255) and d not in (0, 255):
-                return b"127.%d.%d.%d" % (b, c, d)
+    as many at or below FIRST_POINT. Returns (past, below), lists of bytes."""
+    r = subprocess.run([peer_addresses, str(first_point), str(last_point),
+                        str(STREAM_EDGE_KEYS)], capture_output=True, check=True)
+    past, below = [], []
+    for line in r.stdout.split(b"\n")[:-1]:
+        kind, address = line.split(b" ")
+        (past if kind == b"past" else below).append(address)
+    return past, below
 
-    past, below = set(), set()
-    for _ in range(50000000):
-        if len(past) >= STREAM_EDGE_KEYS and len(below) >= STREAM_EDGE_KEYS:
-            break
-        address = candidate()
-        h = zlib.crc32(address)
-        if h > last_point and len(past) < STREAM_EDGE_KEYS:
-            past.add(address)
-        elif h <= first_point and len(below) < STREAM_EDGE_KEYS:
-            below.add(address)
-    else:
-        raise Failure("no %d client addresses found past the last point and at or "
-                      "below the first" % STREAM_EDGE_KEYS)
-    chosen = past | below
+
+def client_addresses(rng, count, edges):
+    """COUNT distinct loopback addresses to connect from (any of 127/8 is ours):
+    the EDGES, then 127.B.C.D drawn at random with B from 1 to 254, so none is
+    127.0.0.1 (the front's address), and D neither 0 nor 255."""
+    chosen = set(edges)
     while len(chosen) < count:
-        chosen.add(candidate())
+        bits = rng.getrandbits(24)
+        b, c, d = bits >> 16, (bits >> 8) & 0xFF, bits & 0xFF
+        if b not in (0, 255) and d not in (0, 255):
+            chosen.add(b"127.%d.%d.%d" % (b, c, d))
     return sorted(a.decode() for a in chosen)
+
+
+def stream_points(members):
+    """{point: index of the member that owns it} of the stream set."""
+    return {p: i for i, (server, _l, weight, _d, _p) in enumerate(members)
+            for p in server_points(server, weight)}
+
+
+def stream_edges(peer_addresses, pool, members):
+    """The edge addresses of the stream set MEMBERS: (past, below, first point,
+    last point). The candidate addresses' hashes span 0x000001a9 to 0xffffffb4, so
+    a set whose last point lies above the highest of them (or whose first point
+    lies below the lowest) has no address past it: rare, since they reach to within
+    0x1a9 of 0 and 0x4b of 0xffffffff, but it depends on the ports and paths drawn. The server that owns that point then moves to a listening
+    place no other member uses, which gives it new points, until both edges have
+    addresses: the test never depends on the ports and paths it happened to get."""
+    spare = len(members)
+    while True:
+        owners = stream_points(members)
+        first_point, last_point = min(owners), max(owners)
+        past, below = edge_addresses(peer_addresses, first_point, last_point)
+        if past and below:
+            return past, below, first_point, last_point
+        if spare == len(pool.ports):
+            raise Failure("no listening place left to move a stream server to")
+        moved = owners[last_point] if not past else owners[first_point]
+        server, listens, weight, down, parameters = members[moved]
+        kind = pool.kind_of(server)
+        server, listens = pool.server(kind, spare)
+        spare += 1
+        members[moved] = (server, listens, weight, down, parameters)
 
 
 def ask_stream(port, addresses):
@@ -428,9 +464,11 @@ def ask_stream(port, addresses):
     return answers
 
 
-def compare_stream(nginx, servers, library, pool, rng, key_count):
-    """The stream set: returns (servers, keys, keys past the last point)."""
+def compare_stream(nginx, servers, library, peer_addresses, pool, rng, key_count):
+    """The stream set: returns (servers, keys, keys past the last point, keys at or
+    below the first)."""
     members = stream_members(rng, pool)
+    past, below, first_point, last_point = stream_edges(peer_addresses, pool, members)
     tmp = os.path.join(servers.tmp, "nginx-stream")
     os.mkdir(tmp)
     conf = os.path.join(tmp, "nginx.conf")
@@ -439,13 +477,14 @@ def compare_stream(nginx, servers, library, pool, rng, key_count):
     nodeset_path = os.path.join(tmp, "peers.json")
     with open(nodeset_path, "wb") as f:
         f.write(library.run("import", "nginx", conf, "--upstream", "peers"))
-    points = [p for server, _l, weight, _d, _p in members
-              for p in server_points(server, weight)]
-    first_point, last_point = min(points), max(points)
-    addresses = client_addresses(rng, key_count, first_point, last_point)
+    addresses = client_addresses(rng, key_count, past + below)
     keys = [a.encode() for a in addresses]
     expected = library.owners_of_file("ng-stream", nodeset_path, keys)
     wraps = sum(1 for k in keys if zlib.crc32(k) > last_point)
+    lows = sum(1 for k in keys if zlib.crc32(k) <= first_point)
+    if wraps < 1 or lows < 1:
+        raise Failure("stream set: %d client addresses past the last point and %d at "
+                      "or below the first, where each edge needs one" % (wraps, lows))
     process = servers.start([nginx, "-p", tmp, "-c", conf, "-e",
                              os.path.join(tmp, "error.log"), "-g",
                              "daemon off; master_process on;"], "nginx-stream.out")
@@ -463,7 +502,7 @@ def compare_stream(nginx, servers, library, pool, rng, key_count):
                       "%s (crc32 %08x): nginx %s, ringctl %s" %
                       (len(members), len(mismatches), len(addresses), a,
                        zlib.crc32(a.encode()), answers.get(a), expected[a.encode()]))
-    return len(members), len(keys), wraps
+    return len(members), len(keys), wraps, lows
 
 
 def log_tail(path, lines=15):
@@ -475,11 +514,11 @@ def log_tail(path, lines=15):
 
 
 def main():
-    if len(sys.argv) < 3:
+    if len(sys.argv) < 4:
         print(__doc__)
         return 2
-    ringctl, peer_keys = sys.argv[1], sys.argv[2]
-    keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
+    ringctl, peer_keys, peer_addresses = sys.argv[1:4]
+    keys_per_set = int(sys.argv[4]) if len(sys.argv) > 4 else 100000
     nginx = find_program("nginx")
     if nginx is None:
         return peer_missing("nginx is not installed")
@@ -548,11 +587,12 @@ def main():
                time.monotonic() - started, eq_a, eq_b, eq_point), flush=True)
         if os.path.exists(STREAM_MODULE):
             stream_started = time.monotonic()
-            size, count, stream_wraps = compare_stream(
-                nginx, servers, library, pool, rng, keys_per_set)
+            size, count, stream_wraps, stream_lows = compare_stream(
+                nginx, servers, library, peer_addresses, pool, rng, keys_per_set)
             print("nginx stream: 1 server set (%d servers), %d client addresses (%d past "
-                  "the last point), 0 mismatches, %.0f s" %
-                  (size, count, stream_wraps, time.monotonic() - stream_started))
+                  "the last point, %d at or below the first), 0 mismatches, %.0f s" %
+                  (size, count, stream_wraps, stream_lows,
+                   time.monotonic() - stream_started))
         elif peers_required():
             raise Failure("nginx's stream module (%s) is not installed, and "
                           "SHMRING_REQUIRE_PEERS is on (tools/deps.sh installs "
