@@ -13,6 +13,10 @@ etcd-client systemd"
 # sync names a missing client certificate through OpenSSL's own callback (libssl-dev);
 # its TLS test makes a CA and certificates with the openssl tool.
 SHMRING_PACKAGES="$SHMRING_PACKAGES libssl-dev openssl"
+# sync as the unit's user: runuser (util-linux) runs it and its readers, and the user
+# made from the installed sysusers.d file by systemd-sysusers is removed with userdel
+# and groupdel (passwd).
+SHMRING_PACKAGES="$SHMRING_PACKAGES util-linux passwd"
 # The man pages' source format (scdoc), and promtool (in prometheus), the real
 # parser that the metrics test checks `ringctl metrics` with.
 SHMRING_PACKAGES="$SHMRING_PACKAGES scdoc prometheus"
