@@ -132,6 +132,13 @@ enum shmring_error {
  */
 SHMRING_API const char *shmring_strerror(int err);
 
+/*
+ * Returns the static, never NULL name of a SHMRING_E* code as this header spells it
+ * ("SHMRING_ENOENT" for SHMRING_ENOENT), or "unknown" for any other value (0 and
+ * negated errno values that are not SHMRING_E* codes included). Thread-safe.
+ */
+SHMRING_API const char *shmring_err_name(int err);
+
 /* Returns the library's version as "MAJOR.MINOR.PATCH". Thread-safe. */
 SHMRING_API const char *shmring_version(void);
 

@@ -270,8 +270,9 @@ typedef struct shmring_difference_counts {
 typedef struct shmring_nodeset_diff shmring_nodeset_diff_t;
 
 /*
- * Compares BEFORE with AFTER: parameters as the node sets hold them (all four
- * fields), nodes by name (address, weight, state, id), and the relative order of the
+ * Compares BEFORE with AFTER: parameters as the node sets hold them (algorithm,
+ * hash, vnodes, table size, and the two ring sizes as one), nodes by name (address,
+ * hash key, weight, state, id), and the relative order of the
  * nodes both hold where the algorithm may depend on it (see
  * SHMRING_DIFFERENCE_ORDER). The differences come in a fixed order: the parameters
  * first, then the nodes of AFTER in its order (added or changed), then the nodes only
@@ -442,9 +443,10 @@ typedef struct shmring_json_error {
 
 /*
  * Parses a JSON node set (see README.md) of LEN bytes into a new node set. Fields the
- * text leaves out (algorithm, hash, vnodes, table_size) are taken from BASE (NULL:
- * the defaults); a hash that BASE gives but the text's algorithm cannot use falls
- * back to that algorithm's default (ketama: md5, others: xxh3). Node order in the
+ * text leaves out (algorithm, hash, vnodes, table_size, min_ring_size, max_ring_size)
+ * are taken from BASE (NULL: the defaults); a hash that BASE gives but the text's
+ * algorithm cannot use falls back to that algorithm's default
+ * (shmring_algorithm_default_hash()). Node order in the
  * text is node-set order. A node may give its "id" (0 to UINT32_MAX - 1; two nodes
  * giving the same id are refused with the path of the second); nodes that give none
  * are numbered after the largest given id (from 0 when none is given), in order, and

@@ -1,4 +1,4 @@
-/* Error messages and the library version. */
+/* Error messages and names, and the library version. */
 #include <string.h>
 
 #include "shmring.h"
@@ -22,6 +22,19 @@ const char *shmring_strerror(int err)
     if (err < 0 && err > SHMRING_EEMPTY)
         return strerror(-err);
     return "unknown shmring error";
+}
+
+const char *shmring_err_name(int err)
+{
+    switch (err) {
+#define SHMRING_ERROR_NAME(name, value, text)                                            \
+    case SHMRING_##name:                                                                 \
+        return "SHMRING_" #name;
+        SHMRING_ERRNO_MAP(SHMRING_ERROR_NAME)
+#undef SHMRING_ERROR_NAME
+    default:
+        return "unknown";
+    }
 }
 
 const char *shmring_version(void)

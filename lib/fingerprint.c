@@ -110,10 +110,14 @@ int shmring__fingerprint(const shmring_nodeset_t *set, uint32_t table_size, uint
     XXH3_64bits_update(&state, domain, sizeof(domain));
     hash_le32(&state, (uint32_t)params->algorithm);
     hash_le32(&state, (uint32_t)params->hash);
-    hash_le32(&state, params->algorithm == SHMRING_ALGORITHM_RING ? params->vnodes : 0);
-    hash_le32(&state, shmring__algorithm_has_table(params->algorithm) ? table_size : 0);
-    /* Only `envoy-ring` has ring sizes; the others' encoding is as it was. */
-    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_RING) {
+    /* What the algorithm reads of the parameters (its description's), so that a
+     * parameter it ignores moves no fingerprint. */
+    unsigned reads = shmring__algorithm_valid((unsigned)params->algorithm)->parameters;
+    hash_le32(&state, reads & PLACEMENT_PARAM_VNODES ? params->vnodes : 0);
+    hash_le32(&state, reads & PLACEMENT_PARAM_TABLE_SIZE ? table_size : 0);
+    /* Only algorithms with ring sizes (`envoy-ring`) hash them; the others' encoding
+     * is as it was. */
+    if (reads & PLACEMENT_PARAM_RING_SIZES) {
         hash_le32(&state, shmring__envoy_min_ring_size(params));
         hash_le32(&state, shmring__envoy_max_ring_size(params));
     }

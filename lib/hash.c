@@ -177,22 +177,23 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
 uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,
                                const void *key, size_t len)
 {
-    /* The peer algorithms' 32-bit key hashes sit in the top half, as their points
-     * do (see snapshot_internal.h). */
-    switch (algorithm) {
-    case SHMRING_ALGORITHM_KETAMA:
-    case SHMRING_ALGORITHM_LIBKETAMA:
+    return shmring__key_hash_by(shmring__algorithm_valid(algorithm)->key_hash, hash, key,
+                                len);
+}
+
+uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const void *key,
+                              size_t len)
+{
+    switch (kind) {
+    case KEY_HASH_KETAMA:
         return (uint64_t)shmring__ketama_key_hash(key, len) << 32;
-    case SHMRING_ALGORITHM_TWEMPROXY:
+    case KEY_HASH_TWEMPROXY:
         return (uint64_t)shmring__twemproxy_hash(hash, key, len) << 32;
-    case SHMRING_ALGORITHM_NGINX:
-        /* nginx's ngx_crc32_long() is the CRC-32 zlib computes. */
+    case KEY_HASH_CRC32:
         return crc32_64(key, len);
-    case SHMRING_ALGORITHM_ENVOY_MAGLEV:
-    case SHMRING_ALGORITHM_ENVOY_RING:
-        /* Envoy's hash policies hash the header, cookie or address with
-         * HashUtil::xxHash64 (seed 0), whatever ring_hash's hash_function. */
+    case KEY_HASH_XXH64:
         return XXH64(key, len, 0);
+    case KEY_HASH_PARAMS:
     default:
         return shmring__hash64(hash, key, len);
     }

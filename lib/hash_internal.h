@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithm_internal.h"
 #include "shmring_ctl.h"
 
 /* xxh3 in the library's supported header-only mode, so lookups inline it. */
@@ -38,24 +39,31 @@ uint32_t shmring__crc32_update(uint32_t crc32, const void *data, size_t len);
 /* twemproxy's key hash HASH (one of the names of its `hash:` option) of KEY. */
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len);
 
-/* The hash a snapshot of ALGORITHM with HASH gives KEY for its lookups. */
+/* The hash of KEY by KIND (see enum key_hash), with HASH the parameters' hash. */
+uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const void *key,
+                              size_t len);
+
+/* The hash a snapshot of ALGORITHM (a valid one) with HASH gives KEY for its
+ * lookups: its description's key hash. */
 uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,
                                const void *key, size_t len);
 
 /*
- * The same, with the default hash inlined into the lookup: xxh3 costs about 3 ns on
- * short keys, and a call through the hash switch added 1.3 ns to that (ringbench).
+ * The same, with the default hash and Envoy's inlined into the lookup: xxh3 costs
+ * about 3 ns on short keys, and a call through the hash switch added 1.3 ns to that
+ * (ringbench). Every algorithm that takes xxh3 hashes its keys with it
+ * (KEY_HASH_PARAMS; check_placement asserts it of every row), so the common case
+ * needs no look at the table.
  */
 static inline uint64_t shmring__key_hash(shmring_algorithm_t algorithm,
                                          shmring_hash_t hash, const void *key, size_t len)
 {
-    if (hash == SHMRING_HASH_XXH3 && algorithm != SHMRING_ALGORITHM_KETAMA)
+    if (hash == SHMRING_HASH_XXH3)
         return XXH3_64bits(key, len);
-    /* Envoy's request hash, whatever the point hash (see shmring__key_hash_any()). */
-    if (algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
-        algorithm == SHMRING_ALGORITHM_ENVOY_RING)
+    enum key_hash kind = shmring__algorithm_valid(algorithm)->key_hash;
+    if (kind == KEY_HASH_XXH64)
         return XXH64(key, len, 0);
-    return shmring__key_hash_any(algorithm, hash, key, len);
+    return shmring__key_hash_by(kind, hash, key, len);
 }
 
 /* Reads a little-endian 32-bit word, whatever the host's byte order. */

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "algorithm_internal.h"
 #include "nodeset_internal.h"
 #include "params_internal.h"
 #include "shmring_ctl.h"
@@ -193,6 +194,24 @@ static bool integer_in_range(const json_t *value, json_int_t min, json_int_t max
     return true;
 }
 
+/* Room for the names of all algorithms, joined. */
+#define ALGORITHM_NAMES_SIZE 512
+
+/* Writes the algorithms' names, from the table, into OUT as "a, b or c". */
+static void algorithm_names(char out[ALGORITHM_NAMES_SIZE])
+{
+    size_t count = shmring__algorithm_count(), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        const char *separator = i == 0 ? "" : i + 1 == count ? " or " : ", ";
+        int n = snprintf(out + used, ALGORITHM_NAMES_SIZE - used, "%s%s", separator,
+                         shmring__algorithm((unsigned)i)->name);
+        if (n < 0 || (size_t)n >= ALGORITHM_NAMES_SIZE - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 /*
  * Reads the named choice FIELD, "algorithm" or "hash", into PARAMS: a string that the
  * library's parser of that field knows.
@@ -210,9 +229,11 @@ static int read_choice(const json_t *value, const char *field, shmring_params_t 
         return 0;
     char quoted[QUOTED_SIZE];
     quote(quoted, text);
+    char names[ALGORITHM_NAMES_SIZE];
+    if (algorithm)
+        algorithm_names(names);
     return path_error(error, field, "unknown %s %s (expected %s)", field, quoted,
-                      algorithm ? "ring, maglev, ketama, twemproxy, nginx, libketama, "
-                                  "envoy-maglev or envoy-ring"
+                      algorithm ? names
                                 : "xxh3, md5, crc32, fnv1a, murmur3, one of "
                                   "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, "
                                   "fnv1_64, fnv1a_32, hsieh, jenkins, murmur, "

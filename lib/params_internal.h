@@ -4,17 +4,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "algorithm_internal.h"
 #include "shmring_ctl.h"
 
 bool shmring__is_prime(uint32_t n);
-
-/* Whether ALGORITHM places keys with a lookup table (maglev's kind) rather than
- * points on a ring. */
-static inline bool shmring__algorithm_has_table(unsigned algorithm)
-{
-    return algorithm == SHMRING_ALGORITHM_MAGLEV ||
-           algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV;
-}
 
 /* The default maglev table size for UP_COUNT up nodes, or 0 when none is large
  * enough. */

@@ -28,6 +28,7 @@
 
 #include <xxhash.h>
 
+#include "params_internal.h"
 #include "placement_internal.h"
 
 struct envoy_maglev_host {
@@ -52,8 +53,8 @@ static int compare_hosts(const void *a, const void *b)
     return strcmp(x->node->name, y->node->name);
 }
 
-int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count,
-                                uint32_t table_size, uint32_t *table)
+static int place_table(const struct placement_node *up, size_t up_count,
+                       uint32_t table_size, uint32_t *table)
 {
     struct envoy_maglev_host *hosts = malloc(up_count * sizeof(*hosts));
     if (hosts == NULL)
@@ -92,3 +93,38 @@ int shmring__envoy_maglev_place(const struct placement_node *up, size_t up_count
     free(hosts);
     return 0;
 }
+
+/* Envoy refuses a larger table (MaglevLbConfig's table_size rule). */
+static int check(const shmring_params_t *params)
+{
+    return params->table_size > ENVOY_MAGLEV_TABLE_SIZE_MAX ? SHMRING_EINVAL : 0;
+}
+
+/* Envoy's table size does not grow with the hosts. */
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = input->params->table_size ? input->params->table_size
+                                      : ENVOY_MAGLEV_DEFAULT_TABLE_SIZE;
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *table)
+{
+    return place_table(input->up, input->up_count, (uint32_t)size, table);
+}
+
+const struct placement_algorithm shmring__placement_envoy_maglev = {
+    .name = "envoy-maglev",
+    .id = SHMRING_ALGORITHM_ENVOY_MAGLEV,
+    .peer = true,
+    .default_hash = SHMRING_HASH_XXH64,
+    .hashes = PLACEMENT_HASH_BIT(SHMRING_HASH_XXH64),
+    .parameters = PLACEMENT_PARAM_TABLE_SIZE,
+    .check = check,
+    .key_hash = KEY_HASH_XXH64,
+    .order = PLACEMENT_ORDER_NONE,
+    .lookup = PLACEMENT_LOOKUP_TABLE,
+    .candidates = PLACEMENT_CANDIDATES_TABLE_FORWARD,
+    .size = size,
+    .place = place,
+};

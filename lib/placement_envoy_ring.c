@@ -81,15 +81,14 @@ static uint64_t hashes_per_host(const struct placement_node *up, size_t up_count
     return total;
 }
 
-uint64_t shmring__envoy_ring_point_count(const struct placement_node *up, size_t up_count,
-                                         const shmring_params_t *params)
+static uint64_t point_count(const struct placement_node *up, size_t up_count,
+                            const shmring_params_t *params)
 {
     return hashes_per_host(up, up_count, params, NULL);
 }
 
-int shmring__envoy_ring_place(const struct placement_node *up, size_t up_count,
-                              const shmring_params_t *params,
-                              struct snapshot_point *points)
+static int place_points(const struct placement_node *up, size_t up_count,
+                        const shmring_params_t *params, struct snapshot_point *points)
 {
     uint64_t *counts = malloc((up_count ? up_count : 1) * sizeof(*counts));
     if (counts == NULL)
@@ -115,3 +114,34 @@ int shmring__envoy_ring_place(const struct placement_node *up, size_t up_count,
     free(counts);
     return shmring__points_sort(points, next);
 }
+
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = point_count(input->up, input->up_count, input->params);
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    (void)size;
+    return place_points(input->up, input->up_count, input->params, points);
+}
+
+/* ring_hash's hash_function: XX_HASH (the default) or MURMUR_HASH_2; the key hash is
+ * xxHash64 either way. The up hosts' weights are summed in their order, which
+ * decides how many points each gets. */
+const struct placement_algorithm shmring__placement_envoy_ring = {
+    .name = "envoy-ring",
+    .id = SHMRING_ALGORITHM_ENVOY_RING,
+    .peer = true,
+    .default_hash = SHMRING_HASH_XXH64,
+    .hashes =
+        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH64) | PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR2),
+    .parameters = PLACEMENT_PARAM_RING_SIZES,
+    .key_hash = KEY_HASH_XXH64,
+    .order = PLACEMENT_ORDER_UP,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

@@ -29,7 +29,7 @@ static uint32_t points_for(uint32_t weight, uint64_t total_weight, uint32_t live
     return (uint32_t)(floorf(scaled) * 4);
 }
 
-uint64_t shmring__ketama_point_count(const struct placement_node *up, size_t up_count)
+static uint64_t point_count(const struct placement_node *up, size_t up_count)
 {
     uint64_t total_weight = shmring__placement_total_weight(up, up_count), points = 0;
     for (size_t i = 0; i < up_count; i++)
@@ -79,8 +79,8 @@ static void split_address(const char *address, char *host, size_t host_size,
     host[host_length] = '\0';
 }
 
-int shmring__ketama_place(const struct placement_node *up, size_t up_count,
-                          struct snapshot_point *points)
+static int place_points(const struct placement_node *up, size_t up_count,
+                        struct snapshot_point *points)
 {
     uint64_t total_weight = shmring__placement_total_weight(up, up_count);
 
@@ -104,3 +104,32 @@ int shmring__ketama_place(const struct placement_node *up, size_t up_count,
     }
     return shmring__points_sort(points, next);
 }
+
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = point_count(input->up, input->up_count);
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    (void)size;
+    return place_points(input->up, input->up_count, points);
+}
+
+/* libmemcached's ketama hashes points and keys with MD5 alone; its points follow
+ * the up servers' order (continuum_item_cmp keeps it among equal points). */
+const struct placement_algorithm shmring__placement_ketama = {
+    .name = "ketama",
+    .id = SHMRING_ALGORITHM_KETAMA,
+    .peer = false,
+    .default_hash = SHMRING_HASH_MD5,
+    .hashes = PLACEMENT_HASH_BIT(SHMRING_HASH_MD5),
+    .parameters = 0,
+    .key_hash = KEY_HASH_KETAMA,
+    .order = PLACEMENT_ORDER_UP,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

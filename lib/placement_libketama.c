@@ -34,7 +34,7 @@ static uint32_t digests_for(uint32_t memory, uint64_t total_memory, uint32_t ser
     return (uint32_t)floorf((float)(pct * 40.0 * (float)servers));
 }
 
-uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t up_count)
+static uint64_t point_count(const struct placement_node *up, size_t up_count)
 {
     uint64_t total = shmring__placement_total_weight(up, up_count), points = 0;
     for (size_t i = 0; i < up_count; i++)
@@ -42,8 +42,8 @@ uint64_t shmring__libketama_point_count(const struct placement_node *up, size_t 
     return points;
 }
 
-int shmring__libketama_place(const struct placement_node *up, size_t up_count,
-                             struct snapshot_point *points)
+static int place_points(const struct placement_node *up, size_t up_count,
+                        struct snapshot_point *points)
 {
     uint64_t total = shmring__placement_total_weight(up, up_count);
     size_t next = 0;
@@ -59,3 +59,32 @@ int shmring__libketama_place(const struct placement_node *up, size_t up_count,
     }
     return shmring__points_sort(points, next);
 }
+
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = point_count(input->up, input->up_count);
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    (void)size;
+    return place_points(input->up, input->up_count, points);
+}
+
+/* ketama.c hashes with MD5 alone (ketama_hashi); its points follow server order
+ * (glibc's qsort() is a stable merge sort). */
+const struct placement_algorithm shmring__placement_libketama = {
+    .name = "libketama",
+    .id = SHMRING_ALGORITHM_LIBKETAMA,
+    .peer = true,
+    .default_hash = SHMRING_HASH_MD5,
+    .hashes = PLACEMENT_HASH_BIT(SHMRING_HASH_MD5),
+    .parameters = 0,
+    .key_hash = KEY_HASH_KETAMA,
+    .order = PLACEMENT_ORDER_UP,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

@@ -20,38 +20,9 @@
 
 #include <xxhash.h>
 
+#include "params_internal.h"
 #include "placement_internal.h"
 #include "text_internal.h"
-
-/* The next slot of a permutation, without a division. */
-static inline uint64_t advance(uint64_t slot, uint64_t skip, uint64_t table_size)
-{
-    slot += skip;
-    return slot >= table_size ? slot - table_size : slot;
-}
-
-void shmring__maglev_fill(struct maglev_permutation *nodes, size_t count,
-                          double max_weight, uint32_t table_size, uint32_t *table)
-{
-    for (uint32_t s = 0; s < table_size; s++)
-        table[s] = UINT32_MAX;
-    uint64_t filled = 0;
-    for (uint32_t iteration = 1; filled < table_size; iteration++) {
-        for (size_t i = 0; i < count && filled < table_size; i++) {
-            struct maglev_permutation *node = &nodes[i];
-            if ((double)iteration * node->weight < node->target)
-                continue;
-            node->target += max_weight;
-            /* The table size is prime and skip is in [1, size - 1], so the
-             * permutation visits every slot: a free one is always found. */
-            while (table[node->slot] != UINT32_MAX)
-                node->slot = advance(node->slot, node->skip, table_size);
-            table[node->slot] = node->node_index;
-            node->slot = advance(node->slot, node->skip, table_size);
-            filled++;
-        }
-    }
-}
 
 /* The string hashed into NODE's permutation. */
 static const char *permutation_key(const struct placement_node *node, size_t *length)
@@ -77,8 +48,8 @@ static int compare_by_key(const void *a, const void *b)
     return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
-int shmring__maglev_place(const struct placement_node *up, size_t up_count,
-                          uint32_t table_size, uint32_t *table)
+static int place_table(const struct placement_node *up, size_t up_count,
+                       uint32_t table_size, uint32_t *table)
 {
     struct placement_node *sorted = malloc(up_count * sizeof(*sorted));
     struct maglev_permutation *nodes = malloc(up_count * sizeof(*nodes));
@@ -111,3 +82,40 @@ int shmring__maglev_place(const struct placement_node *up, size_t up_count,
     free(nodes);
     return 0;
 }
+
+/* The table size: the parameter, or the default for the up count; every up node
+ * gets a slot, so a table smaller than the up count is refused. */
+static int size(struct placement_input *input, uint64_t *size)
+{
+    uint32_t table_size = input->params->table_size
+                              ? input->params->table_size
+                              : shmring__maglev_default_size((uint32_t)input->up_count);
+    if (table_size == 0 || table_size < input->up_count)
+        return SHMRING_ELIMIT;
+    *size = table_size;
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *table)
+{
+    return place_table(input->up, input->up_count, (uint32_t)size, table);
+}
+
+/* Maglev takes the 64-bit hashes only: its slot needs well mixed bits. */
+const struct placement_algorithm shmring__placement_maglev = {
+    .name = "maglev",
+    .id = SHMRING_ALGORITHM_MAGLEV,
+    .peer = false,
+    .default_hash = SHMRING_HASH_XXH3,
+    .hashes =
+        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .parameters = PLACEMENT_PARAM_TABLE_SIZE,
+    .key_hash = KEY_HASH_PARAMS,
+    .order = PLACEMENT_ORDER_NONE,
+    .lookup = PLACEMENT_LOOKUP_TABLE,
+    .candidates = PLACEMENT_CANDIDATES_TABLE_FORWARD,
+    .size = size,
+    .place = place,
+};

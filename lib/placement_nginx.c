@@ -77,9 +77,14 @@ static size_t place_node(const struct placement_node *node, struct snapshot_poin
     return count;
 }
 
-int shmring__nginx_continuum(const struct placement_node *nodes,
-                             const shmring_state_t *states, size_t node_count,
-                             struct snapshot_point **out, size_t *count)
+/*
+ * Places all NODE_COUNT NODES (node_index = position), down ones included, into a new
+ * sorted array that the caller frees, *COUNT points after merging and skipping.
+ * Returns 0, SHMRING_ENOMEM, SHMRING_EBADADDRESS, or SHMRING_ELIMIT when all nodes'
+ * points would pass SHMRING_POINTS_MAX.
+ */
+static int continuum(const struct placement_node *nodes, size_t node_count,
+                     struct snapshot_point **out, size_t *count)
 {
     uint64_t all = 0;
     for (size_t i = 0; i < node_count; i++)
@@ -104,7 +109,7 @@ int shmring__nginx_continuum(const struct placement_node *nodes,
     for (size_t j = 0; j < next; j++) {
         uint64_t point = points[j].point;
         bool first_of_equals = j == 0 || point != points[j - 1].point;
-        if (first_of_equals && states[points[j].node_index] == SHMRING_STATE_UP)
+        if (first_of_equals && nodes[points[j].node_index].state == SHMRING_STATE_UP)
             points[kept++] = points[j];
     }
     /* Up servers whose every point a down server listed before them holds (the same
@@ -113,7 +118,7 @@ int shmring__nginx_continuum(const struct placement_node *nodes,
      * with up nodes and no points, which the validator would refuse. */
     if (kept == 0) {
         for (size_t i = 0; i < node_count; i++) {
-            if (states[i] == SHMRING_STATE_UP) {
+            if (nodes[i].state == SHMRING_STATE_UP) {
                 free(points);
                 return SHMRING_EBADADDRESS;
             }
@@ -123,3 +128,41 @@ int shmring__nginx_continuum(const struct placement_node *nodes,
     *count = kept;
     return 0;
 }
+
+/* The number of points costs a whole placement: nginx merges equal points, down
+ * servers' too, before it skips the down servers. The continuum is kept for
+ * place(). */
+static int size(struct placement_input *input, uint64_t *size)
+{
+    struct snapshot_point *points;
+    size_t kept;
+    int err = continuum(input->nodes, input->node_count, &points, &kept);
+    if (err != 0)
+        return err;
+    input->prepared = points;
+    *size = kept;
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    memcpy(points, input->prepared, size * sizeof(struct snapshot_point));
+    return 0;
+}
+
+/* nginx hashes points and keys with CRC-32 alone. Every server, down ones included,
+ * is placed in configuration order, and of equal points the first is kept. */
+const struct placement_algorithm shmring__placement_nginx = {
+    .name = "nginx",
+    .id = SHMRING_ALGORITHM_NGINX,
+    .peer = true,
+    .default_hash = SHMRING_HASH_CRC32,
+    .hashes = PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32),
+    .parameters = 0,
+    .key_hash = KEY_HASH_CRC32,
+    .order = PLACEMENT_ORDER_ALL,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

@@ -14,8 +14,8 @@
 #include "placement_internal.h"
 #include "text_internal.h"
 
-uint64_t shmring__ring_point_count(const struct placement_node *up, size_t up_count,
-                                   uint32_t vnodes)
+static uint64_t point_count(const struct placement_node *up, size_t up_count,
+                            uint32_t vnodes)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < up_count; i++)
@@ -47,7 +47,7 @@ static int compare_by_key(const void *a, const void *b)
     return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
-int shmring__ring_place(const struct placement_node *up, size_t up_count,
+static int place_points(const struct placement_node *up, size_t up_count,
                         const shmring_params_t *params, struct snapshot_point *points)
 {
     /*
@@ -86,3 +86,35 @@ int shmring__ring_place(const struct placement_node *up, size_t up_count,
     free(by_name);
     return shmring__points_sort(points, next);
 }
+
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = point_count(input->up, input->up_count, input->params->vnodes);
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    (void)size;
+    return place_points(input->up, input->up_count, input->params, points);
+}
+
+/* Ring takes the 64-bit hashes only: its bucket index needs well mixed top bits,
+ * which twemproxy's 32-bit hashes do not give. */
+const struct placement_algorithm shmring__placement_ring = {
+    .name = "ring",
+    .id = SHMRING_ALGORITHM_RING,
+    .peer = false,
+    .default_hash = SHMRING_HASH_XXH3,
+    .hashes =
+        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .parameters = PLACEMENT_PARAM_VNODES,
+    .key_hash = KEY_HASH_PARAMS,
+    .order = PLACEMENT_ORDER_NONE,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

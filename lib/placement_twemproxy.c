@@ -50,7 +50,7 @@ static uint32_t total_weight_of(const struct placement_node *up, size_t up_count
     return (uint32_t)shmring__placement_total_weight(up, up_count);
 }
 
-uint64_t shmring__twemproxy_point_count(const struct placement_node *up, size_t up_count)
+static uint64_t point_count(const struct placement_node *up, size_t up_count)
 {
     uint32_t total_weight = total_weight_of(up, up_count);
     uint64_t points = 0;
@@ -107,8 +107,8 @@ static int compare_servers(const void *a, const void *b)
                                  y->node->name_length);
 }
 
-int shmring__twemproxy_place(const struct placement_node *up, size_t up_count,
-                             struct snapshot_point *points)
+static int place_points(const struct placement_node *up, size_t up_count,
+                        struct snapshot_point *points)
 {
     struct named_server *servers = malloc((up_count ? up_count : 1) * sizeof(*servers));
     if (servers == NULL)
@@ -144,3 +144,43 @@ int shmring__twemproxy_place(const struct placement_node *up, size_t up_count,
     free(servers);
     return shmring__points_sort(points, next);
 }
+
+static int size(struct placement_input *input, uint64_t *size)
+{
+    *size = point_count(input->up, input->up_count);
+    return 0;
+}
+
+static int place(const struct placement_input *input, uint64_t size, void *points)
+{
+    (void)size;
+    return place_points(input->up, input->up_count, points);
+}
+
+/* nutcracker's `hash:` names (nc_conf.c; CONF_DEFAULT_HASH is fnv1a_64): md5 and
+ * crc32 in twemproxy's meaning, and its ten own. Servers are sorted by name, so
+ * node-set order never reaches an answer. */
+const struct placement_algorithm shmring__placement_twemproxy = {
+    .name = "twemproxy",
+    .id = SHMRING_ALGORITHM_TWEMPROXY,
+    .peer = true,
+    .default_hash = SHMRING_HASH_FNV1A_64,
+    .hashes =
+        PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) | PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A_64) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC16) | PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32A) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1_32) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1_64) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A_32) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_HSIEH) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_JENKINS) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR) |
+        PLACEMENT_HASH_BIT(SHMRING_HASH_ONE_AT_A_TIME),
+    .parameters = 0,
+    .key_hash = KEY_HASH_TWEMPROXY,
+    .order = PLACEMENT_ORDER_NONE,
+    .lookup = PLACEMENT_LOOKUP_POINTS,
+    .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
+    .size = size,
+    .place = place,
+};

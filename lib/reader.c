@@ -546,40 +546,30 @@ void shmring_close(shmring_t *r)
 
 /*
  * The lookups themselves are the snapshot's (lib/snapshot_lookup.c); the reader adds
- * the call's entry and exit and "nothing published yet". RETURN_LOOKUP(ENTER, EXIT,
- * R, LOOKUP, ARGS...) returns LOOKUP(snapshot, ARGS...) on R's current version,
- * SHMRING_EEMPTY when nothing is published, or SHMRING_EINUSE when ENTER refuses.
+ * the call's entry and exit and "nothing published yet".
  *
  * Each lookup is three functions: the public one only picks, by a tail jump, between
  * its serialized-handle and its shared-handle twins, so that neither path pays for
  * the other's registers (the read-side section's TLS accesses need several, the
  * serialized path almost none) and each keeps the snapshot's inline lookup inline.
+ *
+ * LOOKUP_TWINS(NAME, LOOKUP, PARAMS, ARGS) defines the twins shared_NAME(PARAMS) and
+ * serialized_NAME(PARAMS): each returns LOOKUP(snapshot, ARGS) on R's current
+ * version, SHMRING_EEMPTY when nothing is published, or SHMRING_EINUSE when the
+ * handle refuses the call. The twins are flattened: the inline lookups of
+ * snapshot_internal.h stay inline in both (only the noinline switches stay calls).
+ * The public functions follow, each written out.
  */
-#define RETURN_LOOKUP(enter, exit, r, lookup, ...)                                       \
-    do {                                                                                 \
-        const struct view *v = enter(r);                                                 \
+#define LOOKUP_TWINS(name, lookup, params, args)                                         \
+    static __attribute__((noinline, flatten)) int shared_##name params                   \
+    {                                                                                    \
+        const struct view *v = view_enter(r);                                            \
         if (caa_unlikely(v == NULL))                                                     \
             return SHMRING_EINUSE;                                                       \
         int result =                                                                     \
-            v->snapshot != NULL ? lookup(v->snapshot, __VA_ARGS__) : SHMRING_EEMPTY;     \
-        exit(r, v);                                                                      \
+            v->snapshot != NULL ? lookup(v->snapshot, UNPAREN args) : SHMRING_EEMPTY;    \
+        view_exit(v);                                                                    \
         return result;                                                                   \
-    } while (0)
-
-static inline void shared_exit(shmring_t *r, const struct view *v)
-{
-    (void)r;
-    view_exit(v);
-}
-
-/* Defines NAME(PARAMS) (with STORAGE: empty, or static), the lookup, and its twins
- * serialized_NAME and shared_NAME over LOOKUP(snapshot, ARGS). The twins are
- * flattened: the inline lookups of snapshot_internal.h stay inline in both (only the
- * noinline switches stay calls). */
-#define DEFINE_LOOKUP(storage, name, lookup, params, args)                               \
-    static __attribute__((noinline, flatten)) int shared_##name params                   \
-    {                                                                                    \
-        RETURN_LOOKUP(view_enter, shared_exit, r, lookup, UNPAREN args);                 \
     }                                                                                    \
     static __attribute__((noinline, flatten)) int serialized_##name params               \
     {                                                                                    \
@@ -590,37 +580,55 @@ static inline void shared_exit(shmring_t *r, const struct view *v)
         int result = snapshot != NULL ? lookup(snapshot, UNPAREN args) : SHMRING_EEMPTY; \
         serialized_unmark(r);                                                            \
         return result;                                                                   \
-    }                                                                                    \
-    storage int name params                                                              \
-    {                                                                                    \
-        if (r->serialized)                                                               \
-            return serialized_##name(r, UNPAREN args);                                   \
-        return shared_##name(r, UNPAREN args);                                           \
     }
 #define UNPAREN(...) __VA_ARGS__
 
 /* clang-format off */
-DEFINE_LOOKUP(, shmring_lookup, shmring__snapshot_lookup,
-              (shmring_t *r, const void *key, size_t len, shmring_node_t *out),
-              (key, len, out))
-DEFINE_LOOKUP(, shmring_lookup_id, shmring__snapshot_lookup_id,
-              (shmring_t *r, const void *key, size_t len, uint32_t *id),
-              (key, len, id))
-DEFINE_LOOKUP(, shmring_lookup_ids, shmring__snapshot_lookup_ids,
-              (shmring_t *r, const void *const *keys, const size_t *lens, size_t count,
-               uint32_t *ids),
-              (keys, lens, count, ids))
-DEFINE_LOOKUP(static, lookup_n, shmring__snapshot_lookup_n,
-              (shmring_t *r, const void *key, size_t len, shmring_node_t *out, size_t n),
-              (key, len, out, n))
+LOOKUP_TWINS(lookup, shmring__snapshot_lookup,
+             (shmring_t *r, const void *key, size_t len, shmring_node_t *out),
+             (key, len, out))
+LOOKUP_TWINS(lookup_id, shmring__snapshot_lookup_id,
+             (shmring_t *r, const void *key, size_t len, uint32_t *id),
+             (key, len, id))
+LOOKUP_TWINS(lookup_ids, shmring__snapshot_lookup_ids,
+             (shmring_t *r, const void *const *keys, const size_t *lens, size_t count,
+              uint32_t *ids),
+             (keys, lens, count, ids))
+LOOKUP_TWINS(lookup_n, shmring__snapshot_lookup_n,
+             (shmring_t *r, const void *key, size_t len, shmring_node_t *out, size_t n),
+             (key, len, out, n))
 /* clang-format on */
+
+int shmring_lookup(shmring_t *r, const void *key, size_t len, shmring_node_t *out)
+{
+    if (r->serialized)
+        return serialized_lookup(r, key, len, out);
+    return shared_lookup(r, key, len, out);
+}
+
+int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
+{
+    if (r->serialized)
+        return serialized_lookup_id(r, key, len, id);
+    return shared_lookup_id(r, key, len, id);
+}
+
+int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,
+                       size_t count, uint32_t *ids)
+{
+    if (r->serialized)
+        return serialized_lookup_ids(r, keys, lens, count, ids);
+    return shared_lookup_ids(r, keys, lens, count, ids);
+}
 
 int shmring_lookup_n(shmring_t *r, const void *key, size_t len, shmring_node_t *out,
                      size_t n)
 {
     if (n == 0)
         return SHMRING_EINVAL;
-    return lookup_n(r, key, len, out, n);
+    if (r->serialized)
+        return serialized_lookup_n(r, key, len, out, n);
+    return shared_lookup_n(r, key, len, out, n);
 }
 
 uint64_t shmring_generation(shmring_t *r)

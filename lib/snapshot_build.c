@@ -9,6 +9,7 @@
 
 #include "fingerprint_internal.h"
 #include "nodeset_internal.h"
+#include "algorithm_internal.h"
 #include "params_internal.h"
 #include "placement_internal.h"
 #include "snapshot_build_internal.h"
@@ -50,8 +51,10 @@ static void fill_buckets(const struct snapshot_point *points, uint32_t point_cou
 
 void shmring__snapshot_plan_free(struct snapshot_plan *plan)
 {
-    free(plan->up);
-    plan->up = NULL;
+    free(plan->input.prepared);
+    plan->input.prepared = NULL;
+    free(plan->nodes);
+    plan->nodes = NULL;
 }
 
 int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *plan)
@@ -63,9 +66,12 @@ int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *p
     if (set->count > SHMRING_NODES_MAX)
         return SHMRING_ELIMIT;
 
-    struct placement_node *up = malloc((set->count ? set->count : 1) * sizeof(*up));
-    if (up == NULL)
+    /* Every node in node-set order, then the up ones, in one array. */
+    struct placement_node *nodes =
+        malloc((set->count ? 2 * set->count : 1) * sizeof(*nodes));
+    if (nodes == NULL)
         return SHMRING_ENOMEM;
+    struct placement_node *up = nodes + set->count;
     size_t up_count = 0;
     uint64_t strings_size = 0;
     for (size_t i = 0; i < set->count; i++) {
@@ -73,37 +79,46 @@ int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *p
         strings_size += (uint64_t)n->name_length + 1 + n->address_length + 1;
         if (n->hash_key != NULL)
             strings_size += strlen(n->hash_key) + 1;
-        if (n->state != SHMRING_STATE_UP)
-            continue;
-        up[up_count++] = shmring__placement_node_of(set, i);
+        nodes[i] = (struct placement_node){
+            .name = n->name,
+            .name_length = n->name_length,
+            .address = n->address,
+            .hash_key = n->hash_key,
+            .weight = n->weight,
+            .state = n->state,
+            .node_index = (uint32_t)i,
+        };
+        if (n->state == SHMRING_STATE_UP)
+            up[up_count++] = nodes[i];
     }
+    *plan = (struct snapshot_plan){
+        .nodes = nodes,
+        .input = {.params = params,
+                  .nodes = nodes,
+                  .node_count = set->count,
+                  .up = up,
+                  .up_count = up_count},
+        .algorithm = shmring__algorithm_valid((unsigned)params->algorithm),
+    };
 
     /* Work out the sizes and refuse anything over a limit before allocating. */
+    uint64_t size = 0;
+    if (up_count > 0)
+        err = plan->algorithm->size(&plan->input, &size);
     uint64_t point_count = 0;
     uint32_t table_size = 0;
     unsigned bucket_bits = 0;
-    if (params->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
-        /* Envoy's table size does not grow with the hosts. */
-        if (up_count > 0)
-            table_size =
-                params->table_size ? params->table_size : ENVOY_MAGLEV_DEFAULT_TABLE_SIZE;
-    } else if (params->algorithm == SHMRING_ALGORITHM_MAGLEV) {
-        if (up_count > 0) {
-            table_size = params->table_size
-                             ? params->table_size
-                             : shmring__maglev_default_size((uint32_t)up_count);
-            if (table_size == 0 || table_size < up_count)
-                err = SHMRING_ELIMIT;
-        }
-    } else {
-        err = shmring__placement_point_count(set, up, up_count, &point_count);
-        if (err == 0 && point_count > SHMRING_POINTS_MAX)
-            err = SHMRING_ELIMIT;
-        else if (point_count > 0)
+    if (err == 0 && size > SHMRING_POINTS_MAX)
+        err = SHMRING_ELIMIT;
+    if (err == 0 && plan->algorithm->lookup == PLACEMENT_LOOKUP_TABLE) {
+        table_size = (uint32_t)size;
+    } else if (err == 0 && plan->algorithm->lookup == PLACEMENT_LOOKUP_POINTS) {
+        point_count = size;
+        if (point_count > 0)
             bucket_bits = shmring__snapshot_bucket_bits_for(point_count);
     }
     if (err != 0) {
-        free(up);
+        shmring__snapshot_plan_free(plan);
         return err;
     }
 
@@ -141,10 +156,10 @@ int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *p
     header.total_size = align_up(end);
     err = shmring__fingerprint(set, table_size, &header.fingerprint);
     if (err != 0) {
-        free(up);
+        shmring__snapshot_plan_free(plan);
         return err;
     }
-    *plan = (struct snapshot_plan){.header = header, .up = up, .up_count = up_count};
+    plan->header = header;
     return 0;
 }
 
@@ -180,18 +195,12 @@ int shmring__snapshot_fill(const shmring_nodeset_t *set, const struct snapshot_p
     }
 
     int err = 0;
-    if (header->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV) {
-        if (plan->up_count > 0)
-            err =
-                shmring__envoy_maglev_place(plan->up, plan->up_count, header->table_size,
-                                            section_start(buf, &header->table));
-    } else if (header->algorithm == SHMRING_ALGORITHM_MAGLEV) {
-        if (plan->up_count > 0)
-            err = shmring__maglev_place(plan->up, plan->up_count, header->table_size,
-                                        section_start(buf, &header->table));
+    if (header->table_size > 0) {
+        err = plan->algorithm->place(&plan->input, header->table_size,
+                                     section_start(buf, &header->table));
     } else if (header->point_count > 0) {
         struct snapshot_point *points = section_start(buf, &header->points);
-        err = shmring__placement_place(set, plan->up, plan->up_count, points);
+        err = plan->algorithm->place(&plan->input, header->point_count, points);
         if (err == 0) {
             uint32_t *buckets = section_start(buf, &header->buckets);
             fill_buckets(points, header->point_count, header->bucket_bits, buckets);

@@ -14,9 +14,12 @@
 struct snapshot_plan {
     /* Complete but for the checksum; header.total_size is the size to allocate. */
     struct snapshot_header header;
-    /* The up nodes, for the placement. */
-    struct placement_node *up;
-    size_t up_count;
+    /* Every node, then the up ones (NODES holds both), as the algorithm is given
+     * them, with the work its size() kept for its place(). */
+    struct placement_node *nodes;
+    struct placement_input input;
+    /* SET's algorithm. */
+    const struct placement_algorithm *algorithm;
 };
 
 /*

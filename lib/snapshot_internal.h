@@ -369,9 +369,15 @@ static inline uint32_t shmring__snapshot_point_owner(const void *buffer,
 static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
-    if (shmring__algorithm_has_table(h->algorithm)) {
+    const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
+    if (algorithm->lookup == PLACEMENT_LOOKUP_TABLE) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         return table[shmring__snapshot_slot(h, key_hash)];
+    }
+    if (__builtin_expect(algorithm->lookup == PLACEMENT_LOOKUP_NODES, 0)) {
+        uint32_t owner;
+        algorithm->rank(buffer, key_hash, &owner, 1);
+        return owner;
     }
     return shmring__snapshot_point_owner(buffer, key_hash);
 }

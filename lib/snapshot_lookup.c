@@ -103,9 +103,10 @@ static size_t add_distinct(uint32_t *found, size_t count, uint32_t node_index)
 }
 
 /*
- * Collects up to N distinct owners: ring types walk the points clockwise from the
- * key's point; maglev walks the table forward from the key's slot. Both walks stop
- * after one full turn, so they end even when fewer than N nodes are up.
+ * Collects up to N distinct owners in the algorithm's candidate order: ring types
+ * walk the points clockwise from the key's point; maglev walks the table forward
+ * from the key's slot (both walks stop after one full turn, so they end even when
+ * fewer than N nodes are up); a ranked algorithm ranks the up nodes itself.
  */
 static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *found,
                             size_t n)
@@ -113,7 +114,10 @@ static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *fou
     const struct snapshot_header *h = snapshot_header(buffer);
     size_t wanted = n < h->up_count ? n : h->up_count;
     size_t count = 0;
-    if (shmring__algorithm_has_table(h->algorithm)) {
+    const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
+    if (algorithm->candidates == PLACEMENT_CANDIDATES_RANKED)
+        return (int)algorithm->rank(buffer, key_hash, found, wanted);
+    if (algorithm->candidates == PLACEMENT_CANDIDATES_TABLE_FORWARD) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slot = shmring__snapshot_slot(h, key_hash);
         for (uint32_t step = 0; step < h->table_size && count < wanted; step++) {
@@ -171,7 +175,13 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
-    if (shmring__algorithm_has_table(h->algorithm)) {
+    const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
+    if (algorithm->lookup == PLACEMENT_LOOKUP_NODES) {
+        for (size_t i = 0; i < count; i++)
+            ids[i] = nodes[shmring__snapshot_owner(buffer, hashes[i])].id;
+        return;
+    }
+    if (algorithm->lookup == PLACEMENT_LOOKUP_TABLE) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slots[BATCH_GROUP];
         for (size_t i = 0; i < count; i++) {

@@ -45,7 +45,13 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
         h->bucket_bits > SNAPSHOT_BUCKET_BITS_MAX)
         return SHMRING_EBADPARAMS;
 
-    if (shmring__algorithm_has_table(h->algorithm)) {
+    enum placement_lookup lookup = shmring__algorithm_valid(h->algorithm)->lookup;
+    if (lookup == PLACEMENT_LOOKUP_NODES) {
+        /* Answered from the node table alone: no points, no table. */
+        if (h->point_count != 0 || h->table_size != 0 || h->bucket_bits != 0 ||
+            h->answer_bits != 0)
+            return SHMRING_EBADPARAMS;
+    } else if (lookup == PLACEMENT_LOOKUP_TABLE) {
         bool has_table = h->up_count > 0;
         /* Envoy fills a table smaller than its host count too (some hosts get no
          * slot); shmring's maglev gives every up node one. */

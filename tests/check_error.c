@@ -1,5 +1,5 @@
 /*
- * Tests of lib/error.c: the error list's texts and the library version.
+ * Tests of lib/error.c: the error list's texts and names, and the library version.
  *
  * The codes come from SHMRING_ERRNO_MAP, the one list the library generates its enum
  * and its texts from; the expected values (the errno codes are the negated errno
@@ -88,6 +88,53 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
 }
 END_TEST
 
+/* The names as shmring.h spells its codes, in the list's order, written out here. */
+static const char *const expected_names[] = {
+    "SHMRING_ENOENT",        "SHMRING_EACCES",     "SHMRING_EPERM",
+    "SHMRING_ENOMEM",        "SHMRING_ENOSPC",     "SHMRING_EEXIST",
+    "SHMRING_EINVAL",        "SHMRING_EMFILE",     "SHMRING_EIO",
+    "SHMRING_EEMPTY",        "SHMRING_EALLDOWN",   "SHMRING_EBADMAGIC",
+    "SHMRING_EFORMAT",       "SHMRING_EBYTEORDER", "SHMRING_ETRUNCATED",
+    "SHMRING_EBADSECTION",   "SHMRING_EBADPARAMS", "SHMRING_EBADNODE",
+    "SHMRING_EBADSTRING",    "SHMRING_EBADPOINTS", "SHMRING_EBADINDEX",
+    "SHMRING_ECHECKSUM",     "SHMRING_EOWNER",     "SHMRING_ELIMIT",
+    "SHMRING_ENODE",         "SHMRING_EDUPLICATE", "SHMRING_EBADNAME",
+    "SHMRING_EBADADDRESS",   "SHMRING_EBADWEIGHT", "SHMRING_EBADRING",
+    "SHMRING_EBADALGORITHM", "SHMRING_EBADHASH",   "SHMRING_EBADVNODES",
+    "SHMRING_EJSON",         "SHMRING_ECONTROL",   "SHMRING_ESTALE",
+    "SHMRING_ENOTRING",      "SHMRING_EBUSY",      "SHMRING_EBASEDIR",
+    "SHMRING_EINUSE",
+};
+
+START_TEST(every_code_has_its_name)
+{
+    ck_assert_uint_eq(sizeof(expected_names) / sizeof(expected_names[0]), CODE_COUNT);
+    for (size_t i = 0; i < CODE_COUNT; i++) {
+        const char *name = shmring_err_name(codes[i].value);
+        ck_assert_str_eq(name, expected_names[i]);
+        /* The macro's own spelling, "SHMRING_" and the list's name. */
+        ck_assert_str_eq(name + strlen("SHMRING_"), codes[i].name);
+        /* Static: the same pointer every time. */
+        ck_assert_ptr_eq(shmring_err_name(codes[i].value), name);
+    }
+    ck_assert_str_eq(shmring_err_name(SHMRING_ENOENT), "SHMRING_ENOENT");
+    ck_assert_str_eq(shmring_err_name(-ENOENT), "SHMRING_ENOENT");
+    ck_assert_str_eq(shmring_err_name(-1000), "SHMRING_EEMPTY");
+    ck_assert_str_eq(shmring_err_name(-1030), "SHMRING_EINUSE");
+}
+END_TEST
+
+START_TEST(other_values_have_no_name)
+{
+    /* Zero, positive numbers, errno values outside the list (-EBUSY is not
+     * SHMRING_EBUSY), unused library codes and values far away. */
+    static const int others[] = {0,     1,     ENOENT, -EAGAIN, -EBUSY, -999,
+                                 -1031, -4096, 1000,   INT_MIN, INT_MAX};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        ck_assert_str_eq(shmring_err_name(others[i]), "unknown");
+}
+END_TEST
+
 START_TEST(zero_is_success)
 {
     ck_assert_str_eq(shmring_strerror(0), "success");
@@ -158,6 +205,7 @@ static Suite *error_suite(void)
     tcase_add_test(tc, every_code_has_its_own_text);
     tcase_add_test(tc, system_codes_are_negated_errno);
     tcase_add_test(tc, library_codes_start_at_minus_1000_without_a_gap);
+    tcase_add_test(tc, every_code_has_its_name);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("unlisted");
@@ -165,6 +213,7 @@ static Suite *error_suite(void)
     tcase_add_test(tc, positive_numbers_are_unknown);
     tcase_add_test(tc, unlisted_errno_values_get_the_system_text);
     tcase_add_test(tc, unknown_negative_codes);
+    tcase_add_test(tc, other_values_have_no_name);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("version");

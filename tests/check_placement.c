@@ -1,8 +1,9 @@
 /*
- * Tests of lib/placement.c, the door through which the snapshot builder reaches every
- * placement algorithm: builds are byte-identical for the same node set, whatever the
- * algorithm and hash, the order nodes were added in does not change any lookup, and
- * ring and maglev hash a node's hash_key in place of its name.
+ * Tests of the table of placement algorithms (lib/algorithm.c) and of what every
+ * algorithm keeps: each row is complete and named uniquely, and found by its value and
+ * its name; builds are byte-identical for the same node set, whatever the algorithm
+ * and hash, the order nodes were added in does not change any lookup, and ring and
+ * maglev hash a node's hash_key in place of its name.
  * Each algorithm has its own program, check_placement_<algorithm>.c.
  */
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithm_internal.h"
 #include "test_expect.h"
 #include "test_placement.h"
 #include "test_support.h"
@@ -186,10 +188,117 @@ START_TEST(hash_key_replaces_the_name)
 }
 END_TEST
 
+/* The algorithms, in shmring_algorithm_t's order, as the table must list them. */
+static const char *const expected_names[] = {"ring",         "maglev",    "ketama",
+                                             "twemproxy",    "nginx",     "libketama",
+                                             "envoy-maglev", "envoy-ring"};
+
+START_TEST(every_row_is_complete)
+{
+    size_t count = shmring__algorithm_count();
+    ck_assert_uint_eq(count, sizeof(expected_names) / sizeof(expected_names[0]));
+    for (size_t i = 0; i < count; i++) {
+        const struct placement_algorithm *a = shmring__algorithm((unsigned)i);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_eq(a, shmring__algorithms[i]);
+        ck_assert_str_eq(a->name, expected_names[i]);
+        ck_assert_int_eq(a->id, (int)i);
+        /* The default hash is one it takes, and every hash it takes exists. */
+        ck_assert_uint_ne(a->hashes & PLACEMENT_HASH_BIT(a->default_hash), 0);
+        ck_assert_uint_eq(a->hashes >> (SHMRING_HASH_MURMUR2 + 1), 0);
+        ck_assert_uint_eq(a->parameters &
+                              ~(PLACEMENT_PARAM_VNODES | PLACEMENT_PARAM_TABLE_SIZE |
+                                PLACEMENT_PARAM_RING_SIZES),
+                          0);
+        /* The key hash inlined into lookups takes xxh3 for the parameters' hash. */
+        if (a->hashes & PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3))
+            ck_assert_int_eq(a->key_hash, KEY_HASH_PARAMS);
+        ck_assert_int_le(a->key_hash, KEY_HASH_XXH64);
+        ck_assert_int_le(a->order, PLACEMENT_ORDER_ALL);
+        ck_assert_ptr_nonnull(a->size);
+        /* Each lookup kind with what it needs, and the candidate order that fits. */
+        switch (a->lookup) {
+        case PLACEMENT_LOOKUP_POINTS:
+            ck_assert_ptr_nonnull(a->place);
+            ck_assert_int_eq(a->candidates, PLACEMENT_CANDIDATES_CLOCKWISE);
+            break;
+        case PLACEMENT_LOOKUP_TABLE:
+            ck_assert_ptr_nonnull(a->place);
+            ck_assert_int_eq(a->candidates, PLACEMENT_CANDIDATES_TABLE_FORWARD);
+            break;
+        case PLACEMENT_LOOKUP_NODES:
+            ck_assert_ptr_null(a->place);
+            ck_assert_int_eq(a->candidates, PLACEMENT_CANDIDATES_RANKED);
+            break;
+        default:
+            ck_abort_msg("%s: unknown lookup kind %d", a->name, (int)a->lookup);
+        }
+        if (a->candidates == PLACEMENT_CANDIDATES_RANKED)
+            ck_assert_ptr_nonnull(a->rank);
+        else
+            ck_assert_ptr_null(a->rank);
+        /* The public calls read the same row. */
+        ck_assert_str_eq(shmring_algorithm_name(a->id), a->name);
+        ck_assert_int_eq(shmring_algorithm_default_hash(a->id), a->default_hash);
+    }
+    ck_assert_ptr_null(shmring__algorithm((unsigned)count));
+    ck_assert_ptr_null(shmring__algorithm(UINT32_MAX));
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)count), "unknown");
+}
+END_TEST
+
+START_TEST(names_are_unique_and_found)
+{
+    size_t count = shmring__algorithm_count();
+    for (size_t i = 0; i < count; i++) {
+        const struct placement_algorithm *a = shmring__algorithm((unsigned)i);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(a->name, shmring__algorithm((unsigned)j)->name);
+        ck_assert_ptr_eq(shmring__algorithm_find(a->name), a);
+        shmring_algorithm_t parsed;
+        ck_assert_int_eq(shmring_algorithm_parse(a->name, &parsed), 0);
+        ck_assert_int_eq(parsed, a->id);
+    }
+    static const char *const unknown[] = {"",      "Ring",       "maglev ",
+                                          "envoy", "rendezvous", "jump"};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+        ck_assert_ptr_null(shmring__algorithm_find(unknown[i]));
+        shmring_algorithm_t parsed = SHMRING_ALGORITHM_MAGLEV;
+        ck_assert_int_eq(shmring_algorithm_parse(unknown[i], &parsed),
+                         SHMRING_EBADALGORITHM);
+        ck_assert_int_eq(parsed, SHMRING_ALGORITHM_MAGLEV);
+    }
+}
+END_TEST
+
+/* The rows' hash sets are what shmring_params_check() accepts, hash by hash. */
+START_TEST(params_check_follows_the_rows)
+{
+    for (size_t i = 0; i < shmring__algorithm_count(); i++) {
+        const struct placement_algorithm *a = shmring__algorithm((unsigned)i);
+        for (int hash = 0; hash <= SHMRING_HASH_MURMUR2 + 1; hash++) {
+            shmring_params_t params;
+            shmring_params_default(&params);
+            params.algorithm = a->id;
+            params.hash = (shmring_hash_t)hash;
+            bool takes = hash <= SHMRING_HASH_MURMUR2 &&
+                         (a->hashes & PLACEMENT_HASH_BIT((unsigned)hash)) != 0;
+            ck_assert_int_eq(shmring_params_check(&params), takes ? 0 : SHMRING_EBADHASH);
+        }
+    }
+}
+END_TEST
+
 static Suite *placement_suite(void)
 {
     Suite *s = suite_create("placement");
-    TCase *tc = tcase_create("determinism");
+    TCase *tc = tcase_create("table");
+    tcase_add_test(tc, every_row_is_complete);
+    tcase_add_test(tc, names_are_unique_and_found);
+    tcase_add_test(tc, params_check_follows_the_rows);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("determinism");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, builds_are_byte_identical);
     tcase_add_loop_test(tc, node_order_does_not_matter, 0, 10);

@@ -83,6 +83,16 @@ string(CONCAT banner ${banner})
 file(WRITE ${WORK_DIR}/shmring_ffi.h "${banner}${expanded}")
 file(COPY_FILE ${WORK_DIR}/shmring_ffi.h ${FFI_HEADER} ONLY_IF_DIFFERENT)
 
+# The codes' values, in the header's order, from the enum just generated: the module
+# names them with shmring_err_name(), so no list of names is copied anywhere.
+string(REGEX MATCHALL "SHMRING_E[A-Z0-9]+ = -[0-9]+," code_entries "${expanded}")
+set(code_values "")
+foreach(entry IN LISTS code_entries)
+  string(REGEX REPLACE "^SHMRING_E[A-Z0-9]+ = (-[0-9]+),$" "\\1" value "${entry}")
+  string(APPEND code_values "${value}, ")
+endforeach()
+string(STRIP "${code_values}" code_values)
+
 # The library directory is found from where cdef.lua is, so that an install with
 # `cmake --install --prefix DIR` (or a moved tree) finds its own libshmring.
 file(WRITE ${WORK_DIR}/cdef.lua
@@ -91,6 +101,8 @@ file(WRITE ${WORK_DIR}/cdef.lua
   "local here = debug.getinfo(1, \"S\").source:match(\"^@(.*)/[^/]*$\")\n"
   "return {\n"
   "    declarations = [==[\n${expanded}]==],\n"
+  "    -- The values of enum shmring_error, in the header's order.\n"
+  "    codes = {${code_values}},\n"
   "    soname = \"${SONAME}\",\n"
   "    -- The installed library next to this module, then where it was configured.\n"
   "    libdirs = {here and (here .. \"/${LIBDIR_RELATIVE}\"), \"${LIBDIR}\"},\n"

@@ -60,18 +60,11 @@ local _M = {
     LOOKUP_N_MAX = 64,
 }
 
--- The codes, by name (shmring.EEMPTY == -1000) and by value, for callers that
--- compare codes rather than messages.
-local code_names = {
-    "ENOENT", "EACCES", "EPERM", "ENOMEM", "ENOSPC", "EEXIST", "EINVAL", "EMFILE",
-    "EIO", "EEMPTY", "EALLDOWN", "EBADMAGIC", "EFORMAT", "EBYTEORDER", "ETRUNCATED",
-    "EBADSECTION", "EBADPARAMS", "EBADNODE", "EBADSTRING", "EBADPOINTS", "EBADINDEX",
-    "ECHECKSUM", "EOWNER", "ELIMIT", "ENODE", "EDUPLICATE", "EBADNAME", "EBADADDRESS",
-    "EBADWEIGHT", "EBADRING", "EBADALGORITHM", "EBADHASH", "EBADVNODES", "EJSON",
-    "ECONTROL", "ESTALE", "ENOTRING", "EBUSY", "EBASEDIR", "EINUSE",
-}
-for _, name in ipairs(code_names) do
-    _M[name] = tonumber(C["SHMRING_" .. name])
+-- The codes, by name without the prefix (shmring.EEMPTY == -1000), for callers that
+-- compare codes rather than messages: the values from the generated declarations,
+-- the names from shmring_err_name().
+for _, code in ipairs(cdef.codes) do
+    _M[ffi_string(C.shmring_err_name(code)):sub(#"SHMRING_" + 1)] = code
 end
 
 -- Messages are made once per code, so an error path allocates nothing either.

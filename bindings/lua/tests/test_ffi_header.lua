@@ -25,6 +25,8 @@ assert(code("SHMRING_EEMPTY") == -1000, "EEMPTY")
 assert(code("SHMRING_EBASEDIR") == -1029, "EBASEDIR")
 assert(ffi.sizeof("shmring_node_t") == 552, "shmring_node_t")
 assert(ffi.string(C.shmring_strerror(C.SHMRING_EALLDOWN)) == "all nodes of the ring are down")
+assert(ffi.string(C.shmring_err_name(C.SHMRING_EALLDOWN)) == "SHMRING_EALLDOWN")
+assert(ffi.string(C.shmring_err_name(0)) == "unknown")
 -- The library's version is CMake's project(VERSION), which ctest passes.
 local version = assert(os.getenv("SHMRING_VERSION"), "SHMRING_VERSION must be CMake's version")
 assert(ffi.string(C.shmring_version()) == version, "shmring_version()")
@@ -35,6 +37,7 @@ assert(C.shmring_open("lua-ffi-header-missing", out) == C.SHMRING_ENOENT)
 -- The module's declarations are this very text (one generated source).
 local cdef = require "shmring.cdef"
 assert(text:sub(-#cdef.declarations) == cdef.declarations, "cdef.lua == shmring_ffi.h")
+assert(#cdef.codes == 40 and cdef.codes[1] == -2 and cdef.codes[40] == -1030, "codes")
 assert(cdef.soname == "libshmring.so.0", "soname")
 assert(type(cdef.libdirs[2]) == "string", "libdirs")
 print("ok - shmring_ffi.h")

@@ -110,6 +110,18 @@ local function main()
         eq(shmring.ENODE, -1015, "ENODE")
         eq(shmring.EBADRING, -1020, "EBADRING")
         eq(shmring.EBASEDIR, -1029, "EBASEDIR")
+        eq(shmring.EBADMAGIC, -1002, "EBADMAGIC")
+        eq(shmring.EINUSE, -1030, "EINUSE")
+        -- Every code of the header, each under its name (shmring_err_name()).
+        local code_count = 0
+        for name, value in pairs(shmring) do
+            if type(value) == "number" and name:match("^E[A-Z0-9]+$") then
+                code_count = code_count + 1
+                eq(ffi.string(ffi.load(SHMRING_LIBRARY).shmring_err_name(value)),
+                    "SHMRING_" .. name, "err_name(" .. name .. ")")
+            end
+        end
+        eq(code_count, 40, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring or node", "strerror")
