@@ -48,6 +48,9 @@ void describe_params(const shmring_params_t *params, char *out, size_t size);
  * exit status. */
 int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
                   const shmring_node_t *nodes, int found);
+/* lookup's error record for a key longer than LOOKUP_KEY_MAX, of which KEY holds the
+ * first LEN bytes. Returns an exit status. */
+int output_lookup_too_long(const struct ringctl *ctl, const char *key, size_t len);
 /* Writes what stdout holds (lookup --stdin answers each key as it comes), or says
  * why it cannot. Returns an exit status. */
 int output_flush(void);
