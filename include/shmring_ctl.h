@@ -772,7 +772,15 @@ shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out);
  * any error nothing is published and the ring is unchanged. Fills *generation if not
  * NULL. Returns 0, SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large,
  * or the ring's generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (see
- * SHMRING_WRITER_ATOMIC_CREATE) or another negated errno value.
+ * SHMRING_WRITER_ATOMIC_CREATE), -EFBIG (see below) or another negated errno value.
+ *
+ * File size limits: an object larger than the caller's RLIMIT_FSIZE (ulimit -f) is
+ * refused with -EFBIG before it is allocated, so this call (like
+ * shmring_writer_open(), which allocates the control object) never raises SIGXFSZ,
+ * whose default action would kill the process. The library does not change signal
+ * dispositions, which are process-wide: a program that lowers RLIMIT_FSIZE from one
+ * thread while another publishes should ignore SIGXFSZ itself (ringctl does), and
+ * then gets -EFBIG from the kernel.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
                                                           const shmring_nodeset_t *set,

@@ -88,6 +88,8 @@ struct spawn {
     const char *program;
     /* An address-space limit (RLIMIT_AS) for ringctl, in bytes (0: none). */
     size_t address_space;
+    /* A file size limit (RLIMIT_FSIZE, ulimit -f) for ringctl, in bytes (0: none). */
+    size_t file_size;
 };
 
 static const struct spawn spawn_default = {.user = (uid_t)-1, .closed_fd = -1};
@@ -139,6 +141,9 @@ static struct child child_start_with(const char *const *args, const struct spawn
             close(how->closed_fd);
         struct rlimit limit = {how->address_space, how->address_space};
         if (how->address_space != 0 && setrlimit(RLIMIT_AS, &limit) != 0)
+            _exit(125);
+        struct rlimit file_limit = {how->file_size, how->file_size};
+        if (how->file_size != 0 && setrlimit(RLIMIT_FSIZE, &file_limit) != 0)
             _exit(125);
         if (how->user != (uid_t)-1 &&
             (setgroups(0, NULL) != 0 || setgid((gid_t)how->user) != 0 ||
@@ -1795,6 +1800,54 @@ START_TEST(test_error_init_exists)
     EXPECT(1, "", message, "-r", ring, "init", "--dry-run");
     assert_ring_unchanged(ring, &saved);
     ck_assert_uint_eq(status_of(ring).mode, 0644);
+}
+END_TEST
+
+/* A version larger than the file size limit (ulimit -f) is an error line, exit 1,
+ * the ring unchanged; never a death by SIGXFSZ (child_wait fails on a signal). */
+START_TEST(test_error_file_size_limit)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    /* 100 nodes of 160 points each: a version of several hundred KiB. */
+    char *json = calloc(1, 100 * 64 + 64);
+    ck_assert_ptr_nonnull(json);
+    strcpy(json, "{\"nodes\": [");
+    for (int i = 0; i < 100; i++)
+        strcat(json, fmt("%s{\"name\": \"n%d\", \"address\": \"10.1.0.%d:1\"}",
+                         i > 0 ? ", " : "", i, i));
+    strcat(json, "]}");
+    write_file(temp_file, json);
+    free(json);
+    struct spawn how = spawn_default;
+    how.file_size = 64 << 10;
+    struct run r;
+    run_with(&r, &how, NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    ck_assert_str_eq(r.err,
+                     fmt("ringctl: error: cannot publish ring '%s': file too large "
+                         "for this process's file size limit (ulimit -f); ring "
+                         "unchanged\n",
+                         ring));
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+/* load, check and import read at most 256 MiB: a link to /dev/zero is refused. */
+START_TEST(test_error_input_too_large)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    unlink(temp_file);
+    ck_assert_int_eq(symlink("/dev/zero", temp_file), 0);
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot read '%s': larger than 268435456 bytes, the limit "
+               "for a node set\n",
+               temp_file),
+           "-r", ring, "load", temp_file);
+    assert_ring_unchanged(ring, &saved);
 }
 END_TEST
 
@@ -4156,6 +4209,8 @@ static Suite *ringctl_suite(void)
     tcase_add_test(errors, test_error_missing_ring);
     tcase_add_test(errors, test_error_init_exists);
     tcase_add_test(errors, test_error_lookup_no_answer);
+    tcase_add_test(errors, test_error_file_size_limit);
+    tcase_add_test(errors, test_error_input_too_large);
     tcase_add_test(errors, test_all_nodes_down);
     tcase_add_test(errors, test_error_permission);
     suite_add_tcase(suite, errors);

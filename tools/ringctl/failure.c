@@ -120,6 +120,11 @@ int library_failure(const char *what, const struct ringctl *ctl, int err)
         describe_base_directory(ctl, detail, sizeof(detail));
         return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
     }
+    if (err == -EFBIG)
+        return fail(EXIT_FAILED,
+                    "cannot %s ring '%s': file too large for this process's file size "
+                    "limit (ulimit -f); ring unchanged",
+                    what, ctl->ring);
     /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
      * typo) deserves its own words. */
     const char *path =
