@@ -1148,7 +1148,7 @@ START_TEST(test_check)
             temp_file),
         "-r", ring, "check", temp_file);
     EXPECT(2, "",
-           fmt("ringctl: error: cannot read ring '%s': no such ring or node\n", other),
+           fmt("ringctl: error: cannot read ring '%s': no such ring\n", other),
            "-r", other, "check", temp_file);
     EXPECT(2, "",
            "ringctl: error: cannot read '/nonexistent/x.json': No such file or "
@@ -1424,7 +1424,7 @@ START_TEST(test_destroy)
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
     EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
 }
 END_TEST
@@ -1772,7 +1772,7 @@ END_TEST
 START_TEST(test_error_missing_ring)
 {
     const char *message =
-        fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring);
+        fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring);
     EXPECT(1, "", message, "-r", ring, "show");
     EXPECT(1, "", message, "-r", ring, "lookup", "k");
     EXPECT(1, "", message, "-r", ring, "lookup", "--stdin");
@@ -1783,7 +1783,7 @@ START_TEST(test_error_missing_ring)
     EXPECT(1, "", message, "-r", ring, "down", "n");
     EXPECT(1, "", message, "-r", ring, "destroy", "--dry-run");
     EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
@@ -2395,7 +2395,7 @@ START_TEST(test_bad_arguments_matrix)
                     bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
         if (commands[c].verb != NULL)
             REFUSED(1,
-                    fmt(ERR "cannot %s ring '%s': no such ring or node\n",
+                    fmt(ERR "cannot %s ring '%s': no such ring\n",
                         commands[c].verb, other),
                     "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
     }
@@ -2969,7 +2969,7 @@ START_TEST(test_ring_directory)
     ck_assert_int_eq(access(fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
     ck_assert_int_eq(test_ring_entries(ring), 0); /* nothing in the default directory */
     EXPECT(1, "",
-           fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
            "-r", ring, "show");
 
     /* SHMRING_DIR names it too, for every command. */
