@@ -216,7 +216,9 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     ck_assert_uint_eq(result.superseded_versions, 2);
     ck_assert_uint_eq(result.superseded_bytes, 2 * bytes);
     ck_assert_uint_ge(result.processes_inspected, 3);
-    for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(result.uncounted_count, 0);
+    ck_assert_ptr_null(result.uncounted);
+    for (size_t i = 0; i < 2; i++)
         ck_assert_uint_eq(result.reserved[i], 0);
     shmring_ring_readers_free(&result);
     ck_assert_ptr_null(result.readers);
