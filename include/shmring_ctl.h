@@ -839,15 +839,18 @@ typedef enum shmring_reader_kind {
      * directory of their own over the ring's path in a mount namespace of their
      * own). Its bytes are in no figure of the ring. */
     SHMRING_READER_UNVERIFIED = 1,
-    /* It has more than SHMRING_READERS_PROCESS_MAX mappings or descriptors: the
-     * census read no further, so whether it holds a version is unknown (generation
+    /* It has more than SHMRING_READERS_PROCESS_MAX mappings or descriptors, or more
+     * than SHMRING_READERS_PROCESS_BYTES_MAX bytes of mappings' lines: the census read
+     * no further, so whether it holds a version is unknown (generation
      * and bytes are 0). */
     SHMRING_READER_TOO_LARGE = 2,
 } shmring_reader_kind_t;
 
 /* The most lines of /proc/PID/maps, and the most descriptors, that the census reads
- * of one process (the kernel's default vm.max_map_count is 65530). */
+ * of one process (the kernel's default vm.max_map_count is 65530), and the most bytes
+ * of its /proc/PID/maps (an average line of 256 bytes: a path may be 4095). */
 #define SHMRING_READERS_PROCESS_MAX 32768
+#define SHMRING_READERS_PROCESS_BYTES_MAX (8u << 20)
 
 /* One version of a ring that at least one process maps. */
 typedef struct shmring_ring_version_use {
@@ -883,10 +886,12 @@ typedef struct shmring_ring_readers {
     /* The superseded versions in VERSIONS and the bytes they keep in use. */
     size_t superseded_versions;
     uint64_t superseded_bytes;
-    /* Processes listed apart, by pid, then generation: those whose objects could not
-     * be proven the ring's (SHMRING_READER_UNVERIFIED) and those too large to inspect
-     * (SHMRING_READER_TOO_LARGE). Nothing of theirs is in VERSIONS or the superseded
-     * figures. Owned by the library until shmring_ring_readers_free(). */
+    /* Processes listed apart, one entry each, by pid: those whose objects could not
+     * be proven the ring's (SHMRING_READER_UNVERIFIED: generation is the lowest their
+     * objects are named with, mapped_bytes and descriptors the sums over them all)
+     * and those too large to inspect (SHMRING_READER_TOO_LARGE). Nothing of theirs is
+     * in VERSIONS or the superseded figures. Owned by the library until
+     * shmring_ring_readers_free(). */
     size_t uncounted_count;
     shmring_ring_reader_t *uncounted;
     /* Room to grow (see shmring.h). */

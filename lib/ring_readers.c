@@ -30,11 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "array_internal.h"
+#include "control_internal.h"
 #include "ring_dir_internal.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -65,8 +67,8 @@ struct object_use {
     uint64_t bytes;
     /* Counted processes that map or hold it. */
     size_t processes;
-    /* The last process whose hits were committed, and its entry for this object (in
-     * readers or uncounted): processes are scanned one after the other. */
+    /* The last counted process whose hits were committed, and its entry for this
+     * object in readers: processes are scanned one after the other. */
     int64_t last_pid;
     size_t entry;
 };
@@ -88,6 +90,12 @@ struct census {
     size_t prefix_len;
     int dir_fd;
     struct stat dir_st;
+    /* The ring's control object, mapped: its current generation, without a system
+     * call. */
+    const struct control_block *control;
+    /* The newest version the ring directory held when the census listed it: a linked
+     * object of an older generation that is not in OBJECTS is not the ring's. */
+    uint64_t listed_generation;
     uint64_t page_size;
     shmring_ring_reader_t *readers;
     size_t reader_count;
@@ -199,25 +207,15 @@ static bool parse_version_path(const struct census *c, const char *path,
     return shmring__is_version_file(digits, generation);
 }
 
-/* Whether ST, the status of a version of GENERATION that the census did not open in
- * the ring directory, is the ring's. */
-static enum verdict verdict_of(const struct census *c, const struct stat *st,
-                               uint64_t generation)
+/* Whether ST, the status of an object named like a version that the census does not
+ * know, is the ring's: an unlinked regular file of the ring's owner on its device (a
+ * linked version of the ring is known once census_list_for() listed it). */
+static enum verdict verdict_of(const struct census *c, const struct stat *st)
 {
-    if (!S_ISREG(st->st_mode) || st->st_dev != c->dir_st.st_dev ||
-        st->st_uid != c->dir_st.st_uid)
-        return VERDICT_FOREIGN;
-    if (st->st_nlink == 0)
-        return VERDICT_RING;
-    /* A linked version published since the census listed the ring directory: the
-     * ring's only if the directory holds this very object under its name. */
-    char name[FILE_NAME_MAX];
-    shmring__version_file(generation, name);
-    struct stat linked;
-    if (fstatat(c->dir_fd, name, &linked, AT_SYMLINK_NOFOLLOW) == 0 &&
-        linked.st_dev == st->st_dev && linked.st_ino == st->st_ino)
-        return VERDICT_RING;
-    return VERDICT_FOREIGN;
+    return S_ISREG(st->st_mode) && st->st_dev == c->dir_st.st_dev &&
+                   st->st_uid == c->dir_st.st_uid && st->st_nlink == 0
+               ? VERDICT_RING
+               : VERDICT_FOREIGN;
 }
 
 /* Adds a linked version of the ring directory to the census, as the ring's. */
@@ -233,6 +231,8 @@ static int visit_version(int dir_fd, const char *name, void *data)
     if (shmring__object_open(dir_fd, &c->dir_st, name, O_RDONLY, &fd, &st) != 0)
         return 0;
     close(fd);
+    if (generation > c->listed_generation)
+        c->listed_generation = generation;
     if (object_find(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino) != SIZE_MAX)
         return 0;
     const struct object_use first = {.dev = (uint64_t)st.st_dev,
@@ -244,8 +244,45 @@ static int visit_version(int dir_fd, const char *name, void *data)
     return object_add(c, &first, &index);
 }
 
-/* Reads /proc/PID/comm into P's command ("" when it cannot be read), once. */
-static void read_command(int proc_fd, struct process *p)
+/* Lists the ring directory, adding its versions to the census, as the ring held them
+ * at generation CURRENT or later: once more for each generation published while the
+ * census runs, at most. Returns 0, SHMRING_ENOMEM or a negated errno value. */
+static int census_list(struct census *c, uint64_t current)
+{
+    int err = shmring__dir_each(c->dir_fd, visit_version, c);
+    if (err == 0 && current > c->listed_generation)
+        c->listed_generation = current;
+    return err;
+}
+
+/*
+ * For a linked object DEV/INO named like version GENERATION that the census does not
+ * know: lists the ring directory again when that version may have been published
+ * since it was listed (no system call otherwise, whatever a process maps), and sets
+ * *INDEX to the object's, or SIZE_MAX when it is still not the ring's. Returns 0,
+ * SHMRING_ENOMEM or a negated errno value.
+ */
+static int census_list_for(struct census *c, uint64_t dev, uint64_t ino,
+                           uint64_t generation, size_t *index)
+{
+    *index = SIZE_MAX;
+    uint64_t current = __atomic_load_n(&c->control->generation, __ATOMIC_ACQUIRE);
+    if (generation <= c->listed_generation || generation > current ||
+        current == CONTROL_GENERATION_DESTROYED)
+        return 0;
+    int err = census_list(c, current);
+    if (err == 0)
+        *index = object_find(c, dev, ino);
+    return err;
+}
+
+/*
+ * Reads P's command (/proc/PID/comm, "" when it cannot be read) and effective uid
+ * (the Uid line of /proc/PID/status, UID_UNKNOWN when it cannot be read), once. Not
+ * the owner of /proc/PID: the kernel shows root there for a process that is not
+ * dumpable, such as a daemon that dropped root's privileges for another user's.
+ */
+static void read_identity(int proc_fd, struct process *p)
 {
     if (p->named)
         return;
@@ -253,14 +290,52 @@ static void read_command(int proc_fd, struct process *p)
     char path[PROC_PATH_MAX];
     snprintf(path, sizeof(path), "%s/comm", p->pid_text);
     int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t got = read(fd, p->command, sizeof(p->command) - 1);
-    close(fd);
+    ssize_t got = fd < 0 ? -1 : read(fd, p->command, sizeof(p->command) - 1);
+    if (fd >= 0)
+        close(fd);
     size_t len = got > 0 ? (size_t)got : 0;
     while (len > 0 && p->command[len - 1] == '\n')
         len--;
     p->command[len] = '\0';
+    /* The Uid line comes before any text of the process's own but its name, which
+     * the kernel prints with newlines escaped: the first "\nUid:" is the kernel's. */
+    char status[2048];
+    snprintf(path, sizeof(path), "%s/status", p->pid_text);
+    fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return;
+    status[got] = '\0';
+    const char *line = strstr(status, "\nUid:");
+    unsigned long real, effective;
+    if (line != NULL && sscanf(line, "\nUid: %lu %lu", &real, &effective) == 2 &&
+        effective < UID_UNKNOWN)
+        p->uid = (uint32_t)effective;
+}
+
+/*
+ * stat() of the object behind a /proc magic link (PATH in DIR_FD), filling the fields
+ * the census uses. AT_STATX_DONT_SYNC: a file system that would ask a server (a FUSE
+ * server of another user's, which could take forever to answer) answers from what it
+ * has. Returns 0 or -1 with errno set.
+ */
+static int object_stat(int dir_fd, const char *path, struct stat *st)
+{
+    struct statx stx;
+    if (statx(dir_fd, path, AT_STATX_DONT_SYNC,
+              STATX_TYPE | STATX_MODE | STATX_INO | STATX_UID | STATX_NLINK | STATX_SIZE,
+              &stx) != 0)
+        return -1;
+    memset(st, 0, sizeof(*st));
+    st->st_mode = stx.stx_mode;
+    st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    st->st_ino = (ino_t)stx.stx_ino;
+    st->st_uid = stx.stx_uid;
+    st->st_nlink = stx.stx_nlink;
+    st->st_size = (off_t)stx.stx_size;
+    return 0;
 }
 
 static int hit_add(struct census *c, const struct hit *hit)
@@ -286,11 +361,19 @@ static shmring_ring_reader_t *entry_add(shmring_ring_reader_t **list, size_t *ca
     return shmring__array_push((void **)list, capacity, count, &entry, sizeof(entry));
 }
 
-/* The object of a mapping of generation GENERATION, adding it to the census (and
- * judging it) when it is new. Returns 0 or SHMRING_ENOMEM. */
+/*
+ * The object of a mapping of generation GENERATION, DEV and INO as /proc/PID/maps
+ * gives them (the kernel's own numbers, whatever path a mount namespace shows),
+ * adding it to the census (and judging it) when it is new. Returns 0 or
+ * SHMRING_ENOMEM. Most objects are judged without a system call, so that a process of
+ * many mappings costs little: on another device, not the ring's; linked and older
+ * than the census's listing of the ring directory, not in it, so not the ring's.
+ * Only a newer linked version costs a look into the ring directory, and an unlinked
+ * object on the ring's device a stat() through /proc/PID/map_files (its owner).
+ */
 static int mapping_object(struct census *c, int proc_fd, const struct process *p,
-                          unsigned long long start, unsigned long long end, uint64_t dev,
-                          uint64_t ino, uint64_t generation, bool deleted, size_t *index)
+                          uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
+                          uint64_t generation, bool deleted, size_t *index)
 {
     *index = object_find(c, dev, ino);
     if (*index != SIZE_MAX) {
@@ -303,51 +386,118 @@ static int mapping_object(struct census *c, int proc_fd, const struct process *p
                                .verdict = VERDICT_FOREIGN,
                                .deleted = deleted,
                                .last_pid = -1};
-    if (dev == (uint64_t)c->dir_st.st_dev) {
+    if (dev != (uint64_t)c->dir_st.st_dev) {
+        first.verdict = VERDICT_FOREIGN;
+    } else if (!deleted) {
+        int err = census_list_for(c, dev, ino, generation, index);
+        if (err != 0 || *index != SIZE_MAX)
+            return err;
+        first.verdict = VERDICT_FOREIGN;
+    } else {
         char path[PROC_PATH_MAX];
-        snprintf(path, sizeof(path), "%s/map_files/%llx-%llx", p->pid_text, start, end);
+        snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, p->pid_text,
+                 start, end);
         struct stat st;
-        if (fstatat(proc_fd, path, &st, 0) == 0)
-            first.verdict =
-                st.st_ino == ino ? verdict_of(c, &st, generation) : VERDICT_FOREIGN;
+        if (object_stat(proc_fd, path, &st) == 0)
+            first.verdict = (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino
+                                ? verdict_of(c, &st)
+                                : VERDICT_FOREIGN;
         else
             first.verdict = VERDICT_BY_PROCESS;
     }
     return object_add(c, &first, index);
 }
 
-/* Reads P's mappings (MAPS) into the census's hits. Returns 0 or SHMRING_ENOMEM. */
+/* Reads a hexadecimal (BASE 16) or decimal number at *AT, moving *AT past it; false
+ * when there is none. The kernel writes these fields, so no more than a field's
+ * digits are expected; an overflowing one is refused. */
+static bool parse_number(const char **at, unsigned base, uint64_t *out)
+{
+    uint64_t value = 0;
+    const char *s = *at;
+    for (;; s++) {
+        unsigned digit;
+        if (*s >= '0' && *s <= '9')
+            digit = (unsigned)(*s - '0');
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            digit = (unsigned)(*s - 'a' + 10);
+        else
+            break;
+        if (value > (UINT64_MAX - digit) / base)
+            return false;
+        value = value * base + digit;
+    }
+    if (s == *at)
+        return false;
+    *at = s;
+    *out = value;
+    return true;
+}
+
+/* Moves *AT past the character EXPECTED; false when it is not there. */
+static bool skip_char(const char **at, char expected)
+{
+    if (**at != expected)
+        return false;
+    (*at)++;
+    return true;
+}
+
+/*
+ * Parses one line of /proc/PID/maps, "START-END PERMS OFFSET MAJOR:MINOR INODE   PATH",
+ * by hand: a scanf() of every line would cost most of a census of a process of many
+ * mappings. The kernel escapes newlines in paths, so a line is one mapping.
+ */
+static bool parse_maps_line(const char *line, uint64_t *start, uint64_t *end,
+                            uint64_t *dev, uint64_t *ino, const char **path)
+{
+    const char *at = line;
+    uint64_t offset, major_number, minor_number;
+    if (!parse_number(&at, 16, start) || !skip_char(&at, '-') ||
+        !parse_number(&at, 16, end) || !skip_char(&at, ' ') || *end < *start)
+        return false;
+    at += strcspn(at, " ");
+    if (!skip_char(&at, ' ') || !parse_number(&at, 16, &offset) || !skip_char(&at, ' ') ||
+        !parse_number(&at, 16, &major_number) || !skip_char(&at, ':') ||
+        !parse_number(&at, 16, &minor_number) || !skip_char(&at, ' ') ||
+        !parse_number(&at, 10, ino) || major_number > UINT32_MAX ||
+        minor_number > UINT32_MAX)
+        return false;
+    at += strspn(at, " ");
+    *dev = (uint64_t)makedev((unsigned)major_number, (unsigned)minor_number);
+    *path = at;
+    return true;
+}
+
+/* Reads P's mappings (MAPS) into the census's hits: at most
+ * SHMRING_READERS_PROCESS_MAX lines and SHMRING_READERS_PROCESS_BYTES_MAX bytes, after
+ * which P is too large. Returns 0 or SHMRING_ENOMEM. */
 static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *maps)
 {
     char *line = NULL;
     size_t capacity = 0;
     size_t lines = 0;
+    uint64_t bytes = 0;
     int err = 0;
     ssize_t len;
     while (err == 0 && (len = getline(&line, &capacity, maps)) > 0) {
-        if (++lines > SHMRING_READERS_PROCESS_MAX) {
+        bytes += (uint64_t)len;
+        if (++lines > SHMRING_READERS_PROCESS_MAX ||
+            bytes > SHMRING_READERS_PROCESS_BYTES_MAX) {
             p->too_large = true;
             break;
         }
         if (line[len - 1] == '\n')
             line[--len] = '\0';
-        /* "START-END PERMS OFFSET MAJOR:MINOR INODE   PATH" */
-        unsigned long long start, end, offset, inode;
-        unsigned major_number, minor_number;
-        char perms[8];
-        int path_at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-                   &major_number, &minor_number, &inode, &path_at) != 7 ||
-            path_at == 0 || end < start)
-            continue;
-        uint64_t generation;
+        uint64_t start, end, dev, ino, generation;
+        const char *path;
         bool deleted;
-        if (!parse_version_path(c, line + path_at, &generation, &deleted))
+        if (!parse_maps_line(line, &start, &end, &dev, &ino, &path) ||
+            !parse_version_path(c, path, &generation, &deleted))
             continue;
         size_t index;
-        err = mapping_object(c, proc_fd, p, start, end,
-                             (uint64_t)makedev(major_number, minor_number), inode,
-                             generation, deleted, &index);
+        err = mapping_object(c, proc_fd, p, start, end, dev, ino, generation, deleted,
+                             &index);
         if (err == 0) {
             const struct hit hit = {.object = index, .mapped_bytes = end - start};
             err = hit_add(c, &hit);
@@ -358,8 +508,10 @@ static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *map
 }
 
 /* Reads the descriptors of P (its /proc/PID/fd, FD_DIR) into the census's hits. A
- * descriptor costs one stat(); only regular files of the ring directory's device are
- * looked at further. Returns 0 or SHMRING_ENOMEM. */
+ * descriptor costs one stat() (that asks no server: see object_stat()), so that a
+ * version is found whatever path the process's mount namespace gives it; only a
+ * regular file of the ring directory's device that the census does not know costs a
+ * readlink() as well. Returns 0 or SHMRING_ENOMEM. */
 static int scan_descriptors(struct census *c, struct process *p, DIR *fd_dir)
 {
     int fd_dir_fd = dirfd(fd_dir);
@@ -374,24 +526,33 @@ static int scan_descriptors(struct census *c, struct process *p, DIR *fd_dir)
             break;
         }
         struct stat st;
-        if (fstatat(fd_dir_fd, entry->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode) ||
+        if (object_stat(fd_dir_fd, entry->d_name, &st) != 0 || !S_ISREG(st.st_mode) ||
             st.st_dev != c->dir_st.st_dev)
             continue;
         size_t index = object_find(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        uint64_t generation = 0;
         if (index == SIZE_MAX) {
             char path[PATH_MAX + sizeof(DELETED_SUFFIX)];
-            ssize_t len = readlinkat(fd_dir_fd, entry->d_name, path, sizeof(path) - 1);
-            uint64_t generation;
+            ssize_t len = readlinkat(fd_dir_fd, entry->d_name, path, sizeof(path));
             bool deleted;
-            if (len <= 0)
+            /* A path that fills the buffer may have been cut: not a version's. */
+            if (len <= 0 || (size_t)len >= sizeof(path))
                 continue;
             path[len] = '\0';
             if (!parse_version_path(c, path, &generation, &deleted))
                 continue;
+            if (st.st_nlink != 0) {
+                err = census_list_for(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+                                      generation, &index);
+                if (err != 0)
+                    break;
+            }
+        }
+        if (index == SIZE_MAX) {
             const struct object_use first = {.dev = (uint64_t)st.st_dev,
                                              .ino = (uint64_t)st.st_ino,
                                              .generation = generation,
-                                             .verdict = verdict_of(c, &st, generation),
+                                             .verdict = verdict_of(c, &st),
                                              .last_pid = -1};
             err = object_add(c, &first, &index);
             if (err != 0)
@@ -407,10 +568,19 @@ static int scan_descriptors(struct census *c, struct process *p, DIR *fd_dir)
     return err;
 }
 
-/* Commits the hits of P, which was read whole, to the census. Returns 0 or
- * SHMRING_ENOMEM. */
+/*
+ * Commits the hits of P, which was read whole, to the census: one reader entry per
+ * version of the ring it maps or holds, and one uncounted entry for all it maps or
+ * holds that is not provably the ring's (with the lowest generation its objects are
+ * named with): a process of thousands of planted objects is one line, not thousands.
+ * Returns 0 or SHMRING_ENOMEM.
+ */
 static int commit_hits(struct census *c, int proc_fd, struct process *p)
 {
+    /* Whose the process is decides whether an object judged by it counts. */
+    if (c->hit_count > 0)
+        read_identity(proc_fd, p);
+    size_t unverified = SIZE_MAX;
     for (size_t i = 0; i < c->hit_count; i++) {
         const struct hit *hit = &c->hits[i];
         struct object_use *object = &c->objects[hit->object];
@@ -418,24 +588,33 @@ static int commit_hits(struct census *c, int proc_fd, struct process *p)
             object->verdict == VERDICT_RING || (object->verdict == VERDICT_BY_PROCESS &&
                                                 p->uid == (uint32_t)c->dir_st.st_uid);
         shmring_ring_reader_t *entry;
-        if (object->last_pid != p->pid) {
-            read_command(proc_fd, p);
+        if (!counted) {
+            if (unverified == SIZE_MAX) {
+                if (entry_add(&c->uncounted, &c->uncounted_capacity, &c->uncounted_count,
+                              p, SHMRING_READER_UNVERIFIED, object->generation,
+                              false) == NULL)
+                    return SHMRING_ENOMEM;
+                unverified = c->uncounted_count - 1;
+            }
+            entry = &c->uncounted[unverified];
+            if (object->generation < entry->generation)
+                entry->generation = object->generation;
+        } else if (object->last_pid != p->pid) {
             /* Until census_finish(), CURRENT holds "not unlinked": an unlinked object
              * named like the current version is a destroyed ring's (see there). */
-            entry = counted ? entry_add(&c->readers, &c->reader_capacity,
-                                        &c->reader_count, p, SHMRING_READER_COUNTED,
-                                        object->generation, !object->deleted)
-                            : entry_add(&c->uncounted, &c->uncounted_capacity,
-                                        &c->uncounted_count, p, SHMRING_READER_UNVERIFIED,
-                                        object->generation, false);
+            entry =
+                entry_add(&c->readers, &c->reader_capacity, &c->reader_count, p,
+                          SHMRING_READER_COUNTED, object->generation, !object->deleted);
             if (entry == NULL)
                 return SHMRING_ENOMEM;
             object->last_pid = p->pid;
-            object->entry = counted ? c->reader_count - 1 : c->uncounted_count - 1;
-            object->processes += counted;
+            object->entry = c->reader_count - 1;
+            object->processes++;
         } else {
-            entry = counted ? &c->readers[object->entry] : &c->uncounted[object->entry];
+            entry = &c->readers[object->entry];
         }
+        /* No sum overflows: the mappings of one process lie apart in its address
+         * space, and it holds at most SHMRING_READERS_PROCESS_MAX descriptors. */
         entry->mapped_bytes += hit->mapped_bytes;
         entry->descriptors += hit->descriptor;
         if (!counted)
@@ -474,9 +653,6 @@ static int scan_process(struct census *c, int proc_fd, const char *pid_text)
     }
     struct process p = {
         .pid = strtoll(pid_text, NULL, 10), .pid_text = pid_text, .uid = UID_UNKNOWN};
-    struct stat st;
-    if (fstatat(proc_fd, pid_text, &st, 0) == 0)
-        p.uid = (uint32_t)st.st_uid;
     c->hit_count = 0;
     errno = 0;
     int err = scan_maps(c, proc_fd, &p, maps);
@@ -506,7 +682,7 @@ static int scan_process(struct census *c, int proc_fd, const char *pid_text)
     c->inspected++;
     if (!p.too_large)
         return commit_hits(c, proc_fd, &p);
-    read_command(proc_fd, &p);
+    read_identity(proc_fd, &p);
     return entry_add(&c->uncounted, &c->uncounted_capacity, &c->uncounted_count, &p,
                      SHMRING_READER_TOO_LARGE, 0, false) == NULL
                ? SHMRING_ENOMEM
@@ -550,7 +726,11 @@ static int census_locate(struct census *c, const char *ring,
                        "%s%s" RING_ENTRY_PREFIX "%s/" VERSION_PREFIX, resolved, separator,
                        ring);
     c->prefix_len = (size_t)len;
-    return shmring__dir_each(c->dir_fd, visit_version, c);
+    struct stat control_st;
+    err = shmring__control_map(c->dir_fd, &c->dir_st, &c->control, &control_st);
+    if (err != 0)
+        return err;
+    return census_list(c, __atomic_load_n(&c->control->generation, __ATOMIC_ACQUIRE));
 }
 
 /* Sorts LIST by pid and generation, and hands it to *OUT (NULL when empty). */
@@ -655,6 +835,8 @@ int shmring_ring_readers(const char *ring, const shmring_open_options_t *options
         err = census_finish(c, status.generation, out);
     if (c->dir_fd >= 0)
         close(c->dir_fd);
+    if (c->control != NULL)
+        munmap((void *)c->control, CONTROL_SIZE);
     free(c->readers);
     free(c->uncounted);
     free(c->objects);
