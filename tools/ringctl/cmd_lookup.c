@@ -22,8 +22,8 @@ static int lookup_arguments(const struct ringctl *ctl, shmring_t *reader)
         const char *key = ctl->args[i];
         int found = shmring_lookup_n(reader, key, strlen(key), nodes, ctl->count);
         if (found < 0)
-            return fail(EXIT_FAILED, "cannot look up keys in ring '%s': %s", ctl->ring,
-                        shmring_strerror(found));
+            return ringctl_fail(EXIT_FAILED, "cannot look up keys in ring '%s': %s",
+                                ctl->ring, shmring_strerror(found));
         int status = output_lookup(ctl, key, strlen(key), nodes, found);
         if (status != EXIT_OK)
             return status;
@@ -60,7 +60,8 @@ static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
     shmring_node_t nodes[SHMRING_LOOKUP_N_MAX];
     struct key_input *in = calloc(1, sizeof(*in));
     if (in == NULL)
-        return fail(EXIT_FAILED, "cannot read standard input: %s", strerror(ENOMEM));
+        return ringctl_fail(EXIT_FAILED, "cannot read standard input: %s",
+                            strerror(ENOMEM));
     int status = EXIT_OK;
     bool at_end = false;
     while (status == EXIT_OK) {
@@ -104,7 +105,8 @@ static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));
+            status = ringctl_fail(EXIT_FAILED, "cannot read standard input: %s",
+                                  strerror(errno));
             break;
         }
         at_end = n == 0;
@@ -118,11 +120,12 @@ int ringctl_cmd_lookup(struct ringctl *ctl)
 {
     bool from_stdin = ctl->given & OPTION_STDIN;
     if (from_stdin && ctl->arg_count > 0)
-        return fail(EXIT_USAGE, "lookup takes either keys or --stdin, not both");
+        return ringctl_fail(EXIT_USAGE, "lookup takes either keys or --stdin, not both");
     if (!from_stdin && ctl->arg_count == 0) {
         char usage[LINE_MAX_BYTES];
         ringctl_usage_line(ringctl_command_find("lookup"), usage, sizeof(usage));
-        return fail(EXIT_USAGE, "missing arguments for 'lookup' (usage: %s)", usage);
+        return ringctl_fail(EXIT_USAGE, "missing arguments for 'lookup' (usage: %s)",
+                            usage);
     }
     /* One thread, one call at a time: a serialized handle, the cheapest per key for
      * a long --stdin stream. */
@@ -131,7 +134,7 @@ int ringctl_cmd_lookup(struct ringctl *ctl)
     shmring_t *reader;
     int err = shmring_open_with(ctl->ring, &options, &reader);
     if (err != 0)
-        return library_failure("open", ctl, err);
+        return ringctl_library_failure("open", ctl, err);
     int status = from_stdin ? lookup_stream(ctl, reader) : lookup_arguments(ctl, reader);
     shmring_close(reader);
     return status;

@@ -1,6 +1,6 @@
 /*
  * ringctl sync: runs the helper ringctl-sync in place of ringctl, with the same
- * command line. sync needs libcurl, OpenSSL and libsystemd (lib/sync/); linked into
+ * command line. sync needs libcurl, OpenSSL and libsystemd (tools/sync/); linked into
  * ringctl they would be loaded and relocated by every command, `ringctl --version`
  * included, and their pages would count against every load's memory. execv() keeps
  * the process: its pid (which systemd's Type=notify service follows), its
@@ -67,7 +67,8 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
         return HELPER_ABSENT;
     if (fd < 0) {
-        fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, strerror(errno));
+        ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path,
+                     strerror(errno));
         return HELPER_FAILED;
     }
     struct stat st;
@@ -97,7 +98,7 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
         sigprocmask(SIG_SETMASK, &before, NULL);
     }
     close(fd);
-    fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);
+    ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);
     return HELPER_FAILED;
 }
 
@@ -133,8 +134,8 @@ int ringctl_sync_main(int argc, char **argv)
     }
     if (run_helper(RINGCTL_SYNC_HELPER, false, argv) == HELPER_FAILED)
         return EXIT_FAILED;
-    return fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", RINGCTL_SYNC_HELPER,
-                strerror(ENOENT));
+    return ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s",
+                        RINGCTL_SYNC_HELPER, strerror(ENOENT));
 }
 
 /* Reached only when the command line hides the word sync from
@@ -143,6 +144,7 @@ int ringctl_sync_main(int argc, char **argv)
 int ringctl_cmd_sync(struct ringctl *ctl)
 {
     (void)ctl;
-    return fail(EXIT_USAGE, "sync: only -r, --ring and --dir may come before 'sync' "
-                            "(see 'ringctl sync --help')");
+    return ringctl_fail(EXIT_USAGE,
+                        "sync: only -r, --ring and --dir may come before 'sync' "
+                        "(see 'ringctl sync --help')");
 }

@@ -32,6 +32,6 @@ int ringctl_sync_main(int argc, char **argv);
 
 /* In ringctl-sync: runs `ringctl [-r RING] [--dir DIR] sync ...`; returns the exit
  * status. */
-int ringctl_sync_run(int argc, char **argv);
+int ringctl_sync_command(int argc, char **argv);
 
 #endif

@@ -143,8 +143,8 @@ static int parse_count(const char *text, const char *what, unsigned long max,
                        unsigned long *out)
 {
     if (!parse_number(text, 10, 1, max, out))
-        return fail(EXIT_USAGE, "%s must be an integer from 1 to %lu: '%s'", what, max,
-                    text);
+        return ringctl_fail(EXIT_USAGE, "%s must be an integer from 1 to %lu: '%s'", what,
+                            max, text);
     return EXIT_OK;
 }
 
@@ -153,7 +153,7 @@ static int parse_up_to(const char *text, unsigned long max, const char *rule,
                        unsigned long *out)
 {
     if (!parse_number(text, 10, 0, max, out))
-        return fail(EXIT_USAGE, "%s: '%s'", rule, text);
+        return ringctl_fail(EXIT_USAGE, "%s: '%s'", rule, text);
     return EXIT_OK;
 }
 
@@ -178,7 +178,8 @@ static int parse_account(const char *text, bool group, unsigned long *out)
     else if (by_user != NULL)
         *out = by_user->pw_uid;
     else
-        return fail(EXIT_USAGE, "unknown %s '%s'", group ? "group" : "user", text);
+        return ringctl_fail(EXIT_USAGE, "unknown %s '%s'", group ? "group" : "user",
+                            text);
     return EXIT_OK;
 }
 
@@ -196,7 +197,7 @@ static int known_name(int parse_result, const char *what, const char *value,
                       const char *choices)
 {
     if (parse_result != 0)
-        return fail(EXIT_USAGE, "unknown %s '%s' (use %s)", what, value, choices);
+        return ringctl_fail(EXIT_USAGE, "unknown %s '%s' (use %s)", what, value, choices);
     return EXIT_OK;
 }
 
@@ -238,15 +239,16 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     }
     case CODE_HASH_KEY:
         if (shmring_node_address_check(value) != 0)
-            return fail(EXIT_USAGE,
-                        "hash key must be 1-255 bytes of UTF-8 without control "
-                        "characters: '%s'",
-                        value);
+            return ringctl_fail(EXIT_USAGE,
+                                "hash key must be 1-255 bytes of UTF-8 without control "
+                                "characters: '%s'",
+                                value);
         ctl->hash_key = value;
         return EXIT_OK;
     case CODE_MODE:
         if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
-            return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);
+            return ringctl_fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'",
+                                value);
         ctl->writer.mode = (mode_t)number;
         return EXIT_OK;
     case CODE_GROUP: {
@@ -275,7 +277,7 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         return status;
     }
     default:
-        return fail(EXIT_USAGE, "unexpected option code %d", code);
+        return ringctl_fail(EXIT_USAGE, "unexpected option code %d", code);
     }
 }
 
@@ -292,7 +294,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         return EXIT_OK;
     case CODE_DIR:
         if (value[0] == '\0')
-            return fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
+            return ringctl_fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
         ctl->directory = value;
         return EXIT_OK;
     case CODE_JSON:
@@ -326,8 +328,8 @@ int ringctl_option_error(int code, char **argv)
         snprintf(name, sizeof(name), "-%c", optopt);
     }
     if (code == ':')
-        return fail(EXIT_USAGE, "option '%s' needs an argument", name);
+        return ringctl_fail(EXIT_USAGE, "option '%s' needs an argument", name);
     if (optopt != 0 && strncmp(typed, "--", 2) == 0)
-        return fail(EXIT_USAGE, "option '%s' takes no argument", name);
-    return fail(EXIT_USAGE, "unknown option '%s'", name);
+        return ringctl_fail(EXIT_USAGE, "option '%s' takes no argument", name);
+    return ringctl_fail(EXIT_USAGE, "unknown option '%s'", name);
 }

@@ -23,11 +23,12 @@ struct ringctl;
 /* ---- output.c: diagnostics, the stdout stream, the shared rules ----------------- */
 
 /* Prints "ringctl: error: MESSAGE" on stderr and returns STATUS. */
-int fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+int ringctl_fail(int status, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
-void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void ringctl_warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "ringctl: MESSAGE", a note that is no error. */
-void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void ringctl_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
 void output_open(void);
@@ -37,12 +38,12 @@ int output_errno(void);
 int output_json(json_t *value, bool indented);
 
 /* JSON values of what the commands report. */
-json_t *json_str(const char *text);
-json_t *json_uint(uint64_t value);
-json_t *json_node_info(const shmring_node_info_t *node);
-const char *state_name(shmring_state_t state);
+json_t *ringctl_json_str(const char *text);
+json_t *ringctl_json_uint(uint64_t value);
+json_t *ringctl_json_node_info(const shmring_node_info_t *node);
+const char *ringctl_state_name(shmring_state_t state);
 /* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
-void describe_params(const shmring_params_t *params, char *out, size_t size);
+void ringctl_describe_params(const shmring_params_t *params, char *out, size_t size);
 
 /* lookup's answer for KEY: FOUND nodes, or (FOUND < 0) the error record. Returns an
  * exit status. */
@@ -97,7 +98,7 @@ int output_show(const struct ringctl *ctl, const struct show_report *show);
 /* What list shows of one ring. */
 /* What list shows of a ring, and metrics with its readers: the ring's status and
  * its current version's header (zero when nothing is published), read from the
- * control object and the header alone by ring_summary_read() (cmd_list.c). */
+ * control object and the header alone by ringctl_ring_summary_read() (cmd_list.c). */
 struct ring_summary {
     const char *ring;
     shmring_ring_status_t status;

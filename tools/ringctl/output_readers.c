@@ -58,7 +58,7 @@ static size_t processes(const shmring_ring_readers_t *census)
 /* A uid as JSON: null when the census could not read it. */
 static json_t *json_uid(uint32_t uid)
 {
-    return uid == (uint32_t)-1 ? json_null() : json_uint(uid);
+    return uid == (uint32_t)-1 ? json_null() : ringctl_json_uint(uid);
 }
 
 /* Processes listed apart with KIND. */
@@ -75,7 +75,7 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
 {
     json_t *object = json_object();
     json_object_set_new(object, "ring", json_string(ring));
-    json_object_set_new(object, "generation", json_uint(census->generation));
+    json_object_set_new(object, "generation", ringctl_json_uint(census->generation));
     json_t *readers = json_array();
     for (size_t i = 0; i < census->reader_count; i++) {
         const shmring_ring_reader_t *reader = &census->readers[i];
@@ -84,10 +84,11 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
         /* A command name is whatever the process chose: not necessarily UTF-8. */
         json_t *command = json_string(reader->command);
         json_object_set_new(entry, "command", command != NULL ? command : json_null());
-        json_object_set_new(entry, "generation", json_uint(reader->generation));
+        json_object_set_new(entry, "generation", ringctl_json_uint(reader->generation));
         json_object_set_new(entry, "current", json_boolean(reader->current));
-        json_object_set_new(entry, "mapped_bytes", json_uint(reader->mapped_bytes));
-        json_object_set_new(entry, "descriptors", json_uint(reader->descriptors));
+        json_object_set_new(entry, "mapped_bytes",
+                            ringctl_json_uint(reader->mapped_bytes));
+        json_object_set_new(entry, "descriptors", ringctl_json_uint(reader->descriptors));
         json_object_set_new(entry, "uid", json_uid(reader->uid));
         json_array_append_new(readers, entry);
     }
@@ -104,9 +105,11 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
         json_object_set_new(entry, "reason",
                             json_string(too_large ? "too_large" : "unverified"));
         json_object_set_new(entry, "generation",
-                            too_large ? json_null() : json_uint(reader->generation));
-        json_object_set_new(entry, "mapped_bytes", json_uint(reader->mapped_bytes));
-        json_object_set_new(entry, "descriptors", json_uint(reader->descriptors));
+                            too_large ? json_null()
+                                      : ringctl_json_uint(reader->generation));
+        json_object_set_new(entry, "mapped_bytes",
+                            ringctl_json_uint(reader->mapped_bytes));
+        json_object_set_new(entry, "descriptors", ringctl_json_uint(reader->descriptors));
         json_array_append_new(uncounted, entry);
     }
     json_object_set_new(object, "uncounted", uncounted);
@@ -114,19 +117,21 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
     for (size_t i = 0; i < census->version_count; i++) {
         const shmring_ring_version_use_t *version = &census->versions[i];
         json_t *entry = json_object();
-        json_object_set_new(entry, "generation", json_uint(version->generation));
+        json_object_set_new(entry, "generation", ringctl_json_uint(version->generation));
         json_object_set_new(entry, "current", json_boolean(version->current));
-        json_object_set_new(entry, "processes", json_uint(version->processes));
-        json_object_set_new(entry, "bytes", json_uint(version->bytes));
+        json_object_set_new(entry, "processes", ringctl_json_uint(version->processes));
+        json_object_set_new(entry, "bytes", ringctl_json_uint(version->bytes));
         json_array_append_new(versions, entry);
     }
     json_object_set_new(object, "versions", versions);
     json_object_set_new(object, "superseded_versions",
-                        json_uint(census->superseded_versions));
-    json_object_set_new(object, "superseded_bytes", json_uint(census->superseded_bytes));
+                        ringctl_json_uint(census->superseded_versions));
+    json_object_set_new(object, "superseded_bytes",
+                        ringctl_json_uint(census->superseded_bytes));
     json_object_set_new(object, "processes_inspected",
-                        json_uint(census->processes_inspected));
-    json_object_set_new(object, "processes_hidden", json_uint(census->processes_hidden));
+                        ringctl_json_uint(census->processes_inspected));
+    json_object_set_new(object, "processes_hidden",
+                        ringctl_json_uint(census->processes_hidden));
     return object;
 }
 
@@ -242,17 +247,21 @@ json_t *output_readers_summary(const shmring_ring_readers_t *census, int err)
     if (err != 0)
         return json_null();
     json_t *object = json_object();
-    json_object_set_new(object, "processes", json_uint(processes(census)));
+    json_object_set_new(object, "processes", ringctl_json_uint(processes(census)));
     json_object_set_new(object, "superseded_processes",
-                        json_uint(superseded_processes(census)));
+                        ringctl_json_uint(superseded_processes(census)));
     json_object_set_new(object, "superseded_versions",
-                        json_uint(census->superseded_versions));
-    json_object_set_new(object, "superseded_bytes", json_uint(census->superseded_bytes));
-    json_object_set_new(object, "processes_hidden", json_uint(census->processes_hidden));
-    json_object_set_new(object, "processes_unverified",
-                        json_uint(uncounted_of(census, SHMRING_READER_UNVERIFIED)));
-    json_object_set_new(object, "processes_too_large",
-                        json_uint(uncounted_of(census, SHMRING_READER_TOO_LARGE)));
+                        ringctl_json_uint(census->superseded_versions));
+    json_object_set_new(object, "superseded_bytes",
+                        ringctl_json_uint(census->superseded_bytes));
+    json_object_set_new(object, "processes_hidden",
+                        ringctl_json_uint(census->processes_hidden));
+    json_object_set_new(
+        object, "processes_unverified",
+        ringctl_json_uint(uncounted_of(census, SHMRING_READER_UNVERIFIED)));
+    json_object_set_new(
+        object, "processes_too_large",
+        ringctl_json_uint(uncounted_of(census, SHMRING_READER_TOO_LARGE)));
     return object;
 }
 

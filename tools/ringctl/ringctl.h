@@ -182,18 +182,18 @@ int ringctl_parse_weight(const char *text, uint32_t *weight);
  * where that would leave the operator guessing, a precise line (who holds the lock,
  * what has the ring's name, a missing ring directory). Returns EXIT_FAILED.
  */
-int library_failure(const char *what, const struct ringctl *ctl, int err);
+int ringctl_library_failure(const char *what, const struct ringctl *ctl, int err);
 /* Says, into OUT, what has RING's path when the library refused it with ERR; false
  * when what is there explains nothing. */
-bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
-                       size_t size);
+bool ringctl_describe_occupant(const struct ringctl *ctl, const char *ring, int err,
+                               char *out, size_t size);
 
 /* ---- cmd_list.c ------------------------------------------------------------------ */
 
 /* Reads RING's summary (output.h) for list and metrics. Returns 0 or a library
  * error. */
-int ring_summary_read(const struct ringctl *ctl, const char *ring,
-                      struct ring_summary *out);
+int ringctl_ring_summary_read(const struct ringctl *ctl, const char *ring,
+                              struct ring_summary *out);
 
 /* ---- descriptors.c -------------------------------------------------------------- */
 
@@ -215,16 +215,6 @@ enum change_action {
     ACTION_DESTROY,
 };
 
-/* Which nodes a load adds, removes and changes (shmring_nodeset_diff()'s counts). */
-struct nodeset_diff {
-    size_t added;
-    size_t removed;
-    size_t changed;
-    bool params_changed;
-    /* No difference at all: parameters, nodes, ids and order the same. */
-    bool same;
-};
-
 struct change {
     enum change_action action;
     /* Nothing to do: nothing is published. */
@@ -239,9 +229,9 @@ struct change {
     uint32_t previous_weight;
     /* init: the parameters; load: the parameters loaded. */
     shmring_params_t params;
-    /* load: the node count and the differences. */
+    /* load: the node count and which nodes it adds, removes and changes. */
     size_t node_count;
-    struct nodeset_diff diff;
+    shmring_difference_counts_t diff;
     bool params_changed;
 };
 
@@ -262,13 +252,10 @@ enum open_mode {
  * reads the node set, lets APPLY change it, publishes exactly one new generation
  * (or nothing) and reports it. Returns an exit status.
  */
-int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
-               const void *input);
+int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
+                       const void *input);
 /* Keeps NODE in CHANGE with copies of its strings. */
-void change_keep_node(struct change *change, const shmring_node_info_t *node);
-/* What differs between BEFORE and AFTER. Returns 0 or a library error. */
-int nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
-                 struct nodeset_diff *out);
+void ringctl_change_keep_node(struct change *change, const shmring_node_info_t *node);
 
 /* The JSON text that load and check read, before the writer lock is taken. */
 struct load_input {
@@ -279,8 +266,8 @@ struct load_input {
 
 /* Reads PATH ("-": standard input) whole into *IN (text freed by the caller). Returns
  * an exit status, having said why on failure. */
-int read_load_input(const char *path, struct load_input *in);
+int ringctl_read_load_input(const char *path, struct load_input *in);
 /* Refuses (SHMRING_EOWNER) to pretend to change a ring of another user. */
-int dry_run_owner_check(const shmring_ring_status_t *status);
+int ringctl_dry_run_owner_check(const shmring_ring_status_t *status);
 
 #endif

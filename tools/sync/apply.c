@@ -18,7 +18,7 @@
  * does not exist, as `ringctl load` does. */
 static int open_writer(struct sync_context *ctx, shmring_writer_t **out)
 {
-    const shmring_sync_config_t *c = ctx->config;
+    const ringctl_sync_config_t *c = ctx->config;
     return shmring_writer_open(
         c->ring, SHMRING_WRITER_CREATE | SHMRING_WRITER_ATOMIC_CREATE, c->writer, out);
 }

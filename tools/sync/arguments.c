@@ -1,5 +1,5 @@
 /*
- * ringctl sync, in the helper ringctl-sync: the command-line side of lib/sync/:
+ * ringctl sync, in the helper ringctl-sync: the command-line side of its modules:
  * options in, one call, exit status out. Signals only set the flag the library
  * watches. ringctl itself only finds the helper and executes it (cmd_sync.c), so
  * that libcurl, OpenSSL and libsystemd are loaded by sync alone.
@@ -46,7 +46,7 @@ static void watch_stop_signals(void)
     sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 }
 
-/* What the command line says, before it becomes a shmring_sync_config_t. */
+/* What the command line says, before it becomes a ringctl_sync_config_t. */
 struct sync_arguments {
     const char *ring, *directory;
     const char *etcd, *key, *prefix, *file;
@@ -115,16 +115,17 @@ static int read_password(const char *file, char *out, size_t size)
     if (file == NULL) {
         const char *value = getenv("SHMRING_ETCD_PASSWORD");
         if (value == NULL)
-            return fail(EXIT_USAGE,
-                        "--user needs --password-file or $SHMRING_ETCD_PASSWORD");
+            return ringctl_fail(EXIT_USAGE,
+                                "--user needs --password-file or $SHMRING_ETCD_PASSWORD");
         if (strlen(value) >= size)
-            return fail(EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is longer than %zu bytes",
-                        size - 1);
+            return ringctl_fail(
+                EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is longer than %zu bytes", size - 1);
         memcpy(out, value, strlen(value) + 1);
     } else {
         FILE *f = fopen(file, "r");
         if (f == NULL)
-            return fail(EXIT_FAILED, "cannot read '%s': %s", file, strerror(errno));
+            return ringctl_fail(EXIT_FAILED, "cannot read '%s': %s", file,
+                                strerror(errno));
         bool read = fgets(out, (int)size, f) != NULL;
         fclose(f);
         if (!read)
@@ -132,17 +133,19 @@ static int read_password(const char *file, char *out, size_t size)
         /* A line that filled the buffer without its end was cut: refused rather
          * than sent shortened, which etcd would only call a wrong password. */
         if (strlen(out) == size - 1 && out[size - 2] != '\n')
-            return fail(EXIT_USAGE, "the password in '%s' is longer than %zu bytes", file,
-                        size - 2);
+            return ringctl_fail(EXIT_USAGE,
+                                "the password in '%s' is longer than %zu bytes", file,
+                                size - 2);
         out[strcspn(out, "\r\n")] = '\0';
     }
     if (out[0] == '\0')
-        return file != NULL ? fail(EXIT_USAGE, "the password in '%s' is empty", file)
-                            : fail(EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is empty");
+        return file != NULL
+                   ? ringctl_fail(EXIT_USAGE, "the password in '%s' is empty", file)
+                   : ringctl_fail(EXIT_USAGE, "$SHMRING_ETCD_PASSWORD is empty");
     return EXIT_OK;
 }
 
-int ringctl_sync_run(int argc, char **argv)
+int ringctl_sync_command(int argc, char **argv)
 {
     watch_stop_signals();
     struct sync_arguments args = {.ring = getenv("SHMRING_RING"),
@@ -164,16 +167,17 @@ int ringctl_sync_run(int argc, char **argv)
     int code;
     while ((code = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
         if (code == ':')
-            return fail(EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
+            return ringctl_fail(EXIT_USAGE, "option '%s' needs a value",
+                                argv[optind - 1]);
         const struct sync_option *row = NULL;
         for (size_t i = 0; i < SYNC_OPTION_COUNT && row == NULL; i++) {
             if (long_options[i].val == code)
                 row = &sync_options[i];
         }
         if (row == NULL)
-            return fail(EXIT_USAGE,
-                        "unknown option '%s' for sync (see 'ringctl sync --help')",
-                        argv[optind - 1]);
+            return ringctl_fail(
+                EXIT_USAGE, "unknown option '%s' for sync (see 'ringctl sync --help')",
+                argv[optind - 1]);
         char *field = (char *)&args + row->value;
         if (row->argument != NULL)
             *(const char **)(void *)field = optarg;
@@ -186,7 +190,7 @@ int ringctl_sync_run(int argc, char **argv)
     }
     shmring_writer_options_t writer;
     shmring_writer_options_default(&writer);
-    shmring_sync_config_t config = {.stop = &stop_requested,
+    ringctl_sync_config_t config = {.stop = &stop_requested,
                                     .state_path = args.state,
                                     .metrics_path = args.metrics,
                                     .once = args.once,
@@ -200,7 +204,7 @@ int ringctl_sync_run(int argc, char **argv)
         unsigned long ms = strtoul(args.backoff_max, &end, 10);
         if (errno != 0 || *end != '\0' || end == args.backoff_max || ms < 100 ||
             ms > 3600000)
-            return fail(EXIT_USAGE, "--backoff-max must be 100-3600000 (ms)");
+            return ringctl_fail(EXIT_USAGE, "--backoff-max must be 100-3600000 (ms)");
         config.backoff_max_ms = (unsigned)ms;
     }
     const char *ring = args.ring, *etcd = args.etcd, *key = args.key,
@@ -208,35 +212,35 @@ int ringctl_sync_run(int argc, char **argv)
     const char *endpoints[ENDPOINTS_MAX];
     /* The only word left is "sync" itself. */
     if (optind != argc - 1 || strcmp(argv[optind], "sync") != 0)
-        return fail(EXIT_USAGE,
-                    "unexpected argument (usage: ringctl sync SOURCE [OPTIONS])");
+        return ringctl_fail(EXIT_USAGE,
+                            "unexpected argument (usage: ringctl sync SOURCE [OPTIONS])");
     if (ring == NULL)
         ring = "default";
     if (shmring_ring_name_check(ring) != 0)
-        return fail(EXIT_USAGE, "invalid ring name '%s'", ring);
+        return ringctl_fail(EXIT_USAGE, "invalid ring name '%s'", ring);
     if ((etcd != NULL) + (file != NULL) != 1 ||
         (etcd != NULL && (key != NULL) + (prefix != NULL) != 1) ||
         (file != NULL && (key != NULL || prefix != NULL)))
-        return fail(EXIT_USAGE,
-                    "give one source: --etcd URL --key KEY, --etcd URL --prefix "
-                    "PREFIX, or --file PATH");
+        return ringctl_fail(EXIT_USAGE,
+                            "give one source: --etcd URL --key KEY, --etcd URL --prefix "
+                            "PREFIX, or --file PATH");
     char etcd_list[4096];
     if (etcd != NULL) {
         snprintf(etcd_list, sizeof(etcd_list), "%s", etcd);
         config.endpoint_count = split_endpoints(etcd_list, endpoints);
         if (config.endpoint_count == 0)
-            return fail(EXIT_USAGE,
-                        "--etcd takes 1-%d comma-separated http:// or https:// URLs",
-                        ENDPOINTS_MAX);
+            return ringctl_fail(
+                EXIT_USAGE, "--etcd takes 1-%d comma-separated http:// or https:// URLs",
+                ENDPOINTS_MAX);
         config.endpoints = endpoints;
-        config.source = key != NULL ? SHMRING_SYNC_ETCD_KEY : SHMRING_SYNC_ETCD_PREFIX;
+        config.source = key != NULL ? RINGCTL_SYNC_ETCD_KEY : RINGCTL_SYNC_ETCD_PREFIX;
         config.name = key != NULL ? key : prefix;
     } else {
-        config.source = SHMRING_SYNC_FILE;
+        config.source = RINGCTL_SYNC_FILE;
         config.name = file;
     }
     if ((config.cert_file == NULL) != (config.key_file == NULL))
-        return fail(EXIT_USAGE, "--cert and --cert-key go together");
+        return ringctl_fail(EXIT_USAGE, "--cert and --cert-key go together");
     char password[1024];
     if (config.user != NULL) {
         int status = read_password(args.password_file, password, sizeof(password));
@@ -248,5 +252,5 @@ int ringctl_sync_run(int argc, char **argv)
     config.writer = &writer;
     config.ring = ring;
 
-    return shmring_sync_run(&config);
+    return ringctl_sync_run(&config);
 }

@@ -14,6 +14,6 @@ int main(int argc, char **argv)
 {
     /* ringctl did this before executing us; the helper may be started directly. */
     if (!ringctl_standard_descriptors_valid())
-        return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
-    return ringctl_sync_run(argc, argv);
+        return ringctl_fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    return ringctl_sync_command(argc, argv);
 }

@@ -1,6 +1,6 @@
-/* Declarations shared by the modules of lib/sync/; never installed. */
-#ifndef SHMRING_SYNC_INTERNAL_H
-#define SHMRING_SYNC_INTERNAL_H
+/* Declarations shared by the modules of tools/sync/; never installed. */
+#ifndef RINGCTL_SYNC_INTERNAL_H
+#define RINGCTL_SYNC_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,7 +23,7 @@ struct sync_metrics {
 
 /* One run of sync. */
 struct sync_context {
-    const shmring_sync_config_t *config;
+    const ringctl_sync_config_t *config;
     /* Whether systemd was told READY=1. */
     bool ready;
     /* Whether the ring holds the last node set read from the source. */
