@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "options.h"
-#include "cmd_sync.h"
 #include "ringctl.h"
 
 /* The permission bits of a ring that init or load creates without --mode. */
@@ -155,6 +154,7 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
     if (status != EXIT_OK)
         return status;
     ctl->writer.wait_ms = ctl->wait_seconds < 0 ? -1 : ctl->wait_seconds * 1000;
+    ctl->argv = argv;
     ctl->args = argv + optind + 1;
     ctl->arg_count = (size_t)(argc - optind - 1);
     status = check_command_line(ctl, found);
@@ -200,10 +200,6 @@ int main(int argc, char **argv)
      * SIGXFSZ ignored, a write or allocation past it fails with EFBIG. The helper
      * ringctl-sync inherits the disposition across exec. */
     signal(SIGXFSZ, SIG_IGN);
-    /* sync is a long-running follower with options of its own, run by a helper of
-     * its own (cmd_sync.c) that parses the whole command line itself. */
-    if (ringctl_sync_requested(argc, argv))
-        return ringctl_sync_main(argc, argv);
     output_open();
     struct ringctl ctl;
     memset(&ctl, 0, sizeof(ctl));

@@ -158,11 +158,4 @@ void output_help_command(const struct ringctl_command *command);
 /* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
 void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
 
-/* ---- output_sync.c: the sync helper's help -------------------------------------- */
-
-struct sync_option;
-
-/* Prints `ringctl sync --help`: the usage, then each of the COUNT OPTIONS. */
-void output_sync_help(const struct sync_option *options, size_t count);
-
 #endif

@@ -64,7 +64,20 @@ enum ringctl_exit {
     XX(RING_SIZE)                                                                        \
     XX(HASH_KEY)                                                                         \
     XX(UPSTREAM)                                                                         \
-    XX(POOL)
+    XX(POOL)                                                                             \
+    XX(ETCD)                                                                             \
+    XX(KEY)                                                                              \
+    XX(PREFIX)                                                                           \
+    XX(FILE)                                                                             \
+    XX(STATE)                                                                            \
+    XX(METRICS)                                                                          \
+    XX(ONCE)                                                                             \
+    XX(BACKOFF_MAX)                                                                      \
+    XX(CACERT)                                                                           \
+    XX(CERT)                                                                             \
+    XX(CERT_KEY)                                                                         \
+    XX(USER)                                                                             \
+    XX(PASSWORD_FILE)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
@@ -72,7 +85,11 @@ enum option_index {
 #define OPTION_INDEX(name_) OPTION_INDEX_##name_,
     OPTION_BITS(OPTION_INDEX)
 #undef OPTION_INDEX
+        OPTION_BIT_TOTAL
 };
+/* Each bit is an enumeration constant, an int: 31 bits at most. One more option that
+ * only some commands take needs a wider type for the bits (given, options, bit). */
+_Static_assert(OPTION_BIT_TOTAL <= 31, "the option bits no longer fit in an int");
 enum option_bit {
 #define OPTION_BIT(name_) OPTION_##name_ = 1u << OPTION_INDEX_##name_,
     OPTION_BITS(OPTION_BIT)
@@ -81,6 +98,11 @@ enum option_bit {
 
 /* What every command that changes a ring (or destroys it) accepts. */
 #define OPTIONS_CHANGE (OPTION_DRY_RUN | OPTION_WAIT)
+/* sync's own options, which its helper ringctl-sync reads (tools/sync/). */
+#define OPTIONS_SYNC                                                                     \
+    (OPTION_ETCD | OPTION_KEY | OPTION_PREFIX | OPTION_FILE | OPTION_STATE |             \
+     OPTION_METRICS | OPTION_ONCE | OPTION_BACKOFF_MAX | OPTION_CACERT | OPTION_CERT |   \
+     OPTION_CERT_KEY | OPTION_USER | OPTION_PASSWORD_FILE)
 
 /* The parsed command line: the inputs of the command (read-only for it but for the
  * outcome fields at the end, which say what it did for main's last words). */
@@ -114,6 +136,9 @@ struct ringctl {
     /* The command's arguments. */
     char **args;
     size_t arg_count;
+    /* The whole command line, as getopt_long left it: sync hands it to its helper,
+     * which reads sync's own options from it with the same table. */
+    char **argv;
 
     /* The outcome. Whether the "waiting for another writer" line was printed (once
      * at most); whether the command changes rings, for messages about whose ring it
