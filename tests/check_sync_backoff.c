@@ -1,5 +1,5 @@
 /*
- * Tests of lib/sync/backoff.c: the waits between attempts to reach a source (each in
+ * Tests of tools/sync/backoff.c: the waits between attempts to reach a source (each in
  * the upper half of a delay that doubles from 100 ms up to the cap, spread by the
  * jitter), and sleeps that end at once when sync is stopping.
  */
@@ -66,7 +66,7 @@ END_TEST
 START_TEST(sleeps_end_when_stopping)
 {
     volatile sig_atomic_t stop = 1;
-    shmring_sync_config_t config = {.stop = &stop};
+    ringctl_sync_config_t config = {.stop = &stop};
     struct sync_context ctx = {.config = &config, .random = 0x5eed};
     ck_assert(!sync__sleep_ms(&ctx, 3600000));
     struct sync_backoff backoff = {.attempt = 31};

@@ -5,7 +5,9 @@
 #      in, then ringctl and a reader under valgrind memcheck;
 #   2. clang with AddressSanitizer and UndefinedBehaviorSanitizer: the whole suite;
 #   3. clang with ThreadSanitizer: the concurrency tests;
-#   4. clang with libFuzzer: each fuzz target for a bounded time.
+#   4. clang with libFuzzer: each fuzz target for a bounded time;
+#   5. gcc without sync (SHMRING_SYNC=OFF), where pkg-config cannot see libcurl,
+#      libsystemd or OpenSSL: the libraries and ringctl build without them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/deps.sh
@@ -66,5 +68,38 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebI
 cmake --build build-fuzz -j "$jobs" --target shmring_fuzz
 echo "== build-fuzz: fuzz tests"
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$jobs"
+
+# ---- Without sync: configure and build the libraries and ringctl where pkg-config
+# finds every .pc file but libcurl's, libsystemd's and OpenSSL's (a PKG_CONFIG_LIBDIR of
+# links to the others), so that any pkg_check_modules() of one fails the
+# configuration (with SHMRING_SYNC=ON it does); ringctl then says it has no sync.
+echo "== build-nosync: configure and build without libcurl, libsystemd and OpenSSL"
+hidden_pc=$(mktemp -d)
+trap 'rm -rf "$hidden_pc"' EXIT
+IFS=: read -ra pc_dirs <<<"$(pkg-config --variable pc_path pkg-config)"
+for dir in "${pc_dirs[@]}"; do
+    for pc in "$dir"/*.pc; do
+        case $(basename "$pc") in
+        libcurl.pc | libsystemd.pc | openssl.pc | libssl.pc | libcrypto.pc) ;;
+        *) [[ -e $pc && ! -e $hidden_pc/$(basename "$pc") ]] && ln -s "$pc" "$hidden_pc/" ;;
+        esac
+    done
+done
+if PKG_CONFIG_LIBDIR=$hidden_pc pkg-config --exists libcurl || \
+    PKG_CONFIG_LIBDIR=$hidden_pc pkg-config --exists libsystemd || \
+    PKG_CONFIG_LIBDIR=$hidden_pc pkg-config --exists openssl; then
+    echo "build-nosync: pkg-config still finds sync's libraries" >&2
+    exit 1
+fi
+PKG_CONFIG_LIBDIR=$hidden_pc PKG_CONFIG_PATH= cmake -S . -B build-nosync \
+    -DCMAKE_C_COMPILER=gcc -DSHMRING_WERROR=ON -DSHMRING_SYNC=OFF -DBUILD_TESTING=OFF \
+    -DSHMRING_MAN=OFF -DSHMRING_BUILD_EXAMPLES=OFF -DSHMRING_BUILD_BINDINGS=OFF >/dev/null
+cmake --build build-nosync -j "$jobs" --target shmring shmringctl ringctl
+[[ ! -e build-nosync/tools/ringctl-sync ]]
+if answer=$(build-nosync/tools/ringctl sync --file /dev/null 2>&1) ||
+    [[ $answer != "ringctl: error: this ringctl was built without sync (SHMRING_SYNC=OFF)" ]]; then
+    echo "build-nosync: ringctl sync: '$answer'" >&2
+    exit 1
+fi
 
 echo "== all tests passed"

@@ -2,8 +2,10 @@
 # the ring directory) and node names (from `ringctl dump` of the chosen ring).
 #
 # Adding a command: its name to _ringctl_commands, and a line to
-# _ringctl_command_options if it has options of its own, or to the argument
-# completion in _ringctl if its arguments are node names or files.
+# _ringctl_command_options if it has options of its own (and those that take a value
+# to _ringctl_takes_value), or to the argument completion in _ringctl if its
+# arguments are node names or files. tests/test_command_drift.sh fails until these
+# lists match ringctl's command table.
 
 _ringctl_commands="init load add remove weight down up show lookup dump check list
 readers metrics import destroy sync help"
@@ -30,7 +32,9 @@ _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
-        --hash-key | -n | --upstream | --pool) return 0 ;;
+        --hash-key | -n | --upstream | --pool | --etcd | --key | --prefix | --file | \
+        --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
+        --password-file) return 0 ;;
     esac
     return 1
 }

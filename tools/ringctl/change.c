@@ -20,7 +20,7 @@ struct session {
     uint64_t generation;
 };
 
-void change_keep_node(struct change *change, const shmring_node_info_t *node)
+void ringctl_change_keep_node(struct change *change, const shmring_node_info_t *node)
 {
     snprintf(change->node_name, sizeof(change->node_name), "%s", node->name);
     snprintf(change->node_address, sizeof(change->node_address), "%s", node->address);
@@ -29,26 +29,7 @@ void change_keep_node(struct change *change, const shmring_node_info_t *node)
     change->node.address = change->node_address;
 }
 
-int nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
-                 struct nodeset_diff *out)
-{
-    memset(out, 0, sizeof(*out));
-    shmring_nodeset_diff_t *diff;
-    int err = shmring_nodeset_diff(before, after, &diff);
-    if (err != 0)
-        return err;
-    shmring_difference_counts_t counts;
-    shmring_nodeset_diff_counts(diff, &counts);
-    out->added = counts.added;
-    out->removed = counts.removed;
-    out->changed = counts.changed;
-    out->params_changed = counts.params_changed;
-    out->same = shmring_nodeset_diff_count(diff) == 0;
-    shmring_nodeset_diff_free(diff);
-    return 0;
-}
-
-int dry_run_owner_check(const shmring_ring_status_t *status)
+int ringctl_dry_run_owner_check(const shmring_ring_status_t *status)
 {
     return status->owner == geteuid() ? 0 : SHMRING_EOWNER;
 }
@@ -69,13 +50,14 @@ static int session_open_writer(struct ringctl *ctl, enum open_mode mode,
         flags = create;
     int err = shmring_writer_open(ctl->ring, flags, &ctl->writer, &s->writer);
     if (err == SHMRING_EEXIST && mode == OPEN_EXCLUSIVE)
-        return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
+        return ringctl_fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
     if (err != 0)
-        return library_failure(mode == OPEN_EXCLUSIVE ? "create" : "open", ctl, err);
+        return ringctl_library_failure(mode == OPEN_EXCLUSIVE ? "create" : "open", ctl,
+                                       err);
     s->generation = shmring_writer_generation(s->writer);
     err = shmring_writer_nodeset(s->writer, &s->set);
     if (err != 0)
-        return library_failure("read", ctl, err);
+        return ringctl_library_failure("read", ctl, err);
     return EXIT_OK;
 }
 
@@ -89,21 +71,21 @@ static int session_open_readonly(struct ringctl *ctl, enum open_mode mode,
         shmring_ring_snapshot_with_status(ctl->ring, &ctl->open, &status, &s->current);
     if (err == 0) {
         s->generation = status.generation;
-        err = dry_run_owner_check(&status);
+        err = ringctl_dry_run_owner_check(&status);
     }
     if (err == 0 && mode == OPEN_EXCLUSIVE)
-        return fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
+        return ringctl_fail(EXIT_FAILED, "ring '%s' already exists", ctl->ring);
     if (err == SHMRING_ENOENT && mode != OPEN_EXISTING) {
         s->generation = 0;
         s->current = NULL;
         err = 0;
     }
     if (err != 0)
-        return library_failure("open", ctl, err);
+        return ringctl_library_failure("open", ctl, err);
     err = s->current != NULL ? shmring_nodeset_from_snapshot(s->current, &s->set)
                              : shmring_nodeset_new(&s->set);
     if (err != 0)
-        return library_failure("read", ctl, err);
+        return ringctl_library_failure("read", ctl, err);
     return EXIT_OK;
 }
 
@@ -118,7 +100,7 @@ static int estimate_moved(const struct ringctl *ctl, const shmring_snapshot_t *c
         err = shmring_snapshot_moved_share(current, next, fraction);
     shmring_snapshot_free(next);
     if (err != 0)
-        return library_failure("build", ctl, err);
+        return ringctl_library_failure("build", ctl, err);
     return EXIT_OK;
 }
 
@@ -140,13 +122,13 @@ static int publish_and_report(struct ringctl *ctl, struct session *s,
     }
     int err = shmring_writer_publish(s->writer, s->set, &s->generation);
     if (err != 0)
-        return library_failure("publish", ctl, err);
+        return ringctl_library_failure("publish", ctl, err);
     ctl->published = s->generation; /* from now on, the ring has changed */
     return output_change(ctl, change, s->generation, NULL);
 }
 
-int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
-               const void *input)
+int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
+                       const void *input)
 {
     struct session s = {0};
     struct change change = {.sample = true};

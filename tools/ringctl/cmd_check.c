@@ -25,15 +25,15 @@ static int check(const struct ringctl *ctl, const char *text, size_t len,
     shmring_snapshot_t *snapshot;
     int err = shmring_ring_snapshot(ring, open, &generation, &snapshot);
     if (err != 0)
-        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
-                    shmring_strerror(err));
+        return ringctl_fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
+                            shmring_strerror(err));
     shmring_nodeset_t *current = NULL;
     err = snapshot != NULL ? shmring_nodeset_from_snapshot(snapshot, &current)
                            : shmring_nodeset_new(&current);
     shmring_snapshot_free(snapshot);
     if (err != 0)
-        return fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
-                    shmring_strerror(err));
+        return ringctl_fail(CHECK_ERROR, "cannot read ring '%s': %s", ring,
+                            shmring_strerror(err));
 
     /* The document as `load` would apply it: the ring's parameters where it gives
      * none, and the ring's ids for the nodes that stay. */
@@ -49,9 +49,9 @@ static int check(const struct ringctl *ctl, const char *text, size_t len,
         err = shmring_nodeset_diff(current, wanted, &diff);
     int status;
     if (err == SHMRING_EJSON) {
-        status = fail(CHECK_ERROR, "%s: %s", label, error.text);
+        status = ringctl_fail(CHECK_ERROR, "%s: %s", label, error.text);
     } else if (err != 0) {
-        status = fail(CHECK_ERROR, "%s: %s", label, shmring_strerror(err));
+        status = ringctl_fail(CHECK_ERROR, "%s: %s", label, shmring_strerror(err));
     } else {
         shmring_nodeset_params(wanted, &file_params);
         status = output_check(ctl, diff, &ring_params, &file_params);
@@ -69,7 +69,7 @@ static int check(const struct ringctl *ctl, const char *text, size_t len,
 int ringctl_cmd_check(struct ringctl *ctl)
 {
     struct load_input in;
-    if (read_load_input(ctl->args[0], &in) != EXIT_OK)
+    if (ringctl_read_load_input(ctl->args[0], &in) != EXIT_OK)
         return CHECK_ERROR;
     int status = check(ctl, in.text, in.len, in.label);
     free(in.text);

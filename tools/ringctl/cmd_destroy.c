@@ -9,14 +9,14 @@ int ringctl_cmd_destroy(struct ringctl *ctl)
         shmring_ring_status_t status;
         int err = shmring_ring_status(ctl->ring, &ctl->open, &status);
         if (err == 0)
-            err = dry_run_owner_check(&status);
+            err = ringctl_dry_run_owner_check(&status);
         if (err != 0)
-            return library_failure("open", ctl, err);
+            return ringctl_library_failure("open", ctl, err);
         return output_change(ctl, &change, status.generation, NULL);
     }
     int err = shmring_ring_destroy(ctl->ring, &ctl->writer);
     if (err != 0)
-        return library_failure("destroy", ctl, err);
+        return ringctl_library_failure("destroy", ctl, err);
     ctl->destroyed = true;
     return output_change(ctl, &change, 0, NULL);
 }

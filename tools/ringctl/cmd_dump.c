@@ -16,7 +16,7 @@ int ringctl_cmd_dump(struct ringctl *ctl)
     shmring_snapshot_t *snapshot;
     int err = shmring_ring_snapshot(ctl->ring, &ctl->open, &generation, &snapshot);
     if (err != 0)
-        return library_failure("open", ctl, err);
+        return ringctl_library_failure("open", ctl, err);
     shmring_nodeset_t *set = NULL;
     char *text = NULL;
     err = nodeset_of(snapshot, &set);
@@ -25,7 +25,7 @@ int ringctl_cmd_dump(struct ringctl *ctl)
         err = shmring_nodeset_to_json(set, &text);
     shmring_nodeset_free(set);
     if (err != 0)
-        return library_failure("read", ctl, err);
+        return ringctl_library_failure("read", ctl, err);
     output_document(text);
     free(text);
     return EXIT_OK;

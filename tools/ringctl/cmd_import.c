@@ -9,17 +9,18 @@ int ringctl_cmd_import(struct ringctl *ctl)
     const char *format_name = ctl->args[0];
     shmring_import_format_t format;
     if (shmring_import_format_parse(format_name, &format) != 0)
-        return fail(EXIT_USAGE, "unknown format '%s' (use nginx, twemproxy or libketama)",
-                    format_name);
+        return ringctl_fail(EXIT_USAGE,
+                            "unknown format '%s' (use nginx, twemproxy or libketama)",
+                            format_name);
     /* Each option names the section of one format: --pool for an nginx file is a
      * slip worth pointing out, not an alias. */
     if ((ctl->given & OPTION_UPSTREAM) && format != SHMRING_IMPORT_NGINX)
-        return fail(EXIT_USAGE, "option '--upstream' is for nginx files");
+        return ringctl_fail(EXIT_USAGE, "option '--upstream' is for nginx files");
     if ((ctl->given & OPTION_POOL) && format != SHMRING_IMPORT_TWEMPROXY)
-        return fail(EXIT_USAGE, "option '--pool' is for twemproxy files");
+        return ringctl_fail(EXIT_USAGE, "option '--pool' is for twemproxy files");
 
     struct load_input in;
-    if (read_load_input(ctl->args[1], &in) != EXIT_OK)
+    if (ringctl_read_load_input(ctl->args[1], &in) != EXIT_OK)
         return EXIT_FAILED;
     shmring_nodeset_t *set;
     shmring_import_error_t error;
@@ -28,16 +29,17 @@ int ringctl_cmd_import(struct ringctl *ctl)
     free(in.text);
     if (err == SHMRING_EINVAL) {
         if (error.line > 0)
-            return fail(EXIT_FAILED, "%s:%d: %s", in.label, error.line, error.text);
-        return fail(EXIT_FAILED, "%s: %s", in.label, error.text);
+            return ringctl_fail(EXIT_FAILED, "%s:%d: %s", in.label, error.line,
+                                error.text);
+        return ringctl_fail(EXIT_FAILED, "%s: %s", in.label, error.text);
     }
     char *text = NULL;
     if (err == 0)
         err = shmring_nodeset_to_json(set, &text);
     shmring_nodeset_free(set);
     if (err != 0)
-        return fail(EXIT_FAILED, "cannot import '%s': %s", in.label,
-                    shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "cannot import '%s': %s", in.label,
+                            shmring_strerror(err));
     output_document(text);
     free(text);
     return EXIT_OK;

@@ -3,8 +3,8 @@
 
 #include "ringctl.h"
 
-int ring_summary_read(const struct ringctl *ctl, const char *ring,
-                      struct ring_summary *out)
+int ringctl_ring_summary_read(const struct ringctl *ctl, const char *ring,
+                              struct ring_summary *out)
 {
     /* The control object and the current version's header alone: a few kilobytes
      * whatever the ring's size. */
@@ -27,11 +27,11 @@ static void skip(const struct ringctl *ctl, const char *ring, int err)
     char detail[LINE_MAX_BYTES];
     bool described =
         (err == SHMRING_EOWNER || err == SHMRING_ENOTRING || err == SHMRING_ENOENT) &&
-        describe_occupant(ctl, ring, err, detail, sizeof(detail));
+        ringctl_describe_occupant(ctl, ring, err, detail, sizeof(detail));
     if (described)
-        warn("ring '%s': skipped: %s", ring, detail);
+        ringctl_warn("ring '%s': skipped: %s", ring, detail);
     else if (err != SHMRING_ENOENT)
-        warn("ring '%s': skipped: %s", ring, shmring_strerror(err));
+        ringctl_warn("ring '%s': skipped: %s", ring, shmring_strerror(err));
 }
 
 int ringctl_cmd_list(struct ringctl *ctl)
@@ -40,16 +40,17 @@ int ringctl_cmd_list(struct ringctl *ctl)
     size_t count;
     int err = shmring_ring_list(ctl->directory, &names, &count);
     if (err != 0)
-        return fail(EXIT_FAILED, "cannot list rings in %s: %s",
-                    ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY,
-                    err > -1000 ? strerror(-err) : shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "cannot list rings in %s: %s",
+                            ctl->directory != NULL ? ctl->directory
+                                                   : SHMRING_DEFAULT_DIRECTORY,
+                            err > -1000 ? strerror(-err) : shmring_strerror(err));
     /* Each ring is handed to the output as it is read, so that a warning about one
      * comes where it is skipped. */
     struct list_output output;
     output_list_start(ctl, &output);
     for (size_t i = 0; i < count; i++) {
         struct ring_summary entry;
-        err = ring_summary_read(ctl, names[i], &entry);
+        err = ringctl_ring_summary_read(ctl, names[i], &entry);
         if (err != 0) {
             skip(ctl, names[i], err);
             continue;

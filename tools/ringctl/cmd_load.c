@@ -6,25 +6,33 @@
 
 #include "ringctl.h"
 
-int read_load_input(const char *path, struct load_input *in)
+int ringctl_read_load_input(const char *path, struct load_input *in)
 {
     bool from_stdin = strcmp(path, "-") == 0;
     in->label = from_stdin ? "<stdin>" : path;
     FILE *file = from_stdin ? stdin : fopen(path, "rb");
     if (file == NULL)
-        return fail(EXIT_FAILED, "cannot read '%s': %s", path, strerror(errno));
+        return ringctl_fail(EXIT_FAILED, "cannot read '%s': %s", path, strerror(errno));
+    /* Bounded: a file that never ends (a link to /dev/zero) costs at most the cap. */
     size_t capacity = 65536, len = 0;
     char *text = malloc(capacity);
     int error = text == NULL ? ENOMEM : 0;
     while (error == 0) {
         if (len == capacity) {
-            char *grown = realloc(text, capacity * 2);
+            if (len > INPUT_DOCUMENT_MAX) {
+                error = EFBIG;
+                break;
+            }
+            size_t grown_capacity = capacity * 2 > INPUT_DOCUMENT_MAX + 1
+                                        ? INPUT_DOCUMENT_MAX + 1
+                                        : capacity * 2;
+            char *grown = realloc(text, grown_capacity);
             if (grown == NULL) {
                 error = ENOMEM;
                 break;
             }
             text = grown;
-            capacity *= 2;
+            capacity = grown_capacity;
         }
         size_t n = fread(text + len, 1, capacity - len, file);
         len += n;
@@ -34,11 +42,23 @@ int read_load_input(const char *path, struct load_input *in)
             break;
         }
     }
+    if (error == 0 && len > INPUT_DOCUMENT_MAX)
+        error = EFBIG;
     if (!from_stdin)
         fclose(file);
+    if (error == EFBIG) {
+        free(text);
+        _Static_assert(INPUT_DOCUMENT_MAX == 268435456, "the message names the cap");
+        return ringctl_fail(
+            EXIT_FAILED,
+            "cannot read '%s': larger than 268435456 bytes, the limit for a node "
+            "set",
+            in->label);
+    }
     if (error != 0) {
         free(text);
-        return fail(EXIT_FAILED, "cannot read '%s': %s", in->label, strerror(error));
+        return ringctl_fail(EXIT_FAILED, "cannot read '%s': %s", in->label,
+                            strerror(error));
     }
     in->text = text;
     in->len = len;
@@ -57,29 +77,37 @@ static int change_load(const struct ringctl *ctl, const void *input,
     memset(&error, 0, sizeof(error));
     int err = shmring_nodeset_from_json(in->text, in->len, &base, &loaded, &error);
     if (err == SHMRING_EJSON)
-        return fail(EXIT_FAILED, "%s: %s", in->label, error.text);
+        return ringctl_fail(EXIT_FAILED, "%s: %s", in->label, error.text);
     if (err != 0)
-        return fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
     /* Publishing no nodes would make every worker's lookup fail at once: almost
      * always a truncated or wrong file. Starting over is destroy and init. */
     if (shmring_nodeset_count(loaded) == 0) {
         shmring_nodeset_free(loaded);
-        return fail(EXIT_FAILED,
-                    "%s: nodes: the node set is empty; a ring without nodes routes no "
-                    "key (to start over, use destroy and init)",
-                    in->label);
+        return ringctl_fail(
+            EXIT_FAILED,
+            "%s: nodes: the node set is empty; a ring without nodes routes no "
+            "key (to start over, use destroy and init)",
+            in->label);
     }
     err = shmring_nodeset_inherit_ids(loaded, *set);
     if (err != 0) {
         shmring_nodeset_free(loaded);
-        return fail(EXIT_FAILED, "%s: cannot give the new nodes ids: %s", in->label,
-                    shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "%s: cannot give the new nodes ids: %s",
+                            in->label, shmring_strerror(err));
     }
     out->action = ACTION_LOAD;
-    err = nodeset_diff(*set, loaded, &out->diff);
+    shmring_nodeset_diff_t *diff = NULL;
+    err = shmring_nodeset_diff(*set, loaded, &diff);
+    if (err == 0) {
+        shmring_nodeset_diff_counts(diff, &out->diff);
+        /* No difference at all: parameters, nodes, ids and order the same. */
+        out->unchanged = shmring_nodeset_diff_count(diff) == 0;
+        shmring_nodeset_diff_free(diff);
+    }
     if (err != 0) {
         shmring_nodeset_free(loaded);
-        return fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "%s: %s", in->label, shmring_strerror(err));
     }
     shmring_nodeset_params(loaded, &out->params);
     out->params_changed = out->diff.params_changed;
@@ -89,8 +117,7 @@ static int change_load(const struct ringctl *ctl, const void *input,
      * and validate a new version for no change. Ids count, and so does node order
      * where the algorithm depends on it (the diff's rule, shared with the
      * fingerprint). */
-    if (out->diff.same) {
-        out->unchanged = true;
+    if (out->unchanged) {
         shmring_nodeset_free(loaded);
         return EXIT_OK;
     }
@@ -102,10 +129,10 @@ static int change_load(const struct ringctl *ctl, const void *input,
 int ringctl_cmd_load(struct ringctl *ctl)
 {
     struct load_input in;
-    int status = read_load_input(ctl->args[0], &in);
+    int status = ringctl_read_load_input(ctl->args[0], &in);
     if (status != EXIT_OK)
         return status;
-    status = run_change(ctl, OPEN_CREATE, change_load, &in);
+    status = ringctl_run_change(ctl, OPEN_CREATE, change_load, &in);
     free(in.text);
     return status;
 }

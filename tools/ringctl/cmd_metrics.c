@@ -15,7 +15,7 @@ static int sample_read(const struct ringctl *ctl, const char *ring,
                        struct metrics_sample *out)
 {
     memset(out, 0, sizeof(*out));
-    int err = ring_summary_read(ctl, ring, &out->summary);
+    int err = ringctl_ring_summary_read(ctl, ring, &out->summary);
     if (err != 0)
         return err;
     return shmring_ring_readers(ring, &ctl->open, &out->census);
@@ -25,22 +25,22 @@ int ringctl_cmd_metrics(struct ringctl *ctl)
 {
     bool all = (ctl->given & OPTION_ALL) != 0;
     if (ctl->ring_given && all)
-        return fail(EXIT_USAGE, "'metrics' takes -r RING or --all, not both");
+        return ringctl_fail(EXIT_USAGE, "'metrics' takes -r RING or --all, not both");
     char **names = NULL;
     const char *one[] = {ctl->ring, NULL};
     size_t count = 1;
     if (all) {
         int err = shmring_ring_list(ctl->directory, &names, &count);
         if (err != 0)
-            return fail(EXIT_FAILED, "cannot list rings in %s: %s",
-                        ctl->directory != NULL ? ctl->directory
-                                               : SHMRING_DEFAULT_DIRECTORY,
-                        shmring_strerror(err));
+            return ringctl_fail(EXIT_FAILED, "cannot list rings in %s: %s",
+                                ctl->directory != NULL ? ctl->directory
+                                                       : SHMRING_DEFAULT_DIRECTORY,
+                                shmring_strerror(err));
     }
     struct metrics_sample *samples = calloc(count + 1, sizeof(*samples));
     if (samples == NULL) {
         shmring_ring_list_free(names);
-        return library_failure("read", ctl, SHMRING_ENOMEM);
+        return ringctl_library_failure("read", ctl, SHMRING_ENOMEM);
     }
     size_t read = 0, unreadable = 0;
     int status = EXIT_OK;
@@ -50,12 +50,12 @@ int ringctl_cmd_metrics(struct ringctl *ctl)
         if (err == 0) {
             read++;
         } else if (!all) {
-            status = library_failure("read", ctl, err);
+            status = ringctl_library_failure("read", ctl, err);
         } else if (err != SHMRING_ENOENT) {
             /* Another user's ring, say: name it and go on with the others (a ring
              * destroyed since it was listed is simply gone). */
             shmring_ring_readers_free(&samples[read].census);
-            warn("ring '%s': skipped: %s", ring, shmring_strerror(err));
+            ringctl_warn("ring '%s': skipped: %s", ring, shmring_strerror(err));
             unreadable++;
         }
     }

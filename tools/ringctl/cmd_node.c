@@ -10,7 +10,7 @@ static int find_node(const struct ringctl *ctl, const shmring_nodeset_t *set,
     size_t index;
     if (shmring_nodeset_find(set, name, &index) != 0 ||
         shmring_nodeset_get(set, index, node) != 0) {
-        fail(EXIT_FAILED, "no node named '%s' in ring '%s'", name, ctl->ring);
+        ringctl_fail(EXIT_FAILED, "no node named '%s' in ring '%s'", name, ctl->ring);
         return EXIT_FAILED; /* spelled out: *node is not filled on this path */
     }
     return EXIT_OK;
@@ -25,15 +25,15 @@ static int change_add(const struct ringctl *ctl, const void *input,
     int err =
         shmring_nodeset_add(*set, name, address, ctl->weight, SHMRING_STATE_UP, &id);
     if (err == SHMRING_EDUPLICATE)
-        return fail(EXIT_FAILED, "node '%s' already exists in ring '%s'", name,
-                    ctl->ring);
+        return ringctl_fail(EXIT_FAILED, "node '%s' already exists in ring '%s'", name,
+                            ctl->ring);
     /* The hash key was checked with the options; only memory can fail here, and a
      * failed change publishes nothing. */
     if (err == 0 && ctl->hash_key != NULL)
         err = shmring_nodeset_set_hash_key(*set, name, ctl->hash_key);
     if (err != 0)
-        return fail(EXIT_FAILED, "cannot add node '%s' to ring '%s': %s", name, ctl->ring,
-                    shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED, "cannot add node '%s' to ring '%s': %s", name,
+                            ctl->ring, shmring_strerror(err));
     shmring_node_info_t node = {.id = id,
                                 .weight = ctl->weight,
                                 .state = SHMRING_STATE_UP,
@@ -41,7 +41,7 @@ static int change_add(const struct ringctl *ctl, const void *input,
                                 .address = address,
                                 .hash_key = ctl->hash_key};
     out->action = ACTION_ADD;
-    change_keep_node(out, &node);
+    ringctl_change_keep_node(out, &node);
     return EXIT_OK;
 }
 
@@ -54,10 +54,10 @@ static int change_remove(const struct ringctl *ctl, const void *input,
     if (status != EXIT_OK)
         return status;
     out->action = ACTION_REMOVE;
-    change_keep_node(out, &node); /* before the set frees the node's strings */
+    ringctl_change_keep_node(out, &node); /* before the set frees the node's strings */
     int err = shmring_nodeset_remove(*set, ctl->args[0]);
     if (err != 0)
-        return library_failure("change", ctl, err);
+        return ringctl_library_failure("change", ctl, err);
     return EXIT_OK;
 }
 
@@ -85,34 +85,34 @@ static int change_setting(const struct ringctl *ctl, const void *input,
         node.weight = setting->weight;
     else
         node.state = setting->state;
-    change_keep_node(out, &node);
+    ringctl_change_keep_node(out, &node);
     if (out->unchanged)
         return EXIT_OK;
     int err = weight ? shmring_nodeset_set_weight(*set, ctl->args[0], setting->weight)
                      : shmring_nodeset_set_state(*set, ctl->args[0], setting->state);
     if (err != 0)
-        return library_failure("change", ctl, err);
+        return ringctl_library_failure("change", ctl, err);
     return EXIT_OK;
 }
 
 int ringctl_cmd_add(struct ringctl *ctl)
 {
     if (shmring_node_name_check(ctl->args[0]) != 0)
-        return fail(EXIT_USAGE,
-                    "invalid node name '%s': it must have 1 to %d bytes of UTF-8 "
-                    "and no control characters",
-                    ctl->args[0], SHMRING_NAME_MAX);
+        return ringctl_fail(EXIT_USAGE,
+                            "invalid node name '%s': it must have 1 to %d bytes of UTF-8 "
+                            "and no control characters",
+                            ctl->args[0], SHMRING_NAME_MAX);
     if (shmring_node_address_check(ctl->args[1]) != 0)
-        return fail(EXIT_USAGE,
-                    "invalid address '%s': it must have 1 to %d bytes of UTF-8 "
-                    "and no control characters",
-                    ctl->args[1], SHMRING_ADDRESS_MAX);
-    return run_change(ctl, OPEN_EXISTING, change_add, NULL);
+        return ringctl_fail(EXIT_USAGE,
+                            "invalid address '%s': it must have 1 to %d bytes of UTF-8 "
+                            "and no control characters",
+                            ctl->args[1], SHMRING_ADDRESS_MAX);
+    return ringctl_run_change(ctl, OPEN_EXISTING, change_add, NULL);
 }
 
 int ringctl_cmd_remove(struct ringctl *ctl)
 {
-    return run_change(ctl, OPEN_EXISTING, change_remove, NULL);
+    return ringctl_run_change(ctl, OPEN_EXISTING, change_remove, NULL);
 }
 
 int ringctl_cmd_weight(struct ringctl *ctl)
@@ -121,19 +121,19 @@ int ringctl_cmd_weight(struct ringctl *ctl)
     int status = ringctl_parse_weight(ctl->args[1], &setting.weight);
     if (status != EXIT_OK)
         return status;
-    return run_change(ctl, OPEN_EXISTING, change_setting, &setting);
+    return ringctl_run_change(ctl, OPEN_EXISTING, change_setting, &setting);
 }
 
 int ringctl_cmd_down(struct ringctl *ctl)
 {
     static const struct node_setting down = {.action = ACTION_DOWN,
                                              .state = SHMRING_STATE_DOWN};
-    return run_change(ctl, OPEN_EXISTING, change_setting, &down);
+    return ringctl_run_change(ctl, OPEN_EXISTING, change_setting, &down);
 }
 
 int ringctl_cmd_up(struct ringctl *ctl)
 {
     static const struct node_setting up = {.action = ACTION_UP,
                                            .state = SHMRING_STATE_UP};
-    return run_change(ctl, OPEN_EXISTING, change_setting, &up);
+    return ringctl_run_change(ctl, OPEN_EXISTING, change_setting, &up);
 }

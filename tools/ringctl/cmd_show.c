@@ -41,12 +41,12 @@ int ringctl_cmd_show(struct ringctl *ctl)
                                                 &show.snapshot);
     if (err != 0) {
         show_free(&show);
-        return library_failure("open", ctl, err);
+        return ringctl_library_failure("open", ctl, err);
     }
     err = show.snapshot != NULL ? read_nodes(&show) : 0;
     if (err != 0) {
         show_free(&show);
-        return library_failure("read", ctl, err);
+        return ringctl_library_failure("read", ctl, err);
     }
     /* The readers' census is part of the report; its failure is said in it, not
      * fatal. */

@@ -1,11 +1,12 @@
 /*
- * ringctl sync: runs the helper ringctl-sync in place of ringctl, with the same
- * command line. sync needs libcurl, OpenSSL and libsystemd (lib/sync/); linked into
- * ringctl they would be loaded and relocated by every command, `ringctl --version`
- * included, and their pages would count against every load's memory. execv() keeps
- * the process: its pid (which systemd's Type=notify service follows), its
- * descriptors and its environment (NOTIFY_SOCKET, SHMRING_RING, SHMRING_DIR,
- * SHMRING_ETCD_PASSWORD).
+ * ringctl sync: runs the helper ringctl-sync in place of ringctl, with the command
+ * line ringctl has checked against the command table (sync's options are rows of the
+ * one option table, which the helper reads them with). sync needs libcurl, OpenSSL and
+ * libsystemd (tools/sync/); linked into ringctl they would be loaded and relocated by
+ * every command, `ringctl --version` included, and their pages would count against every
+ * load's memory. execv() keeps the process: its pid (which systemd's Type=notify service
+ * follows), its descriptors and its environment (NOTIFY_SOCKET, SHMRING_RING,
+ * SHMRING_DIR, SHMRING_ETCD_PASSWORD).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,35 +18,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd_sync.h"
 #include "ringctl.h"
 
 /* The helper's installed path (absolute), and the same relative to the directory of
- * an installed ringctl; tools/CMakeLists.txt defines both from GNUInstallDirs. */
-#ifndef RINGCTL_SYNC_HELPER
-#error "RINGCTL_SYNC_HELPER must name the installed ringctl-sync"
+ * an installed ringctl; tools/CMakeLists.txt defines both from GNUInstallDirs in a
+ * build with sync (SHMRING_SYNC), and neither in one without. */
+#if defined(RINGCTL_SYNC_HELPER) != defined(RINGCTL_SYNC_HELPER_FROM_BINDIR)
+#error "RINGCTL_SYNC_HELPER and RINGCTL_SYNC_HELPER_FROM_BINDIR go together"
 #endif
-#ifndef RINGCTL_SYNC_HELPER_FROM_BINDIR
-#error "RINGCTL_SYNC_HELPER_FROM_BINDIR must name ringctl-sync relative to ringctl's"
-#endif
+
+#ifdef RINGCTL_SYNC_HELPER
 
 /* The helper's file name beside ringctl, where the build tree puts it. */
 #define SYNC_HELPER_NAME "ringctl-sync"
-
-bool ringctl_sync_requested(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-r") == 0 || strcmp(arg, "--ring") == 0 ||
-            strcmp(arg, "--dir") == 0) {
-            i++;
-            continue;
-        }
-        if (strcmp(arg, "--") == 0 || arg[0] != '-')
-            return strcmp(arg, "--") != 0 && strcmp(arg, "sync") == 0;
-    }
-    return false;
-}
 
 /* What became of one place the helper may be. */
 enum helper_outcome {
@@ -67,7 +52,8 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
         return HELPER_ABSENT;
     if (fd < 0) {
-        fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, strerror(errno));
+        ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path,
+                     strerror(errno));
         return HELPER_FAILED;
     }
     struct stat st;
@@ -97,7 +83,7 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
         sigprocmask(SIG_SETMASK, &before, NULL);
     }
     close(fd);
-    fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);
+    ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", path, refusal);
     return HELPER_FAILED;
 }
 
@@ -109,9 +95,8 @@ static enum helper_outcome run_helper(const char *path, bool found, char **argv)
  * directory comes from /proc/self/exe, never from argv[0] or PATH: on a shared host
  * either could point at another user's program.
  */
-int ringctl_sync_main(int argc, char **argv)
+static int run_sync_helper(char **argv)
 {
-    (void)argc;
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     char *slash = NULL;
@@ -133,16 +118,21 @@ int ringctl_sync_main(int argc, char **argv)
     }
     if (run_helper(RINGCTL_SYNC_HELPER, false, argv) == HELPER_FAILED)
         return EXIT_FAILED;
-    return fail(EXIT_FAILED, "cannot run the sync helper '%s': %s", RINGCTL_SYNC_HELPER,
-                strerror(ENOENT));
+    return ringctl_fail(EXIT_FAILED, "cannot run the sync helper '%s': %s",
+                        RINGCTL_SYNC_HELPER, strerror(ENOENT));
 }
 
-/* Reached only when the command line hides the word sync from
- * ringctl_sync_requested(): a ringctl option other than -r, --ring and --dir put
- * before it. */
+#endif
+
 int ringctl_cmd_sync(struct ringctl *ctl)
 {
-    (void)ctl;
-    return fail(EXIT_USAGE, "sync: only -r, --ring and --dir may come before 'sync' "
-                            "(see 'ringctl sync --help')");
+    /* sync prints no results: its log lines go to standard error. */
+    if (ctl->json)
+        return ringctl_fail(EXIT_USAGE, "option '--json' does not apply to 'sync'");
+#ifdef RINGCTL_SYNC_HELPER
+    return run_sync_helper(ctl->argv);
+#else
+    return ringctl_fail(EXIT_FAILED, "this ringctl was built without sync "
+                                     "(SHMRING_SYNC=OFF)");
+#endif
 }

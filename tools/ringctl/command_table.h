@@ -90,7 +90,8 @@ COMMAND(sync, .group = GROUP_OTHER,
                      "sync --etcd URL[,URL...] --prefix PREFIX [OPTIONS]",
                      "sync --file PATH [OPTIONS]"},
         .summary = "keep the ring equal to a source of truth, publishing only when it "
-                   "changes; its own options are listed by 'ringctl sync --help'",
-        .max_args = UNLIMITED, .names_ring = true)
+                   "changes; one log line per event on standard error; SIGTERM or "
+                   "SIGINT: exit 0",
+        .options = OPTIONS_SYNC, .names_ring = true)
 COMMAND(help, .group = GROUP_OTHER, .synopsis = {"help [COMMAND]"},
         .summary = "print this help, or COMMAND's", .max_args = 1)

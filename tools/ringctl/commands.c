@@ -92,8 +92,8 @@ int ringctl_unknown_command(const char *name)
 {
     const struct ringctl_command *nearest = nearest_command(name);
     if (nearest != NULL)
-        return fail(EXIT_USAGE,
-                    "unknown command '%s' (did you mean '%s'? see 'ringctl --help')",
-                    name, nearest->name);
-    return fail(EXIT_USAGE, "unknown command '%s' (see 'ringctl --help')", name);
+        return ringctl_fail(
+            EXIT_USAGE, "unknown command '%s' (did you mean '%s'? see 'ringctl --help')",
+            name, nearest->name);
+    return ringctl_fail(EXIT_USAGE, "unknown command '%s' (see 'ringctl --help')", name);
 }

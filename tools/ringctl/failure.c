@@ -31,8 +31,8 @@ static bool owner_trusted(const struct ringctl *ctl, uid_t owner)
            (ctl->open.trusted_owner != 0 && owner == ctl->open.trusted_owner);
 }
 
-bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
-                       size_t size)
+bool ringctl_describe_occupant(const struct ringctl *ctl, const char *ring, int err,
+                               char *out, size_t size)
 {
     shmring_ring_object_t object;
     if (shmring_ring_object(ring, ctl->directory, &object) != 0 || !object.exists)
@@ -106,28 +106,48 @@ static void describe_base_directory(const struct ringctl *ctl, char *out, size_t
     }
 }
 
-int library_failure(const char *what, const struct ringctl *ctl, int err)
+int ringctl_library_failure(const char *what, const struct ringctl *ctl, int err)
 {
     char detail[LINE_MAX_BYTES];
     if (err == SHMRING_EBUSY)
-        return fail(EXIT_FAILED,
-                    "ring '%s': another writer holds the ring's lock (waited %d s)",
-                    ctl->ring, ctl->wait_seconds);
+        return ringctl_fail(
+            EXIT_FAILED, "ring '%s': another writer holds the ring's lock (waited %d s)",
+            ctl->ring, ctl->wait_seconds);
     if ((err == SHMRING_EOWNER || err == SHMRING_ENOTRING || err == SHMRING_ENOENT) &&
-        describe_occupant(ctl, ctl->ring, err, detail, sizeof(detail)))
-        return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
+        ringctl_describe_occupant(ctl, ctl->ring, err, detail, sizeof(detail)))
+        return ringctl_fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
     if (err == SHMRING_EBASEDIR) {
         describe_base_directory(ctl, detail, sizeof(detail));
-        return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
+        return ringctl_fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
     }
+    if (err == -EFBIG)
+        return ringctl_fail(
+            EXIT_FAILED,
+            "cannot %s ring '%s': file too large for this process's file size "
+            "limit (ulimit -f); ring unchanged",
+            what, ctl->ring);
     /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
      * typo) deserves its own words. */
     const char *path =
         ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
     struct stat st;
     if (err == SHMRING_ENOENT && stat(path, &st) != 0 && errno == ENOENT)
-        return fail(EXIT_FAILED, "ring '%s': the ring directory %s does not exist",
-                    ctl->ring, path);
-    return fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, ctl->ring,
-                shmring_strerror(err));
+        return ringctl_fail(EXIT_FAILED,
+                            "ring '%s': the ring directory %s does not exist", ctl->ring,
+                            path);
+    /* No space: the memory may be held by processes that keep superseded versions
+     * (mapped or open), which the census names. */
+    shmring_ring_readers_t census;
+    if (err == SHMRING_ENOSPC &&
+        shmring_ring_readers(ctl->ring, &ctl->open, &census) == 0) {
+        bool held = census.superseded_versions > 0;
+        if (held)
+            output_space_holders(&census, detail, sizeof(detail));
+        shmring_ring_readers_free(&census);
+        if (held)
+            return ringctl_fail(EXIT_FAILED, "cannot %s ring '%s': %s; %s", what,
+                                ctl->ring, shmring_strerror(err), detail);
+    }
+    return ringctl_fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, ctl->ring,
+                        shmring_strerror(err));
 }

@@ -6,13 +6,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "options.h"
-#include "cmd_sync.h"
 #include "ringctl.h"
 
 /* The permission bits of a ring that init or load creates without --mode. */
@@ -27,12 +27,13 @@ static void say_waiting(const char *ring, void *data)
         return;
     ctl->said_waiting = true;
     if (ctl->wait_seconds < 0)
-        note("waiting for another writer of ring '%s' to finish (--wait SECONDS bounds "
-             "this)",
-             ring);
+        ringctl_note(
+            "waiting for another writer of ring '%s' to finish (--wait SECONDS bounds "
+            "this)",
+            ring);
     else
-        note("waiting up to %d s for another writer of ring '%s' to finish",
-             ctl->wait_seconds, ring);
+        ringctl_note("waiting up to %d s for another writer of ring '%s' to finish",
+                     ctl->wait_seconds, ring);
 }
 
 /*
@@ -45,22 +46,24 @@ static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ri
     const char *directory = getenv("SHMRING_DIR");
     if (ctl->directory == NULL && directory != NULL) {
         if (directory[0] == '\0')
-            return fail(EXIT_USAGE,
-                        "SHMRING_DIR is set but empty: unset it (for %s) or "
-                        "name a directory",
-                        SHMRING_DEFAULT_DIRECTORY);
+            return ringctl_fail(EXIT_USAGE,
+                                "SHMRING_DIR is set but empty: unset it (for %s) or "
+                                "name a directory",
+                                SHMRING_DEFAULT_DIRECTORY);
         ctl->directory = directory;
     }
     const char *ring = getenv("SHMRING_RING");
     if (!ring_given && needs_ring && ring != NULL) {
         if (ring[0] == '\0')
-            return fail(EXIT_USAGE, "SHMRING_RING is set but empty: unset it (for the "
-                                    "ring 'default') or name a ring");
+            return ringctl_fail(EXIT_USAGE,
+                                "SHMRING_RING is set but empty: unset it (for the "
+                                "ring 'default') or name a ring");
         ctl->ring = ring;
     }
     if (ctl->directory != NULL && strlen(ctl->directory) > SHMRING_DIRECTORY_MAX)
-        return fail(EXIT_USAGE, "the ring directory's path is longer than %d bytes",
-                    SHMRING_DIRECTORY_MAX);
+        return ringctl_fail(EXIT_USAGE,
+                            "the ring directory's path is longer than %d bytes",
+                            SHMRING_DIRECTORY_MAX);
     ctl->open.directory = ctl->directory;
     ctl->writer.directory = ctl->directory;
     return EXIT_OK;
@@ -73,22 +76,23 @@ static int check_command_line(const struct ringctl *ctl,
 {
     for (unsigned bit = 1; bit != 0; bit <<= 1) {
         if ((ctl->given & bit) && !(command->options & bit))
-            return fail(EXIT_USAGE, "option '%s' does not apply to '%s'",
-                        ringctl_option_name((enum option_bit)bit), command->name);
+            return ringctl_fail(EXIT_USAGE, "option '%s' does not apply to '%s'",
+                                ringctl_option_name((enum option_bit)bit), command->name);
     }
     char usage[LINE_MAX_BYTES];
     ringctl_usage_line(command, usage, sizeof(usage));
     if (ctl->arg_count < command->min_args)
-        return fail(EXIT_USAGE, "missing arguments for '%s' (usage: %s)", command->name,
-                    usage);
+        return ringctl_fail(EXIT_USAGE, "missing arguments for '%s' (usage: %s)",
+                            command->name, usage);
     if (ctl->arg_count > command->max_args)
-        return fail(EXIT_USAGE, "too many arguments for '%s' (usage: %s)", command->name,
-                    usage);
+        return ringctl_fail(EXIT_USAGE, "too many arguments for '%s' (usage: %s)",
+                            command->name, usage);
     if (command->names_ring && shmring_ring_name_check(ctl->ring) != 0)
-        return fail(EXIT_USAGE,
-                    "invalid ring name '%s' (1-%d characters of A-Z a-z 0-9 _ . -, "
-                    "not ending in a dot and digits)",
-                    ctl->ring, SHMRING_RING_NAME_MAX);
+        return ringctl_fail(
+            EXIT_USAGE,
+            "invalid ring name '%s' (1-%d characters of A-Z a-z 0-9 _ . -, "
+            "not ending in a dot and digits)",
+            ctl->ring, SHMRING_RING_NAME_MAX);
     return EXIT_OK;
 }
 
@@ -142,7 +146,7 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
         return EXIT_OK;
     }
     if (found == NULL)
-        return fail(EXIT_USAGE, "no command given (see 'ringctl --help')");
+        return ringctl_fail(EXIT_USAGE, "no command given (see 'ringctl --help')");
     bool ring_given = ctl->ring != NULL;
     if (!ring_given)
         ctl->ring = "default";
@@ -150,6 +154,7 @@ static int parse_command_line(int argc, char **argv, struct ringctl *ctl,
     if (status != EXIT_OK)
         return status;
     ctl->writer.wait_ms = ctl->wait_seconds < 0 ? -1 : ctl->wait_seconds * 1000;
+    ctl->argv = argv;
     ctl->args = argv + optind + 1;
     ctl->arg_count = (size_t)(argc - optind - 1);
     status = check_command_line(ctl, found);
@@ -172,16 +177,17 @@ static int finish_output(const struct ringctl *ctl, int status)
         return status;
     int error = output_errno();
     if (ctl->destroyed)
-        return fail(EXIT_FAILED,
-                    "ring '%s' was destroyed, but its report could not be written: %s",
-                    ctl->ring, strerror(error));
+        return ringctl_fail(
+            EXIT_FAILED,
+            "ring '%s' was destroyed, but its report could not be written: %s", ctl->ring,
+            strerror(error));
     if (ctl->published != 0)
-        return fail(EXIT_FAILED,
-                    "ring '%s': generation %" PRIu64
-                    " was published, but its report could not be written: %s",
-                    ctl->ring, ctl->published, strerror(error));
+        return ringctl_fail(EXIT_FAILED,
+                            "ring '%s': generation %" PRIu64
+                            " was published, but its report could not be written: %s",
+                            ctl->ring, ctl->published, strerror(error));
     if (status == EXIT_OK)
-        return fail(EXIT_FAILED, "cannot write output: %s", strerror(error));
+        return ringctl_fail(EXIT_FAILED, "cannot write output: %s", strerror(error));
     return status;
 }
 
@@ -189,11 +195,11 @@ int main(int argc, char **argv)
 {
     /* Before anything else is opened. */
     if (!ringctl_standard_descriptors_valid())
-        return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
-    /* sync is a long-running follower with options of its own, run by a helper of
-     * its own (cmd_sync.c) that parses the whole command line itself. */
-    if (ringctl_sync_requested(argc, argv))
-        return ringctl_sync_main(argc, argv);
+        return ringctl_fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    /* A file size limit (ulimit -f) is an error to report, never a death: with
+     * SIGXFSZ ignored, a write or allocation past it fails with EFBIG. The helper
+     * ringctl-sync inherits the disposition across exec. */
+    signal(SIGXFSZ, SIG_IGN);
     output_open();
     struct ringctl ctl;
     memset(&ctl, 0, sizeof(ctl));

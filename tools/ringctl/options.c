@@ -75,6 +75,32 @@ const struct ringctl_option ringctl_options[] = {
      "the nginx upstream block to import (default: the file's only one)"},
     {"pool", 0, "NAME", CODE_POOL, OPTION_POOL,
      "the twemproxy pool to import (default: the file's only one)"},
+    {"etcd", 0, "URL[,URL...]", CODE_ETCD, OPTION_ETCD,
+     "etcd's client URLs (http:// or https://), tried in turn; with --key or --prefix"},
+    {"key", 0, "KEY", CODE_KEY, OPTION_KEY, "the JSON node set is the value of KEY"},
+    {"prefix", 0, "PREFIX", CODE_PREFIX, OPTION_PREFIX,
+     "one node per key under PREFIX, the value the node's JSON object; the key PREFIX "
+     "itself may hold the parameters"},
+    {"file", 0, "PATH", CODE_FILE, OPTION_FILE,
+     "the JSON node set in PATH, followed with inotify"},
+    {"state", 0, "PATH", CODE_STATE, OPTION_STATE,
+     "keep the last applied node set in PATH (atomically) and restore the ring from it "
+     "when the source is unreachable"},
+    {"metrics", 0, "PATH", CODE_METRICS, OPTION_METRICS,
+     "keep sync's own metrics (revision applied, publications, refusals, errors) in "
+     "PATH, a Prometheus textfile for node_exporter's textfile collector (atomically)"},
+    {"once", 0, NULL, CODE_ONCE, OPTION_ONCE, "sync once and exit: 0 in step, 1 not"},
+    {"backoff-max", 0, "MS", CODE_BACKOFF_MAX, OPTION_BACKOFF_MAX,
+     "longest wait between attempts to reach etcd, 100-3600000 (default 5000)"},
+    {"cacert", 0, "FILE", CODE_CACERT, OPTION_CACERT, "CA bundle for https endpoints"},
+    {"cert", 0, "FILE", CODE_CERT, OPTION_CERT, "client certificate (with --cert-key)"},
+    {"cert-key", 0, "FILE", CODE_CERT_KEY, OPTION_CERT_KEY,
+     "the client certificate's key"},
+    {"user", 0, "NAME", CODE_USER, OPTION_USER,
+     "etcd user; the password is the first line of --password-file's FILE, else "
+     "$SHMRING_ETCD_PASSWORD, never an argument (ps shows arguments to everyone)"},
+    {"password-file", 0, "FILE", CODE_PASSWORD_FILE, OPTION_PASSWORD_FILE,
+     "where --user's password is"},
 };
 
 const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
@@ -143,8 +169,8 @@ static int parse_count(const char *text, const char *what, unsigned long max,
                        unsigned long *out)
 {
     if (!parse_number(text, 10, 1, max, out))
-        return fail(EXIT_USAGE, "%s must be an integer from 1 to %lu: '%s'", what, max,
-                    text);
+        return ringctl_fail(EXIT_USAGE, "%s must be an integer from 1 to %lu: '%s'", what,
+                            max, text);
     return EXIT_OK;
 }
 
@@ -153,7 +179,7 @@ static int parse_up_to(const char *text, unsigned long max, const char *rule,
                        unsigned long *out)
 {
     if (!parse_number(text, 10, 0, max, out))
-        return fail(EXIT_USAGE, "%s: '%s'", rule, text);
+        return ringctl_fail(EXIT_USAGE, "%s: '%s'", rule, text);
     return EXIT_OK;
 }
 
@@ -178,7 +204,8 @@ static int parse_account(const char *text, bool group, unsigned long *out)
     else if (by_user != NULL)
         *out = by_user->pw_uid;
     else
-        return fail(EXIT_USAGE, "unknown %s '%s'", group ? "group" : "user", text);
+        return ringctl_fail(EXIT_USAGE, "unknown %s '%s'", group ? "group" : "user",
+                            text);
     return EXIT_OK;
 }
 
@@ -196,7 +223,7 @@ static int known_name(int parse_result, const char *what, const char *value,
                       const char *choices)
 {
     if (parse_result != 0)
-        return fail(EXIT_USAGE, "unknown %s '%s' (use %s)", what, value, choices);
+        return ringctl_fail(EXIT_USAGE, "unknown %s '%s' (use %s)", what, value, choices);
     return EXIT_OK;
 }
 
@@ -238,15 +265,16 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     }
     case CODE_HASH_KEY:
         if (shmring_node_address_check(value) != 0)
-            return fail(EXIT_USAGE,
-                        "hash key must be 1-255 bytes of UTF-8 without control "
-                        "characters: '%s'",
-                        value);
+            return ringctl_fail(EXIT_USAGE,
+                                "hash key must be 1-255 bytes of UTF-8 without control "
+                                "characters: '%s'",
+                                value);
         ctl->hash_key = value;
         return EXIT_OK;
     case CODE_MODE:
         if (!parse_number(value, 8, 0, 07777, &number) || !mode_valid(number))
-            return fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'", value);
+            return ringctl_fail(EXIT_USAGE, "mode must be 0600, 0640, 0604 or 0644: '%s'",
+                                value);
         ctl->writer.mode = (mode_t)number;
         return EXIT_OK;
     case CODE_GROUP: {
@@ -275,7 +303,7 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         return status;
     }
     default:
-        return fail(EXIT_USAGE, "unexpected option code %d", code);
+        return ringctl_fail(EXIT_USAGE, "unexpected option code %d", code);
     }
 }
 
@@ -292,7 +320,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         return EXIT_OK;
     case CODE_DIR:
         if (value[0] == '\0')
-            return fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
+            return ringctl_fail(EXIT_USAGE, "option '--dir' needs a directory, not ''");
         ctl->directory = value;
         return EXIT_OK;
     case CODE_JSON:
@@ -304,6 +332,20 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
     case CODE_STDIN:
     case CODE_ALL:
         return EXIT_OK; /* its bit in ctl->given says it */
+    case CODE_ETCD:
+    case CODE_KEY:
+    case CODE_PREFIX:
+    case CODE_FILE:
+    case CODE_STATE:
+    case CODE_METRICS:
+    case CODE_ONCE:
+    case CODE_BACKOFF_MAX:
+    case CODE_CACERT:
+    case CODE_CERT:
+    case CODE_CERT_KEY:
+    case CODE_USER:
+    case CODE_PASSWORD_FILE:
+        return EXIT_OK; /* sync's helper reads them from the command line */
     case 'z':
         ctl->nul = true;
         return EXIT_OK;
@@ -326,8 +368,8 @@ int ringctl_option_error(int code, char **argv)
         snprintf(name, sizeof(name), "-%c", optopt);
     }
     if (code == ':')
-        return fail(EXIT_USAGE, "option '%s' needs an argument", name);
+        return ringctl_fail(EXIT_USAGE, "option '%s' needs an argument", name);
     if (optopt != 0 && strncmp(typed, "--", 2) == 0)
-        return fail(EXIT_USAGE, "option '%s' takes no argument", name);
-    return fail(EXIT_USAGE, "unknown option '%s'", name);
+        return ringctl_fail(EXIT_USAGE, "option '%s' takes no argument", name);
+    return ringctl_fail(EXIT_USAGE, "unknown option '%s'", name);
 }

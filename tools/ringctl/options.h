@@ -31,6 +31,20 @@ enum option_code {
     CODE_HASH_KEY,
     CODE_UPSTREAM,
     CODE_POOL,
+    /* sync's own options, read by its helper (tools/sync/). */
+    CODE_ETCD,
+    CODE_KEY,
+    CODE_PREFIX,
+    CODE_FILE,
+    CODE_STATE,
+    CODE_METRICS,
+    CODE_ONCE,
+    CODE_BACKOFF_MAX,
+    CODE_CACERT,
+    CODE_CERT,
+    CODE_CERT_KEY,
+    CODE_USER,
+    CODE_PASSWORD_FILE,
 };
 
 struct ringctl_option {
@@ -50,7 +64,7 @@ extern const struct ringctl_option ringctl_options[];
 extern const size_t ringctl_option_count;
 
 /* The most options the table may hold (checked where it is defined). */
-#define OPTION_TABLE_MAX 40
+#define OPTION_TABLE_MAX 48
 
 /* getopt_long's tables, made from ringctl_options: LONG_OPTIONS has room for
  * OPTION_TABLE_MAX + 1 entries, SHORT_OPTIONS for 3 * OPTION_TABLE_MAX + 2 bytes. */

@@ -87,7 +87,7 @@ static void diagnose(const char *kind, const char *format, va_list ap)
     fputc('\n', stderr);
 }
 
-int fail(int status, const char *format, ...)
+int ringctl_fail(int status, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -96,7 +96,7 @@ int fail(int status, const char *format, ...)
     return status;
 }
 
-void warn(const char *format, ...)
+void ringctl_warn(const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -104,7 +104,7 @@ void warn(const char *format, ...)
     va_end(ap);
 }
 
-void note(const char *format, ...)
+void ringctl_note(const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -199,12 +199,12 @@ static void output_key(const char *key, size_t len)
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
-json_t *json_str(const char *text)
+json_t *ringctl_json_str(const char *text)
 {
     return json_stringn(text, strlen(text));
 }
 
-json_t *json_uint(uint64_t value)
+json_t *ringctl_json_uint(uint64_t value)
 {
     return json_integer((json_int_t)value);
 }
@@ -234,19 +234,19 @@ static void json_set_key(json_t *object, const char *key, size_t len)
                         text != NULL ? json_null() : json_base64(key, len));
 }
 
-const char *state_name(shmring_state_t state)
+const char *ringctl_state_name(shmring_state_t state)
 {
     return state == SHMRING_STATE_UP ? "up" : "down";
 }
 
-json_t *json_node_info(const shmring_node_info_t *node)
+json_t *ringctl_json_node_info(const shmring_node_info_t *node)
 {
     json_t *object = json_object();
-    json_object_set_new(object, "id", json_uint(node->id));
-    json_object_set_new(object, "name", json_str(node->name));
-    json_object_set_new(object, "address", json_str(node->address));
-    json_object_set_new(object, "weight", json_uint(node->weight));
-    json_object_set_new(object, "state", json_string(state_name(node->state)));
+    json_object_set_new(object, "id", ringctl_json_uint(node->id));
+    json_object_set_new(object, "name", ringctl_json_str(node->name));
+    json_object_set_new(object, "address", ringctl_json_str(node->address));
+    json_object_set_new(object, "weight", ringctl_json_uint(node->weight));
+    json_object_set_new(object, "state", json_string(ringctl_state_name(node->state)));
     return object;
 }
 
@@ -295,8 +295,8 @@ static int json_emit(json_t *value, bool indented, char terminator)
     char *text = value != NULL ? json_dumps(value, flags) : NULL;
     json_decref(value);
     if (text == NULL)
-        return fail(EXIT_FAILED, "cannot format JSON output: %s",
-                    shmring_strerror(SHMRING_ENOMEM));
+        return ringctl_fail(EXIT_FAILED, "cannot format JSON output: %s",
+                            shmring_strerror(SHMRING_ENOMEM));
     fputs(text, stdout);
     putchar(terminator);
     free(text);
@@ -321,8 +321,9 @@ static int output_json_record(const struct ringctl *ctl, json_t *value)
  * README's "lookup's output" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
  * (no node name is empty), or one JSON object; then the record's end.
  */
-int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
-                  const shmring_node_t *nodes, int found)
+/* One answer of lookup: FOUND nodes, or (FOUND < 0) the error ERROR. */
+static int lookup_record(const struct ringctl *ctl, const char *key, size_t len,
+                         const shmring_node_t *nodes, int found, const char *error)
 {
     if (ctl->json) {
         json_t *object = json_object();
@@ -330,31 +331,45 @@ int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
         json_t *array = json_array();
         for (int i = 0; i < found; i++) {
             json_t *node = json_object();
-            json_object_set_new(node, "id", json_uint(nodes[i].id));
-            json_object_set_new(node, "name", json_str(nodes[i].name));
-            json_object_set_new(node, "address", json_str(nodes[i].address));
-            json_object_set_new(node, "weight", json_uint(nodes[i].weight));
+            json_object_set_new(node, "id", ringctl_json_uint(nodes[i].id));
+            json_object_set_new(node, "name", ringctl_json_str(nodes[i].name));
+            json_object_set_new(node, "address", ringctl_json_str(nodes[i].address));
+            json_object_set_new(node, "weight", ringctl_json_uint(nodes[i].weight));
             json_array_append_new(array, node);
         }
         json_object_set_new(object, "nodes", array);
         json_object_set_new(object, "error",
-                            found < 0 ? json_string(shmring_strerror(found))
-                                      : json_null());
+                            found < 0 ? json_string(error) : json_null());
         return output_json_record(ctl, object);
     }
     output_key(key, len);
     if (found < 0)
-        printf("\t\t%s", shmring_strerror(found));
+        printf("\t\t%s", error);
     for (int i = 0; i < found; i++)
         printf("\t%s\t%s", nodes[i].name, nodes[i].address);
     output_end_record(ctl);
     return EXIT_OK;
 }
 
+int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
+                  const shmring_node_t *nodes, int found)
+{
+    return lookup_record(ctl, key, len, nodes, found,
+                         found < 0 ? shmring_strerror(found) : NULL);
+}
+
+int output_lookup_too_long(const struct ringctl *ctl, const char *key, size_t len)
+{
+    char error[64];
+    snprintf(error, sizeof(error), "key longer than %d bytes", LOOKUP_KEY_MAX);
+    return lookup_record(ctl, key, len, NULL, -1, error);
+}
+
 int output_flush(void)
 {
     if (fflush(stdout) != 0)
-        return fail(EXIT_FAILED, "cannot write output: %s", strerror(output_errno()));
+        return ringctl_fail(EXIT_FAILED, "cannot write output: %s",
+                            strerror(output_errno()));
     return EXIT_OK;
 }
 
@@ -395,7 +410,7 @@ void output_wrapped(int at, int column, int width, const char *text)
     putchar('\n');
 }
 
-void describe_params(const shmring_params_t *params, char *out, size_t size)
+void ringctl_describe_params(const shmring_params_t *params, char *out, size_t size)
 {
     const char *algorithm = shmring_algorithm_name(params->algorithm);
     const char *hash = shmring_hash_name(params->hash);

@@ -23,11 +23,12 @@ struct ringctl;
 /* ---- output.c: diagnostics, the stdout stream, the shared rules ----------------- */
 
 /* Prints "ringctl: error: MESSAGE" on stderr and returns STATUS. */
-int fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+int ringctl_fail(int status, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Prints "ringctl: warning: MESSAGE", for a problem that does not fail the command. */
-void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void ringctl_warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "ringctl: MESSAGE", a note that is no error. */
-void note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void ringctl_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Makes stdout a stream that keeps why a write failed; output_errno() says it. */
 void output_open(void);
@@ -37,17 +38,20 @@ int output_errno(void);
 int output_json(json_t *value, bool indented);
 
 /* JSON values of what the commands report. */
-json_t *json_str(const char *text);
-json_t *json_uint(uint64_t value);
-json_t *json_node_info(const shmring_node_info_t *node);
-const char *state_name(shmring_state_t state);
+json_t *ringctl_json_str(const char *text);
+json_t *ringctl_json_uint(uint64_t value);
+json_t *ringctl_json_node_info(const shmring_node_info_t *node);
+const char *ringctl_state_name(shmring_state_t state);
 /* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
-void describe_params(const shmring_params_t *params, char *out, size_t size);
+void ringctl_describe_params(const shmring_params_t *params, char *out, size_t size);
 
 /* lookup's answer for KEY: FOUND nodes, or (FOUND < 0) the error record. Returns an
  * exit status. */
 int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
                   const shmring_node_t *nodes, int found);
+/* lookup's error record for a key longer than LOOKUP_KEY_MAX, of which KEY holds the
+ * first LEN bytes. Returns an exit status. */
+int output_lookup_too_long(const struct ringctl *ctl, const char *key, size_t len);
 /* Writes what stdout holds (lookup --stdin answers each key as it comes), or says
  * why it cannot. Returns an exit status. */
 int output_flush(void);
@@ -68,6 +72,10 @@ int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *cens
  * census's failure (0: none), said in the line, null in JSON. */
 void output_readers_line(const shmring_ring_readers_t *census, int err);
 json_t *output_readers_summary(const shmring_ring_readers_t *census, int err);
+/* Writes into OUT who holds the superseded versions of CENSUS, for a publication
+ * that found no space: "3 superseded versions (34.0 MiB) are held by pid 4242
+ * (uid 1001)" (at most 8 processes named, then "and N more"). */
+void output_space_holders(const shmring_ring_readers_t *census, char *out, size_t size);
 
 /* ---- output_show.c: show and list ----------------------------------------------- */
 
@@ -90,7 +98,7 @@ int output_show(const struct ringctl *ctl, const struct show_report *show);
 /* What list shows of one ring. */
 /* What list shows of a ring, and metrics with its readers: the ring's status and
  * its current version's header (zero when nothing is published), read from the
- * control object and the header alone by ring_summary_read() (cmd_list.c). */
+ * control object and the header alone by ringctl_ring_summary_read() (cmd_list.c). */
 struct ring_summary {
     const char *ring;
     shmring_ring_status_t status;
@@ -149,12 +157,5 @@ void output_help(void);
 void output_help_command(const struct ringctl_command *command);
 /* Writes "ringctl SYNOPSIS" (each synopsis line, joined by " or ") into OUT. */
 void ringctl_usage_line(const struct ringctl_command *command, char *out, size_t size);
-
-/* ---- output_sync.c: the sync helper's help -------------------------------------- */
-
-struct sync_option;
-
-/* Prints `ringctl sync --help`: the usage, then each of the COUNT OPTIONS. */
-void output_sync_help(const struct sync_option *options, size_t count);
 
 #endif

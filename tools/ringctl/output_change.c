@@ -48,7 +48,7 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
     char params[256], detail[64];
     switch (change->action) {
     case ACTION_INIT:
-        describe_params(&change->params, params, sizeof(params));
+        ringctl_describe_params(&change->params, params, sizeof(params));
         snprintf(out, size,
                  would ? "would create ring '%s' (%s)" : "created ring '%s' (%s)", ring,
                  params);
@@ -84,10 +84,10 @@ static void describe_change(const struct ringctl *ctl, const struct change *chan
     case ACTION_UP:
         if (change->unchanged) {
             snprintf(out, size, "node '%s' is already %s", node->name,
-                     state_name(node->state));
+                     ringctl_state_name(node->state));
             return;
         }
-        snprintf(detail, sizeof(detail), " %s", state_name(node->state));
+        snprintf(detail, sizeof(detail), " %s", ringctl_state_name(node->state));
         describe_node(ctl, change, would, detail, out, size);
         return;
     case ACTION_ADD:
@@ -120,27 +120,29 @@ static void json_action_keys(json_t *object, const struct change *change)
             json_string(shmring_algorithm_name(change->params.algorithm)));
         json_object_set_new(object, "hash",
                             json_string(shmring_hash_name(change->params.hash)));
-        json_object_set_new(object, "vnodes", json_uint(change->params.vnodes));
-        json_object_set_new(object, "table_size", json_uint(change->params.table_size));
+        json_object_set_new(object, "vnodes", ringctl_json_uint(change->params.vnodes));
+        json_object_set_new(object, "table_size",
+                            ringctl_json_uint(change->params.table_size));
         return;
     case ACTION_LOAD:
-        json_object_set_new(object, "nodes", json_uint(change->node_count));
-        json_object_set_new(object, "added", json_uint(change->diff.added));
-        json_object_set_new(object, "removed", json_uint(change->diff.removed));
-        json_object_set_new(object, "changed_nodes", json_uint(change->diff.changed));
+        json_object_set_new(object, "nodes", ringctl_json_uint(change->node_count));
+        json_object_set_new(object, "added", ringctl_json_uint(change->diff.added));
+        json_object_set_new(object, "removed", ringctl_json_uint(change->diff.removed));
+        json_object_set_new(object, "changed_nodes",
+                            ringctl_json_uint(change->diff.changed));
         json_object_set_new(object, "params_changed",
                             json_boolean(change->params_changed));
         return;
     case ACTION_WEIGHT:
-        json_object_set_new(object, "node", json_node_info(&change->node));
+        json_object_set_new(object, "node", ringctl_json_node_info(&change->node));
         json_object_set_new(object, "previous_weight",
-                            json_uint(change->previous_weight));
+                            ringctl_json_uint(change->previous_weight));
         return;
     case ACTION_ADD:
     case ACTION_REMOVE:
     case ACTION_DOWN:
     case ACTION_UP:
-        json_object_set_new(object, "node", json_node_info(&change->node));
+        json_object_set_new(object, "node", ringctl_json_node_info(&change->node));
         return;
     case ACTION_DESTROY:
         return;
@@ -157,9 +159,9 @@ int output_change(const struct ringctl *ctl, const struct change *change,
         /* A destroyed ring has no generation left to name. */
         bool gone = change->action == ACTION_DESTROY && !ctl->dry_run;
         json_t *object = json_object();
-        json_object_set_new(object, "ring", json_str(ctl->ring));
+        json_object_set_new(object, "ring", ringctl_json_str(ctl->ring));
         json_object_set_new(object, "generation",
-                            gone ? json_null() : json_uint(generation));
+                            gone ? json_null() : ringctl_json_uint(generation));
         json_object_set_new(object, "action", json_string(action_names[change->action]));
         json_object_set_new(object, "dry_run", json_boolean(ctl->dry_run));
         json_object_set_new(object, "changed", json_boolean(!change->unchanged));

@@ -72,8 +72,8 @@ static void describe_node_change(const shmring_difference_t *d, char *line, size
                     d->after.weight);
     }
     if (d->fields & SHMRING_DIFF_STATE) {
-        append_item(line, size, "state %s -> %s", state_name(d->before.state),
-                    state_name(d->after.state));
+        append_item(line, size, "state %s -> %s", ringctl_state_name(d->before.state),
+                    ringctl_state_name(d->after.state));
     }
     if (d->fields & SHMRING_DIFF_ID) {
         append_item(line, size, "id %" PRIu32 " -> %" PRIu32, d->before.id, d->after.id);
@@ -120,12 +120,12 @@ static void check_text(const shmring_nodeset_diff_t *diff, const shmring_params_
             printf("missing %s: address %s, weight %" PRIu32 ", state %s, id %" PRIu32
                    "\n",
                    d.after.name, d.after.address, d.after.weight,
-                   state_name(d.after.state), d.after.id);
+                   ringctl_state_name(d.after.state), d.after.id);
             break;
         case SHMRING_DIFFERENCE_REMOVED:
             printf("extra %s: address %s, weight %" PRIu32 ", state %s, id %" PRIu32 "\n",
                    d.before.name, d.before.address, d.before.weight,
-                   state_name(d.before.state), d.before.id);
+                   ringctl_state_name(d.before.state), d.before.id);
             break;
         case SHMRING_DIFFERENCE_CHANGED:
             describe_node_change(&d, line, sizeof(line));
@@ -163,16 +163,17 @@ static int check_json(const shmring_nodeset_diff_t *diff, const shmring_params_t
         if (json_object_get(entry, "what") == NULL)
             json_object_set_new(entry, "what", json_null());
         json_object_set_new(entry, "ring",
-                            d.before.name != NULL ? json_node_info(&d.before)
+                            d.before.name != NULL ? ringctl_json_node_info(&d.before)
                                                   : json_null());
-        json_object_set_new(
-            entry, "file", d.after.name != NULL ? json_node_info(&d.after) : json_null());
+        json_object_set_new(entry, "file",
+                            d.after.name != NULL ? ringctl_json_node_info(&d.after)
+                                                 : json_null());
         json_array_append_new(list, entry);
     }
     json_t *root = json_pack("{s:b, s:o}", "same", shmring_nodeset_diff_count(diff) == 0,
                              "differences", list);
     if (root == NULL)
-        return fail(EXIT_FAILED, "check: %s", shmring_strerror(SHMRING_ENOMEM));
+        return ringctl_fail(EXIT_FAILED, "check: %s", shmring_strerror(SHMRING_ENOMEM));
     return output_json(root, true);
 }
 

@@ -52,7 +52,7 @@ static void show_table(const struct show_report *show)
             continue;
         printf("%-*" PRIu32 "  %-*s  %-*s  %-6" PRIu32 "  %-5s  %.2f%%\n", id_width,
                node.id, name_width, node.name, address_width, node.address, node.weight,
-               state_name(node.state), show->shares[i] * 100.0);
+               ringctl_state_name(node.state), show->shares[i] * 100.0);
     }
 }
 
@@ -114,8 +114,8 @@ static json_t *show_json(const struct ringctl *ctl, const struct show_report *sh
     const shmring_snapshot_info_t *info = show->info;
     char when[64], mode[16], fingerprint[17];
     json_t *object = json_object();
-    json_object_set_new(object, "ring", json_str(ctl->ring));
-    json_object_set_new(object, "generation", json_uint(status->generation));
+    json_object_set_new(object, "ring", ringctl_json_str(ctl->ring));
+    json_object_set_new(object, "generation", ringctl_json_uint(status->generation));
     json_object_set_new(
         object, "algorithm",
         if_published(show, json_string(shmring_algorithm_name(info->params.algorithm))));
@@ -123,29 +123,34 @@ static json_t *show_json(const struct ringctl *ctl, const struct show_report *sh
         object, "hash",
         if_published(show, json_string(shmring_hash_name(info->params.hash))));
     json_object_set_new(object, "vnodes",
-                        if_published(show, json_uint(info->params.vnodes)));
+                        if_published(show, ringctl_json_uint(info->params.vnodes)));
     json_object_set_new(object, "table_size",
-                        if_published(show, json_uint(info->params.table_size)));
+                        if_published(show, ringctl_json_uint(info->params.table_size)));
     /* envoy-ring's bounds as configured (0: Envoy's default), like table_size. */
-    json_object_set_new(object, "min_ring_size",
-                        if_published(show, json_uint(info->params.min_ring_size)));
-    json_object_set_new(object, "max_ring_size",
-                        if_published(show, json_uint(info->params.max_ring_size)));
+    json_object_set_new(
+        object, "min_ring_size",
+        if_published(show, ringctl_json_uint(info->params.min_ring_size)));
+    json_object_set_new(
+        object, "max_ring_size",
+        if_published(show, ringctl_json_uint(info->params.max_ring_size)));
     json_object_set_new(object, "points",
-                        if_published(show, json_uint(info->point_count)));
+                        if_published(show, ringctl_json_uint(info->point_count)));
     snprintf(fingerprint, sizeof(fingerprint), "%016" PRIx64, info->fingerprint);
     json_object_set_new(object, "fingerprint",
                         if_published(show, json_string(fingerprint)));
-    json_object_set_new(object, "size", if_published(show, json_uint(info->size)));
-    json_object_set_new(object, "up", if_published(show, json_uint(info->up_count)));
-    json_object_set_new(object, "publish_count", json_uint(status->publish_count));
+    json_object_set_new(object, "size",
+                        if_published(show, ringctl_json_uint(info->size)));
+    json_object_set_new(object, "up",
+                        if_published(show, ringctl_json_uint(info->up_count)));
+    json_object_set_new(object, "publish_count",
+                        ringctl_json_uint(status->publish_count));
     format_time(status->published_at, when, sizeof(when));
     json_object_set_new(object, "publisher_pid",
                         status->published_at != 0 ? json_integer(status->publisher_pid)
                                                   : json_null());
     json_object_set_new(object, "published_at",
                         status->published_at != 0 ? json_string(when) : json_null());
-    json_object_set_new(object, "owner", json_uint(status->owner));
+    json_object_set_new(object, "owner", ringctl_json_uint(status->owner));
     snprintf(mode, sizeof(mode), "%04o", (unsigned)status->mode);
     json_object_set_new(object, "mode", json_string(mode));
     json_t *nodes = json_array();
@@ -153,7 +158,7 @@ static json_t *show_json(const struct ringctl *ctl, const struct show_report *sh
         shmring_node_info_t node;
         if (shmring_nodeset_get(show->set, i, &node) != 0)
             continue;
-        json_t *entry = json_node_info(&node);
+        json_t *entry = ringctl_json_node_info(&node);
         json_object_set_new(entry, "share", json_real(show->shares[i]));
         json_array_append_new(nodes, entry);
     }
@@ -174,10 +179,11 @@ int output_show(const struct ringctl *ctl, const struct show_report *show)
 static json_t *list_entry_json(const struct ring_summary *entry)
 {
     json_t *object = json_object();
-    json_object_set_new(object, "ring", json_str(entry->ring));
-    json_object_set_new(object, "generation", json_uint(entry->status.generation));
-    json_object_set_new(object, "nodes", json_uint(entry->info.node_count));
-    json_object_set_new(object, "up", json_uint(entry->info.up_count));
+    json_object_set_new(object, "ring", ringctl_json_str(entry->ring));
+    json_object_set_new(object, "generation",
+                        ringctl_json_uint(entry->status.generation));
+    json_object_set_new(object, "nodes", ringctl_json_uint(entry->info.node_count));
+    json_object_set_new(object, "up", ringctl_json_uint(entry->info.up_count));
     json_object_set_new(object, "algorithm",
                         entry->published ? json_string(shmring_algorithm_name(
                                                entry->info.params.algorithm))

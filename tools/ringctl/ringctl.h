@@ -32,6 +32,15 @@ enum ringctl_exit {
  * fit many times over. */
 #define LINE_MAX_BYTES 8192
 
+/* The longest key `lookup --stdin` looks up (the library has no limit of its own): a
+ * longer one is answered with an error that quotes its first LOOKUP_KEY_QUOTED
+ * bytes, and the stream goes on in the same bounded memory. */
+#define LOOKUP_KEY_MAX 65536
+#define LOOKUP_KEY_QUOTED 64
+/* The largest JSON document load, check and import read (sync's and etcd's cap too):
+ * a larger one, or a file that never ends (a link to /dev/zero), is refused. */
+#define INPUT_DOCUMENT_MAX ((size_t)256 << 20)
+
 /* Options that only some commands accept, one bit each (see options.c for their
  * spellings and help); a command's row says which it accepts. -r, --dir, --json and
  * --help go with every command. One a line: clang-format does not settle on a layout
@@ -55,7 +64,20 @@ enum ringctl_exit {
     XX(RING_SIZE)                                                                        \
     XX(HASH_KEY)                                                                         \
     XX(UPSTREAM)                                                                         \
-    XX(POOL)
+    XX(POOL)                                                                             \
+    XX(ETCD)                                                                             \
+    XX(KEY)                                                                              \
+    XX(PREFIX)                                                                           \
+    XX(FILE)                                                                             \
+    XX(STATE)                                                                            \
+    XX(METRICS)                                                                          \
+    XX(ONCE)                                                                             \
+    XX(BACKOFF_MAX)                                                                      \
+    XX(CACERT)                                                                           \
+    XX(CERT)                                                                             \
+    XX(CERT_KEY)                                                                         \
+    XX(USER)                                                                             \
+    XX(PASSWORD_FILE)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
@@ -63,7 +85,11 @@ enum option_index {
 #define OPTION_INDEX(name_) OPTION_INDEX_##name_,
     OPTION_BITS(OPTION_INDEX)
 #undef OPTION_INDEX
+        OPTION_BIT_TOTAL
 };
+/* Each bit is an enumeration constant, an int: 31 bits at most. One more option that
+ * only some commands take needs a wider type for the bits (given, options, bit). */
+_Static_assert(OPTION_BIT_TOTAL <= 31, "the option bits no longer fit in an int");
 enum option_bit {
 #define OPTION_BIT(name_) OPTION_##name_ = 1u << OPTION_INDEX_##name_,
     OPTION_BITS(OPTION_BIT)
@@ -72,6 +98,11 @@ enum option_bit {
 
 /* What every command that changes a ring (or destroys it) accepts. */
 #define OPTIONS_CHANGE (OPTION_DRY_RUN | OPTION_WAIT)
+/* sync's own options, which its helper ringctl-sync reads (tools/sync/). */
+#define OPTIONS_SYNC                                                                     \
+    (OPTION_ETCD | OPTION_KEY | OPTION_PREFIX | OPTION_FILE | OPTION_STATE |             \
+     OPTION_METRICS | OPTION_ONCE | OPTION_BACKOFF_MAX | OPTION_CACERT | OPTION_CERT |   \
+     OPTION_CERT_KEY | OPTION_USER | OPTION_PASSWORD_FILE)
 
 /* The parsed command line: the inputs of the command (read-only for it but for the
  * outcome fields at the end, which say what it did for main's last words). */
@@ -105,6 +136,9 @@ struct ringctl {
     /* The command's arguments. */
     char **args;
     size_t arg_count;
+    /* The whole command line, as getopt_long left it: sync hands it to its helper,
+     * which reads sync's own options from it with the same table. */
+    char **argv;
 
     /* The outcome. Whether the "waiting for another writer" line was printed (once
      * at most); whether the command changes rings, for messages about whose ring it
@@ -173,18 +207,18 @@ int ringctl_parse_weight(const char *text, uint32_t *weight);
  * where that would leave the operator guessing, a precise line (who holds the lock,
  * what has the ring's name, a missing ring directory). Returns EXIT_FAILED.
  */
-int library_failure(const char *what, const struct ringctl *ctl, int err);
+int ringctl_library_failure(const char *what, const struct ringctl *ctl, int err);
 /* Says, into OUT, what has RING's path when the library refused it with ERR; false
  * when what is there explains nothing. */
-bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, char *out,
-                       size_t size);
+bool ringctl_describe_occupant(const struct ringctl *ctl, const char *ring, int err,
+                               char *out, size_t size);
 
 /* ---- cmd_list.c ------------------------------------------------------------------ */
 
 /* Reads RING's summary (output.h) for list and metrics. Returns 0 or a library
  * error. */
-int ring_summary_read(const struct ringctl *ctl, const char *ring,
-                      struct ring_summary *out);
+int ringctl_ring_summary_read(const struct ringctl *ctl, const char *ring,
+                              struct ring_summary *out);
 
 /* ---- descriptors.c -------------------------------------------------------------- */
 
@@ -206,16 +240,6 @@ enum change_action {
     ACTION_DESTROY,
 };
 
-/* Which nodes a load adds, removes and changes (shmring_nodeset_diff()'s counts). */
-struct nodeset_diff {
-    size_t added;
-    size_t removed;
-    size_t changed;
-    bool params_changed;
-    /* No difference at all: parameters, nodes, ids and order the same. */
-    bool same;
-};
-
 struct change {
     enum change_action action;
     /* Nothing to do: nothing is published. */
@@ -230,9 +254,9 @@ struct change {
     uint32_t previous_weight;
     /* init: the parameters; load: the parameters loaded. */
     shmring_params_t params;
-    /* load: the node count and the differences. */
+    /* load: the node count and which nodes it adds, removes and changes. */
     size_t node_count;
-    struct nodeset_diff diff;
+    shmring_difference_counts_t diff;
     bool params_changed;
 };
 
@@ -253,13 +277,10 @@ enum open_mode {
  * reads the node set, lets APPLY change it, publishes exactly one new generation
  * (or nothing) and reports it. Returns an exit status.
  */
-int run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
-               const void *input);
+int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
+                       const void *input);
 /* Keeps NODE in CHANGE with copies of its strings. */
-void change_keep_node(struct change *change, const shmring_node_info_t *node);
-/* What differs between BEFORE and AFTER. Returns 0 or a library error. */
-int nodeset_diff(const shmring_nodeset_t *before, const shmring_nodeset_t *after,
-                 struct nodeset_diff *out);
+void ringctl_change_keep_node(struct change *change, const shmring_node_info_t *node);
 
 /* The JSON text that load and check read, before the writer lock is taken. */
 struct load_input {
@@ -270,8 +291,8 @@ struct load_input {
 
 /* Reads PATH ("-": standard input) whole into *IN (text freed by the caller). Returns
  * an exit status, having said why on failure. */
-int read_load_input(const char *path, struct load_input *in);
+int ringctl_read_load_input(const char *path, struct load_input *in);
 /* Refuses (SHMRING_EOWNER) to pretend to change a ring of another user. */
-int dry_run_owner_check(const shmring_ring_status_t *status);
+int ringctl_dry_run_owner_check(const shmring_ring_status_t *status);
 
 #endif

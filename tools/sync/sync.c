@@ -37,7 +37,7 @@ bool sync__stopping(const struct sync_context *ctx)
     return ctx->config->stop != NULL && *ctx->config->stop != 0;
 }
 
-int shmring_sync_run(const shmring_sync_config_t *config)
+int ringctl_sync_run(const ringctl_sync_config_t *config)
 {
     struct sync_context ctx = {.config = config};
     struct timespec now;
@@ -46,14 +46,14 @@ int shmring_sync_run(const shmring_sync_config_t *config)
     ctx.random = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15u;
     if (config->name == NULL || config->name[0] == '\0') {
         sync__log(&ctx, "cannot start: no %s given",
-                  config->source == SHMRING_SYNC_FILE ? "file" : "key or prefix");
+                  config->source == RINGCTL_SYNC_FILE ? "file" : "key or prefix");
         return 2;
     }
-    if (config->source != SHMRING_SYNC_FILE && config->endpoint_count == 0) {
+    if (config->source != RINGCTL_SYNC_FILE && config->endpoint_count == 0) {
         sync__log(&ctx, "cannot start: no etcd endpoint given");
         return 2;
     }
-    int status = config->source == SHMRING_SYNC_FILE ? sync__follow_file(&ctx)
+    int status = config->source == RINGCTL_SYNC_FILE ? sync__follow_file(&ctx)
                                                      : sync__follow_etcd(&ctx);
     /* systemd shows the unit as deactivating at once, rather than waiting for the
      * exit to notice (no-op outside systemd). */

@@ -1,12 +1,12 @@
 /*
- * shmring_sync: keeps one ring equal to a source of truth (an etcd key, an etcd
+ * ringctl sync: keeps one ring equal to a source of truth (an etcd key, an etcd
  * prefix with one node per key, or a JSON file), publishing only when the content
- * changes. A static library of its own, linked by ringctl: it needs libcurl and
- * libsystemd, which libshmringctl (linked by every publisher) must not drag in.
- * Not installed; the interface is ringctl's.
+ * changes. The modules of the helper ringctl-sync, linked by it alone: they need
+ * libcurl and libsystemd, which neither libshmringctl (linked by every publisher) nor
+ * ringctl's other commands may drag in. Not installed.
  */
-#ifndef SHMRING_SYNC_H
-#define SHMRING_SYNC_H
+#ifndef RINGCTL_SYNC_H
+#define RINGCTL_SYNC_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -14,21 +14,21 @@
 
 #include "shmring_ctl.h"
 
-typedef enum shmring_sync_source {
+typedef enum ringctl_sync_source {
     /* The whole JSON node set is the value of one etcd key. */
-    SHMRING_SYNC_ETCD_KEY,
+    RINGCTL_SYNC_ETCD_KEY,
     /* One node per key under a prefix; the key equal to the prefix, if any, holds
      * the parameters (see README "Many hosts"). */
-    SHMRING_SYNC_ETCD_PREFIX,
+    RINGCTL_SYNC_ETCD_PREFIX,
     /* A JSON node set in a file, followed with inotify. */
-    SHMRING_SYNC_FILE,
-} shmring_sync_source_t;
+    RINGCTL_SYNC_FILE,
+} ringctl_sync_source_t;
 
-typedef struct shmring_sync_config {
+typedef struct ringctl_sync_config {
     const char *ring;
     /* The ring directory, mode and group for a ring sync creates (NULL: defaults). */
     const shmring_writer_options_t *writer;
-    shmring_sync_source_t source;
+    ringctl_sync_source_t source;
     /* etcd: base URLs such as "http://127.0.0.1:2379", tried in turn. */
     const char *const *endpoints;
     size_t endpoint_count;
@@ -54,7 +54,7 @@ typedef struct shmring_sync_config {
     /* Receives each log line (no newline); NULL: standard error. */
     void (*log)(void *data, const char *line);
     void *log_data;
-} shmring_sync_config_t;
+} ringctl_sync_config_t;
 
 /*
  * Follows the source until *config->stop is set (returns 0), or syncs once with
@@ -64,6 +64,6 @@ typedef struct shmring_sync_config {
  * and STOPPING=1 when *config->stop ends the run. Returns 2 when the configuration cannot
  * work at all (one log line says why).
  */
-int shmring_sync_run(const shmring_sync_config_t *config);
+int ringctl_sync_run(const ringctl_sync_config_t *config);
 
 #endif

@@ -40,7 +40,7 @@ struct view {
 static void view_clear(struct view *v)
 {
     for (size_t i = 0; i < v->count; i++)
-        etcd_kv_clear(&v->kvs[i]);
+        sync__etcd_kv_clear(&v->kvs[i]);
     free(v->kvs);
     v->kvs = NULL;
     v->count = 0;
@@ -113,15 +113,15 @@ static bool view_apply(struct view *v, bool deleted, struct etcd_kv *kv)
     size_t at = view_find(v, kv->key, kv->key_len, &found);
     if (deleted) {
         if (found) {
-            etcd_kv_clear(&v->kvs[at]);
+            sync__etcd_kv_clear(&v->kvs[at]);
             memmove(&v->kvs[at], &v->kvs[at + 1], (v->count - at - 1) * sizeof(*v->kvs));
             v->count--;
         }
-        etcd_kv_clear(kv);
+        sync__etcd_kv_clear(kv);
         return true;
     }
     if (found) {
-        etcd_kv_clear(&v->kvs[at]);
+        sync__etcd_kv_clear(&v->kvs[at]);
         v->kvs[at] = *kv;
         *kv = (struct etcd_kv){0};
         return true;
@@ -270,7 +270,7 @@ static bool on_message(void *data, const struct etcd_watch_event *events, size_t
         copy.key = malloc(kv.key_len + 1);
         copy.value = malloc(kv.value_len + 1);
         if (copy.key == NULL || copy.value == NULL) {
-            etcd_kv_clear(&copy);
+            sync__etcd_kv_clear(&copy);
             return false;
         }
         memcpy(copy.key, kv.key, kv.key_len + 1);
@@ -279,7 +279,7 @@ static bool on_message(void *data, const struct etcd_watch_event *events, size_t
         copy.value_len = kv.value_len;
         copy.mod_revision = kv.mod_revision;
         if (!view_apply(v, events[i].deleted, &copy)) {
-            etcd_kv_clear(&copy);
+            sync__etcd_kv_clear(&copy);
             return false;
         }
     }
@@ -312,14 +312,14 @@ static size_t prefix_range_end(const char *prefix, size_t len, char *out)
 
 int sync__follow_etcd(struct sync_context *ctx)
 {
-    const shmring_sync_config_t *c = ctx->config;
+    const ringctl_sync_config_t *c = ctx->config;
     struct view v = {.ctx = ctx,
-                     .prefix_mode = c->source == SHMRING_SYNC_ETCD_PREFIX,
+                     .prefix_mode = c->source == RINGCTL_SYNC_ETCD_PREFIX,
                      .name = c->name,
                      .name_len = strlen(c->name)};
     char *range_end = malloc(v.name_len + 1);
     struct etcd_client *client = NULL;
-    if (range_end == NULL || etcd_client_new(ctx, &client) != 0) {
+    if (range_end == NULL || sync__etcd_client_new(ctx, &client) != 0) {
         free(range_end);
         sync__log(ctx, "cannot start: %s", shmring_strerror(SHMRING_ENOMEM));
         return 2;
@@ -339,13 +339,13 @@ int sync__follow_etcd(struct sync_context *ctx)
             struct etcd_kv *kvs = NULL;
             size_t count = 0;
             int64_t revision = 0;
-            if (!etcd_range(client, v.name, v.name_len, v.prefix_mode ? range_end : NULL,
-                            range_end_len, &kvs, &count, &revision, error,
-                            sizeof(error))) {
+            if (!sync__etcd_range(client, v.name, v.name_len,
+                                  v.prefix_mode ? range_end : NULL, range_end_len, &kvs,
+                                  &count, &revision, error, sizeof(error))) {
                 sync__log(ctx, "cannot read %s from %s: %s", shown != NULL ? shown : "?",
-                          etcd_client_endpoint(client), error);
+                          sync__etcd_client_endpoint(client), error);
                 sync__event(ctx, SYNC_EVENT_ERROR);
-                etcd_client_fail_over(client);
+                sync__etcd_client_fail_over(client);
                 /* Every endpoint failed once: bring back the last node set now, so
                  * that workers have a ring while etcd is away. */
                 if (++failures >= c->endpoint_count && !restore_tried && !ctx->in_step) {
@@ -364,7 +364,8 @@ int sync__follow_etcd(struct sync_context *ctx)
             backoff.attempt = 0;
             view_replace(&v, kvs, count, revision);
             sync__log(ctx, "read %zu key%s at revision %" PRId64 " from %s", v.count,
-                      v.count == 1 ? "" : "s", revision, etcd_client_endpoint(client));
+                      v.count == 1 ? "" : "s", revision,
+                      sync__etcd_client_endpoint(client));
             enum sync_outcome outcome = publish_view(&v);
             if (c->once) {
                 status = outcome == SYNC_PUBLISHED || outcome == SYNC_UNCHANGED ? 0 : 1;
@@ -373,7 +374,7 @@ int sync__follow_etcd(struct sync_context *ctx)
             read_needed = false;
         }
         int64_t watched = v.revision;
-        enum etcd_watch_end end = etcd_watch(
+        enum etcd_watch_end end = sync__etcd_watch(
             client, v.name, v.name_len, v.prefix_mode ? range_end : NULL, range_end_len,
             v.revision + 1, on_message, on_caught_up, &v, error, sizeof(error));
         if (sync__stopping(ctx))
@@ -397,10 +398,10 @@ int sync__follow_etcd(struct sync_context *ctx)
             sync__log(ctx,
                       "lost the watch on %s at revision %" PRId64
                       ": %s; ring kept, resuming",
-                      etcd_client_endpoint(client), v.revision, error);
+                      sync__etcd_client_endpoint(client), v.revision, error);
         }
         sync__event(ctx, SYNC_EVENT_ERROR);
-        etcd_client_fail_over(client);
+        sync__etcd_client_fail_over(client);
         if (!sync__backoff_wait(ctx, &backoff))
             break;
     }
@@ -408,6 +409,6 @@ int sync__follow_etcd(struct sync_context *ctx)
     forget_node_keys(&v);
     view_clear(&v);
     free(range_end);
-    etcd_client_free(client);
+    sync__etcd_client_free(client);
     return status;
 }

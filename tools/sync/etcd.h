@@ -3,8 +3,8 @@
  * /v3/auth/authenticate; keys and values in base64, 64-bit integers as strings),
  * over libcurl, with failover between endpoints, TLS and password authentication.
  */
-#ifndef SHMRING_SYNC_ETCD_H
-#define SHMRING_SYNC_ETCD_H
+#ifndef RINGCTL_SYNC_ETCD_H
+#define RINGCTL_SYNC_ETCD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,26 +23,26 @@ struct etcd_kv {
     int64_t mod_revision;
 };
 
-void etcd_kv_clear(struct etcd_kv *kv);
+void sync__etcd_kv_clear(struct etcd_kv *kv);
 
 struct etcd_client;
 
-int etcd_client_new(struct sync_context *ctx, struct etcd_client **out);
-void etcd_client_free(struct etcd_client *client);
+int sync__etcd_client_new(struct sync_context *ctx, struct etcd_client **out);
+void sync__etcd_client_free(struct etcd_client *client);
 /* The endpoint in use, for log lines. */
-const char *etcd_client_endpoint(const struct etcd_client *client);
+const char *sync__etcd_client_endpoint(const struct etcd_client *client);
 /* Moves on to the next endpoint (after a failure). */
-void etcd_client_fail_over(struct etcd_client *client);
+void sync__etcd_client_fail_over(struct etcd_client *client);
 
 /*
  * Reads KEY (with RANGE_END: every key from KEY up to RANGE_END, exclusive; NULL:
  * KEY alone), filling a new array of key-values (sorted by key, as etcd returns
- * them; free each with etcd_kv_clear() and the array with free()) and the store's
+ * them; free each with sync__etcd_kv_clear() and the array with free()) and the store's
  * revision. Returns true, or false with ERROR (SIZE bytes) saying why.
  */
-bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
-                const char *range_end, size_t range_end_len, struct etcd_kv **kvs,
-                size_t *count, int64_t *revision, char *error, size_t size);
+bool sync__etcd_range(struct etcd_client *client, const char *key, size_t key_len,
+                      const char *range_end, size_t range_end_len, struct etcd_kv **kvs,
+                      size_t *count, int64_t *revision, char *error, size_t size);
 
 /* What a watch message carries, handed to the watcher's callback. */
 struct etcd_watch_event {
@@ -61,7 +61,7 @@ enum etcd_watch_end {
 };
 
 /*
- * Watches KEY (RANGE_END as for etcd_range()) from START_REVISION, calling
+ * Watches KEY (RANGE_END as for sync__etcd_range()) from START_REVISION, calling
  * ON_MESSAGE for every message that carries events, with them and the message's
  * revision, then ON_CAUGHT_UP once the messages that arrived together are all
  * handed over (one call after a backlog of many); either returns false to end the
@@ -69,10 +69,10 @@ enum etcd_watch_end {
  * etcd cancels the watch, saying which; ERROR says why.
  */
 enum etcd_watch_end
-etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
-           const char *range_end, size_t range_end_len, int64_t start_revision,
-           bool (*on_message)(void *data, const struct etcd_watch_event *events,
-                              size_t count, int64_t revision),
-           bool (*on_caught_up)(void *data), void *data, char *error, size_t size);
+sync__etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
+                 const char *range_end, size_t range_end_len, int64_t start_revision,
+                 bool (*on_message)(void *data, const struct etcd_watch_event *events,
+                                    size_t count, int64_t revision),
+                 bool (*on_caught_up)(void *data), void *data, char *error, size_t size);
 
 #endif

@@ -36,14 +36,14 @@ struct etcd_client {
     size_t token_endpoint;
 };
 
-void etcd_kv_clear(struct etcd_kv *kv)
+void sync__etcd_kv_clear(struct etcd_kv *kv)
 {
     free(kv->key);
     free(kv->value);
     *kv = (struct etcd_kv){0};
 }
 
-int etcd_client_new(struct sync_context *ctx, struct etcd_client **out)
+int sync__etcd_client_new(struct sync_context *ctx, struct etcd_client **out)
 {
     static bool initialized;
     if (!initialized) {
@@ -64,7 +64,7 @@ int etcd_client_new(struct sync_context *ctx, struct etcd_client **out)
     return 0;
 }
 
-void etcd_client_free(struct etcd_client *client)
+void sync__etcd_client_free(struct etcd_client *client)
 {
     if (client == NULL)
         return;
@@ -73,12 +73,12 @@ void etcd_client_free(struct etcd_client *client)
     free(client);
 }
 
-const char *etcd_client_endpoint(const struct etcd_client *client)
+const char *sync__etcd_client_endpoint(const struct etcd_client *client)
 {
     return client->ctx->config->endpoints[client->endpoint];
 }
 
-void etcd_client_fail_over(struct etcd_client *client)
+void sync__etcd_client_fail_over(struct etcd_client *client)
 {
     client->endpoint = (client->endpoint + 1) % client->ctx->config->endpoint_count;
 }
@@ -224,10 +224,10 @@ static CURLcode prepare_tls(CURL *curl, void *ssl_ctx, void *data)
 static long post(struct etcd_client *client, const char *path, const char *request,
                  bool stream, struct body *reply, char *error, size_t size)
 {
-    const shmring_sync_config_t *c = client->ctx->config;
+    const ringctl_sync_config_t *c = client->ctx->config;
     CURL *curl = client->curl;
     char url[2048];
-    snprintf(url, sizeof(url), "%s%s", etcd_client_endpoint(client), path);
+    snprintf(url, sizeof(url), "%s%s", sync__etcd_client_endpoint(client), path);
     curl_easy_reset(curl);
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request);
@@ -324,7 +324,7 @@ static char *request_text(json_t *request, char *error, size_t size)
 /* Logs in with the configured user, once per endpoint, keeping the token. */
 static bool authenticate(struct etcd_client *client, char *error, size_t size)
 {
-    const shmring_sync_config_t *c = client->ctx->config;
+    const ringctl_sync_config_t *c = client->ctx->config;
     if (c->user == NULL ||
         (client->token != NULL && client->token_endpoint == client->endpoint))
         return true;
@@ -406,16 +406,16 @@ static bool kv_of(const json_t *object, struct etcd_kv *kv)
     if (key == NULL ||
         shmring_base64_decode(key, strlen(key), &kv->key, &kv->key_len) != 0 ||
         shmring_base64_decode(value, strlen(value), &kv->value, &kv->value_len) != 0) {
-        etcd_kv_clear(kv);
+        sync__etcd_kv_clear(kv);
         return false;
     }
     kv->mod_revision = int64_of(json_object_get(object, "mod_revision"));
     return true;
 }
 
-bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
-                const char *range_end, size_t range_end_len, struct etcd_kv **kvs,
-                size_t *count, int64_t *revision, char *error, size_t size)
+bool sync__etcd_range(struct etcd_client *client, const char *key, size_t key_len,
+                      const char *range_end, size_t range_end_len, struct etcd_kv **kvs,
+                      size_t *count, int64_t *revision, char *error, size_t size)
 {
     if (!authenticate(client, error, size))
         return false;
@@ -446,7 +446,7 @@ bool etcd_range(struct etcd_client *client, const char *key, size_t key_len,
     if (!ok) {
         snprintf(error, size, "unreadable range answer");
         for (size_t i = 0; array != NULL && i < n; i++)
-            etcd_kv_clear(&array[i]);
+            sync__etcd_kv_clear(&array[i]);
         free(array);
         json_decref(root);
         return false;
@@ -541,7 +541,7 @@ static bool watch_line(void *data, const char *line, size_t len)
             go_on = false;
         }
         for (size_t i = 0; events != NULL && i < n; i++)
-            etcd_kv_clear(&events[i].kv);
+            sync__etcd_kv_clear(&events[i].kv);
         free(events);
         if (!go_on)
             w->ended = true;
@@ -568,11 +568,11 @@ static bool watch_lines_end(void *data)
 }
 
 enum etcd_watch_end
-etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
-           const char *range_end, size_t range_end_len, int64_t start_revision,
-           bool (*on_message)(void *data, const struct etcd_watch_event *events,
-                              size_t count, int64_t revision),
-           bool (*on_caught_up)(void *data), void *data, char *error, size_t size)
+sync__etcd_watch(struct etcd_client *client, const char *key, size_t key_len,
+                 const char *range_end, size_t range_end_len, int64_t start_revision,
+                 bool (*on_message)(void *data, const struct etcd_watch_event *events,
+                                    size_t count, int64_t revision),
+                 bool (*on_caught_up)(void *data), void *data, char *error, size_t size)
 {
     if (!authenticate(client, error, size))
         return ETCD_WATCH_LOST;
