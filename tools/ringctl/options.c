@@ -38,8 +38,7 @@ const struct ringctl_option ringctl_options[] = {
     {"help", 'h', NULL, 'h', 0, "print this help and exit"},
     {"version", 'V', NULL, 'V', 0, "print the version and exit"},
     {"algorithm", 0, "A", CODE_ALGORITHM, OPTION_ALGORITHM,
-     "ring (default), maglev or ketama, or a peer's placement: twemproxy, nginx, "
-     "libketama, envoy-maglev or envoy-ring (README.md, \"Peer algorithms\")"},
+     "the placement algorithm (README.md, \"Peer algorithms\"), one of:"},
     {"hash", 0, "H", CODE_HASH, OPTION_HASH,
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "

@@ -115,6 +115,23 @@ static size_t commands_taking(unsigned bit, const struct ringctl_command **last)
     return count;
 }
 
+/* " ring (default), maglev, ...": the library's algorithms, in the order of its
+ * table, so that a new algorithm is in the help without a line here. */
+static void algorithm_list(char *out, size_t size)
+{
+    shmring_params_t defaults;
+    shmring_params_default(&defaults);
+    size_t len = 0;
+    for (unsigned i = 0; len < size; i++) {
+        const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
+        if (strcmp(name, "unknown") == 0)
+            break;
+        int added = snprintf(out + len, size - len, "%s %s%s", i == 0 ? "" : ",", name,
+                             i == (unsigned)defaults.algorithm ? " (default)" : "");
+        len += added > 0 ? (size_t)added : 0;
+    }
+}
+
 /* Prints option O; with PREFIX, its help begins by naming the commands taking it. */
 static void print_option(const struct ringctl_option *o, bool prefix)
 {
@@ -126,8 +143,10 @@ static void print_option(const struct ringctl_option *o, bool prefix)
             len += snprintf(text + len, sizeof(text) - (size_t)len, "%s%s",
                             len == 0 ? "(" : ", ", ringctl_commands[i].name);
     }
-    snprintf(text + len, sizeof(text) - (size_t)len, "%s%s", len > 0 ? ") " : "",
-             o->help);
+    len += snprintf(text + len, sizeof(text) - (size_t)len, "%s%s", len > 0 ? ") " : "",
+                    o->help);
+    if (o->code == CODE_ALGORITHM)
+        algorithm_list(text + len, sizeof(text) - (size_t)len);
     print_entry(label, text);
 }
 
