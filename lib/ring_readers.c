@@ -278,15 +278,19 @@ static int census_list_for(struct census *c, uint64_t dev, uint64_t ino,
 
 /*
  * Reads P's command (/proc/PID/comm, "" when it cannot be read) and effective uid
- * (the Uid line of /proc/PID/status, UID_UNKNOWN when it cannot be read), once. Not
- * the owner of /proc/PID: the kernel shows root there for a process that is not
- * dumpable, such as a daemon that dropped root's privileges for another user's.
+ * (UID_UNKNOWN when it cannot be read), once, for a process with something to report.
+ * The uid is the owner of the directory /proc/PID: for the directory the kernel skips
+ * the dumpable check that makes root the owner of the files in it for a process that
+ * changed its uid.
  */
 static void read_identity(int proc_fd, struct process *p)
 {
     if (p->named)
         return;
     p->named = true;
+    struct stat st;
+    if (fstatat(proc_fd, p->pid_text, &st, 0) == 0)
+        p->uid = (uint32_t)st.st_uid;
     char path[PROC_PATH_MAX];
     snprintf(path, sizeof(path), "%s/comm", p->pid_text);
     int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
@@ -297,22 +301,6 @@ static void read_identity(int proc_fd, struct process *p)
     while (len > 0 && p->command[len - 1] == '\n')
         len--;
     p->command[len] = '\0';
-    /* The Uid line comes before any text of the process's own but its name, which
-     * the kernel prints with newlines escaped: the first "\nUid:" is the kernel's. */
-    char status[2048];
-    snprintf(path, sizeof(path), "%s/status", p->pid_text);
-    fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-    got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
-    if (fd >= 0)
-        close(fd);
-    if (got <= 0)
-        return;
-    status[got] = '\0';
-    const char *line = strstr(status, "\nUid:");
-    unsigned long real, effective;
-    if (line != NULL && sscanf(line, "\nUid: %lu %lu", &real, &effective) == 2 &&
-        effective < UID_UNKNOWN)
-        p->uid = (uint32_t)effective;
 }
 
 /*
