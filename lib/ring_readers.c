@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,21 @@
 #include "array_internal.h"
 #include "control_internal.h"
 #include "ring_dir_internal.h"
+
+/* The census's fields added to the public structures took their room to grow, and no
+ * more, on every platform: the structures keep their sizes and earlier offsets. */
+_Static_assert(offsetof(shmring_ring_reader_t, uid) ==
+                       offsetof(shmring_ring_reader_t, mapped_bytes) + 8 &&
+                   sizeof(shmring_ring_reader_t) ==
+                       offsetof(shmring_ring_reader_t, mapped_bytes) + 8 + 4 * 8,
+               "shmring_ring_reader_t outgrew its room");
+_Static_assert(offsetof(shmring_ring_readers_t, uncounted_count) ==
+                       offsetof(shmring_ring_readers_t, superseded_bytes) + 8 &&
+                   offsetof(shmring_ring_readers_t, reserved) ==
+                       offsetof(shmring_ring_readers_t, uncounted_count) + 2 * 8 &&
+                   sizeof(shmring_ring_readers_t) ==
+                       offsetof(shmring_ring_readers_t, superseded_bytes) + 8 + 4 * 8,
+               "shmring_ring_readers_t outgrew its room");
 
 #define DELETED_SUFFIX " (deleted)"
 /* "PID/map_files/START-END" with 64-bit hexadecimal addresses, or "PID/fd/NUMBER". */
