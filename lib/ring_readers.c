@@ -368,12 +368,12 @@ static shmring_ring_reader_t *entry_add(shmring_ring_reader_t **list, size_t *ca
 /*
  * The object of a mapping of generation GENERATION, DEV and INO as /proc/PID/maps
  * gives them (the kernel's own numbers, whatever path a mount namespace shows),
- * adding it to the census (and judging it) when it is new. Returns 0 or
- * SHMRING_ENOMEM. Most objects are judged without a system call, so that a process of
- * many mappings costs little: on another device, not the ring's; linked and older
- * than the census's listing of the ring directory, not in it, so not the ring's.
- * Only a newer linked version costs a look into the ring directory, and an unlinked
- * object on the ring's device a stat() through /proc/PID/map_files (its owner).
+ * adding it to the census (and judging it) when it is new; SIZE_MAX when the mapping
+ * is gone. Returns 0 or SHMRING_ENOMEM. Most objects are judged without a system call, so
+ * that a process of many mappings costs little: on another device, not the ring's; linked
+ * and older than the census's listing of the ring directory, not in it, so not the
+ * ring's. Only a newer linked version costs a look into the ring directory, and an
+ * unlinked object on the ring's device a stat() through /proc/PID/map_files (its owner).
  */
 static int mapping_object(struct census *c, int proc_fd, const struct process *p,
                           uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
@@ -401,13 +401,18 @@ static int mapping_object(struct census *c, int proc_fd, const struct process *p
         char path[PROC_PATH_MAX];
         snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, p->pid_text,
                  start, end);
+        /* The verdict is kept for every process that maps the object, so it is made
+         * only from the object itself: a process that unmaps or replaces the mapping
+         * meanwhile (to have another's superseded version judged by its failure)
+         * loses this one mapping of its own from the census, nothing else. */
         struct stat st;
-        if (object_stat(proc_fd, path, &st) == 0)
-            first.verdict = (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino
-                                ? verdict_of(c, &st)
-                                : VERDICT_FOREIGN;
-        else
+        int failure = object_stat(proc_fd, path, &st) == 0 ? 0 : errno;
+        if (failure == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino)
+            first.verdict = verdict_of(c, &st);
+        else if (failure == EPERM || failure == EACCES)
             first.verdict = VERDICT_BY_PROCESS;
+        else
+            return 0;
     }
     return object_add(c, &first, index);
 }
@@ -502,7 +507,7 @@ static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *map
         size_t index;
         err = mapping_object(c, proc_fd, p, start, end, dev, ino, generation, deleted,
                              &index);
-        if (err == 0) {
+        if (err == 0 && index != SIZE_MAX) {
             const struct hit hit = {.object = index, .mapped_bytes = end - start};
             err = hit_add(c, &hit);
         }
