@@ -112,6 +112,15 @@ static int read_password(const char *file, char *out, size_t size)
 
 /* Keeps the value of sync's option CODE (options.h) in *ARGS; false for an option
  * that is not sync's. */
+/* sync's no-space hook: ringctl's census of who holds superseded versions of the
+ * ring, which sync writes (as its owner, trusting no other). */
+static bool describe_no_space(const char *ring, const shmring_writer_options_t *writer,
+                              char *out, size_t size)
+{
+    const shmring_open_options_t options = {.directory = writer->directory};
+    return output_space_holders(ring, &options, out, size);
+}
+
 static bool keep_option(struct sync_arguments *args, int code, const char *value)
 {
     switch (code) {
@@ -246,6 +255,7 @@ static int run(int argc, char **argv)
     }
     writer.directory = args.directory;
     config.writer = &writer;
+    config.describe_no_space = describe_no_space;
     config.ring = ring;
 
     return ringctl_sync_run(&config);
