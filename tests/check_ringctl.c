@@ -3028,6 +3028,48 @@ START_TEST(test_ring_directory)
 }
 END_TEST
 
+/* Each message names what is wrong: the directory and why, or the ring when the
+ * directory is good. /proc passes every check of owner and mode, so only the
+ * library's own code for a kernel filesystem tells it from a missing ring. */
+START_TEST(test_ring_directory_messages)
+{
+    const char *proc = fmt("ringctl: error: ring '%s': directory '/proc' is not a ring "
+                           "directory: it is on a kernel filesystem (like /proc or /sys) "
+                           "that cannot hold rings\n",
+                           ring);
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "show");
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "init");
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "destroy");
+
+    EXPECT(2, "",
+           "ringctl: error: --dir 'rel/x': the ring directory must be an absolute path\n",
+           "--dir", "rel/x", "-r", ring, "show");
+    ck_assert_int_eq(setenv("SHMRING_DIR", "rel/x", 1), 0);
+    EXPECT(2, "",
+           "ringctl: error: SHMRING_DIR 'rel/x': the ring directory must be an absolute "
+           "path\n",
+           "-r", ring, "init");
+    ck_assert_int_eq(unsetenv("SHMRING_DIR"), 0);
+
+    const char *dir = make_ring_directory();
+    const char *file = fmt("%s/file", dir);
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    EXPECT(1, "",
+           fmt("ringctl: error: ring '%s': directory '%s' is not a ring directory: it is "
+               "not a directory\n",
+               ring, file),
+           "--dir", file, "-r", ring, "show");
+    ck_assert_int_eq(unlink(file), 0);
+
+    /* A good directory without the ring: the ring is what is missing. */
+    EXPECT(1, "", fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
+           "--dir", dir, "-r", ring, "show");
+    ck_assert_int_eq(count_entries(dir), 0);
+}
+END_TEST
+
 /* SHMRING_RING= and SHMRING_DIR= (set but empty) are errors, not the defaults. */
 START_TEST(test_environment_empty)
 {
@@ -3587,7 +3629,10 @@ START_TEST(test_lookup_stdin_long_key)
 }
 END_TEST
 
-/* A read error ends the stream with its own line and exit status 1, never 0. */
+/* A read error ends the stream with its own line and exit status 1, never 0. The
+ * stdio reader reported read() errors too (ferror()); what it took for the end of
+ * input, exit 0, was getdelim()'s ENOMEM on a long line, which
+ * test_lookup_stdin_long_key feeds. */
 START_TEST(test_lookup_stdin_read_error)
 {
     make_ring();
@@ -4534,6 +4579,7 @@ static Suite *ringctl_suite(void)
     tcase_add_checked_fixture(trust, setup, teardown);
     tcase_set_timeout(trust, 120);
     tcase_add_test(trust, test_ring_directory);
+    tcase_add_test(trust, test_ring_directory_messages);
     tcase_add_test(trust, test_environment_empty);
     tcase_add_test(trust, test_init_modes);
     tcase_add_test(trust, test_squatted_names);
