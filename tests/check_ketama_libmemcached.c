@@ -292,17 +292,17 @@ static Suite *ketama_suite(void)
 {
     Suite *s = suite_create("ketama_libmemcached");
     TCase *tc = tcase_create("random_sets");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, random_server_sets);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("down_nodes");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, down_nodes_are_left_out);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("edge_cases");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, equal_addresses_tie_by_index);
     tcase_add_test(tc, extreme_weights);
     tcase_add_test(tc, float_rounding_cases);

@@ -1428,7 +1428,7 @@ static Suite *reader_suite(void)
     tcase_add_test(resilience, test_refuses_hostile_versions);
     tcase_add_test(resilience, test_survives_destroy_and_recreate);
     tcase_add_test(resilience, test_old_mappings_released);
-    tcase_set_timeout(resilience, 180);
+    tcase_set_timeout(resilience, 300);
     suite_add_tcase(s, resilience);
 
     TCase *concurrency = tcase_create("concurrency");
@@ -1437,7 +1437,7 @@ static Suite *reader_suite(void)
     tcase_add_test(concurrency, test_status_consistent_while_switching);
     tcase_add_test(concurrency, test_forked_child_keeps_working);
     tcase_add_test(concurrency, test_reader_process_sees_live_updates);
-    tcase_set_timeout(concurrency, 120);
+    tcase_set_timeout(concurrency, 300);
     suite_add_tcase(s, concurrency);
 
     TCase *serialized = tcase_create("serialized");
@@ -1447,7 +1447,7 @@ static Suite *reader_suite(void)
     tcase_add_test(serialized, test_serialized_refuses_overlapping_calls);
     tcase_add_test(serialized, test_serialized_forked_child_follows);
     tcase_add_test(serialized, test_serialized_threads_take_turns);
-    tcase_set_timeout(serialized, 180);
+    tcase_set_timeout(serialized, 300);
     suite_add_tcase(s, serialized);
     return s;
 }

@@ -1470,7 +1470,7 @@ static Suite *snapshot_validate_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fuzz");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, every_bit_flip_is_refused);
     tcase_add_test(tc, random_garbage);
     tcase_add_test(tc, resealed_mutations_never_crash);

@@ -895,13 +895,13 @@ static Suite *stress_suite(void)
     TCase *load = tcase_create("load");
     tcase_add_checked_fixture(load, setup, teardown);
     tcase_add_test(load, test_consistent_under_load);
-    tcase_set_timeout(load, 300);
+    tcase_set_timeout(load, 900);
     suite_add_tcase(s, load);
 
     TCase *open = tcase_create("open");
     tcase_add_checked_fixture(open, setup, teardown);
     tcase_add_test(open, test_open_while_publishing);
-    tcase_set_timeout(open, 120);
+    tcase_set_timeout(open, 300);
     suite_add_tcase(s, open);
     return s;
 }
