@@ -56,14 +56,17 @@ KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~
 FORGE_BYTES = 32
 
 
-def forge_basis():
-    """The columns in row-echelon form: {leading bit: (column, the tail bytes whose
-    flips sum to it, as a bit mask)}."""
+def forge_basis(suffix):
+    """The columns in row-echelon form, for tails followed by SUFFIX: {leading bit:
+    (column, the tail bytes whose flips sum to it, as a bit mask)}. A fixed suffix
+    multiplies each column by the same invertible factor, so the columns stay
+    independent whatever it is."""
     tail = b"A" * FORGE_BYTES
-    crc = zlib.crc32(tail)
+    crc = zlib.crc32(tail + suffix)
     basis = {}
     for i in range(FORGE_BYTES):
-        column, flips = zlib.crc32(tail[:i] + b"C" + tail[i + 1:]) ^ crc, 1 << i
+        column = zlib.crc32(tail[:i] + b"C" + tail[i + 1:] + suffix) ^ crc
+        flips = 1 << i
         while column:
             top = column.bit_length() - 1
             if top not in basis:
@@ -76,27 +79,32 @@ def forge_basis():
     return basis
 
 
-FORGE_BASIS = forge_basis()
+# The bases by suffix length (the columns depend on nothing else).
+FORGE_BASES = {0: forge_basis(b"")}
 
 
-def forge_key(label, target):
+def forge_key(label, target, suffix=b""):
     """A key of KEY_BYTES whose CRC-32 (nginx's key hash, nutcracker's crc32a) is
-    TARGET: LABEL (of KEY_BYTES), "-", and the tail that makes the CRC TARGET."""
+    TARGET: LABEL (of KEY_BYTES), "-", and the tail that makes the CRC TARGET. With
+    SUFFIX, the CRC-32 of the key followed by SUFFIX is TARGET instead."""
+    basis = FORGE_BASES.get(len(suffix))
+    if basis is None:
+        basis = FORGE_BASES[len(suffix)] = forge_basis(suffix)
     prefix = label + b"-"
     tail = bytearray(b"A" * FORGE_BYTES)
-    change = zlib.crc32(prefix + tail) ^ target
+    change = zlib.crc32(prefix + tail + suffix) ^ target
     flips = 0
-    for top in sorted(FORGE_BASIS, reverse=True):
+    for top in sorted(basis, reverse=True):
         if change >> top & 1:
-            change ^= FORGE_BASIS[top][0]
-            flips ^= FORGE_BASIS[top][1]
+            change ^= basis[top][0]
+            flips ^= basis[top][1]
     for i in range(FORGE_BYTES):
         if flips >> i & 1:
             tail[i] = ord("C")
     key = prefix + bytes(tail)
-    if zlib.crc32(key) != target or not all(b in KEY_BYTES for b in key):
+    if zlib.crc32(key + suffix) != target or not all(b in KEY_BYTES for b in key):
         raise Failure("forged %r for %08x, whose CRC-32 is %08x" %
-                      (key, target, zlib.crc32(key)))
+                      (key, target, zlib.crc32(key + suffix)))
     return key
 
 

@@ -60,16 +60,22 @@ def server_points(server, weight=1):
 
 def colliding_sockets(directory):
     """Two Unix socket paths in DIRECTORY whose servers share a point: the same place
-    on the continuum, which nginx gives to the server listed first."""
-    seen = {}
-    for i in range(100000):
-        server = "unix:%s/eq%d.sock" % (directory, i)
-        for p in server_points(server):
-            other = seen.get(p)
-            if other is not None and other != server:
-                return other, server, p
-            seen[p] = server
-    raise Failure("no colliding socket paths found")
+    on the continuum, which nginx gives to the server listed first. Constructed, not
+    searched for: a server's first point is the CRC-32 of its path, a NUL (its empty
+    port) and four zero bytes (server_points()), so a path forged onto the last
+    point of the first server's chain starts the second server's chain there. The
+    two share exactly that point, since the next one of the chain is beyond the
+    first server's 160."""
+    first = "unix:%s/eq-a.sock" % directory
+    shared = server_points(first)[-1]
+    second_path = forge_key(("%s/eq-b" % directory).encode(), shared,
+                            suffix=b"\0" * 5).decode()
+    second = "unix:" + second_path
+    common = set(server_points(first)) & set(server_points(second))
+    if common != {shared}:
+        raise Failure("the socket paths %s and %s share the points %s, where they were "
+                      "made to share %08x" % (first, second, sorted(common), shared))
+    return first, second, shared
 
 
 def ipv6_loopback():
