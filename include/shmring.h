@@ -79,7 +79,7 @@ enum shmring_limits {
  * and its text cannot drift apart.
  */
 #define SHMRING_ERRNO_MAP(XX)                                                            \
-    XX(ENOENT, -ENOENT, "no such ring or node")                                          \
+    XX(ENOENT, -ENOENT, "no such ring")                                                  \
     XX(EACCES, -EACCES, "permission denied")                                             \
     XX(EPERM, -EPERM, "operation not permitted")                                         \
     XX(ENOMEM, -ENOMEM, "out of memory")                                                 \

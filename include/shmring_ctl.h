@@ -774,7 +774,15 @@ shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out);
  * any error nothing is published and the ring is unchanged. Fills *generation if not
  * NULL. Returns 0, SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large,
  * or the ring's generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (see
- * SHMRING_WRITER_ATOMIC_CREATE) or another negated errno value.
+ * SHMRING_WRITER_ATOMIC_CREATE), -EFBIG (see below) or another negated errno value.
+ *
+ * File size limits: an object larger than the caller's RLIMIT_FSIZE (ulimit -f) is
+ * refused with -EFBIG before it is allocated, so this call (like
+ * shmring_writer_open(), which allocates the control object) never raises SIGXFSZ,
+ * whose default action would kill the process. The library does not change signal
+ * dispositions, which are process-wide: a program that lowers RLIMIT_FSIZE from one
+ * thread while another publishes should ignore SIGXFSZ itself (ringctl does), and
+ * then gets -EFBIG from the kernel.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
                                                           const shmring_nodeset_t *set,
@@ -816,9 +824,43 @@ typedef struct shmring_ring_reader {
     bool current;
     /* Bytes of the version this process maps (twice for two handles that map it). */
     uint64_t mapped_bytes;
+    /* The process's user (the owner of /proc/PID: its effective uid), or
+     * (uint32_t)-1 when it could not be read. */
+    uint32_t uid;
+    /* Descriptors the process holds open on the version: a descriptor keeps a
+     * superseded version's memory in use just as a mapping does, while mapping
+     * nothing. */
+    uint32_t descriptors;
+    /* A shmring_reader_kind_t: SHMRING_READER_COUNTED in
+     * shmring_ring_readers_t.readers, one of the others in its uncounted list. */
+    uint32_t kind;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[4];
+    uint32_t reserved_word;
+    uint64_t reserved[2];
 } shmring_ring_reader_t;
+
+/* Why a process is in a census's readers or apart from them. */
+typedef enum shmring_reader_kind {
+    /* It maps or holds a version that is provably the ring's: counted. */
+    SHMRING_READER_COUNTED = 0,
+    /* It maps or holds an object named like a version of the ring that the census
+     * could not prove to be the ring's (another device or inode than the ring's
+     * objects, or an unlinked file of another owner: what a user sees who mounted a
+     * directory of their own over the ring's path in a mount namespace of their
+     * own). Its bytes are in no figure of the ring. */
+    SHMRING_READER_UNVERIFIED = 1,
+    /* It has more than SHMRING_READERS_PROCESS_MAX mappings or descriptors, or more
+     * than SHMRING_READERS_PROCESS_BYTES_MAX bytes of mappings' lines: the census read
+     * no further, so whether it holds a version is unknown (generation
+     * and bytes are 0). */
+    SHMRING_READER_TOO_LARGE = 2,
+} shmring_reader_kind_t;
+
+/* The most lines of /proc/PID/maps, and the most descriptors, that the census reads
+ * of one process (the kernel's default vm.max_map_count is 65530), and the most bytes
+ * of its /proc/PID/maps (an average line of 256 bytes: a path may be 4095). */
+#define SHMRING_READERS_PROCESS_MAX 32768
+#define SHMRING_READERS_PROCESS_BYTES_MAX (8u << 20)
 
 /* One version of a ring that at least one process maps. */
 typedef struct shmring_ring_version_use {
@@ -854,20 +896,36 @@ typedef struct shmring_ring_readers {
     /* The superseded versions in VERSIONS and the bytes they keep in use. */
     size_t superseded_versions;
     uint64_t superseded_bytes;
+    /* Processes listed apart, one entry each, by pid: those whose objects could not
+     * be proven the ring's (SHMRING_READER_UNVERIFIED: generation is the lowest their
+     * objects are named with, mapped_bytes and descriptors the sums over them all)
+     * and those too large to inspect (SHMRING_READER_TOO_LARGE). Nothing of theirs is
+     * in VERSIONS or the superseded figures. Owned by the library until
+     * shmring_ring_readers_free(). */
+    size_t uncounted_count;
+    shmring_ring_reader_t *uncounted;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[4];
+    uint64_t reserved[2];
 } shmring_ring_readers_t;
 
 /*
  * Finds every process, among those the caller may inspect, that maps a version of
- * RING (read from /proc/PID/maps: a mapping of DIR/shmring.RING/version.GEN, or of
- * that path marked "(deleted)" once a newer version superseded it), and fills *out.
- * Owners are trusted as by shmring_open_with() (OPTIONS may be NULL). Processes in
- * another mount namespace that see the ring directory under another path are not
- * found. Free with shmring_ring_readers_free(). Returns 0, the codes of
- * shmring_ring_status(), SHMRING_ENOMEM, or a negated errno value when /proc cannot
- * be read. Thread-safe; it reads /proc once, so it costs milliseconds, not a lookup's
- * nanoseconds.
+ * RING or holds a descriptor open on one (read from /proc/PID/maps and /proc/PID/fd:
+ * DIR/shmring.RING/version.GEN, or that path marked "(deleted)" once a newer version
+ * superseded it), and fills *out. A mapping or descriptor counts only when its object
+ * is provably the ring's: the same device and inode as a version the census opened
+ * in the ring directory itself, or an unlinked regular file of the ring's owner on
+ * the ring directory's device (checked with stat() through /proc/PID/fd and, for
+ * a caller with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE, /proc/PID/map_files;
+ * without them, an unlinked version mapped and not held open counts when the
+ * process is the owner's). Other processes are listed apart (uncounted). Owners are
+ * trusted as by shmring_open_with() (OPTIONS may be NULL). Processes in another
+ * mount namespace that see the ring directory under another path, processes of pid
+ * namespaces the caller cannot see, and descriptors passed over a Unix socket and
+ * held only in flight are not found. Free with shmring_ring_readers_free(). Returns
+ * 0, the codes of shmring_ring_status(), SHMRING_ENOMEM, or a negated errno value
+ * when /proc cannot be read. Thread-safe; its cost is linear in the mappings and
+ * descriptors it reads (at most SHMRING_READERS_PROCESS_MAX of each per process).
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_readers(const char *ring, const shmring_open_options_t *options,

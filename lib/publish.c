@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,22 @@ static int ring_reveal(shmring_writer_t *w)
 }
 
 /*
+ * Whether a file of SIZE bytes fits the caller's RLIMIT_FSIZE: -EFBIG when it does
+ * not. posix_fallocate() past the limit raises SIGXFSZ, whose default action kills
+ * the process; a library must not die of a signal its caller did not ask for, and
+ * cannot ignore it behind the caller's back (the disposition is process-wide), so
+ * it asks first. (A caller that changed the limit meanwhile from another thread
+ * still gets the signal; one that ignores SIGXFSZ gets -EFBIG from the kernel.)
+ */
+static int check_file_size_limit(off_t size)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return (rlim_t)size > limit.rlim_cur ? -EFBIG : 0;
+}
+
+/*
  * Fills the hidden directory DIR_FD of a ring being created: the lock (taken at
  * once), the control object allocated in full and initialized, then the modes and
  * group asked for.
@@ -159,6 +176,8 @@ static int ring_fill(shmring_writer_t *w, const shmring_writer_options_t *option
     /* openat()'s mode is filtered by the umask; the ring's mode must not be. */
     if (err == 0 && fchmod(fd, options->mode) != 0)
         err = shmring__errno_code();
+    if (err == 0)
+        err = check_file_size_limit(CONTROL_SIZE);
     if (err == 0) {
         int rc = posix_fallocate(fd, 0, CONTROL_SIZE);
         if (rc != 0)
@@ -436,6 +455,8 @@ static int version_create(const shmring_writer_t *w, const char *name,
     if (err == 0 && fchmod(fd, w->mode & 0444) != 0)
         err = shmring__errno_code();
     PUBLISH_HOOK(PUBLISH_STEP_VERSION_OWNED);
+    if (err == 0)
+        err = check_file_size_limit((off_t)size);
     if (err == 0) {
         int rc = posix_fallocate(fd, 0, (off_t)size);
         if (rc != 0)

@@ -1,14 +1,25 @@
 /*
- * The readers census: which processes map which version of a ring, read from
- * /proc/PID/maps.
+ * The readers census: which processes map, or hold a descriptor open on, which
+ * version of a ring, read from /proc/PID/maps and /proc/PID/fd.
  *
  * A reader maps a version's object whole and keeps it mapped until it switches to a
  * newer one; a publisher unlinks the superseded object at once, so its memory stays
- * in use, invisible to ls, for as long as any process still maps it. The kernel
- * names such a mapping by the path the object had, followed by " (deleted)". A
- * mapping belongs to the ring when its path is DIR/shmring.RING/version.GEN, with DIR
- * resolved as the kernel prints it (no symbolic links), and its device is the ring
- * directory's: a path alone could name a file of another mount namespace.
+ * in use, invisible to ls, for as long as any process still maps it or holds a
+ * descriptor on it. The kernel names such an object by the path it had, followed by
+ * " (deleted)". A path DIR/shmring.RING/version.GEN (DIR resolved as the kernel
+ * prints it, no symbolic links) only makes an object a candidate: a user who mounts a
+ * directory of their own over the ring's path in a mount namespace of their own shows
+ * the same path. So an object counts only when it is provably the ring's: the device
+ * and inode of a version this census opened in the ring directory itself, or an
+ * unlinked regular file of the ring's owner on the ring directory's device, as stat()
+ * through /proc/PID/fd or /proc/PID/map_files shows the object itself (that stat
+ * follows the kernel's reference, not a path of anyone's namespace). A process whose
+ * candidates are not provably the ring's is listed apart, its bytes in no figure.
+ *
+ * Objects are found by device and inode in a hash table, so the census costs time
+ * linear in the lines and descriptors it reads, and it reads at most
+ * SHMRING_READERS_PROCESS_MAX of each per process: a larger process is reported as
+ * too large to inspect, whatever it holds.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,45 +30,163 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "array_internal.h"
+#include "control_internal.h"
 #include "ring_dir_internal.h"
 
 #define DELETED_SUFFIX " (deleted)"
+/* "PID/map_files/START-END" with 64-bit hexadecimal addresses, or "PID/fd/NUMBER". */
+#define PROC_PATH_MAX 64
+#define UID_UNKNOWN ((uint32_t)-1)
+
+/* Whether an object is the ring's. */
+enum verdict {
+    VERDICT_RING,
+    VERDICT_FOREIGN,
+    /* A mapping whose object the caller may not stat (map_files needs CAP_SYS_ADMIN
+     * or CAP_CHECKPOINT_RESTORE): the ring's for a process of the ring's owner, who
+     * could change the ring anyway, foreign for anyone else's. */
+    VERDICT_BY_PROCESS,
+};
+
+/* One object (device and inode) that some process maps or holds, named like a
+ * version of the ring. */
+struct object_use {
+    uint64_t dev;
+    uint64_t ino;
+    uint64_t generation;
+    enum verdict verdict;
+    bool deleted;
+    /* The largest counted mapping, or the object's size when a counted process holds
+     * a descriptor on it, in whole pages. */
+    uint64_t bytes;
+    /* Counted processes that map or hold it. */
+    size_t processes;
+    /* The last counted process whose hits were committed, and its entry for this
+     * object in readers: processes are scanned one after the other. */
+    int64_t last_pid;
+    size_t entry;
+};
+
+/* One mapping or descriptor of the process being scanned, committed to the census
+ * only when the whole process could be read. */
+struct hit {
+    size_t object;
+    uint64_t mapped_bytes;
+    /* A descriptor: the object's size in whole pages (0 for a mapping). */
+    uint64_t held_bytes;
+    bool descriptor;
+};
 
 /* The census being built. */
 struct census {
     /* "DIR/shmring.RING/version.", as /proc prints the paths of its objects. */
     char prefix[PATH_MAX + ENTRY_NAME_MAX + FILE_NAME_MAX];
     size_t prefix_len;
-    unsigned dev_major;
-    unsigned dev_minor;
+    int dir_fd;
+    struct stat dir_st;
+    /* The ring's control object, mapped: its current generation, without a system
+     * call. */
+    const struct control_block *control;
+    /* The newest version the ring directory held when the census listed it: a linked
+     * object of an older generation that is not in OBJECTS is not the ring's. */
+    uint64_t listed_generation;
+    uint64_t page_size;
     shmring_ring_reader_t *readers;
     size_t reader_count;
     size_t reader_capacity;
-    /* One per distinct object (generation and inode) mapped by anyone. */
-    struct object_use {
-        uint64_t generation;
-        uint64_t inode;
-        bool deleted;
-        uint64_t bytes;
-        size_t processes;
-        /* The last pid counted in PROCESSES, so a process that maps the object
-         * twice counts once (processes are scanned one after the other). */
-        int64_t last_pid;
-    } * objects;
+    shmring_ring_reader_t *uncounted;
+    size_t uncounted_count;
+    size_t uncounted_capacity;
+    struct object_use *objects;
     size_t object_count;
     size_t object_capacity;
+    /* Open addressing over OBJECTS: index + 1, 0 for an empty slot; a power of two
+     * at least twice OBJECT_COUNT. */
+    size_t *slots;
+    size_t slot_count;
+    struct hit *hits;
+    size_t hit_count;
+    size_t hit_capacity;
     size_t inspected;
     size_t hidden;
 };
 
+/* The process being scanned. */
+struct process {
+    int64_t pid;
+    const char *pid_text;
+    uint32_t uid;
+    char command[16];
+    bool named;
+    bool too_large;
+};
+
+static size_t slot_of(const struct census *c, uint64_t dev, uint64_t ino)
+{
+    /* Fibonacci hashing of both keys: inodes of one tmpfs are dense small numbers. */
+    uint64_t hash = (ino ^ (dev * 0x9e3779b97f4a7c15u)) * 0x9e3779b97f4a7c15u;
+    return (size_t)(hash >> 32) & (c->slot_count - 1);
+}
+
+/* The index of object DEV/INO in the census, or SIZE_MAX. */
+static size_t object_find(const struct census *c, uint64_t dev, uint64_t ino)
+{
+    if (c->slot_count == 0)
+        return SIZE_MAX;
+    for (size_t s = slot_of(c, dev, ino);; s = (s + 1) & (c->slot_count - 1)) {
+        if (c->slots[s] == 0)
+            return SIZE_MAX;
+        const struct object_use *object = &c->objects[c->slots[s] - 1];
+        if (object->dev == dev && object->ino == ino)
+            return c->slots[s] - 1;
+    }
+}
+
+/* Adds FIRST (not yet in the census) and sets *INDEX to it. Returns 0 or
+ * SHMRING_ENOMEM. */
+static int object_add(struct census *c, const struct object_use *first, size_t *index)
+{
+    if (2 * (c->object_count + 1) > c->slot_count) {
+        size_t count = c->slot_count == 0 ? 64 : 2 * c->slot_count;
+        size_t *slots = calloc(count, sizeof(*slots));
+        if (slots == NULL)
+            return SHMRING_ENOMEM;
+        free(c->slots);
+        c->slots = slots;
+        c->slot_count = count;
+        for (size_t i = 0; i < c->object_count; i++) {
+            size_t s = slot_of(c, c->objects[i].dev, c->objects[i].ino);
+            while (c->slots[s] != 0)
+                s = (s + 1) & (c->slot_count - 1);
+            c->slots[s] = i + 1;
+        }
+    }
+    if (shmring__array_push((void **)&c->objects, &c->object_capacity, &c->object_count,
+                            first, sizeof(*first)) == NULL)
+        return SHMRING_ENOMEM;
+    *index = c->object_count - 1;
+    size_t s = slot_of(c, first->dev, first->ino);
+    while (c->slots[s] != 0)
+        s = (s + 1) & (c->slot_count - 1);
+    c->slots[s] = *index + 1;
+    return 0;
+}
+
+static uint64_t whole_pages(const struct census *c, uint64_t bytes)
+{
+    return (bytes + c->page_size - 1) / c->page_size * c->page_size;
+}
+
 /*
- * Parses the path of a mapping: the generation of a version of the census's ring,
- * and whether the object was unlinked. Returns false for any other path.
+ * Parses the path of a mapping or descriptor: the generation of a version of the
+ * census's ring, and whether the object was unlinked. Returns false for any other
+ * path.
  */
 static bool parse_version_path(const struct census *c, const char *path,
                                uint64_t *generation, bool *deleted)
@@ -78,129 +207,486 @@ static bool parse_version_path(const struct census *c, const char *path,
     return shmring__is_version_file(digits, generation);
 }
 
-/* Reads /proc/PID/comm into COMMAND ("" when it cannot be read). */
-static void read_command(int proc_fd, const char *pid, char command[16])
+/* Whether ST, the status of an object named like a version that the census does not
+ * know, is the ring's: an unlinked regular file of the ring's owner on its device (a
+ * linked version of the ring is known once census_list_for() listed it). */
+static enum verdict verdict_of(const struct census *c, const struct stat *st)
 {
-    char path[32];
-    command[0] = '\0';
-    snprintf(path, sizeof(path), "%s/comm", pid);
-    int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t got = read(fd, command, 15);
-    close(fd);
-    size_t len = got > 0 ? (size_t)got : 0;
-    while (len > 0 && command[len - 1] == '\n')
-        len--;
-    command[len] = '\0';
+    return S_ISREG(st->st_mode) && st->st_dev == c->dir_st.st_dev &&
+                   st->st_uid == c->dir_st.st_uid && st->st_nlink == 0
+               ? VERDICT_RING
+               : VERDICT_FOREIGN;
 }
 
-/* Adds one mapping of version GENERATION (object INODE) by PID to the census. */
-static int add_mapping(struct census *c, int64_t pid, const char *command,
-                       uint64_t generation, uint64_t inode, bool deleted, uint64_t bytes)
+/* Adds a linked version of the ring directory to the census, as the ring's. */
+static int visit_version(int dir_fd, const char *name, void *data)
 {
-    shmring_ring_reader_t *reader = NULL;
-    for (size_t i = c->reader_count; i > 0; i--) {
-        shmring_ring_reader_t *candidate = &c->readers[i - 1];
-        if (candidate->pid != pid)
-            break;
-        /* Until census_finish(), CURRENT holds "not unlinked": an unlinked object
-         * named like the current version is a destroyed ring's (see there). */
-        if (candidate->generation == generation && candidate->current == !deleted)
-            reader = candidate;
-    }
-    if (reader == NULL) {
-        const shmring_ring_reader_t first = {
-            .pid = pid, .generation = generation, .current = !deleted};
-        reader = shmring__array_push((void **)&c->readers, &c->reader_capacity,
-                                     &c->reader_count, &first, sizeof(first));
-        if (reader == NULL)
-            return SHMRING_ENOMEM;
-        snprintf(reader->command, sizeof(reader->command), "%s", command);
-    }
-    reader->mapped_bytes += bytes;
+    struct census *c = data;
+    uint64_t generation;
+    if (!shmring__is_version_file(name, &generation))
+        return 0;
+    int fd;
+    struct stat st;
+    /* A version that is gone, or not the owner's, is not one to find. */
+    if (shmring__object_open(dir_fd, &c->dir_st, name, O_RDONLY, &fd, &st) != 0)
+        return 0;
+    close(fd);
+    if (generation > c->listed_generation)
+        c->listed_generation = generation;
+    if (object_find(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino) != SIZE_MAX)
+        return 0;
+    const struct object_use first = {.dev = (uint64_t)st.st_dev,
+                                     .ino = (uint64_t)st.st_ino,
+                                     .generation = generation,
+                                     .verdict = VERDICT_RING,
+                                     .last_pid = -1};
+    size_t index;
+    return object_add(c, &first, &index);
+}
 
-    struct object_use *object = NULL;
-    for (size_t i = 0; i < c->object_count && object == NULL; i++) {
-        if (c->objects[i].generation == generation && c->objects[i].inode == inode)
-            object = &c->objects[i];
+/* Lists the ring directory, adding its versions to the census, as the ring held them
+ * at generation CURRENT or later: once more for each generation published while the
+ * census runs, at most. Returns 0, SHMRING_ENOMEM or a negated errno value. */
+static int census_list(struct census *c, uint64_t current)
+{
+    int err = shmring__dir_each(c->dir_fd, visit_version, c);
+    if (err == 0 && current > c->listed_generation)
+        c->listed_generation = current;
+    return err;
+}
+
+/*
+ * For a linked object DEV/INO named like version GENERATION that the census does not
+ * know: lists the ring directory again when that version may have been published
+ * since it was listed (no system call otherwise, whatever a process maps), and sets
+ * *INDEX to the object's, or SIZE_MAX when it is still not the ring's. Returns 0,
+ * SHMRING_ENOMEM or a negated errno value.
+ */
+static int census_list_for(struct census *c, uint64_t dev, uint64_t ino,
+                           uint64_t generation, size_t *index)
+{
+    *index = SIZE_MAX;
+    uint64_t current = __atomic_load_n(&c->control->generation, __ATOMIC_ACQUIRE);
+    if (generation <= c->listed_generation || generation > current ||
+        current == CONTROL_GENERATION_DESTROYED)
+        return 0;
+    int err = census_list(c, current);
+    if (err == 0)
+        *index = object_find(c, dev, ino);
+    return err;
+}
+
+/*
+ * Reads P's command (/proc/PID/comm, "" when it cannot be read) and effective uid
+ * (the Uid line of /proc/PID/status, UID_UNKNOWN when it cannot be read), once. Not
+ * the owner of /proc/PID: the kernel shows root there for a process that is not
+ * dumpable, such as a daemon that dropped root's privileges for another user's.
+ */
+static void read_identity(int proc_fd, struct process *p)
+{
+    if (p->named)
+        return;
+    p->named = true;
+    char path[PROC_PATH_MAX];
+    snprintf(path, sizeof(path), "%s/comm", p->pid_text);
+    int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, p->command, sizeof(p->command) - 1);
+    if (fd >= 0)
+        close(fd);
+    size_t len = got > 0 ? (size_t)got : 0;
+    while (len > 0 && p->command[len - 1] == '\n')
+        len--;
+    p->command[len] = '\0';
+    /* The Uid line comes before any text of the process's own but its name, which
+     * the kernel prints with newlines escaped: the first "\nUid:" is the kernel's. */
+    char status[2048];
+    snprintf(path, sizeof(path), "%s/status", p->pid_text);
+    fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return;
+    status[got] = '\0';
+    const char *line = strstr(status, "\nUid:");
+    unsigned long real, effective;
+    if (line != NULL && sscanf(line, "\nUid: %lu %lu", &real, &effective) == 2 &&
+        effective < UID_UNKNOWN)
+        p->uid = (uint32_t)effective;
+}
+
+/*
+ * stat() of the object behind a /proc magic link (PATH in DIR_FD), filling the fields
+ * the census uses. AT_STATX_DONT_SYNC: a file system that would ask a server (a FUSE
+ * server of another user's, which could take forever to answer) answers from what it
+ * has. Returns 0 or -1 with errno set.
+ */
+static int object_stat(int dir_fd, const char *path, struct stat *st)
+{
+    struct statx stx;
+    if (statx(dir_fd, path, AT_STATX_DONT_SYNC,
+              STATX_TYPE | STATX_MODE | STATX_INO | STATX_UID | STATX_NLINK | STATX_SIZE,
+              &stx) != 0)
+        return -1;
+    memset(st, 0, sizeof(*st));
+    st->st_mode = stx.stx_mode;
+    st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    st->st_ino = (ino_t)stx.stx_ino;
+    st->st_uid = stx.stx_uid;
+    st->st_nlink = stx.stx_nlink;
+    st->st_size = (off_t)stx.stx_size;
+    return 0;
+}
+
+static int hit_add(struct census *c, const struct hit *hit)
+{
+    return shmring__array_push((void **)&c->hits, &c->hit_capacity, &c->hit_count, hit,
+                               sizeof(*hit)) == NULL
+               ? SHMRING_ENOMEM
+               : 0;
+}
+
+/* Adds an entry for P to LIST (readers or uncounted). Returns it, or NULL when
+ * memory ran out. */
+static shmring_ring_reader_t *entry_add(shmring_ring_reader_t **list, size_t *capacity,
+                                        size_t *count, const struct process *p,
+                                        uint32_t kind, uint64_t generation, bool current)
+{
+    shmring_ring_reader_t entry = {.pid = p->pid,
+                                   .generation = generation,
+                                   .current = current,
+                                   .uid = p->uid,
+                                   .kind = kind};
+    snprintf(entry.command, sizeof(entry.command), "%s", p->command);
+    return shmring__array_push((void **)list, capacity, count, &entry, sizeof(entry));
+}
+
+/*
+ * The object of a mapping of generation GENERATION, DEV and INO as /proc/PID/maps
+ * gives them (the kernel's own numbers, whatever path a mount namespace shows),
+ * adding it to the census (and judging it) when it is new. Returns 0 or
+ * SHMRING_ENOMEM. Most objects are judged without a system call, so that a process of
+ * many mappings costs little: on another device, not the ring's; linked and older
+ * than the census's listing of the ring directory, not in it, so not the ring's.
+ * Only a newer linked version costs a look into the ring directory, and an unlinked
+ * object on the ring's device a stat() through /proc/PID/map_files (its owner).
+ */
+static int mapping_object(struct census *c, int proc_fd, const struct process *p,
+                          uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
+                          uint64_t generation, bool deleted, size_t *index)
+{
+    *index = object_find(c, dev, ino);
+    if (*index != SIZE_MAX) {
+        c->objects[*index].deleted = c->objects[*index].deleted || deleted;
+        return 0;
     }
-    if (object == NULL) {
-        const struct object_use first = {
-            .generation = generation, .inode = inode, .last_pid = -1};
-        object = shmring__array_push((void **)&c->objects, &c->object_capacity,
-                                     &c->object_count, &first, sizeof(first));
-        if (object == NULL)
-            return SHMRING_ENOMEM;
+    struct object_use first = {.dev = dev,
+                               .ino = ino,
+                               .generation = generation,
+                               .verdict = VERDICT_FOREIGN,
+                               .deleted = deleted,
+                               .last_pid = -1};
+    if (dev != (uint64_t)c->dir_st.st_dev) {
+        first.verdict = VERDICT_FOREIGN;
+    } else if (!deleted) {
+        int err = census_list_for(c, dev, ino, generation, index);
+        if (err != 0 || *index != SIZE_MAX)
+            return err;
+        first.verdict = VERDICT_FOREIGN;
+    } else {
+        char path[PROC_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, p->pid_text,
+                 start, end);
+        struct stat st;
+        if (object_stat(proc_fd, path, &st) == 0)
+            first.verdict = (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino
+                                ? verdict_of(c, &st)
+                                : VERDICT_FOREIGN;
+        else
+            first.verdict = VERDICT_BY_PROCESS;
     }
-    object->deleted = object->deleted || deleted;
-    if (bytes > object->bytes)
-        object->bytes = bytes;
-    if (object->last_pid != pid) {
-        object->last_pid = pid;
-        object->processes++;
+    return object_add(c, &first, index);
+}
+
+/* Reads a hexadecimal (BASE 16) or decimal number at *AT, moving *AT past it; false
+ * when there is none. The kernel writes these fields, so no more than a field's
+ * digits are expected; an overflowing one is refused. */
+static bool parse_number(const char **at, unsigned base, uint64_t *out)
+{
+    uint64_t value = 0;
+    const char *s = *at;
+    for (;; s++) {
+        unsigned digit;
+        if (*s >= '0' && *s <= '9')
+            digit = (unsigned)(*s - '0');
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            digit = (unsigned)(*s - 'a' + 10);
+        else
+            break;
+        if (value > (UINT64_MAX - digit) / base)
+            return false;
+        value = value * base + digit;
+    }
+    if (s == *at)
+        return false;
+    *at = s;
+    *out = value;
+    return true;
+}
+
+/* Moves *AT past the character EXPECTED; false when it is not there. */
+static bool skip_char(const char **at, char expected)
+{
+    if (**at != expected)
+        return false;
+    (*at)++;
+    return true;
+}
+
+/*
+ * Parses one line of /proc/PID/maps, "START-END PERMS OFFSET MAJOR:MINOR INODE   PATH",
+ * by hand: a scanf() of every line would cost most of a census of a process of many
+ * mappings. The kernel escapes newlines in paths, so a line is one mapping.
+ */
+static bool parse_maps_line(const char *line, uint64_t *start, uint64_t *end,
+                            uint64_t *dev, uint64_t *ino, const char **path)
+{
+    const char *at = line;
+    uint64_t offset, major_number, minor_number;
+    if (!parse_number(&at, 16, start) || !skip_char(&at, '-') ||
+        !parse_number(&at, 16, end) || !skip_char(&at, ' ') || *end < *start)
+        return false;
+    at += strcspn(at, " ");
+    if (!skip_char(&at, ' ') || !parse_number(&at, 16, &offset) || !skip_char(&at, ' ') ||
+        !parse_number(&at, 16, &major_number) || !skip_char(&at, ':') ||
+        !parse_number(&at, 16, &minor_number) || !skip_char(&at, ' ') ||
+        !parse_number(&at, 10, ino) || major_number > UINT32_MAX ||
+        minor_number > UINT32_MAX)
+        return false;
+    at += strspn(at, " ");
+    *dev = (uint64_t)makedev((unsigned)major_number, (unsigned)minor_number);
+    *path = at;
+    return true;
+}
+
+/* Reads P's mappings (MAPS) into the census's hits: at most
+ * SHMRING_READERS_PROCESS_MAX lines and SHMRING_READERS_PROCESS_BYTES_MAX bytes, after
+ * which P is too large. Returns 0 or SHMRING_ENOMEM. */
+static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *maps)
+{
+    char *line = NULL;
+    size_t capacity = 0;
+    size_t lines = 0;
+    uint64_t bytes = 0;
+    int err = 0;
+    ssize_t len;
+    while (err == 0 && (len = getline(&line, &capacity, maps)) > 0) {
+        bytes += (uint64_t)len;
+        if (++lines > SHMRING_READERS_PROCESS_MAX ||
+            bytes > SHMRING_READERS_PROCESS_BYTES_MAX) {
+            p->too_large = true;
+            break;
+        }
+        if (line[len - 1] == '\n')
+            line[--len] = '\0';
+        uint64_t start, end, dev, ino, generation;
+        const char *path;
+        bool deleted;
+        if (!parse_maps_line(line, &start, &end, &dev, &ino, &path) ||
+            !parse_version_path(c, path, &generation, &deleted))
+            continue;
+        size_t index;
+        err = mapping_object(c, proc_fd, p, start, end, dev, ino, generation, deleted,
+                             &index);
+        if (err == 0) {
+            const struct hit hit = {.object = index, .mapped_bytes = end - start};
+            err = hit_add(c, &hit);
+        }
+    }
+    free(line);
+    return err;
+}
+
+/* Reads the descriptors of P (its /proc/PID/fd, FD_DIR) into the census's hits. A
+ * descriptor costs one stat() (that asks no server: see object_stat()), so that a
+ * version is found whatever path the process's mount namespace gives it; only a
+ * regular file of the ring directory's device that the census does not know costs a
+ * readlink() as well. Returns 0 or SHMRING_ENOMEM. */
+static int scan_descriptors(struct census *c, struct process *p, DIR *fd_dir)
+{
+    int fd_dir_fd = dirfd(fd_dir);
+    size_t descriptors = 0;
+    int err = 0;
+    struct dirent *entry;
+    while (err == 0 && (entry = readdir(fd_dir)) != NULL) {
+        if (entry->d_name[0] == '.')
+            continue;
+        if (++descriptors > SHMRING_READERS_PROCESS_MAX) {
+            p->too_large = true;
+            break;
+        }
+        struct stat st;
+        if (object_stat(fd_dir_fd, entry->d_name, &st) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_dev != c->dir_st.st_dev)
+            continue;
+        size_t index = object_find(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        uint64_t generation = 0;
+        if (index == SIZE_MAX) {
+            char path[PATH_MAX + sizeof(DELETED_SUFFIX)];
+            ssize_t len = readlinkat(fd_dir_fd, entry->d_name, path, sizeof(path));
+            bool deleted;
+            /* A path that fills the buffer may have been cut: not a version's. */
+            if (len <= 0 || (size_t)len >= sizeof(path))
+                continue;
+            path[len] = '\0';
+            if (!parse_version_path(c, path, &generation, &deleted))
+                continue;
+            if (st.st_nlink != 0) {
+                err = census_list_for(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+                                      generation, &index);
+                if (err != 0)
+                    break;
+            }
+        }
+        if (index == SIZE_MAX) {
+            const struct object_use first = {.dev = (uint64_t)st.st_dev,
+                                             .ino = (uint64_t)st.st_ino,
+                                             .generation = generation,
+                                             .verdict = verdict_of(c, &st),
+                                             .last_pid = -1};
+            err = object_add(c, &first, &index);
+            if (err != 0)
+                break;
+        }
+        struct object_use *object = &c->objects[index];
+        object->deleted = object->deleted || st.st_nlink == 0;
+        const struct hit hit = {.object = index,
+                                .held_bytes = whole_pages(c, (uint64_t)st.st_size),
+                                .descriptor = true};
+        err = hit_add(c, &hit);
+    }
+    return err;
+}
+
+/*
+ * Commits the hits of P, which was read whole, to the census: one reader entry per
+ * version of the ring it maps or holds, and one uncounted entry for all it maps or
+ * holds that is not provably the ring's (with the lowest generation its objects are
+ * named with): a process of thousands of planted objects is one line, not thousands.
+ * Returns 0 or SHMRING_ENOMEM.
+ */
+static int commit_hits(struct census *c, int proc_fd, struct process *p)
+{
+    /* Whose the process is decides whether an object judged by it counts. */
+    if (c->hit_count > 0)
+        read_identity(proc_fd, p);
+    size_t unverified = SIZE_MAX;
+    for (size_t i = 0; i < c->hit_count; i++) {
+        const struct hit *hit = &c->hits[i];
+        struct object_use *object = &c->objects[hit->object];
+        bool counted =
+            object->verdict == VERDICT_RING || (object->verdict == VERDICT_BY_PROCESS &&
+                                                p->uid == (uint32_t)c->dir_st.st_uid);
+        shmring_ring_reader_t *entry;
+        if (!counted) {
+            if (unverified == SIZE_MAX) {
+                if (entry_add(&c->uncounted, &c->uncounted_capacity, &c->uncounted_count,
+                              p, SHMRING_READER_UNVERIFIED, object->generation,
+                              false) == NULL)
+                    return SHMRING_ENOMEM;
+                unverified = c->uncounted_count - 1;
+            }
+            entry = &c->uncounted[unverified];
+            if (object->generation < entry->generation)
+                entry->generation = object->generation;
+        } else if (object->last_pid != p->pid) {
+            /* Until census_finish(), CURRENT holds "not unlinked": an unlinked object
+             * named like the current version is a destroyed ring's (see there). */
+            entry =
+                entry_add(&c->readers, &c->reader_capacity, &c->reader_count, p,
+                          SHMRING_READER_COUNTED, object->generation, !object->deleted);
+            if (entry == NULL)
+                return SHMRING_ENOMEM;
+            object->last_pid = p->pid;
+            object->entry = c->reader_count - 1;
+            object->processes++;
+        } else {
+            entry = &c->readers[object->entry];
+        }
+        /* No sum overflows: the mappings of one process lie apart in its address
+         * space, and it holds at most SHMRING_READERS_PROCESS_MAX descriptors. */
+        entry->mapped_bytes += hit->mapped_bytes;
+        entry->descriptors += hit->descriptor;
+        if (!counted)
+            continue;
+        if (hit->mapped_bytes > object->bytes)
+            object->bytes = hit->mapped_bytes;
+        if (hit->held_bytes > object->bytes)
+            object->bytes = hit->held_bytes;
     }
     return 0;
 }
 
+/* Whether the last call failed because the caller may not inspect the process. */
+static bool denied(void)
+{
+    return errno == EACCES || errno == EPERM;
+}
+
 /*
- * Reads the mappings of process PID (a name in PROC_FD). A process that is gone is
- * skipped; one that may not be inspected is counted as hidden.
+ * Reads the mappings and descriptors of process PID_TEXT (a name in PROC_FD). A
+ * process that is gone is skipped; one that may not be inspected is counted as
+ * hidden; one too large to inspect is listed apart.
  */
 static int scan_process(struct census *c, int proc_fd, const char *pid_text)
 {
-    char path[32];
+    char path[PROC_PATH_MAX];
     snprintf(path, sizeof(path), "%s/maps", pid_text);
     int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
     FILE *maps = fd < 0 ? NULL : fdopen(fd, "r");
     if (maps == NULL) {
         if (fd >= 0)
             close(fd);
-        else if (errno == EACCES || errno == EPERM)
+        else if (denied())
             c->hidden++;
         return 0;
     }
-    int64_t pid = strtoll(pid_text, NULL, 10);
-    char command[16] = "";
-    bool named = false;
-    char *line = NULL;
-    size_t capacity = 0;
-    int err = 0;
-    ssize_t len;
+    struct process p = {
+        .pid = strtoll(pid_text, NULL, 10), .pid_text = pid_text, .uid = UID_UNKNOWN};
+    c->hit_count = 0;
     errno = 0;
-    while (err == 0 && (len = getline(&line, &capacity, maps)) > 0) {
-        if (line[len - 1] == '\n')
-            line[--len] = '\0';
-        /* "START-END PERMS OFFSET MAJOR:MINOR INODE   PATH" */
-        unsigned long long start, end, offset, inode;
-        unsigned major_number, minor_number;
-        char perms[8];
-        int path_at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-                   &major_number, &minor_number, &inode, &path_at) != 7 ||
-            path_at == 0 || end < start)
-            continue;
-        uint64_t generation;
-        bool deleted;
-        if (major_number != c->dev_major || minor_number != c->dev_minor ||
-            !parse_version_path(c, line + path_at, &generation, &deleted))
-            continue;
-        if (!named) {
-            read_command(proc_fd, pid_text, command);
-            named = true;
-        }
-        err = add_mapping(c, pid, command, generation, inode, deleted, end - start);
-    }
+    int err = scan_maps(c, proc_fd, &p, maps);
     /* Reading the maps of a process that exits meanwhile fails (ESRCH): it maps
      * nothing any more. One that may not be traced can also fail only here. */
-    bool denied = err == 0 && ferror(maps) && (errno == EACCES || errno == EPERM);
-    free(line);
+    bool hidden = err == 0 && !p.too_large && ferror(maps) && denied();
     fclose(maps);
-    if (denied)
+    if (err == 0 && !hidden && !p.too_large) {
+        snprintf(path, sizeof(path), "%s/fd", pid_text);
+        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *fd_dir = fd < 0 ? NULL : fdopendir(fd);
+        if (fd_dir != NULL) {
+            err = scan_descriptors(c, &p, fd_dir);
+            closedir(fd_dir);
+        } else if (fd >= 0) {
+            close(fd);
+        } else {
+            hidden = denied();
+        }
+    }
+    if (err != 0)
+        return err;
+    if (hidden) {
         c->hidden++;
-    else if (err == 0)
-        c->inspected++;
-    return err;
+        return 0;
+    }
+    c->inspected++;
+    if (!p.too_large)
+        return commit_hits(c, proc_fd, &p);
+    read_identity(proc_fd, &p);
+    return entry_add(&c->uncounted, &c->uncounted_capacity, &c->uncounted_count, &p,
+                     SHMRING_READER_TOO_LARGE, 0, false) == NULL
+               ? SHMRING_ENOMEM
+               : 0;
 }
 
 static int compare_readers(const void *a, const void *b)
@@ -219,20 +705,17 @@ static int compare_versions(const void *a, const void *b)
     return (int)x->current - (int)y->current;
 }
 
-/* Fills the census's prefix and device from RING's directory in DIRECTORY. */
+/* Opens RING's directory in DIRECTORY, fills the census's prefix, and adds the
+ * versions the directory holds. */
 static int census_locate(struct census *c, const char *ring,
                          const shmring_open_options_t *options)
 {
     const char *directory = options != NULL ? options->directory : NULL;
-    int dir_fd;
-    struct stat dir_st;
-    int err = shmring__ring_dir_open_trusted(
-        directory, ring, shmring__trusted_extra(options), OWNER_ANY, &dir_fd, &dir_st);
+    int err =
+        shmring__ring_dir_open_trusted(directory, ring, shmring__trusted_extra(options),
+                                       OWNER_ANY, &c->dir_fd, &c->dir_st);
     if (err != 0)
         return err;
-    close(dir_fd);
-    c->dev_major = major(dir_st.st_dev);
-    c->dev_minor = minor(dir_st.st_dev);
     /* The kernel prints a mapping's path with every symbolic link resolved (/dev/shm
      * may be a link to /run/shm). */
     char resolved[PATH_MAX];
@@ -243,23 +726,46 @@ static int census_locate(struct census *c, const char *ring,
                        "%s%s" RING_ENTRY_PREFIX "%s/" VERSION_PREFIX, resolved, separator,
                        ring);
     c->prefix_len = (size_t)len;
-    return 0;
+    struct stat control_st;
+    err = shmring__control_map(c->dir_fd, &c->dir_st, &c->control, &control_st);
+    if (err != 0)
+        return err;
+    return census_list(c, __atomic_load_n(&c->control->generation, __ATOMIC_ACQUIRE));
 }
 
-/* Turns the census's objects into OUT's versions, with the current generation. */
+/* Sorts LIST by pid and generation, and hands it to *OUT (NULL when empty). */
+static void hand_over(shmring_ring_reader_t **list, size_t count,
+                      shmring_ring_reader_t **out)
+{
+    if (count > 0)
+        qsort(*list, count, sizeof(**list), compare_readers);
+    else
+        free(*list);
+    *out = count > 0 ? *list : NULL;
+    *list = NULL;
+}
+
+/* Turns the census's counted objects into OUT's versions, with the current
+ * generation. */
 static int census_finish(struct census *c, uint64_t generation,
                          shmring_ring_readers_t *out)
 {
+    size_t version_count = 0;
+    for (size_t i = 0; i < c->object_count; i++)
+        version_count += c->objects[i].processes > 0;
     shmring_ring_version_use_t *versions = NULL;
-    if (c->object_count > 0) {
-        versions = calloc(c->object_count, sizeof(*versions));
+    if (version_count > 0) {
+        versions = calloc(version_count, sizeof(*versions));
         if (versions == NULL)
             return SHMRING_ENOMEM;
     }
     memset(out, 0, sizeof(*out));
+    size_t v = 0;
     for (size_t i = 0; i < c->object_count; i++) {
         const struct object_use *object = &c->objects[i];
-        shmring_ring_version_use_t *version = &versions[i];
+        if (object->processes == 0)
+            continue;
+        shmring_ring_version_use_t *version = &versions[v++];
         version->generation = object->generation;
         /* An unlinked object named like the current version is an older ring's
          * that was destroyed and re-created: superseded as well. */
@@ -274,17 +780,14 @@ static int census_finish(struct census *c, uint64_t generation,
     for (size_t i = 0; i < c->reader_count; i++)
         c->readers[i].current =
             c->readers[i].current && c->readers[i].generation == generation;
-    if (c->reader_count > 0)
-        qsort(c->readers, c->reader_count, sizeof(*c->readers), compare_readers);
     if (versions != NULL)
-        qsort(versions, c->object_count, sizeof(*versions), compare_versions);
+        qsort(versions, version_count, sizeof(*versions), compare_versions);
     out->generation = generation;
     out->reader_count = c->reader_count;
-    out->readers = c->reader_count > 0 ? c->readers : NULL;
-    if (out->readers == NULL)
-        free(c->readers);
-    c->readers = NULL;
-    out->version_count = c->object_count;
+    hand_over(&c->readers, c->reader_count, &out->readers);
+    out->uncounted_count = c->uncounted_count;
+    hand_over(&c->uncounted, c->uncounted_count, &out->uncounted);
+    out->version_count = version_count;
     out->versions = versions;
     out->processes_inspected = c->inspected;
     out->processes_hidden = c->hidden;
@@ -301,6 +804,8 @@ int shmring_ring_readers(const char *ring, const shmring_open_options_t *options
     struct census *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return SHMRING_ENOMEM;
+    c->dir_fd = -1;
+    c->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     err = census_locate(c, ring, options);
     int proc_fd = -1;
     DIR *proc = NULL;
@@ -328,8 +833,15 @@ int shmring_ring_readers(const char *ring, const shmring_open_options_t *options
         err = shmring_ring_status(ring, options, &status);
     if (err == 0)
         err = census_finish(c, status.generation, out);
+    if (c->dir_fd >= 0)
+        close(c->dir_fd);
+    if (c->control != NULL)
+        munmap((void *)c->control, CONTROL_SIZE);
     free(c->readers);
+    free(c->uncounted);
     free(c->objects);
+    free(c->slots);
+    free(c->hits);
     free(c);
     return err;
 }
@@ -340,4 +852,5 @@ void shmring_ring_readers_free(shmring_ring_readers_t *readers)
         return;
     shmring__array_release((void **)&readers->readers, &readers->reader_count);
     shmring__array_release((void **)&readers->versions, &readers->version_count);
+    shmring__array_release((void **)&readers->uncounted, &readers->uncounted_count);
 }

@@ -188,6 +188,32 @@ START_TEST(test_unallocatable_version_refused)
 }
 END_TEST
 
+/* The same limit with SIGXFSZ at its default action (which kills): the library asks
+ * for the limit first, so the caller gets -EFBIG and no signal it did not ask for. A
+ * death fails this test (Check's fork mode reports the signal). */
+START_TEST(test_file_size_limit_without_signal)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    ck_assert_ptr_ne(signal(SIGXFSZ, SIG_DFL), SIG_ERR);
+    struct rlimit before, limit;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
+    limit = (struct rlimit){1u << 20, before.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    shmring_nodeset_t *set =
+        test_nodeset(1000, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    uint64_t gen = 99;
+    ck_assert_int_eq(shmring_writer_publish(w, set, &gen), -EFBIG);
+    ck_assert_uint_eq(gen, 99);
+    shmring_nodeset_free(set);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &before), 0);
+    ck_assert_uint_eq(shmring_writer_generation(w), 1);
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    shmring_writer_close(w);
+}
+END_TEST
+
 START_TEST(test_orphans_removed_by_next_writer)
 {
     shmring_writer_t *w;
@@ -1091,6 +1117,7 @@ static Suite *publish_suite(void)
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_failed_publish_changes_nothing);
     tcase_add_test(errors, test_unallocatable_version_refused);
+    tcase_add_test(errors, test_file_size_limit_without_signal);
     tcase_add_test(errors, test_only_four_modes);
     tcase_add_test(errors, test_late_destroy_spares_new_ring);
     tcase_add_test(errors, test_lock_wait_bounded);

@@ -6,10 +6,14 @@
  * another pipe once done, so nothing depends on timing.
  */
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -216,7 +220,9 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     ck_assert_uint_eq(result.superseded_versions, 2);
     ck_assert_uint_eq(result.superseded_bytes, 2 * bytes);
     ck_assert_uint_ge(result.processes_inspected, 3);
-    for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(result.uncounted_count, 0);
+    ck_assert_ptr_null(result.uncounted);
+    for (size_t i = 0; i < 2; i++)
         ck_assert_uint_eq(result.reserved[i], 0);
     shmring_ring_readers_free(&result);
     ck_assert_ptr_null(result.readers);
@@ -371,6 +377,217 @@ START_TEST(test_hidden_processes_are_counted)
 }
 END_TEST
 
+/* A helper process that did what HOLD asked and waits for end of input on its
+ * command pipe before it exits; its pid and that pipe's end. */
+struct holder {
+    pid_t pid;
+    int commands;
+};
+
+/* Forks a process that runs HOLD(ARG) and then answers 'k' (or exits with HOLD's
+ * non-zero status) and waits for end of input. */
+static struct holder holder_start(int (*hold)(const void *arg), const void *arg)
+{
+    int commands[2], answers[2];
+    ck_assert_int_eq(pipe2(commands, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(answers, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(commands[1]);
+        close(answers[0]);
+        int status = hold(arg);
+        if (status != 0)
+            _exit(status);
+        if (write(answers[1], "k", 1) != 1)
+            _exit(1);
+        char byte;
+        while (read(commands[0], &byte, 1) == 1)
+            ;
+        _exit(0);
+    }
+    close(commands[0]);
+    close(answers[1]);
+    char byte = 0;
+    ssize_t got = read(answers[0], &byte, 1);
+    close(answers[0]);
+    if (got != 1) {
+        int status;
+        waitpid(pid, &status, 0);
+        ck_abort_msg("holder failed: status %d", WEXITSTATUS(status));
+    }
+    return (struct holder){pid, commands[1]};
+}
+
+static void holder_stop(struct holder *h)
+{
+    close(h->commands);
+    int status;
+    ck_assert_int_eq(waitpid(h->pid, &status, 0), h->pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
+static char held_path[TEST_PATH_MAX + 2 * (SHMRING_RING_NAME_MAX + 32)];
+
+/* Opens HELD_PATH and keeps the descriptor, mapping nothing. */
+static int hold_descriptor(const void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "fd-holder");
+    return open(held_path, O_RDONLY | O_CLOEXEC) >= 0 ? 0 : 2;
+}
+
+/*
+ * A process that keeps a descriptor on a version, mapping nothing, pins it as a
+ * mapping does: the census names it, with its uid and descriptor, and counts the
+ * superseded version's bytes.
+ */
+START_TEST(test_descriptor_holds_version)
+{
+    ck_assert_uint_eq(publish(), 1);
+    uint64_t bytes = version_bytes();
+    snprintf(held_path, sizeof(held_path), "%s/shmring.%s/version.1", directory, ring);
+    struct holder h = holder_start(hold_descriptor, NULL);
+    ck_assert_uint_eq(publish(), 2);
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.generation, 2);
+    ck_assert_uint_eq(result.reader_count, 1);
+    assert_reader(&result.readers[0], h.pid, "fd-holder", 1, false, 0);
+    ck_assert_uint_eq(result.readers[0].descriptors, 1);
+    ck_assert_uint_eq(result.readers[0].uid, geteuid());
+    ck_assert_uint_eq(result.readers[0].kind, SHMRING_READER_COUNTED);
+    ck_assert_uint_eq(result.version_count, 1);
+    assert_version(&result.versions[0], 1, false, 1, bytes);
+    ck_assert_uint_eq(result.superseded_versions, 1);
+    ck_assert_uint_eq(result.superseded_bytes, bytes);
+    ck_assert_uint_eq(result.uncounted_count, 0);
+    shmring_ring_readers_free(&result);
+    holder_stop(&h);
+}
+END_TEST
+
+#define TEBIBYTE (UINT64_C(1) << 40)
+
+/* As user nobody in a user and mount namespace of its own (unshare -Urm), mounts a
+ * directory of its own over the ring's path, with a sparse 1 TiB version.7, and
+ * maps and holds it. */
+static int hold_foreign_version(const void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "squatter");
+    if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+        return 2;
+    char own[] = "/tmp/census-squat.XXXXXX";
+    if (mkdtemp(own) == NULL || unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return 3;
+    char path[TEST_PATH_MAX + 2 * (SHMRING_RING_NAME_MAX + 32)];
+    snprintf(path, sizeof(path), "%s/version.7", own);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* The name stays in this namespace's view only: unlinking it would mark the
+     * object "(deleted)", which is not what is tried here. */
+    if (fd < 0 || ftruncate(fd, (off_t)TEBIBYTE) != 0)
+        return 4;
+    close(fd);
+    snprintf(path, sizeof(path), "%s/shmring.%s", directory, ring);
+    if (mount(own, path, NULL, MS_BIND, NULL) != 0)
+        return 5;
+    snprintf(path, sizeof(path), "%s/shmring.%s/version.7", directory, ring);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || mmap(NULL, TEBIBYTE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED)
+        return 6;
+    return 0;
+}
+
+/*
+ * Issue 23's attack: a user who mounts a directory of their own over the ring's path
+ * in their own namespaces shows root's census a 1 TiB "version 7". It is listed apart
+ * as unverified, and none of its bytes are in the ring's figures.
+ */
+START_TEST(test_foreign_mount_not_counted)
+{
+    if (geteuid() != 0)
+        return;
+    ck_assert_uint_eq(publish(), 1);
+    struct reader_process *reader = start_reader("reader-real");
+    struct holder h = holder_start(hold_foreign_version, NULL);
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.reader_count, 1);
+    assert_reader(&result.readers[0], reader->pid, "reader-real", 1, true,
+                  version_bytes());
+    ck_assert_uint_eq(result.version_count, 1);
+    assert_version(&result.versions[0], 1, true, 1, version_bytes());
+    ck_assert_uint_eq(result.superseded_versions, 0);
+    ck_assert_uint_eq(result.superseded_bytes, 0);
+    ck_assert_uint_eq(result.uncounted_count, 1);
+    const shmring_ring_reader_t *squatter = &result.uncounted[0];
+    ck_assert_int_eq(squatter->pid, h.pid);
+    ck_assert_str_eq(squatter->command, "squatter");
+    ck_assert_uint_eq(squatter->uid, 65534);
+    ck_assert_uint_eq(squatter->kind, SHMRING_READER_UNVERIFIED);
+    ck_assert_uint_eq(squatter->generation, 7);
+    ck_assert_int_eq(squatter->current, false);
+    ck_assert_uint_eq(squatter->mapped_bytes, TEBIBYTE);
+    ck_assert_uint_eq(squatter->descriptors, 1);
+    shmring_ring_readers_free(&result);
+    holder_stop(&h);
+}
+END_TEST
+
+#define MANY_MAPPINGS 60000
+
+/* Maps the current version MANY_MAPPINGS times, one byte each (offset 0 every time,
+ * so that the kernel cannot merge them). */
+static int hold_many_mappings(const void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "many-maps");
+    int fd = open(held_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 2;
+    for (int i = 0; i < MANY_MAPPINGS; i++) {
+        if (mmap(NULL, 1, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED)
+            return 3;
+    }
+    close(fd);
+    return 0;
+}
+
+/*
+ * A process with 60,000 mappings costs the census SHMRING_READERS_PROCESS_MAX lines
+ * and is reported as too large to inspect, whatever it maps; the other readers are
+ * counted as before.
+ */
+START_TEST(test_process_too_large)
+{
+    ck_assert_uint_eq(publish(), 1);
+    snprintf(held_path, sizeof(held_path), "%s/shmring.%s/version.1", directory, ring);
+    struct reader_process *reader = start_reader("reader-small");
+    struct holder h = holder_start(hold_many_mappings, NULL);
+    shmring_ring_readers_t result;
+    census(&result);
+    ck_assert_uint_eq(result.reader_count, 1);
+    assert_reader(&result.readers[0], reader->pid, "reader-small", 1, true,
+                  version_bytes());
+    ck_assert_uint_eq(result.version_count, 1);
+    assert_version(&result.versions[0], 1, true, 1, version_bytes());
+    ck_assert_uint_eq(result.uncounted_count, 1);
+    const shmring_ring_reader_t *large = &result.uncounted[0];
+    ck_assert_int_eq(large->pid, h.pid);
+    ck_assert_str_eq(large->command, "many-maps");
+    ck_assert_uint_eq(large->uid, geteuid());
+    ck_assert_uint_eq(large->kind, SHMRING_READER_TOO_LARGE);
+    ck_assert_uint_eq(large->generation, 0);
+    ck_assert_uint_eq(large->mapped_bytes, 0);
+    ck_assert_uint_eq(large->descriptors, 0);
+    shmring_ring_readers_free(&result);
+    holder_stop(&h);
+}
+END_TEST
+
 static Suite *ring_readers_suite(void)
 {
     Suite *s = suite_create("ring_readers");
@@ -380,6 +597,9 @@ static Suite *ring_readers_suite(void)
     tcase_add_test(core, test_no_readers);
     tcase_add_test(core, test_directory_through_symbolic_link);
     tcase_add_test(core, test_other_rings_are_not_counted);
+    tcase_add_test(core, test_descriptor_holds_version);
+    tcase_add_test(core, test_foreign_mount_not_counted);
+    tcase_add_test(core, test_process_too_large);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,8 +82,14 @@ struct spawn {
     int closed_fd;
     /* A file to open as stdout instead of a pipe (such as /dev/full), or NULL. */
     const char *stdout_path;
+    /* A file (or directory) to open as stdin instead of a pipe, or NULL. */
+    const char *stdin_path;
     /* The ringctl binary to run (NULL: RINGCTL_PATH, the one built). */
     const char *program;
+    /* An address-space limit (RLIMIT_AS) for ringctl, in bytes (0: none). */
+    size_t address_space;
+    /* A file size limit (RLIMIT_FSIZE, ulimit -f) for ringctl, in bytes (0: none). */
+    size_t file_size;
 };
 
 static const struct spawn spawn_default = {.user = (uid_t)-1, .closed_fd = -1};
@@ -97,7 +104,8 @@ static struct child child_start_with(const char *const *args, const struct spawn
     int pipes[3][2];
     for (int fd = 0; fd < 3; fd++) {
         pipes[fd][0] = pipes[fd][1] = -1;
-        bool captured = fd != how->closed_fd && !(fd == 1 && how->stdout_path != NULL);
+        bool captured = fd != how->closed_fd && !(fd == 1 && how->stdout_path != NULL) &&
+                        !(fd == 0 && how->stdin_path != NULL);
         if (captured)
             ck_assert_int_eq(pipe2(pipes[fd], O_CLOEXEC), 0);
     }
@@ -124,8 +132,19 @@ static struct child child_start_with(const char *const *args, const struct spawn
             if (file < 0 || dup2(file, STDOUT_FILENO) < 0)
                 _exit(125);
         }
+        if (how->stdin_path != NULL) {
+            int file = open(how->stdin_path, O_RDONLY | O_CLOEXEC);
+            if (file < 0 || dup2(file, STDIN_FILENO) < 0)
+                _exit(125);
+        }
         if (how->closed_fd >= 0)
             close(how->closed_fd);
+        struct rlimit limit = {how->address_space, how->address_space};
+        if (how->address_space != 0 && setrlimit(RLIMIT_AS, &limit) != 0)
+            _exit(125);
+        struct rlimit file_limit = {how->file_size, how->file_size};
+        if (how->file_size != 0 && setrlimit(RLIMIT_FSIZE, &file_limit) != 0)
+            _exit(125);
         if (how->user != (uid_t)-1 &&
             (setgroups(0, NULL) != 0 || setgid((gid_t)how->user) != 0 ||
              setuid(how->user) != 0))
@@ -1129,7 +1148,7 @@ START_TEST(test_check)
             temp_file),
         "-r", ring, "check", temp_file);
     EXPECT(2, "",
-           fmt("ringctl: error: cannot read ring '%s': no such ring or node\n", other),
+           fmt("ringctl: error: cannot read ring '%s': no such ring\n", other),
            "-r", other, "check", temp_file);
     EXPECT(2, "",
            "ringctl: error: cannot read '/nonexistent/x.json': No such file or "
@@ -1405,7 +1424,7 @@ START_TEST(test_destroy)
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
     EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
 }
 END_TEST
@@ -1753,7 +1772,7 @@ END_TEST
 START_TEST(test_error_missing_ring)
 {
     const char *message =
-        fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring);
+        fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring);
     EXPECT(1, "", message, "-r", ring, "show");
     EXPECT(1, "", message, "-r", ring, "lookup", "k");
     EXPECT(1, "", message, "-r", ring, "lookup", "--stdin");
@@ -1764,7 +1783,7 @@ START_TEST(test_error_missing_ring)
     EXPECT(1, "", message, "-r", ring, "down", "n");
     EXPECT(1, "", message, "-r", ring, "destroy", "--dry-run");
     EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
@@ -1781,6 +1800,54 @@ START_TEST(test_error_init_exists)
     EXPECT(1, "", message, "-r", ring, "init", "--dry-run");
     assert_ring_unchanged(ring, &saved);
     ck_assert_uint_eq(status_of(ring).mode, 0644);
+}
+END_TEST
+
+/* A version larger than the file size limit (ulimit -f) is an error line, exit 1,
+ * the ring unchanged; never a death by SIGXFSZ (child_wait fails on a signal). */
+START_TEST(test_error_file_size_limit)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    /* 100 nodes of 160 points each: a version of several hundred KiB. */
+    char *json = calloc(1, 100 * 64 + 64);
+    ck_assert_ptr_nonnull(json);
+    strcpy(json, "{\"nodes\": [");
+    for (int i = 0; i < 100; i++)
+        strcat(json, fmt("%s{\"name\": \"n%d\", \"address\": \"10.1.0.%d:1\"}",
+                         i > 0 ? ", " : "", i, i));
+    strcat(json, "]}");
+    write_file(temp_file, json);
+    free(json);
+    struct spawn how = spawn_default;
+    how.file_size = 64 << 10;
+    struct run r;
+    run_with(&r, &how, NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    ck_assert_str_eq(r.err,
+                     fmt("ringctl: error: cannot publish ring '%s': file too large "
+                         "for this process's file size limit (ulimit -f); ring "
+                         "unchanged\n",
+                         ring));
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+    assert_ring_unchanged(ring, &saved);
+}
+END_TEST
+
+/* load, check and import read at most 256 MiB: a link to /dev/zero is refused. */
+START_TEST(test_error_input_too_large)
+{
+    make_ring();
+    struct saved_ring saved = save_ring(ring);
+    unlink(temp_file);
+    ck_assert_int_eq(symlink("/dev/zero", temp_file), 0);
+    EXPECT(1, "",
+           fmt("ringctl: error: cannot read '%s': larger than 268435456 bytes, the limit "
+               "for a node set\n",
+               temp_file),
+           "-r", ring, "load", temp_file);
+    assert_ring_unchanged(ring, &saved);
 }
 END_TEST
 
@@ -2328,7 +2395,7 @@ START_TEST(test_bad_arguments_matrix)
                     bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
         if (commands[c].verb != NULL)
             REFUSED(1,
-                    fmt(ERR "cannot %s ring '%s': no such ring or node\n",
+                    fmt(ERR "cannot %s ring '%s': no such ring\n",
                         commands[c].verb, other),
                     "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
     }
@@ -2902,7 +2969,7 @@ START_TEST(test_ring_directory)
     ck_assert_int_eq(access(fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
     ck_assert_int_eq(test_ring_entries(ring), 0); /* nothing in the default directory */
     EXPECT(1, "",
-           fmt("ringctl: error: cannot open ring '%s': no such ring or node\n", ring),
+           fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
            "-r", ring, "show");
 
     /* SHMRING_DIR names it too, for every command. */
@@ -3434,6 +3501,110 @@ END_TEST
 
 /* -z: keys end in NUL, so a key may hold a newline; answers end in NUL, escaped as
  * in line mode. */
+/* Writes LEN bytes of BYTE to FD (a pipe), reading what comes back on OUT meanwhile
+ * into *TEXT so that neither side blocks. */
+static void feed(int fd, char byte, size_t len, int out, char **text, size_t *text_len)
+{
+    char chunk[65536];
+    memset(chunk, byte, sizeof(chunk));
+    while (len > 0) {
+        struct pollfd fds[2] = {{.fd = fd, .events = POLLOUT},
+                                {.fd = out, .events = POLLIN}};
+        int ready = poll(fds, 2, -1);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        ck_assert_int_gt(ready, 0);
+        if (fds[1].revents != 0)
+            ck_assert_msg(drain(out, text, text_len), "lookup --stdin exited early");
+        if (fds[0].revents == 0)
+            continue;
+        ssize_t n = write(fd, chunk, len < sizeof(chunk) ? len : sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        ck_assert_int_gt(n, 0);
+        len -= (size_t)n;
+    }
+}
+
+/* A key longer than 64 KiB is answered with an error record quoting its first 64
+ * bytes, and the keys after it are answered: a 600 MB line under a 500,000 KiB
+ * address-space limit (as `ulimit -v 500000`), which getdelim() could not hold. The
+ * test is the generator: it writes the line through the pipe, never to disk. */
+START_TEST(test_lookup_stdin_long_key)
+{
+    make_ring();
+    struct spawn how = spawn_default;
+    /* AddressSanitizer reserves terabytes of shadow memory: no limit then. */
+    how.address_space = TEST_ASAN ? 0 : (size_t)500000 * 1024;
+    struct child c = child_start_with(
+        (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, &how);
+    char *out = calloc(1, 1);
+    size_t out_len = 0;
+    const struct {
+        char byte;
+        size_t len;
+    } lines[] = {{'x', (size_t)600 * 1000 * 1000}, {'y', 65536}, {'z', 65537}};
+    static char expected[2 * 65536];
+    strcpy(expected, owner_line("first"));
+    ck_assert_int_eq(write(c.in, "first\n", 6), 6);
+    for (size_t i = 0; i < COUNT_OF(lines); i++) {
+        feed(c.in, lines[i].byte, lines[i].len, c.out, &out, &out_len);
+        feed(c.in, '\n', 1, c.out, &out, &out_len);
+        static char key[65536 + 1];
+        size_t quoted = lines[i].len > 65536 ? 64 : lines[i].len;
+        memset(key, lines[i].byte, quoted);
+        key[quoted] = '\0';
+        if (lines[i].len > 65536) {
+            strcat(expected, key);
+            strcat(expected, "\t\tkey longer than 65536 bytes\n");
+            continue;
+        }
+        /* The longest key allowed is looked up like any other. */
+        shmring_t *reader;
+        ck_assert_int_eq(shmring_open(ring, &reader), 0);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_lookup(reader, key, quoted, &node), 0);
+        shmring_close(reader);
+        strcat(expected, key);
+        strcat(expected, fmt("\t%s\t%s\n", node.name, node.address));
+    }
+    ck_assert_int_eq(write(c.in, "after\nlast", 10), 10);
+    strcat(expected, owner_line("after"));
+    strcat(expected, owner_line("last"));
+    close(c.in);
+    while (drain(c.out, &out, &out_len))
+        ;
+    char *err = read_all(c.err);
+    ck_assert_str_eq(err, "");
+    ck_assert_str_eq(out, expected);
+    ck_assert_int_eq(child_wait(&c), 0);
+    free(err);
+    free(out);
+    close(c.out);
+    close(c.err);
+}
+END_TEST
+
+/* A read error ends the stream with its own line and exit status 1, never 0. */
+START_TEST(test_lookup_stdin_read_error)
+{
+    make_ring();
+    /* read() on a directory fails with EISDIR. */
+    struct spawn how = spawn_default;
+    how.stdin_path = "/";
+    struct child c = child_start_with(
+        (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, &how);
+    char *out = read_all(c.out), *err = read_all(c.err);
+    ck_assert_str_eq(err, "ringctl: error: cannot read standard input: Is a directory\n");
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(child_wait(&c), 1);
+    free(out);
+    free(err);
+    close(c.out);
+    close(c.err);
+}
+END_TEST
+
 START_TEST(test_lookup_nul_delimited)
 {
     make_ring();
@@ -4038,6 +4209,8 @@ static Suite *ringctl_suite(void)
     tcase_add_test(errors, test_error_missing_ring);
     tcase_add_test(errors, test_error_init_exists);
     tcase_add_test(errors, test_error_lookup_no_answer);
+    tcase_add_test(errors, test_error_file_size_limit);
+    tcase_add_test(errors, test_error_input_too_large);
     tcase_add_test(errors, test_all_nodes_down);
     tcase_add_test(errors, test_error_permission);
     suite_add_tcase(suite, errors);
@@ -4056,6 +4229,8 @@ static Suite *ringctl_suite(void)
     tcase_add_test(live, test_lookup_stdin_json);
     tcase_add_test(live, test_lookup_stdin_never_quits);
     tcase_add_test(live, test_lookup_nul_delimited);
+    tcase_add_test(live, test_lookup_stdin_long_key);
+    tcase_add_test(live, test_lookup_stdin_read_error);
     suite_add_tcase(suite, live);
 
     TCase *hygiene = tcase_create("hygiene");

@@ -68,5 +68,67 @@ os.kill(os.getpid(), signal.SIGTERM)
 os.execv(sys.argv[1], sys.argv[1:])' "$RINGCTL" -r "$RING" sync --file "$F" 2>"$WORK/pending.log"
 rc=$?
 [ $rc -eq 0 ] || fail "a SIGTERM pending as sync started: exit $rc"
+
+# A missing --file is named as a missing file, not as a missing ring.
+"$RINGCTL" -r "$RING" sync --file "$WORK/missing.json" --once 2>"$WORK/missing.log"
+line="ringctl: sync: ring '$RING': cannot read $WORK/missing.json: No such file or directory; ring unchanged"
+[ "$(cat "$WORK/missing.log")" = "$line" ] || fail "missing file: $(cat "$WORK/missing.log")"
+
+# A file that never ends (a link to /dev/zero) is refused at the documented cap.
+ln -s /dev/zero "$WORK/zero.json"
+"$RINGCTL" -r "$RING" sync --file "$WORK/zero.json" --once 2>"$WORK/zero.log"; rc=$?
+line="ringctl: sync: ring '$RING': cannot read $WORK/zero.json: larger than 268435456 bytes, the limit for a node set; ring unchanged"
+[ $rc -eq 1 ] && [ "$(cat "$WORK/zero.log")" = "$line" ] || fail "/dev/zero: exit $rc: $(cat "$WORK/zero.log")"
+
+# The state file takes the ring's mode and group: a 0600 ring's node set is not
+# published to every user through it.
+mode_of() { stat -c '%a %G' "$1"; }
+for ring_mode in 0600 0640; do
+    R=$RING$ring_mode
+    RINGS+=("$R")
+    "$RINGCTL" -r "$R" --mode "$ring_mode" --group daemon init >/dev/null || fail "init $R"
+    "$RINGCTL" -r "$R" sync --file "$F" --state "$WORK/$R.state" --once 2>/dev/null ||
+        fail "sync --state of $R"
+    [ "$(mode_of "$WORK/$R.state")" = "${ring_mode#0} daemon" ] ||
+        fail "state file of a $ring_mode ring: $(mode_of "$WORK/$R.state")"
+done
+
+# A state file is read only when it is the ring's owner's (or root's) own regular
+# file that its group and others cannot write: whatever another user planted is
+# refused in one line that says what it is and whose, never what it holds, and
+# sync goes on as without a state file (with --once and no source: exit 1, no ring).
+if [ "$(id -u)" = 0 ]; then
+    PLANT=$WORK/public
+    chmod 0711 "$WORK" # nobody may pass through to the sticky directory
+    mkdir -m 1777 "$PLANT"
+    AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    evil='{"nodes": [{"name": "evil", "address": "6.6.6.6:11211"}]}'
+    "${AS_NOBODY[@]}" sh -c "echo '$evil' >$PLANT/planted.state"
+    "${AS_NOBODY[@]}" ln -s /etc/shadow "$PLANT/shadow.state"
+    echo "$evil" >"$PLANT/writable.state"
+    chmod 0666 "$PLANT/writable.state"
+    mkfifo -m 0600 "$PLANT/fifo.state"
+    refused() { # NAME KIND OWNER WHY
+        R=${RING}x
+        RINGS+=("$R")
+        "$RINGCTL" -r "$R" sync --file "$WORK/missing.json" --state "$PLANT/$1" --once \
+            2>"$WORK/refused.log"; rc=$?
+        expected="ringctl: sync: ring '$R': cannot read $WORK/missing.json: No such file or directory; ring unchanged
+ringctl: sync: ring '$R': no ring to restore: state file $PLANT/$1 is a $2 owned by $3$4; not read"
+        [ $rc -eq 1 ] || fail "$1: exit $rc"
+        [ "$(cat "$WORK/refused.log")" = "$expected" ] || fail "$1: $(cat "$WORK/refused.log")"
+        "$RINGCTL" -r "$R" show >/dev/null 2>&1 && fail "$1: a ring was made from it"
+        return 0
+    }
+    refused planted.state "regular file" "uid 65534 (nobody)" ", neither the ring's owner nor root"
+    refused shadow.state "symbolic link" "uid 65534 (nobody)" ", not a regular file"
+    refused writable.state "regular file" "uid 0 (root)" " that its group or others can write (mode 0666)"
+    refused fifo.state "FIFO" "uid 0 (root)" ", not a regular file"
+    # The owner's own file, as sync writes it, is read.
+    R=${RING}x
+    "$RINGCTL" -r "$R" sync --file "$WORK/missing.json" --state "$WORK/${RING}0600.state" \
+        --once 2>"$WORK/restored.log"
+    "$RINGCTL" -r "$R" check "$F" || fail "the owner's state file was not restored: $(cat "$WORK/restored.log")"
+fi
 cat "$WORK/sync.log"
 echo PASS

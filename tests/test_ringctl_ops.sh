@@ -169,12 +169,12 @@ same "-r with --all message" "$err" "ringctl: error: 'metrics' takes -r RING or 
 err=$(rc -r missing metrics 2>&1 >/dev/null)
 status=$?
 same "metrics missing status" "$status" 1
-same "metrics missing message" "$err" "ringctl: error: cannot read ring 'missing': no such ring or node"
+same "metrics missing message" "$err" "ringctl: error: cannot read ring 'missing': no such ring"
 err=$(rc -r missing readers 2>&1 >/dev/null)
 status=$?
 same "readers missing status" "$status" 1
 same "readers missing message" "$err" \
-    "ringctl: error: cannot read the readers of ring 'missing': no such ring or node"
+    "ringctl: error: cannot read the readers of ring 'missing': no such ring"
 err=$(rc -r cache --all readers 2>&1 >/dev/null)
 status=$?
 same "--all on readers status" "$status" 2

@@ -13,18 +13,26 @@ int read_load_input(const char *path, struct load_input *in)
     FILE *file = from_stdin ? stdin : fopen(path, "rb");
     if (file == NULL)
         return fail(EXIT_FAILED, "cannot read '%s': %s", path, strerror(errno));
+    /* Bounded: a file that never ends (a link to /dev/zero) costs at most the cap. */
     size_t capacity = 65536, len = 0;
     char *text = malloc(capacity);
     int error = text == NULL ? ENOMEM : 0;
     while (error == 0) {
         if (len == capacity) {
-            char *grown = realloc(text, capacity * 2);
+            if (len > INPUT_DOCUMENT_MAX) {
+                error = EFBIG;
+                break;
+            }
+            size_t grown_capacity = capacity * 2 > INPUT_DOCUMENT_MAX + 1
+                                        ? INPUT_DOCUMENT_MAX + 1
+                                        : capacity * 2;
+            char *grown = realloc(text, grown_capacity);
             if (grown == NULL) {
                 error = ENOMEM;
                 break;
             }
             text = grown;
-            capacity *= 2;
+            capacity = grown_capacity;
         }
         size_t n = fread(text + len, 1, capacity - len, file);
         len += n;
@@ -34,8 +42,18 @@ int read_load_input(const char *path, struct load_input *in)
             break;
         }
     }
+    if (error == 0 && len > INPUT_DOCUMENT_MAX)
+        error = EFBIG;
     if (!from_stdin)
         fclose(file);
+    if (error == EFBIG) {
+        free(text);
+        _Static_assert(INPUT_DOCUMENT_MAX == 268435456, "the message names the cap");
+        return fail(EXIT_FAILED,
+                    "cannot read '%s': larger than 268435456 bytes, the limit for a node "
+                    "set",
+                    in->label);
+    }
     if (error != 0) {
         free(text);
         return fail(EXIT_FAILED, "cannot read '%s': %s", in->label, strerror(error));

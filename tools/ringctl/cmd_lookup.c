@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ringctl.h"
 
@@ -30,28 +31,86 @@ static int lookup_arguments(const struct ringctl *ctl, shmring_t *reader)
     return EXIT_OK;
 }
 
+/* Answers one key of the stream, flushed. */
+static int answer(const struct ringctl *ctl, shmring_t *reader, const char *key,
+                  size_t len, shmring_node_t *nodes)
+{
+    int found = shmring_lookup_n(reader, key, len, nodes, ctl->count);
+    int status = output_lookup(ctl, key, len, nodes, found);
+    return status == EXIT_OK ? output_flush() : status;
+}
+
+/* Keys of standard input and what was read after them: room for the longest key
+ * and its delimiter, whatever the input, so that a stream costs the same memory
+ * whether its lines are short or endless. */
+struct key_input {
+    char buffer[LOOKUP_KEY_MAX + 1];
+    size_t start, end;
+    /* Inside a key longer than LOOKUP_KEY_MAX, already answered: its rest is read
+     * and dropped up to its delimiter. */
+    bool skipping;
+};
+
 /* Answers each line (or, with -z, each NUL-terminated key) of standard input as it
- * arrives, each answer flushed for the reader on the other end of a pipe. */
+ * arrives, each answer flushed for the reader on the other end of a pipe. Standard
+ * input is read with read(), in bounded chunks: nothing else in ringctl reads it. */
 static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
 {
-    const int delimiter = ctl->nul ? '\0' : '\n';
+    const char delimiter = ctl->nul ? '\0' : '\n';
     shmring_node_t nodes[SHMRING_LOOKUP_N_MAX];
-    char *key = NULL;
-    size_t capacity = 0;
-    ssize_t len;
+    struct key_input *in = calloc(1, sizeof(*in));
+    if (in == NULL)
+        return fail(EXIT_FAILED, "cannot read standard input: %s", strerror(ENOMEM));
     int status = EXIT_OK;
-    while (status == EXIT_OK &&
-           (len = getdelim(&key, &capacity, delimiter, stdin)) >= 0) {
-        if (len > 0 && key[len - 1] == (char)delimiter)
-            len--;
-        int found = shmring_lookup_n(reader, key, (size_t)len, nodes, ctl->count);
-        status = output_lookup(ctl, key, (size_t)len, nodes, found);
-        if (output_flush() != EXIT_OK)
-            status = EXIT_FAILED;
+    bool at_end = false;
+    while (status == EXIT_OK) {
+        const char *key = in->buffer + in->start;
+        size_t available = in->end - in->start;
+        const char *end = memchr(key, delimiter, available);
+        if (end != NULL) {
+            /* The buffer holds LOOKUP_KEY_MAX + 1 bytes, so a key whose delimiter is
+             * in it is at most LOOKUP_KEY_MAX long. */
+            size_t len = (size_t)(end - key);
+            if (in->skipping)
+                in->skipping = false; /* the end of an overlong key, answered */
+            else
+                status = answer(ctl, reader, key, len, nodes);
+            in->start += len + 1;
+            continue;
+        }
+        if (!in->skipping && available > LOOKUP_KEY_MAX) {
+            /* Answered at once, from its first bytes; the rest is read and dropped. */
+            status = output_lookup_too_long(ctl, key, LOOKUP_KEY_QUOTED);
+            if (status == EXIT_OK)
+                status = output_flush();
+            in->skipping = true;
+        }
+        if (in->skipping)
+            in->start = in->end;
+        if (at_end) {
+            /* A last key without its delimiter is a key too. */
+            if (!in->skipping && available > 0 && status == EXIT_OK)
+                status = answer(ctl, reader, key, available, nodes);
+            break;
+        }
+        if (status != EXIT_OK)
+            break;
+        /* No whole key left: keep the partial one at the front and read more. */
+        memmove(in->buffer, in->buffer + in->start, in->end - in->start);
+        in->end -= in->start;
+        in->start = 0;
+        ssize_t n =
+            read(STDIN_FILENO, in->buffer + in->end, sizeof(in->buffer) - in->end);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));
+            break;
+        }
+        at_end = n == 0;
+        in->end += (size_t)n;
     }
-    if (status == EXIT_OK && ferror(stdin))
-        status = fail(EXIT_FAILED, "cannot read standard input: %s", strerror(errno));
-    free(key);
+    free(in);
     return status;
 }
 

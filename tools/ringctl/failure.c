@@ -120,6 +120,11 @@ int library_failure(const char *what, const struct ringctl *ctl, int err)
         describe_base_directory(ctl, detail, sizeof(detail));
         return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
     }
+    if (err == -EFBIG)
+        return fail(EXIT_FAILED,
+                    "cannot %s ring '%s': file too large for this process's file size "
+                    "limit (ulimit -f); ring unchanged",
+                    what, ctl->ring);
     /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
      * typo) deserves its own words. */
     const char *path =
@@ -128,6 +133,19 @@ int library_failure(const char *what, const struct ringctl *ctl, int err)
     if (err == SHMRING_ENOENT && stat(path, &st) != 0 && errno == ENOENT)
         return fail(EXIT_FAILED, "ring '%s': the ring directory %s does not exist",
                     ctl->ring, path);
+    /* No space: the memory may be held by processes that keep superseded versions
+     * (mapped or open), which the census names. */
+    shmring_ring_readers_t census;
+    if (err == SHMRING_ENOSPC &&
+        shmring_ring_readers(ctl->ring, &ctl->open, &census) == 0) {
+        bool held = census.superseded_versions > 0;
+        if (held)
+            output_space_holders(&census, detail, sizeof(detail));
+        shmring_ring_readers_free(&census);
+        if (held)
+            return fail(EXIT_FAILED, "cannot %s ring '%s': %s; %s", what, ctl->ring,
+                        shmring_strerror(err), detail);
+    }
     return fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, ctl->ring,
                 shmring_strerror(err));
 }

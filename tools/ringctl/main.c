@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,10 @@ int main(int argc, char **argv)
     /* Before anything else is opened. */
     if (!ringctl_standard_descriptors_valid())
         return fail(EXIT_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    /* A file size limit (ulimit -f) is an error to report, never a death: with
+     * SIGXFSZ ignored, a write or allocation past it fails with EFBIG. The helper
+     * ringctl-sync inherits the disposition across exec. */
+    signal(SIGXFSZ, SIG_IGN);
     /* sync is a long-running follower with options of its own, run by a helper of
      * its own (cmd_sync.c) that parses the whole command line itself. */
     if (ringctl_sync_requested(argc, argv))

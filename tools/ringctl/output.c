@@ -321,8 +321,9 @@ static int output_json_record(const struct ringctl *ctl, json_t *value)
  * README's "lookup's output" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
  * (no node name is empty), or one JSON object; then the record's end.
  */
-int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
-                  const shmring_node_t *nodes, int found)
+/* One answer of lookup: FOUND nodes, or (FOUND < 0) the error ERROR. */
+static int lookup_record(const struct ringctl *ctl, const char *key, size_t len,
+                         const shmring_node_t *nodes, int found, const char *error)
 {
     if (ctl->json) {
         json_t *object = json_object();
@@ -338,17 +339,30 @@ int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
         }
         json_object_set_new(object, "nodes", array);
         json_object_set_new(object, "error",
-                            found < 0 ? json_string(shmring_strerror(found))
-                                      : json_null());
+                            found < 0 ? json_string(error) : json_null());
         return output_json_record(ctl, object);
     }
     output_key(key, len);
     if (found < 0)
-        printf("\t\t%s", shmring_strerror(found));
+        printf("\t\t%s", error);
     for (int i = 0; i < found; i++)
         printf("\t%s\t%s", nodes[i].name, nodes[i].address);
     output_end_record(ctl);
     return EXIT_OK;
+}
+
+int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
+                  const shmring_node_t *nodes, int found)
+{
+    return lookup_record(ctl, key, len, nodes, found,
+                         found < 0 ? shmring_strerror(found) : NULL);
+}
+
+int output_lookup_too_long(const struct ringctl *ctl, const char *key, size_t len)
+{
+    char error[64];
+    snprintf(error, sizeof(error), "key longer than %d bytes", LOOKUP_KEY_MAX);
+    return lookup_record(ctl, key, len, NULL, -1, error);
 }
 
 int output_flush(void)

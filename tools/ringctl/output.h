@@ -48,6 +48,9 @@ void describe_params(const shmring_params_t *params, char *out, size_t size);
  * exit status. */
 int output_lookup(const struct ringctl *ctl, const char *key, size_t len,
                   const shmring_node_t *nodes, int found);
+/* lookup's error record for a key longer than LOOKUP_KEY_MAX, of which KEY holds the
+ * first LEN bytes. Returns an exit status. */
+int output_lookup_too_long(const struct ringctl *ctl, const char *key, size_t len);
 /* Writes what stdout holds (lookup --stdin answers each key as it comes), or says
  * why it cannot. Returns an exit status. */
 int output_flush(void);
@@ -68,6 +71,10 @@ int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *cens
  * census's failure (0: none), said in the line, null in JSON. */
 void output_readers_line(const shmring_ring_readers_t *census, int err);
 json_t *output_readers_summary(const shmring_ring_readers_t *census, int err);
+/* Writes into OUT who holds the superseded versions of CENSUS, for a publication
+ * that found no space: "3 superseded versions (34.0 MiB) are held by pid 4242
+ * (uid 1001)" (at most 8 processes named, then "and N more"). */
+void output_space_holders(const shmring_ring_readers_t *census, char *out, size_t size);
 
 /* ---- output_show.c: show and list ----------------------------------------------- */
 

@@ -49,6 +49,7 @@ enum ring_quantity {
     QUANTITY_SUPERSEDED_VERSIONS,
     QUANTITY_SUPERSEDED_BYTES,
     QUANTITY_UNINSPECTED_PROCESSES,
+    QUANTITY_UNCOUNTED_PROCESSES,
 };
 
 /* A family with samples for each ring, in the order they are printed. */
@@ -85,7 +86,21 @@ static const struct ring_family ring_families[] = {
     {"shmring_ring_uninspected_processes", "gauge",
      "Processes whose mappings could not be read: the reader counts leave them out.",
      QUANTITY_UNINSPECTED_PROCESSES},
+    {"shmring_ring_uncounted_processes", "gauge",
+     "Processes left out of the reader counts: holding objects named like the ring's "
+     "versions that are not provably the ring's, or too large to inspect.",
+     QUANTITY_UNCOUNTED_PROCESSES},
 };
+
+/* Processes of CENSUS listed apart with KIND. */
+static size_t uncounted_processes(const shmring_ring_readers_t *census, uint32_t kind)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < census->uncounted_count; i++)
+        count += (i == 0 || census->uncounted[i - 1].pid != census->uncounted[i].pid) &&
+                 census->uncounted[i].kind == kind;
+    return count;
+}
 
 /* The reader_processes samples of one ring: one per version that processes map. */
 static void print_reader_processes(const char *name, const struct metrics_sample *sample)
@@ -123,6 +138,14 @@ static void print_ring_samples(const struct ring_family *family,
         sample_start(family->name, sample);
         printf(",state=\"down\"} %" PRIu32 "\n",
                sample->summary.info.node_count - sample->summary.info.up_count);
+        return;
+    case QUANTITY_UNCOUNTED_PROCESSES:
+        sample_start(family->name, sample);
+        printf(",reason=\"unverified\"} %zu\n",
+               uncounted_processes(census, SHMRING_READER_UNVERIFIED));
+        sample_start(family->name, sample);
+        printf(",reason=\"too_large\"} %zu\n",
+               uncounted_processes(census, SHMRING_READER_TOO_LARGE));
         return;
     case QUANTITY_READER_PROCESSES:
         print_reader_processes(family->name, sample);

@@ -55,6 +55,22 @@ static size_t processes(const shmring_ring_readers_t *census)
     return count;
 }
 
+/* A uid as JSON: null when the census could not read it. */
+static json_t *json_uid(uint32_t uid)
+{
+    return uid == (uint32_t)-1 ? json_null() : json_uint(uid);
+}
+
+/* Processes listed apart with KIND. */
+static size_t uncounted_of(const shmring_ring_readers_t *census, uint32_t kind)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < census->uncounted_count; i++)
+        count += (i == 0 || census->uncounted[i - 1].pid != census->uncounted[i].pid) &&
+                 census->uncounted[i].kind == kind;
+    return count;
+}
+
 static json_t *json_census(const char *ring, const shmring_ring_readers_t *census)
 {
     json_t *object = json_object();
@@ -71,9 +87,29 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
         json_object_set_new(entry, "generation", json_uint(reader->generation));
         json_object_set_new(entry, "current", json_boolean(reader->current));
         json_object_set_new(entry, "mapped_bytes", json_uint(reader->mapped_bytes));
+        json_object_set_new(entry, "descriptors", json_uint(reader->descriptors));
+        json_object_set_new(entry, "uid", json_uid(reader->uid));
         json_array_append_new(readers, entry);
     }
     json_object_set_new(object, "readers", readers);
+    json_t *uncounted = json_array();
+    for (size_t i = 0; i < census->uncounted_count; i++) {
+        const shmring_ring_reader_t *reader = &census->uncounted[i];
+        bool too_large = reader->kind == SHMRING_READER_TOO_LARGE;
+        json_t *entry = json_object();
+        json_object_set_new(entry, "pid", json_integer(reader->pid));
+        json_t *command = json_string(reader->command);
+        json_object_set_new(entry, "command", command != NULL ? command : json_null());
+        json_object_set_new(entry, "uid", json_uid(reader->uid));
+        json_object_set_new(entry, "reason",
+                            json_string(too_large ? "too_large" : "unverified"));
+        json_object_set_new(entry, "generation",
+                            too_large ? json_null() : json_uint(reader->generation));
+        json_object_set_new(entry, "mapped_bytes", json_uint(reader->mapped_bytes));
+        json_object_set_new(entry, "descriptors", json_uint(reader->descriptors));
+        json_array_append_new(uncounted, entry);
+    }
+    json_object_set_new(object, "uncounted", uncounted);
     json_t *versions = json_array();
     for (size_t i = 0; i < census->version_count; i++) {
         const shmring_ring_version_use_t *version = &census->versions[i];
@@ -92,6 +128,19 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
                         json_uint(census->processes_inspected));
     json_object_set_new(object, "processes_hidden", json_uint(census->processes_hidden));
     return object;
+}
+
+/* A uid as text ("?" when the census could not read it). */
+struct uid_text {
+    char text[16];
+};
+
+static struct uid_text uid_text(uint32_t uid)
+{
+    struct uid_text out = {"?"};
+    if (uid != (uint32_t)-1)
+        snprintf(out.text, sizeof(out.text), "%" PRIu32, uid);
+    return out;
 }
 
 /* Prints a command name with bytes a terminal would act on shown as '?'. */
@@ -118,17 +167,36 @@ static void print_census(const char *ring, const shmring_ring_readers_t *census)
            census->superseded_versions, census->superseded_versions == 1 ? "" : "s",
            held);
     if (census->reader_count > 0) {
-        printf("\n%-8s  %-16s  %-10s  %-10s  %s\n", "PID", "COMMAND", "GENERATION",
-               "VERSION", "MAPPED");
+        printf("\n%-8s  %-16s  %-6s  %-10s  %-10s  %-10s  %s\n", "PID", "COMMAND", "UID",
+               "GENERATION", "VERSION", "MAPPED", "DESCRIPTORS");
         for (size_t i = 0; i < census->reader_count; i++) {
             const shmring_ring_reader_t *reader = &census->readers[i];
             char mapped[32];
             format_bytes(reader->mapped_bytes, mapped, sizeof(mapped));
             printf("%-8" PRId64 "  ", reader->pid);
             print_command(reader->command);
-            printf("  %-10" PRIu64 "  %-10s  %s\n", reader->generation,
-                   reader->current ? "current" : "superseded", mapped);
+            printf("  %-6s  %-10" PRIu64 "  %-10s  %-10s  %" PRIu32 "\n",
+                   uid_text(reader->uid).text, reader->generation,
+                   reader->current ? "current" : "superseded", mapped,
+                   reader->descriptors);
         }
+    }
+    if (census->uncounted_count > 0)
+        printf("\nNot counted (not provably this ring's, or too large to inspect):\n");
+    for (size_t i = 0; i < census->uncounted_count; i++) {
+        const shmring_ring_reader_t *reader = &census->uncounted[i];
+        printf("%-8" PRId64 "  ", reader->pid);
+        print_command(reader->command);
+        printf("  %-6s  ", uid_text(reader->uid).text);
+        if (reader->kind == SHMRING_READER_TOO_LARGE) {
+            printf("too large to inspect (more than %d mappings or descriptors)\n",
+                   SHMRING_READERS_PROCESS_MAX);
+            continue;
+        }
+        char mapped[32];
+        format_bytes(reader->mapped_bytes, mapped, sizeof(mapped));
+        printf("unverified: generation %" PRIu64 ", %s mapped, %" PRIu32 " descriptors\n",
+               reader->generation, mapped, reader->descriptors);
     }
     if (census->processes_hidden > 0)
         printf("\n%zu %s could not be inspected: whether %s the ring is unknown (run "
@@ -160,6 +228,12 @@ void output_readers_line(const shmring_ring_readers_t *census, int err)
     if (census->processes_hidden > 0)
         printf("; %zu %s not inspectable", census->processes_hidden,
                processes_word(census->processes_hidden));
+    size_t unverified = uncounted_of(census, SHMRING_READER_UNVERIFIED);
+    size_t too_large = uncounted_of(census, SHMRING_READER_TOO_LARGE);
+    if (unverified > 0)
+        printf("; %zu unverified %s not counted", unverified, processes_word(unverified));
+    if (too_large > 0)
+        printf("; %zu %s too large to inspect", too_large, processes_word(too_large));
     printf("\n");
 }
 
@@ -175,5 +249,36 @@ json_t *output_readers_summary(const shmring_ring_readers_t *census, int err)
                         json_uint(census->superseded_versions));
     json_object_set_new(object, "superseded_bytes", json_uint(census->superseded_bytes));
     json_object_set_new(object, "processes_hidden", json_uint(census->processes_hidden));
+    json_object_set_new(object, "processes_unverified",
+                        json_uint(uncounted_of(census, SHMRING_READER_UNVERIFIED)));
+    json_object_set_new(object, "processes_too_large",
+                        json_uint(uncounted_of(census, SHMRING_READER_TOO_LARGE)));
     return object;
+}
+
+/* How many holders the text of output_space_holders() names. */
+#define HOLDERS_NAMED 8
+
+void output_space_holders(const shmring_ring_readers_t *census, char *out, size_t size)
+{
+    char held[32];
+    format_bytes(census->superseded_bytes, held, sizeof(held));
+    int len =
+        snprintf(out, size, "%zu superseded version%s (%s) %s held by",
+                 census->superseded_versions, census->superseded_versions == 1 ? "" : "s",
+                 held, census->superseded_versions == 1 ? "is" : "are");
+    size_t named = 0, holders = superseded_processes(census);
+    int64_t last_named = -1;
+    for (size_t i = 0; i < census->reader_count && len > 0 && (size_t)len < size; i++) {
+        const shmring_ring_reader_t *reader = &census->readers[i];
+        /* The census lists a process's versions together: each is named once. */
+        if (reader->current || reader->pid == last_named || named == HOLDERS_NAMED)
+            continue;
+        last_named = reader->pid;
+        len += snprintf(out + len, size - (size_t)len, "%s pid %" PRId64 " (uid %s)",
+                        named == 0 ? "" : ",", reader->pid, uid_text(reader->uid).text);
+        named++;
+    }
+    if (holders > named && len > 0 && (size_t)len < size)
+        snprintf(out + len, size - (size_t)len, " and %zu more", holders - named);
 }

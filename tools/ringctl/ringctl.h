@@ -32,6 +32,15 @@ enum ringctl_exit {
  * fit many times over. */
 #define LINE_MAX_BYTES 8192
 
+/* The longest key `lookup --stdin` looks up (the library has no limit of its own): a
+ * longer one is answered with an error that quotes its first LOOKUP_KEY_QUOTED
+ * bytes, and the stream goes on in the same bounded memory. */
+#define LOOKUP_KEY_MAX 65536
+#define LOOKUP_KEY_QUOTED 64
+/* The largest JSON document load, check and import read (sync's and etcd's cap too):
+ * a larger one, or a file that never ends (a link to /dev/zero), is refused. */
+#define INPUT_DOCUMENT_MAX ((size_t)256 << 20)
+
 /* Options that only some commands accept, one bit each (see options.c for their
  * spellings and help); a command's row says which it accepts. -r, --dir, --json and
  * --help go with every command. One a line: clang-format does not settle on a layout

@@ -124,7 +124,7 @@ local function main()
         eq(code_count, 40, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
-        eq(shmring.strerror(-2), "shmring: no such ring or node", "strerror")
+        eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
     end)
 
     test("open errors", function()

@@ -70,14 +70,14 @@ show_exception(fn() => (new ReflectionClass('Shmring\Ring'))->newInstanceWithout
 ?>
 --EXPECTF--
 -- opening
-Shmring\RingNotFoundException(-2): cannot open ring 'phpt-no-such-ring-%d': no such ring or node
+Shmring\RingNotFoundException(-2): cannot open ring 'phpt-no-such-ring-%d': no such ring
 Shmring\InvalidRingException(-1020): cannot open ring '': invalid ring name
 Shmring\InvalidRingException(-1020): cannot open ring 'bad/name': invalid ring name
 Shmring\InvalidRingException(-1020): cannot open ring '..': invalid ring name
 Shmring\InvalidRingException(-1020): cannot open ring '%s': invalid ring name
 ValueError(0): Shmring\Ring::__construct(): Argument #1 ($name) must not contain any null bytes
 ValueError(0): Shmring\Ring::__construct(): Argument #2 ($directory) must not contain any null bytes
-Shmring\RingNotFoundException(-2): cannot open ring 'x': no such ring or node
+Shmring\RingNotFoundException(-2): cannot open ring 'x': no such ring
 Shmring\InvalidRingException(-22): cannot open ring 'x': invalid argument
 ValueError(0): Shmring\Ring::__construct(): Argument #3 ($trustedOwner) must be a uid from 0 to 4294967294
 TypeError(0): Shmring\Ring::__construct(): Argument #1 ($name) must be of type string, array given

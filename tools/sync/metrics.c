@@ -80,8 +80,9 @@ void sync__metrics_write(struct sync_context *ctx)
             return; /* cannot happen with valid ring names */
         used += (size_t)n;
     }
-    int err = sync__state_write(path, text, used);
+    /* Counts and a ring name, for node_exporter whatever its user: 0644. */
+    int err = sync__state_write(path, text, used, 0644, (gid_t)-1);
     if (err != 0 && !ctx->metrics_failed)
-        sync__log(ctx, "cannot write metrics file %s: %s", path, shmring_strerror(err));
+        sync__log(ctx, "cannot write metrics file %s: %s", path, sync__file_error(err));
     ctx->metrics_failed = err != 0;
 }

@@ -63,13 +63,28 @@ static void keep_state(struct sync_context *ctx, const shmring_nodeset_t *set)
     const char *path = ctx->config->state_path;
     if (path == NULL || ctx->state_current)
         return;
+    /* The state file holds the ring's node set: it is readable by whoever may read
+     * the ring (its mode and group), nobody else. */
+    shmring_open_options_t options = {0};
+    options.directory =
+        ctx->config->writer != NULL ? ctx->config->writer->directory : NULL;
+    shmring_ring_status_t status;
+    int err = shmring_ring_status(ctx->config->ring, &options, &status);
+    if (err != 0) {
+        sync__log(ctx, "cannot write state file %s: cannot read the ring's mode: %s",
+                  path, shmring_strerror(err));
+        return;
+    }
     char *text = NULL;
-    int err = shmring_nodeset_to_json(set, &text);
-    if (err == 0)
-        err = sync__state_write(path, text, strlen(text));
+    err = shmring_nodeset_to_json(set, &text);
+    if (err != 0) {
+        sync__log(ctx, "cannot write state file %s: %s", path, shmring_strerror(err));
+        return;
+    }
+    err = sync__state_write(path, text, strlen(text), status.mode, status.group);
     free(text);
     if (err != 0)
-        sync__log(ctx, "cannot write state file %s: %s", path, shmring_strerror(err));
+        sync__log(ctx, "cannot write state file %s: %s", path, sync__file_error(err));
     else
         ctx->state_current = true;
 }
@@ -173,10 +188,15 @@ bool sync__restore(struct sync_context *ctx)
         return false;
     char *text = NULL;
     size_t len = 0;
-    int err = sync__file_read(path, &text, &len);
+    char refusal[SYNC_LINE_MAX];
+    int err = sync__state_read(path, &text, &len, refusal, sizeof(refusal));
+    if (err == SYNC_STATE_REFUSED) {
+        sync__log(ctx, "no ring to restore: %s", refusal);
+        return false;
+    }
     if (err != 0) {
         sync__log(ctx, "no ring to restore: cannot read state file %s: %s", path,
-                  shmring_strerror(err));
+                  sync__file_error(err));
         return false;
     }
     char origin[SYNC_LINE_MAX];

@@ -26,7 +26,7 @@ static enum sync_outcome read_and_apply(struct sync_context *ctx, const char *pa
     size_t len = 0;
     int err = sync__file_read(path, &text, &len);
     if (err != 0) {
-        sync__log(ctx, "cannot read %s: %s; ring unchanged", path, shmring_strerror(err));
+        sync__log(ctx, "cannot read %s: %s; ring unchanged", path, sync__file_error(err));
         sync__event(ctx, SYNC_EVENT_ERROR);
         return SYNC_FAILED;
     }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sync.h"
 
@@ -74,12 +75,33 @@ bool sync__restore(struct sync_context *ctx);
 
 /* ---- state_file.c ---- */
 
+/* The largest document sync reads, from etcd or from a file (etcd's own cap on a
+ * value): larger is refused with -EFBIG, before it can exhaust memory. */
+#define SYNC_DOCUMENT_MAX ((size_t)256 << 20)
+
+/* sync__state_read()'s code for a file it would not trust (not an errno value). */
+#define SYNC_STATE_REFUSED 1
+
 /* Replaces PATH by TEXT atomically: a temporary file of a fresh name beside PATH
- * (created exclusively) written, fsynced, renamed over PATH, and the directory
- * fsynced. Returns 0 or a negated errno value. */
-int sync__state_write(const char *path, const char *text, size_t len);
-/* Reads PATH whole into a new NUL-terminated buffer. 0 or a negated errno value. */
+ * (created exclusively), given MODE and GROUP ((gid_t)-1: the creator's) before it
+ * is written, fsynced, renamed over PATH, and the directory fsynced. Returns 0 or
+ * a negated errno value. */
+int sync__state_write(const char *path, const char *text, size_t len, mode_t mode,
+                      gid_t group);
+/* Reads PATH whole into a new NUL-terminated buffer. 0, -EFBIG (larger than
+ * SYNC_DOCUMENT_MAX) or another negated errno value. */
 int sync__file_read(const char *path, char **text, size_t *len);
+/* What a negated errno value ERR of reading or writing a file means, in the
+ * system's words ("No such file or directory"), or "larger than 268435456 bytes"
+ * for -EFBIG: never the library's ring texts. Static. */
+const char *sync__file_error(int err);
+/* Reads the state file PATH as sync__file_read() does, if it can be trusted: a
+ * regular file (never through a symbolic link) owned by this process's user (the
+ * ring's owner) or root, that neither its group nor others can write. Anything else
+ * is not read and SYNC_STATE_REFUSED returned, with REFUSAL (SIZE bytes) saying
+ * what the path holds and whose it is, never what it contains. */
+int sync__state_read(const char *path, char **text, size_t *len, char *refusal,
+                     size_t size);
 
 /* ---- metrics.c ---- */
 
