@@ -1155,13 +1155,13 @@ static Suite *crash_suite(void)
     tcase_add_test(steps, test_kill_while_creating);
     tcase_add_test(steps, test_kill_while_destroying);
     tcase_add_test(steps, test_creators_race);
-    tcase_set_timeout(steps, 120);
+    tcase_set_timeout(steps, 300);
     suite_add_tcase(s, steps);
 
     TCase *random = tcase_create("random");
     tcase_add_checked_fixture(random, setup, teardown);
     tcase_add_test(random, test_kill_at_random_instants);
-    tcase_set_timeout(random, 180);
+    tcase_set_timeout(random, 600);
     suite_add_tcase(s, random);
     return s;
 }

@@ -161,16 +161,19 @@ START_TEST(random_server_sets)
     uint64_t state = 20240601;
     struct comparison totals = {0, 0, 0, 0};
     struct server servers[SERVERS_MAX];
-    for (int set = 0; set < 200; set++) {
+    /* Each set costs two continuums of up to 16,000 points, so the sets are few
+     * (the edge cases below name the sets that matter) and their keys many: 2,000
+     * keys reach every server of a 100-server continuum. */
+    for (int set = 0; set < 50; set++) {
         size_t count = 2 + test_random(&state) % (SERVERS_MAX - 1);
         for (size_t i = 0; i < count; i++)
             random_server(&state, &servers[i]);
-        compare(servers, count, 5000, &state, &totals);
+        compare(servers, count, 2000, &state, &totals);
     }
     report("", &totals);
-    ck_assert_uint_eq(totals.sets, 200);
-    ck_assert_uint_eq(totals.keys, 1000000);
-    ck_assert_uint_gt(totals.answering, 200 * 20);
+    ck_assert_uint_eq(totals.sets, 50);
+    ck_assert_uint_eq(totals.keys, 100000);
+    ck_assert_uint_gt(totals.answering, 50 * 20);
     ck_assert_uint_eq(totals.mismatches, 0);
 }
 END_TEST
@@ -289,17 +292,17 @@ static Suite *ketama_suite(void)
 {
     Suite *s = suite_create("ketama_libmemcached");
     TCase *tc = tcase_create("random_sets");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, random_server_sets);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("down_nodes");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, down_nodes_are_left_out);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("edge_cases");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, equal_addresses_tie_by_index);
     tcase_add_test(tc, extreme_weights);
     tcase_add_test(tc, float_rounding_cases);

@@ -625,7 +625,7 @@ static Suite *nodeset_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, hundred_thousand_nodes);
     tcase_add_test(tc, node_limit);
     suite_add_tcase(s, tc);

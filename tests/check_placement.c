@@ -299,13 +299,13 @@ static Suite *placement_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, builds_are_byte_identical);
     tcase_add_loop_test(tc, node_order_does_not_matter, 0, 10);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("hash_key");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, hash_key_renames_move_no_keys, 0, 2);
     tcase_add_loop_test(tc, hash_key_replaces_the_name, 0, 2);
     suite_add_tcase(s, tc);

@@ -145,7 +145,7 @@ static Suite *libketama_vectors_suite(void)
 {
     Suite *s = suite_create("placement_libketama_vectors");
     TCase *published = tcase_create("published");
-    tcase_set_timeout(published, 120);
+    tcase_set_timeout(published, 300);
     tcase_add_test(published, ketama_test_output_md5);
     tcase_add_test(published, python_tests);
     suite_add_tcase(s, published);

@@ -160,7 +160,7 @@ static Suite *placement_maglev_suite(void)
 {
     Suite *s = suite_create("placement_maglev");
     TCase *tc = tcase_create("maglev");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, maglev_balance);
     tcase_add_test(tc, maglev_weights);
     tcase_add_test(tc, maglev_add_node_disruption);

@@ -410,7 +410,7 @@ static Suite *placement_ring_suite(void)
 {
     Suite *s = suite_create("placement_ring");
     TCase *tc = tcase_create("reference");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, ring_matches_reference, 0, (int)COUNT_OF(test_ring_hashes));
     tcase_add_test(tc, ring_ties_break_by_name);
     tcase_add_test(tc, ring_of_equal_points);
@@ -418,7 +418,7 @@ static Suite *placement_ring_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("disruption");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, ring_add_node_moves_its_share_only);
     tcase_add_test(tc, ring_remove_node_moves_its_keys_only);
     tcase_add_test(tc, ring_weights_scale_shares);
@@ -426,7 +426,7 @@ static Suite *placement_ring_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("down_nodes");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, ring_down_nodes_pass_keys_clockwise, 0,
                         (int)COUNT_OF(test_ring_hashes));
     suite_add_tcase(s, tc);

@@ -1127,8 +1127,8 @@ static Suite *publish_suite(void)
     tcase_add_test(errors, test_open_or_create_race_atomic);
     tcase_add_test(errors, test_orphans_removed_by_next_writer);
     /* Racing creators fork hundreds of processes: on a loaded machine that takes
-     * longer than Check's default of 4 s (ctest sets 120 s for every test anyway). */
-    tcase_set_timeout(errors, 120);
+     * longer than Check's default of 4 s (ctest sets 300 s for every test anyway). */
+    tcase_set_timeout(errors, 300);
     suite_add_tcase(s, errors);
 
     TCase *permissions = tcase_create("permissions");

@@ -759,7 +759,7 @@ static Suite *ring_admin_suite(void)
     /* A publisher in a second process, driven step by step through pipes. */
     tc = tcase_create("concurrent");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, snapshot_with_status_retries_a_publication);
     tcase_add_test(tc, snapshot_with_status_gives_up);
     suite_add_tcase(s, tc);

@@ -37,7 +37,7 @@
 #endif
 
 /* How long a test waits for one answer of `lookup --stdin`. */
-#define ANSWER_TIMEOUT_MS 20000
+#define ANSWER_TIMEOUT_MS 60000
 /* The unprivileged user that tests running as root use as "another user". */
 #define NOBODY ((uid_t)65534)
 
@@ -4166,7 +4166,7 @@ static Suite *ringctl_suite(void)
 
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);
-    tcase_set_timeout(core, 60);
+    tcase_set_timeout(core, 300);
     tcase_add_test(core, test_version_and_help);
     tcase_add_test(core, test_check);
     tcase_add_test(core, test_import);
@@ -4193,13 +4193,13 @@ static Suite *ringctl_suite(void)
 
     TCase *dry_run = tcase_create("dry-run");
     tcase_add_checked_fixture(dry_run, setup, teardown);
-    tcase_set_timeout(dry_run, 120);
+    tcase_set_timeout(dry_run, 300);
     tcase_add_test(dry_run, test_dry_run);
     suite_add_tcase(suite, dry_run);
 
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);
-    tcase_set_timeout(errors, 120);
+    tcase_set_timeout(errors, 300);
     tcase_add_test(errors, test_error_unknown_node);
     tcase_add_test(errors, test_error_duplicate);
     tcase_add_test(errors, test_error_numbers);
@@ -4224,7 +4224,7 @@ static Suite *ringctl_suite(void)
 
     TCase *live = tcase_create("live");
     tcase_add_checked_fixture(live, setup, teardown);
-    tcase_set_timeout(live, 120);
+    tcase_set_timeout(live, 300);
     tcase_add_test(live, test_lookup_stdin_follows_changes);
     tcase_add_test(live, test_lookup_stdin_json);
     tcase_add_test(live, test_lookup_stdin_never_quits);
@@ -4235,7 +4235,7 @@ static Suite *ringctl_suite(void)
 
     TCase *hygiene = tcase_create("hygiene");
     tcase_add_checked_fixture(hygiene, setup, teardown);
-    tcase_set_timeout(hygiene, 120);
+    tcase_set_timeout(hygiene, 300);
     tcase_add_test(hygiene, test_closed_standard_descriptors);
     tcase_add_test(hygiene, test_output_full);
     tcase_add_test(hygiene, test_wait_for_lock);
@@ -4244,7 +4244,7 @@ static Suite *ringctl_suite(void)
 
     TCase *trust = tcase_create("trust");
     tcase_add_checked_fixture(trust, setup, teardown);
-    tcase_set_timeout(trust, 120);
+    tcase_set_timeout(trust, 300);
     tcase_add_test(trust, test_ring_directory);
     tcase_add_test(trust, test_environment_empty);
     tcase_add_test(trust, test_init_modes);

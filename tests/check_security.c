@@ -49,10 +49,10 @@
 /* Keys whose owners are compared to tell whether a ring answers as before. */
 #define KEY_COUNT 256
 /* A step that takes longer than this hung: its alarm kills it and its test fails. */
-#define STEP_TIMEOUT_S 20
+#define STEP_TIMEOUT_S 60
 /* The same for the processes that live through a test (readers, lock holders). */
-#define AGENT_TIMEOUT_S 50
-#define TEST_TIMEOUT_S 60
+#define AGENT_TIMEOUT_S 300
+#define TEST_TIMEOUT_S 300
 /* Exit statuses of a child that could not do its part. */
 #define EXIT_NO_USER 120
 #define EXIT_ORPHAN 121

@@ -271,7 +271,7 @@ static Suite *snapshot_lookup_suite(void)
 {
     Suite *s = suite_create("snapshot_lookup");
     TCase *tc = tcase_create("lookups");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, down_nodes_take_no_keys, 0, 3);
     tcase_add_loop_test(tc, lookup_n_distinct_first_is_lookup, 0, 3);
     tcase_add_loop_test(tc, empty_and_all_down, 0, 3);

@@ -42,16 +42,16 @@ start_sync "$RING" "$WORK/sync.log" --etcd "$ALL" --key /t/doc
 SYNC=${PIDS[-1]}
 wait_line "$WORK/sync.log" "ringctl: sync: ring '$RING': read 1 key at revision $rev from ${MEMBERS[0]}"
 rev=$(put_docs /t/doc 2 5 "$WORK/doc.json") || fail "put"
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/doc.json" || fail "the ring did not follow the first member"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/doc.json" || fail "the ring did not follow the first member"
 echo "ok: following ${MEMBERS[0]}"
 
 echo "== the first member stops: the sync names it and follows the next (at ${SECONDS}s)"
 kill "${MEMBER_PIDS[0]}"
-until_true 30 gone "${MEMBER_PIDS[0]}" || fail "the first member did not stop"
+until_true 60 gone "${MEMBER_PIDS[0]}" || fail "the first member did not stop"
 wait_line_like "$WORK/sync.log" \
     "ringctl: sync: ring '$RING': lost the watch on ${MEMBERS[0]} at revision $rev: .*; ring kept, resuming"
 rev=$(put_docs /t/doc 6 6 "$WORK/doc.json") || fail "put"
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/doc.json" || fail "the ring did not follow the next member"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/doc.json" || fail "the ring did not follow the next member"
 grep -F "lost the watch on ${MEMBERS[0]}" "$WORK/sync.log" | head -n 1
 echo "ok: document 6 (revision $rev) reached the ring from the remaining members"
 stops_within_a_second TERM "$SYNC" "sync, after failing over"

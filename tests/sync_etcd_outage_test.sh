@@ -35,15 +35,15 @@ echo "== etcd stopped for 3 s while puts are in flight, then restarted (at ${SEC
 python3 "$DOCS" writer "$URL" /t/doc 700 "$WORK/written" 2>>"$WORK/writer.log" &
 WRITER=$!
 PIDS+=("$WRITER")
-until_true 30 written_at_least 20 || fail "the writer did not put 20 documents"
+until_true 60 written_at_least 20 || fail "the writer did not put 20 documents"
 stop_etcd
 STOPPED=${EPOCHREALTIME/./}
-until_true 10 gone "$WRITER" || fail "the writer went on without etcd"
+until_true 60 gone "$WRITER" || fail "the writer went on without etcd"
 LAST=$(tail -n 1 "$WORK/written")
 echo "etcd stopped while document $LAST was being put"
 # Sync s and i are now in reconnect backoff (each logged its lost watch).
 for r in s i; do
-    until_true 20 grep -q "lost the watch on $URL" "$WORK/sync-$r.log" || fail "sync $r did not lose its watch"
+    until_true 60 grep -q "lost the watch on $URL" "$WORK/sync-$r.log" || fail "sync $r did not lose its watch"
 done
 stops_within_a_second TERM "$PID_S" "sync s, in reconnect backoff"
 stops_within_a_second INT "$PID_I" "sync i, in reconnect backoff"
@@ -75,7 +75,7 @@ while :; do
 done
 echo "ok: 3 rings answered 1000 keys exactly as before, $checks times, etcd down $(((${EPOCHREALTIME/./} - STOPPED) / 1000)) ms"
 # Ring c's sync fails over to its other endpoint, dead too, and says so, naming it.
-until_true 20 grep -q "lost the watch on $URL at revision" "$WORK/sync-c.log" || fail "sync c did not lose its watch"
+until_true 60 grep -q "lost the watch on $URL at revision" "$WORK/sync-c.log" || fail "sync c did not lose its watch"
 R_C=$(grep -o "lost the watch on $URL at revision [0-9]*" "$WORK/sync-c.log" | tail -n 1 | awk '{print $NF}')
 wait_line_like "$WORK/sync-c.log" \
     "ringctl: sync: ring '${TAG}c': lost the watch on $DEAD at revision $R_C: $CURL_REFUSED; ring kept, resuming"
@@ -129,7 +129,7 @@ stop_etcd
 cp "$WORK/state-c.json" "$WORK/restored.json"
 stops_within_a_second TERM "$PID_C" "sync c, in reconnect backoff"
 start_sync "${TAG}c" "$WORK/sync-c2.log" --etcd "$URL" --key /t/doc --state "$WORK/state-c.json"
-until_true 30 "$RINGCTL" -r "${TAG}c" check "$WORK/restored.json" || fail "not restored"
+until_true 60 "$RINGCTL" -r "${TAG}c" check "$WORK/restored.json" || fail "not restored"
 grep "state file" "$WORK/sync-c2.log" | head -2
 echo "ok"
 echo "PASS"

@@ -44,11 +44,11 @@ cat >"$WORK/both.json" <<'EOF'
                                   {"name": "lost", "address": "10.1.0.2:80", "id": 2}]}
 EOF
 echo '{"algorithm": "maglev", "nodes": [{"name": "kept", "address": "10.1.0.1:80", "id": 1}]}' >"$WORK/kept.json"
-until_true 30 every_ring_holds "$WORK/both.json" || fail "the rings did not take both nodes"
+until_true 60 every_ring_holds "$WORK/both.json" || fail "the rings did not take both nodes"
 kill "$LOST_KEEPER"
 wait "$LOST_KEEPER" 2>/dev/null
 LAPSED=${EPOCHREALTIME/./}
-until_true 30 every_ring_holds "$WORK/kept.json" || fail "the node whose lease lapsed stayed in a ring"
+until_true 60 every_ring_holds "$WORK/kept.json" || fail "the node whose lease lapsed stayed in a ring"
 echo "ok: lost left both rings $(((${EPOCHREALTIME/./} - LAPSED) / 1000)) ms after its keep-alive stopped"
 grep -h "prefix /l/" "$WORK"/sync-*.log | tail -n 2
 # The kept node stays in both rings for 3 TTLs (6 s) after the other lease lapsed.
@@ -67,7 +67,7 @@ echo "== bad values in prefix mode are refused on every ring (at ${SECONDS}s)"
 # what follows, which is about bad values, not leases.
 E put /l/kept '{"address": "10.1.0.1:80", "id": 1}' >/dev/null || fail "put kept"
 kill "$KEPT_KEEPER"
-until_true 30 every_ring_holds "$WORK/kept.json" || fail "kept without its lease"
+until_true 60 every_ring_holds "$WORK/kept.json" || fail "kept without its lease"
 # bad_value KEY VALUE ERROR: VALUE (or, for a VALUE of "DELETE", deleting every node
 # key) is refused on both rings with exactly ERROR after the revision, and the rings
 # keep their generation and fingerprint.
@@ -91,7 +91,7 @@ bad_value() {
 # good KEY VALUE EXPECTED: after the put, both rings hold EXPECTED (a JSON file).
 good() {
     put_raw "$1" "$2" >/dev/null || fail "put"
-    until_true 20 every_ring_holds "$3" || fail "sync stopped following: $1 $2 not applied"
+    until_true 60 every_ring_holds "$3" || fail "sync stopped following: $1 $2 not applied"
 }
 cat >"$WORK/good1.json" <<'EOF'
 {"algorithm": "maglev", "nodes": [{"name": "bad", "address": "10.1.0.11:80", "id": 3},

@@ -53,7 +53,7 @@ while IFS='|' read -r bad error; do
     [ "$(ring_state "${TAG}a")" = "$BEFORE" ] || fail "generation or fingerprint changed by: $bad"
     n=$((n + 1))
     put_docs /t/doc $n $n "$WORK/good.json" >/dev/null || fail "put"
-    until_true 20 "$RINGCTL" -r "${TAG}a" check "$WORK/good.json" || fail "sync stopped following after: $bad"
+    until_true 60 "$RINGCTL" -r "${TAG}a" check "$WORK/good.json" || fail "sync stopped following after: $bad"
     echo "ok: $error"
 done <<'EOF'
 not json|line 1, column 3: invalid token near 'not'

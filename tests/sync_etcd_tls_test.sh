@@ -31,7 +31,7 @@ stop_sync() {
 }
 # refused_twice LOG LINE: LINE appears twice (sync retries), the ring unchanged.
 refused_twice() {
-    until_true 30 count_at_least 2 "$2" "$1" || { cat "$1" >&2; fail "no repeated line: $2"; }
+    until_true 60 count_at_least 2 "$2" "$1" || { cat "$1" >&2; fail "no repeated line: $2"; }
     "$RINGCTL" -r "$RING" check "$WORK/before.json" >/dev/null || fail "ring changed"
     [ "$(generation)" = "$G" ] || fail "ring republished"
     kill -0 "$SYNC_PID" 2>/dev/null || fail "sync gave up"
@@ -76,10 +76,10 @@ stop_sync
 
 start_sync "$WORK/tls.log" --etcd "$URL" --key /t/doc --cacert "$WORK/ca.pem" \
     --cert "$WORK/client.pem" --cert-key "$WORK/client.key"
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/tls.json" || fail "no sync over TLS"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/tls.json" || fail "no sync over TLS"
 echo '{"nodes": [{"name": "a", "id": 1}, {"name": "c", "id": 3}]}' >"$WORK/tls2.json"
 E put /t/doc "$(cat "$WORK/tls2.json")" >/dev/null || fail "put over TLS"
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/tls2.json" || fail "watch over TLS did not follow"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/tls2.json" || fail "watch over TLS did not follow"
 stop_sync
 grep -F "published" "$WORK/tls.log" | tail -1
 stop_etcd
@@ -129,11 +129,11 @@ done
 
 # The password from the environment: never on the command line, where ps shows it.
 SHMRING_ETCD_PASSWORD=s3cret-pw start_sync "$WORK/auth.log" --etcd "$URL" --key /t/doc --user shmring
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/auth.json" || fail "no sync as shmring"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/auth.json" || fail "no sync as shmring"
 tr '\0' ' ' <"/proc/$SYNC_PID/cmdline" | grep -q s3cret && fail "password on the command line"
 echo '{"nodes": [{"name": "x", "id": 7}, {"name": "y", "id": 8}]}' >"$WORK/auth2.json"
 E put /t/doc "$(cat "$WORK/auth2.json")" >/dev/null || fail "put as root"
-until_true 30 "$RINGCTL" -r "$RING" check "$WORK/auth2.json" || fail "authenticated watch did not follow"
+until_true 60 "$RINGCTL" -r "$RING" check "$WORK/auth2.json" || fail "authenticated watch did not follow"
 stop_sync
 
 # The password from a file.

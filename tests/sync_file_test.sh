@@ -22,29 +22,29 @@ M=$WORK/sync.prom
 "$RINGCTL" -r "$RING" sync --file "$F" --metrics "$M" 2>"$WORK/sync.log" &
 PID=$!
 PIDS+=("$PID")
-until_true 10 grep -q "following $F" "$WORK/sync.log" || fail "not following"
+until_true 60 grep -q "following $F" "$WORK/sync.log" || fail "not following"
 
 # In place.
 echo '{"nodes": [{"name": "a", "id": 1}, {"name": "b", "id": 2}]}' >"$F"
-until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "write in place not seen"
+until_true 60 "$RINGCTL" -r "$RING" check "$F" || fail "write in place not seen"
 # Replaced by rename, as configuration management does.
 echo '{"nodes": [{"name": "c", "id": 3}]}' >"$WORK/ring.json.new"
 mv "$WORK/ring.json.new" "$F"
-until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "rename not seen"
+until_true 60 "$RINGCTL" -r "$RING" check "$F" || fail "rename not seen"
 G=$("$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])')
 # A bad file: refused, the ring unchanged, and the next good one applied.
 echo '{"nodes": [{"name": "c", "weight": 0}]}' >"$F"
-until_true 10 grep -q "refused file $F: nodes\[0\].weight: must be an integer from 1 to 65535; ring unchanged" "$WORK/sync.log" || fail "bad file not refused"
+until_true 60 grep -q "refused file $F: nodes\[0\].weight: must be an integer from 1 to 65535; ring unchanged" "$WORK/sync.log" || fail "bad file not refused"
 G2=$("$RINGCTL" -r "$RING" show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])')
 [ "$G" = "$G2" ] || fail "bad file changed the ring"
 echo '{"nodes": [{"name": "d", "id": 4}]}' >"$F"
-until_true 10 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
+until_true 60 "$RINGCTL" -r "$RING" check "$F" || fail "stopped following after a bad file"
 # sync's metrics file: what happened, exactly, and valid for Prometheus' own parser.
 sample() { grep "^$1{ring=\"$RING\"} " "$M" | cut -d' ' -f2; }
 # The metrics file is rewritten after the publication that check sees: wait for it
 # (the sample is read again at every attempt).
 sample_is() { [ "$(sample "$1")" = "$2" ]; }
-until_true 10 sample_is shmring_sync_publications_total 3 ||
+until_true 60 sample_is shmring_sync_publications_total 3 ||
     fail "publications: $(sample shmring_sync_publications_total), expected 3"
 [ "$(sample shmring_sync_refusals_total)" = 1 ] || fail "refusals: $(sample shmring_sync_refusals_total)"
 [ "$(sample shmring_sync_errors_total)" = 0 ] || fail "errors: $(sample shmring_sync_errors_total)"

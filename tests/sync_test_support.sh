@@ -57,7 +57,7 @@ start_etcd() {
         --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
         --initial-cluster "t=http://127.0.0.1:$PEER_PORT" "$@" >>"$WORK/etcd.log" 2>&1 &
     ETCD_PID=$!
-    until_true 30 E endpoint health || fail "etcd did not start on $URL"
+    until_true 60 E endpoint health || fail "etcd did not start on $URL"
 }
 stop_etcd() { kill "$ETCD_PID"; wait "$ETCD_PID" 2>/dev/null; ETCD_PID=; }
 
@@ -110,12 +110,12 @@ stops_within_a_second() {
 
 # wait_line LOG LINE: waits for exactly LINE (the whole line) in LOG.
 wait_line() {
-    until_true 20 grep -qxF -- "$2" "$1" || fail "no line in $(basename "$1"): $2"
+    until_true 60 grep -qxF -- "$2" "$1" || fail "no line in $(basename "$1"): $2"
 }
 # wait_line_like LOG REGEX: waits for a whole line of LOG matching REGEX (extended),
 # for lines that quote what varies from run to run (libcurl's "after 3 ms").
 wait_line_like() {
-    until_true 20 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
+    until_true 60 grep -qxE -- "$2" "$1" || fail "no line in $(basename "$1") matching: $2"
 }
 
 # three_syncs: etcd on free ports, document 0 under /t/doc, and three syncs on rings

@@ -47,45 +47,57 @@ def peer_missing(what):
 # reads them as one line.
 KEY_BYTES = (b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-!*:@,/()")
 
-CRC_TABLE = []
-for n in range(256):
-    c = n
-    for _ in range(8):
-        c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-    CRC_TABLE.append(c)
-CRC_BY_TOP_BYTE = {entry >> 24: i for i, entry in enumerate(CRC_TABLE)}
+# A forged key is a label, "-", then FORGE_BYTES bytes, each "A" or "C" (0x41, 0x43:
+# both in KEY_BYTES, one bit apart). CRC-32 is affine over GF(2): between keys of one
+# length, flipping that bit of tail byte i changes the CRC by a constant column that
+# depends on i alone. The 32 columns are linearly independent (checked below), so the
+# choice of "A" or "C" for each byte reaches every CRC-32 exactly once: forging
+# solves a linear system, never searches, and cannot fail.
+FORGE_BYTES = 32
 
 
-def forge_suffix(prefix, target):
-    """The four bytes that make crc32(PREFIX + bytes) == TARGET (CRC-32 is linear:
-    the table indexes of the last four steps follow from TARGET alone)."""
-    register = target ^ 0xFFFFFFFF
-    indexes = []
-    for _ in range(4):
-        index = CRC_BY_TOP_BYTE[register >> 24]
-        indexes.append(index)
-        register = ((register ^ CRC_TABLE[index]) << 8) & 0xFFFFFFFF
-    indexes.reverse()
-    register = zlib.crc32(prefix) ^ 0xFFFFFFFF
-    suffix = bytearray()
-    for index in indexes:
-        byte = (register ^ index) & 0xFF
-        suffix.append(byte)
-        register = (register >> 8) ^ CRC_TABLE[index]
-    return bytes(suffix)
+def forge_basis():
+    """The columns in row-echelon form: {leading bit: (column, the tail bytes whose
+    flips sum to it, as a bit mask)}."""
+    tail = b"A" * FORGE_BYTES
+    crc = zlib.crc32(tail)
+    basis = {}
+    for i in range(FORGE_BYTES):
+        column, flips = zlib.crc32(tail[:i] + b"C" + tail[i + 1:]) ^ crc, 1 << i
+        while column:
+            top = column.bit_length() - 1
+            if top not in basis:
+                basis[top] = (column, flips)
+                break
+            column ^= basis[top][0]
+            flips ^= basis[top][1]
+    if len(basis) != 32:
+        raise Failure("the forging columns span %d bits, not 32" % len(basis))
+    return basis
+
+
+FORGE_BASIS = forge_basis()
 
 
 def forge_key(label, target):
     """A key of KEY_BYTES whose CRC-32 (nginx's key hash, nutcracker's crc32a) is
-    TARGET."""
-    for attempt in range(1000000):
-        prefix = b"%s-%d-" % (label, attempt)
-        suffix = forge_suffix(prefix, target)
-        if all(b in KEY_BYTES for b in suffix):
-            key = prefix + suffix
-            assert zlib.crc32(key) == target
-            return key
-    raise Failure("cannot forge a key for %08x" % target)
+    TARGET: LABEL (of KEY_BYTES), "-", and the tail that makes the CRC TARGET."""
+    prefix = label + b"-"
+    tail = bytearray(b"A" * FORGE_BYTES)
+    change = zlib.crc32(prefix + tail) ^ target
+    flips = 0
+    for top in sorted(FORGE_BASIS, reverse=True):
+        if change >> top & 1:
+            change ^= FORGE_BASIS[top][0]
+            flips ^= FORGE_BASIS[top][1]
+    for i in range(FORGE_BYTES):
+        if flips >> i & 1:
+            tail[i] = ord("C")
+    key = prefix + bytes(tail)
+    if zlib.crc32(key) != target or not all(b in KEY_BYTES for b in key):
+        raise Failure("forged %r for %08x, whose CRC-32 is %08x" %
+                      (key, target, zlib.crc32(key)))
+    return key
 
 
 def edge_targets(points):
