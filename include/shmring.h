@@ -118,7 +118,11 @@ enum shmring_limits {
     XX(ENOTRING, -1027, "the ring's path holds something that is not a ring")            \
     XX(EBUSY, -1028, "another writer holds the ring's lock")                             \
     XX(EBASEDIR, -1029, "ring directory is unsafe (writable by others, not sticky)")     \
-    XX(EINUSE, -1030, "serialized handle is already in another call")
+    XX(EINUSE, -1030, "serialized handle is already in another call")                    \
+    XX(EBADDIR, -1031, "ring directory must be an absolute path of at most 1024 bytes")  \
+    XX(ENODIR, -1032, "no such ring directory")                                          \
+    XX(ENOTRINGDIR, -1033, "not a ring directory (a kernel filesystem such as /proc)")   \
+    XX(EBASEOWNER, -1034, "ring directory belongs to an untrusted user")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
@@ -216,12 +220,17 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **ou
 /*
  * Opens the ring RING in OPTIONS' directory (NULL: the defaults) for reading and
  * fills *out. The handle belongs to the caller until shmring_close(); it holds no
- * file descriptor. Returns 0, SHMRING_EBADRING, SHMRING_EINVAL (a directory path
- * that is relative or longer than SHMRING_DIRECTORY_MAX), SHMRING_ENOENT (the ring does
- * not exist yet: retry later if you like), SHMRING_EACCES, SHMRING_ENOMEM,
+ * file descriptor. Returns 0, SHMRING_EBADRING, SHMRING_EBADDIR (a directory path
+ * that is empty, relative or longer than SHMRING_DIRECTORY_MAX), SHMRING_ENODIR (no
+ * such directory), SHMRING_ENOTRINGDIR (a directory on a kernel filesystem such as
+ * /proc or /sys, which cannot hold rings), -ENOTDIR (the path is not a directory),
+ * SHMRING_EBASEOWNER (the directory belongs to a user this call does not trust),
+ * SHMRING_EBASEDIR (others may write the directory and it is not sticky),
+ * SHMRING_ENOENT (the ring does not exist yet: retry later if you like),
+ * SHMRING_EACCES, SHMRING_ENOMEM,
  * SHMRING_EMFILE, SHMRING_EOWNER (the ring belongs to a user this call does not trust, or
  * others may write it), SHMRING_ENOTRING (something else has the ring's name: another
- * user's file, a FIFO, a symbolic link), SHMRING_EBASEDIR, SHMRING_ECONTROL (a corrupt
+ * user's file, a FIFO, a symbolic link), SHMRING_ECONTROL (a corrupt
  * control object), or a validation error of the current version; SHMRING_EINVAL
  * also for flags this version does not know. Thread-safe.
  */

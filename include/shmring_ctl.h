@@ -590,8 +590,10 @@ typedef struct shmring_ring_status {
 
 /*
  * Reads a ring's control object, trusting owners as shmring_open_with() does
- * (OPTIONS may be NULL). Returns 0, SHMRING_EBADRING, SHMRING_EINVAL, SHMRING_ENOENT,
- * SHMRING_EACCES, SHMRING_EOWNER, SHMRING_ENOTRING, SHMRING_EBASEDIR or
+ * (OPTIONS may be NULL). Returns 0, SHMRING_EBADRING, a ring directory's error as
+ * shmring_open_with() names them (SHMRING_EBADDIR, SHMRING_ENODIR,
+ * SHMRING_ENOTRINGDIR, -ENOTDIR, SHMRING_EBASEOWNER, SHMRING_EBASEDIR),
+ * SHMRING_ENOENT, SHMRING_EACCES, SHMRING_EOWNER, SHMRING_ENOTRING or
  * SHMRING_ECONTROL. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int
@@ -675,7 +677,7 @@ typedef struct shmring_ring_object {
 /*
  * Describes what has RING's path in DIRECTORY (NULL: the default) without following
  * a symbolic link or opening anything. Returns 0 (also when nothing is there),
- * SHMRING_EBADRING, SHMRING_EINVAL or another negated errno value. Thread-safe.
+ * SHMRING_EBADRING, SHMRING_EBADDIR or another negated errno value. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_object(const char *ring, const char *directory, shmring_ring_object_t *out);
@@ -728,9 +730,11 @@ SHMRING_API void shmring_writer_options_default(shmring_writer_options_t *option
  * OPTIONS' wait_ms), then removes version objects that a killed writer left behind.
  * A ring created here appears whole, empty (generation 0), with OPTIONS' mode and
  * group (with SHMRING_WRITER_ATOMIC_CREATE: at its first publication). Returns 0,
- * SHMRING_EBADRING, SHMRING_EINVAL (a mode other than the four valid ones, or a directory
- * path that is too long), SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EOWNER (the ring, or
- * what has its name, is not the caller's), SHMRING_ENOTRING, SHMRING_EBASEDIR,
+ * SHMRING_EBADRING, SHMRING_EINVAL (a mode other than the four valid ones), a ring
+ * directory's error as shmring_open_with() names them (SHMRING_EBADDIR,
+ * SHMRING_ENODIR, SHMRING_ENOTRINGDIR, -ENOTDIR, SHMRING_EBASEOWNER, SHMRING_EBASEDIR),
+ * SHMRING_ENOENT, SHMRING_EEXIST, SHMRING_EOWNER (the ring, or what has its name, is
+ * not the caller's), SHMRING_ENOTRING,
  * SHMRING_EBUSY (another writer kept the lock for wait_ms), SHMRING_ENOSPC,
  * SHMRING_EACCES, SHMRING_EPERM, SHMRING_ECONTROL, SHMRING_ESTALE (the ring kept being
  * destroyed and re-created while we waited) or another negated errno value. On an error
@@ -792,9 +796,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_writer_publish(shmring_writer_t *w,
  * Removes a ring, whole: under its writer lock (waited for as OPTIONS says; NULL
  * means the defaults) the ring's directory is renamed away in one step, then
  * emptied. Readers that have the ring open keep answering from what they mapped.
- * Returns 0, SHMRING_EBADRING, SHMRING_EINVAL, SHMRING_ENOENT, SHMRING_EOWNER,
- * SHMRING_ENOTRING, SHMRING_EBASEDIR, SHMRING_EBUSY or SHMRING_EACCES; on an error
- * the ring is as it was.
+ * Returns 0, SHMRING_EBADRING, a ring directory's error as shmring_open_with() names
+ * them, SHMRING_ENOENT, SHMRING_EOWNER, SHMRING_ENOTRING, SHMRING_EBUSY or
+ * SHMRING_EACCES; on an error the ring is as it was.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options);
@@ -803,7 +807,7 @@ shmring_ring_destroy(const char *ring, const shmring_writer_options_t *options);
  * Lists the names that look like rings in DIRECTORY (NULL: the default), whoever
  * owns them: *names is a NULL-terminated, sorted array of strings; free it with
  * shmring_ring_list_free(). Whether a listed ring can be read is for
- * shmring_ring_status() to say. Returns 0, SHMRING_EINVAL, SHMRING_ENOMEM or another
+ * shmring_ring_status() to say. Returns 0, SHMRING_EBADDIR, SHMRING_ENOMEM or another
  * negated errno value.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_ring_list(const char *directory, char ***names,

@@ -506,7 +506,9 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
         return err;
     const char *directory = shmring__directory(options ? options->directory : NULL);
     uint32_t flags = options ? options->flags : 0;
-    if (directory == NULL || (flags & ~(uint32_t)SHMRING_OPEN_SERIALIZED) != 0)
+    if (directory == NULL)
+        return SHMRING_EBADDIR;
+    if ((flags & ~(uint32_t)SHMRING_OPEN_SERIALIZED) != 0)
         return SHMRING_EINVAL;
     pthread_once(&atfork_once, register_atfork);
     shmring_t *r = calloc(1, sizeof(*r));

@@ -243,7 +243,7 @@ int shmring_ring_object(const char *ring, const char *directory,
         return err;
     const char *path = shmring__directory(directory);
     if (path == NULL)
-        return SHMRING_EINVAL;
+        return SHMRING_EBADDIR;
     memset(out, 0, sizeof(*out));
     snprintf(out->path, sizeof(out->path), "%s/" RING_ENTRY_PREFIX "%s", path, ring);
     struct stat st;
@@ -320,7 +320,7 @@ int shmring_ring_list(const char *directory, char ***names, size_t *count)
 {
     const char *path = shmring__directory(directory);
     if (path == NULL)
-        return SHMRING_EINVAL;
+        return SHMRING_EBADDIR;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     DIR *dir = fd < 0 ? NULL : fdopendir(fd);
     if (dir == NULL) {

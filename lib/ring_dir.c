@@ -14,9 +14,11 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
@@ -101,22 +103,50 @@ bool shmring__owner_trusted(uid_t owner, uid_t extra)
     return owner == 0 || owner == geteuid() || (extra != OWNER_ANY && owner == extra);
 }
 
+/*
+ * Whether FD is a directory of a kernel filesystem that shows the kernel's state
+ * rather than holding files (procfs, sysfs, cgroups, ...): its owner and mode pass
+ * every check, but nobody can make a ring in it, so "no such ring" there would
+ * blame the ring for the directory. Any filesystem that holds ordinary files is
+ * accepted (rings are best kept on a tmpfs, but a disk works, only slower).
+ */
+static bool on_kernel_filesystem(int fd)
+{
+    static const unsigned long kernel_filesystems[] = {
+        PROC_SUPER_MAGIC, SYSFS_MAGIC,    CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+        DEBUGFS_MAGIC,    TRACEFS_MAGIC,  SECURITYFS_MAGIC,   DEVPTS_SUPER_MAGIC,
+        BPF_FS_MAGIC,     PSTOREFS_MAGIC, EFIVARFS_MAGIC,     SELINUX_MAGIC,
+        SMACK_MAGIC,      NSFS_MAGIC,     BINFMTFS_MAGIC,
+    };
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0)
+        return false; /* the checks that follow decide */
+    for (size_t i = 0; i < sizeof(kernel_filesystems) / sizeof(kernel_filesystems[0]);
+         i++)
+        if ((unsigned long)fs.f_type == kernel_filesystems[i])
+            return true;
+    return false;
+}
+
 int shmring__base_open(const char *directory, uid_t extra, int *out)
 {
     const char *path = shmring__directory(directory);
     if (path == NULL)
-        return SHMRING_EINVAL;
+        return SHMRING_EBADDIR;
     /* The administrator's path may go through symbolic links (/dev/shm is one on some
      * systems); only names inside it are treated as hostile. */
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return shmring__errno_code();
+        /* The directory's own ENOENT must not read as "no such ring". */
+        return errno == ENOENT ? SHMRING_ENODIR : shmring__errno_code();
     struct stat st;
     int err = 0;
     if (fstat(fd, &st) != 0)
         err = shmring__errno_code();
+    else if (on_kernel_filesystem(fd))
+        err = SHMRING_ENOTRINGDIR;
     else if (!shmring__owner_trusted(st.st_uid, extra))
-        err = SHMRING_EBASEDIR;
+        err = SHMRING_EBASEOWNER;
     /* Without the sticky bit, whoever may write the directory may also rename or
      * remove another user's ring in it. */
     else if ((st.st_mode & 0022) != 0 && (st.st_mode & S_ISVTX) == 0)

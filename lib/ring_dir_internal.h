@@ -76,8 +76,11 @@ bool shmring__owner_trusted(uid_t owner, uid_t extra);
  * Opens DIRECTORY (NULL: the default) and checks that others cannot rename or remove
  * what its users create there: it must be owned by a trusted owner (see above) and
  * either be writable by its owner only or have the sticky bit (like /dev/shm).
- * Returns 0 and the descriptor in *fd, SHMRING_EINVAL (path too long),
- * SHMRING_EBASEDIR, or a negated errno value.
+ * Returns 0 and the descriptor in *fd, SHMRING_EBADDIR (path empty, relative or too
+ * long), SHMRING_ENODIR (no such directory), SHMRING_ENOTRINGDIR (a kernel filesystem
+ * such as /proc), SHMRING_EBASEOWNER (an untrusted owner), SHMRING_EBASEDIR (others
+ * may write it and it is not sticky), or a negated errno value (-ENOTDIR: not a
+ * directory).
  */
 int shmring__base_open(const char *directory, uid_t extra, int *fd);
 

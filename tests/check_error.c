@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 40);
+    ck_assert_uint_eq(CODE_COUNT, 44);
 }
 END_TEST
 
@@ -78,6 +78,10 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_EBADRING, -1020);
     ck_assert_int_eq(SHMRING_EBASEDIR, -1029);
     ck_assert_int_eq(SHMRING_EINUSE, -1030);
+    ck_assert_int_eq(SHMRING_EBADDIR, -1031);
+    ck_assert_int_eq(SHMRING_ENODIR, -1032);
+    ck_assert_int_eq(SHMRING_ENOTRINGDIR, -1033);
+    ck_assert_int_eq(SHMRING_EBASEOWNER, -1034);
     /* Every value from -1000 to -1030 is exactly one listed code. */
     for (int value = -1000; value >= -1030; value--) {
         int found = 0;
@@ -169,11 +173,11 @@ START_TEST(unknown_negative_codes)
         ck_assert_str_eq(shmring_strerror(far[i]), "unknown shmring error");
     /* Unused library codes (from -1000 down, where no errno value lies) get the same
      * static text: a second call cannot overwrite the first one's. */
-    static const int unused[] = {-1031, -1032, -4095};
+    static const int unused[] = {-1035, -1036, -4095};
     for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
         ck_assert_str_eq(shmring_strerror(unused[i]), "unknown shmring error");
-    const char *first = shmring_strerror(-1031);
-    ck_assert_ptr_eq(shmring_strerror(-1032), first);
+    const char *first = shmring_strerror(-1035);
+    ck_assert_ptr_eq(shmring_strerror(-1036), first);
     /* An unused errno value gets the C library's text, neither NULL nor listed. */
     const char *text = shmring_strerror(-999);
     ck_assert_ptr_nonnull(text);

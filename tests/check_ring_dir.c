@@ -197,11 +197,29 @@ START_TEST(base_directory_checks)
             ck_assert_int_eq(fd, -1);
     }
     ck_assert_int_eq(chmod(directory, 0755), 0);
-    ck_assert_int_eq(shmring__base_open("relative", OWNER_ANY, &fd), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring__base_open("relative", OWNER_ANY, &fd), SHMRING_EBADDIR);
+    /* Each check has its own code, so that a caller can say what is wrong with the
+     * directory instead of blaming the ring. */
     ck_assert_int_eq(shmring__base_open(in_directory("missing"), OWNER_ANY, &fd),
-                     SHMRING_ENOENT);
+                     SHMRING_ENODIR);
     make_file(in_directory("file"), 0644);
     ck_assert_int_eq(shmring__base_open(in_directory("file"), OWNER_ANY, &fd), -ENOTDIR);
+    /* Root's, mode 0555, not writable by others: only its filesystem tells. */
+    ck_assert_int_eq(shmring__base_open("/proc", OWNER_ANY, &fd), SHMRING_ENOTRINGDIR);
+    ck_assert_int_eq(shmring__base_open("/sys", OWNER_ANY, &fd), SHMRING_ENOTRINGDIR);
+    ck_assert_int_eq(shmring__base_open("/dev/shm", OWNER_ANY, &fd), 0);
+    close(fd);
+    if (geteuid() == 0) {
+        /* Another user's directory, even one only its owner can write. */
+        ck_assert_int_eq(chown(directory, 65534, 65534), 0);
+        fd = -1;
+        ck_assert_int_eq(shmring__base_open(directory, OWNER_ANY, &fd),
+                         SHMRING_EBASEOWNER);
+        ck_assert_int_eq(fd, -1);
+        ck_assert_int_eq(shmring__base_open(directory, 65534, &fd), 0);
+        close(fd);
+        ck_assert_int_eq(chown(directory, 0, 0), 0);
+    }
 }
 END_TEST
 
@@ -282,7 +300,7 @@ START_TEST(ring_directory_trusted_open)
         SHMRING_ENOENT);
     ck_assert_int_eq(shmring__ring_dir_open_trusted("relative", "mine", OWNER_ANY,
                                                     OWNER_ANY, &fd, &st),
-                     SHMRING_EINVAL);
+                     SHMRING_EBADDIR);
     if (geteuid() == 0) {
         /* Root can hand the directory to another user: then it is not trusted. */
         ck_assert_int_eq(chown(in_directory("shmring.mine"), 65534, 65534), 0);

@@ -336,7 +336,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(shmring_ring_readers("bad/name", &options, &result),
                      SHMRING_EBADRING);
     options.directory = "relative";
-    ck_assert_int_eq(shmring_ring_readers(ring, &options, &result), SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_ring_readers(ring, &options, &result), SHMRING_EBADDIR);
 }
 END_TEST
 

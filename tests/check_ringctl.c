@@ -1147,8 +1147,7 @@ START_TEST(test_check)
         fmt("ringctl: error: %s: nodes[0].weight: must be an integer from 1 to 65535\n",
             temp_file),
         "-r", ring, "check", temp_file);
-    EXPECT(2, "",
-           fmt("ringctl: error: cannot read ring '%s': no such ring\n", other),
+    EXPECT(2, "", fmt("ringctl: error: cannot read ring '%s': no such ring\n", other),
            "-r", other, "check", temp_file);
     EXPECT(2, "",
            "ringctl: error: cannot read '/nonexistent/x.json': No such file or "
@@ -1423,8 +1422,7 @@ START_TEST(test_destroy)
     EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
-    EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
+    EXPECT(1, "", fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
 }
 END_TEST
@@ -1782,8 +1780,7 @@ START_TEST(test_error_missing_ring)
     EXPECT(1, "", message, "-r", ring, "remove", "n");
     EXPECT(1, "", message, "-r", ring, "down", "n");
     EXPECT(1, "", message, "-r", ring, "destroy", "--dry-run");
-    EXPECT(1, "",
-           fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
+    EXPECT(1, "", fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
@@ -2394,10 +2391,10 @@ START_TEST(test_bad_arguments_matrix)
             REFUSED(2, fmt(ERR "invalid ring name '%s" RING_RULE, bad_rings[b]), "-r",
                     bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
         if (commands[c].verb != NULL)
-            REFUSED(1,
-                    fmt(ERR "cannot %s ring '%s': no such ring\n",
-                        commands[c].verb, other),
-                    "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
+            REFUSED(
+                1,
+                fmt(ERR "cannot %s ring '%s': no such ring\n", commands[c].verb, other),
+                "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
     }
     printf("ringctl bad arguments: %d refused, each with its exact exit status and "
            "message, ring unchanged\n",
@@ -2968,8 +2965,7 @@ START_TEST(test_ring_directory)
            "--dir", dir, "-r", ring, "init");
     ck_assert_int_eq(access(fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
     ck_assert_int_eq(test_ring_entries(ring), 0); /* nothing in the default directory */
-    EXPECT(1, "",
-           fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
+    EXPECT(1, "", fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
            "-r", ring, "show");
 
     /* SHMRING_DIR names it too, for every command. */
@@ -3022,6 +3018,48 @@ START_TEST(test_ring_directory)
 
     EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "--dir", dir, "-r", ring,
            "destroy");
+    ck_assert_int_eq(count_entries(dir), 0);
+}
+END_TEST
+
+/* Each message names what is wrong: the directory and why, or the ring when the
+ * directory is good. /proc passes every check of owner and mode, so only the
+ * library's own code for a kernel filesystem tells it from a missing ring. */
+START_TEST(test_ring_directory_messages)
+{
+    const char *proc = fmt("ringctl: error: ring '%s': directory '/proc' is not a ring "
+                           "directory: it is on a kernel filesystem (like /proc or /sys) "
+                           "that cannot hold rings\n",
+                           ring);
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "show");
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "init");
+    EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "destroy");
+
+    EXPECT(2, "",
+           "ringctl: error: --dir 'rel/x': the ring directory must be an absolute path\n",
+           "--dir", "rel/x", "-r", ring, "show");
+    ck_assert_int_eq(setenv("SHMRING_DIR", "rel/x", 1), 0);
+    EXPECT(2, "",
+           "ringctl: error: SHMRING_DIR 'rel/x': the ring directory must be an absolute "
+           "path\n",
+           "-r", ring, "init");
+    ck_assert_int_eq(unsetenv("SHMRING_DIR"), 0);
+
+    const char *dir = make_ring_directory();
+    const char *file = fmt("%s/file", dir);
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    EXPECT(1, "",
+           fmt("ringctl: error: ring '%s': directory '%s' is not a ring directory: it is "
+               "not a directory\n",
+               ring, file),
+           "--dir", file, "-r", ring, "show");
+    ck_assert_int_eq(unlink(file), 0);
+
+    /* A good directory without the ring: the ring is what is missing. */
+    EXPECT(1, "", fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
+           "--dir", dir, "-r", ring, "show");
     ck_assert_int_eq(count_entries(dir), 0);
 }
 END_TEST
@@ -4246,6 +4284,7 @@ static Suite *ringctl_suite(void)
     tcase_add_checked_fixture(trust, setup, teardown);
     tcase_set_timeout(trust, 300);
     tcase_add_test(trust, test_ring_directory);
+    tcase_add_test(trust, test_ring_directory_messages);
     tcase_add_test(trust, test_environment_empty);
     tcase_add_test(trust, test_init_modes);
     tcase_add_test(trust, test_squatted_names);

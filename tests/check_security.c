@@ -1967,14 +1967,14 @@ static const struct base_case {
     {01777, false, 0},
     {0755, false, 0},
     {0700, false, 0},
-    {0755, true, SHMRING_EBASEDIR},
-    {01777, true, SHMRING_EBASEDIR},
+    {0755, true, SHMRING_EBASEOWNER},
+    {01777, true, SHMRING_EBASEOWNER},
 };
 
 /* A directory of rings that others may write without the sticky bit is refused by
  * readers, writers and destroy (SHMRING_EBASEDIR); 1777 (like /dev/shm) and 0755 are
- * fine. One owned by another non-root user is refused, except by that user and by
- * readers that trust that user. */
+ * fine. One owned by another non-root user is refused (SHMRING_EBASEOWNER, whatever
+ * its mode), except by that user and by readers that trust that user. */
 START_TEST(test_base_directory)
 {
     const struct base_case *c = &base_cases[_i];
@@ -1998,12 +1998,12 @@ START_TEST(test_base_directory)
     ck_assert_int_eq(chmod(base, c->mode), 0);
 
     if (c->daemons) {
-        expect_refused(&root_user, scene.ring, 0, SHMRING_EBASEDIR);
-        expect_refused(&attacker, scene.ring, 0, SHMRING_EBASEDIR);
+        expect_refused(&root_user, scene.ring, 0, c->code);
+        expect_refused(&attacker, scene.ring, 0, c->code);
         expect_answers(&root_user, scene.ring, daemon_user.uid, 1, scene.first_digest);
         out = write_as(&root_user, scene.other, CREATE, 0, scene.first);
-        assert_code(out.code, SHMRING_EBASEDIR);
-        assert_code(destroy_as(&root_user, scene.ring, 0), SHMRING_EBASEDIR);
+        assert_code(out.code, c->code);
+        assert_code(destroy_as(&root_user, scene.ring, 0), c->code);
         out = write_as(&daemon_user, scene.ring, 0, 0, scene.second);
         assert_code(out.code, 0);
         assert_code(out.publish, 0);

@@ -85,24 +85,59 @@ bool describe_occupant(const struct ringctl *ctl, const char *ring, int err, cha
     return false;
 }
 
-/* Says, into OUT, why the library found the ring directory unsafe (SHMRING_EBASEDIR). */
-static void describe_base_directory(const struct ringctl *ctl, char *out, size_t size)
+/* Says, into OUT, whose the ring directory is (SHMRING_EBASEOWNER): the library
+ * told which check failed; only the owner's name is looked up here. */
+static void describe_base_owner(const char *path, char *out, size_t size)
 {
-    const char *path =
-        ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
     struct stat st;
-    if (stat(path, &st) == 0 && !owner_trusted(ctl, st.st_uid)) {
-        char owner[64 + LOGIN_NAME_MAX];
-        describe_user(st.st_uid, owner, sizeof(owner));
+    if (stat(path, &st) != 0) {
         snprintf(out, size,
-                 "the ring directory %s belongs to %s, a user whose rings are not "
-                 "accepted",
-                 path, owner);
-    } else {
+                 "the ring directory %s belongs to a user whose rings are not accepted",
+                 path);
+        return;
+    }
+    char owner[64 + LOGIN_NAME_MAX];
+    describe_user(st.st_uid, owner, sizeof(owner));
+    snprintf(out, size,
+             "the ring directory %s belongs to %s, a user whose rings are not accepted",
+             path, owner);
+}
+
+/* Says, into OUT, what is wrong with the ring directory PATH when ERR is one of the
+ * library's directory errors; false for any other ERR. */
+static bool describe_base_directory(const char *path, int err, char *out, size_t size)
+{
+    switch (err) {
+    case SHMRING_EBADDIR:
+        snprintf(out, size,
+                 "directory '%s': the ring directory must be an absolute path of at most "
+                 "%d bytes",
+                 path, SHMRING_DIRECTORY_MAX);
+        return true;
+    case SHMRING_ENODIR:
+        snprintf(out, size, "the ring directory %s does not exist", path);
+        return true;
+    case -ENOTDIR:
+        snprintf(out, size,
+                 "directory '%s' is not a ring directory: it is not a directory", path);
+        return true;
+    case SHMRING_ENOTRINGDIR:
+        snprintf(out, size,
+                 "directory '%s' is not a ring directory: it is on a kernel filesystem "
+                 "(like /proc or /sys) that cannot hold rings",
+                 path);
+        return true;
+    case SHMRING_EBASEOWNER:
+        describe_base_owner(path, out, size);
+        return true;
+    case SHMRING_EBASEDIR:
         snprintf(out, size,
                  "the ring directory %s is unsafe: others can write it and it is not "
                  "sticky, so anyone could rename or remove rings in it",
                  path);
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -116,23 +151,15 @@ int library_failure(const char *what, const struct ringctl *ctl, int err)
     if ((err == SHMRING_EOWNER || err == SHMRING_ENOTRING || err == SHMRING_ENOENT) &&
         describe_occupant(ctl, ctl->ring, err, detail, sizeof(detail)))
         return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
-    if (err == SHMRING_EBASEDIR) {
-        describe_base_directory(ctl, detail, sizeof(detail));
+    const char *path =
+        ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
+    if (describe_base_directory(path, err, detail, sizeof(detail)))
         return fail(EXIT_FAILED, "ring '%s': %s", ctl->ring, detail);
-    }
     if (err == -EFBIG)
         return fail(EXIT_FAILED,
                     "cannot %s ring '%s': file too large for this process's file size "
                     "limit (ulimit -f); ring unchanged",
                     what, ctl->ring);
-    /* The library's ENOENT says "no such ring"; a missing ring directory (a --dir
-     * typo) deserves its own words. */
-    const char *path =
-        ctl->directory != NULL ? ctl->directory : SHMRING_DEFAULT_DIRECTORY;
-    struct stat st;
-    if (err == SHMRING_ENOENT && stat(path, &st) != 0 && errno == ENOENT)
-        return fail(EXIT_FAILED, "ring '%s': the ring directory %s does not exist",
-                    ctl->ring, path);
     /* No space: the memory may be held by processes that keep superseded versions
      * (mapped or open), which the census names. */
     shmring_ring_readers_t census;

@@ -44,6 +44,7 @@ static void say_waiting(const char *ring, void *data)
 static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ring)
 {
     const char *directory = getenv("SHMRING_DIR");
+    const char *directory_source = "--dir";
     if (ctl->directory == NULL && directory != NULL) {
         if (directory[0] == '\0')
             return fail(EXIT_USAGE,
@@ -51,6 +52,7 @@ static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ri
                         "name a directory",
                         SHMRING_DEFAULT_DIRECTORY);
         ctl->directory = directory;
+        directory_source = "SHMRING_DIR";
     }
     const char *ring = getenv("SHMRING_RING");
     if (!ring_given && needs_ring && ring != NULL) {
@@ -62,6 +64,11 @@ static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ri
     if (ctl->directory != NULL && strlen(ctl->directory) > SHMRING_DIRECTORY_MAX)
         return fail(EXIT_USAGE, "the ring directory's path is longer than %d bytes",
                     SHMRING_DIRECTORY_MAX);
+    /* The library refuses it too (SHMRING_EBADDIR), but only the command line can
+     * say which setting named it. */
+    if (ctl->directory != NULL && ctl->directory[0] != '/')
+        return fail(EXIT_USAGE, "%s '%s': the ring directory must be an absolute path",
+                    directory_source, ctl->directory);
     ctl->open.directory = ctl->directory;
     ctl->writer.directory = ctl->directory;
     return EXIT_OK;
