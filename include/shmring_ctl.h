@@ -907,7 +907,15 @@ typedef struct shmring_ring_readers {
      * in VERSIONS or the superseded figures. Owned by the library until
      * shmring_ring_readers_free(). */
     size_t uncounted_count;
+#if UINTPTR_MAX == UINT32_MAX
+    /* These two fields take the 16 bytes of room they were given on every platform,
+     * so that the structure keeps its size where size_t and pointers have 4. */
+    uint32_t reserved_count_pad;
+#endif
     shmring_ring_reader_t *uncounted;
+#if UINTPTR_MAX == UINT32_MAX
+    uint32_t reserved_pointer_pad;
+#endif
     /* Room to grow (see shmring.h). */
     uint64_t reserved[2];
 } shmring_ring_readers_t;

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,21 @@
 #include "array_internal.h"
 #include "control_internal.h"
 #include "ring_dir_internal.h"
+
+/* The census's fields added to the public structures took their room to grow, and no
+ * more, on every platform: the structures keep their sizes and earlier offsets. */
+_Static_assert(offsetof(shmring_ring_reader_t, uid) ==
+                       offsetof(shmring_ring_reader_t, mapped_bytes) + 8 &&
+                   sizeof(shmring_ring_reader_t) ==
+                       offsetof(shmring_ring_reader_t, mapped_bytes) + 8 + 4 * 8,
+               "shmring_ring_reader_t outgrew its room");
+_Static_assert(offsetof(shmring_ring_readers_t, uncounted_count) ==
+                       offsetof(shmring_ring_readers_t, superseded_bytes) + 8 &&
+                   offsetof(shmring_ring_readers_t, reserved) ==
+                       offsetof(shmring_ring_readers_t, uncounted_count) + 2 * 8 &&
+                   sizeof(shmring_ring_readers_t) ==
+                       offsetof(shmring_ring_readers_t, superseded_bytes) + 8 + 4 * 8,
+               "shmring_ring_readers_t outgrew its room");
 
 #define DELETED_SUFFIX " (deleted)"
 /* "PID/map_files/START-END" with 64-bit hexadecimal addresses, or "PID/fd/NUMBER". */
@@ -278,15 +294,19 @@ static int census_list_for(struct census *c, uint64_t dev, uint64_t ino,
 
 /*
  * Reads P's command (/proc/PID/comm, "" when it cannot be read) and effective uid
- * (the Uid line of /proc/PID/status, UID_UNKNOWN when it cannot be read), once. Not
- * the owner of /proc/PID: the kernel shows root there for a process that is not
- * dumpable, such as a daemon that dropped root's privileges for another user's.
+ * (UID_UNKNOWN when it cannot be read), once, for a process with something to report.
+ * The uid is the owner of the directory /proc/PID: for the directory the kernel skips
+ * the dumpable check that makes root the owner of the files in it for a process that
+ * changed its uid.
  */
 static void read_identity(int proc_fd, struct process *p)
 {
     if (p->named)
         return;
     p->named = true;
+    struct stat st;
+    if (fstatat(proc_fd, p->pid_text, &st, 0) == 0)
+        p->uid = (uint32_t)st.st_uid;
     char path[PROC_PATH_MAX];
     snprintf(path, sizeof(path), "%s/comm", p->pid_text);
     int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
@@ -297,22 +317,6 @@ static void read_identity(int proc_fd, struct process *p)
     while (len > 0 && p->command[len - 1] == '\n')
         len--;
     p->command[len] = '\0';
-    /* The Uid line comes before any text of the process's own but its name, which
-     * the kernel prints with newlines escaped: the first "\nUid:" is the kernel's. */
-    char status[2048];
-    snprintf(path, sizeof(path), "%s/status", p->pid_text);
-    fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-    got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
-    if (fd >= 0)
-        close(fd);
-    if (got <= 0)
-        return;
-    status[got] = '\0';
-    const char *line = strstr(status, "\nUid:");
-    unsigned long real, effective;
-    if (line != NULL && sscanf(line, "\nUid: %lu %lu", &real, &effective) == 2 &&
-        effective < UID_UNKNOWN)
-        p->uid = (uint32_t)effective;
 }
 
 /*
@@ -364,12 +368,12 @@ static shmring_ring_reader_t *entry_add(shmring_ring_reader_t **list, size_t *ca
 /*
  * The object of a mapping of generation GENERATION, DEV and INO as /proc/PID/maps
  * gives them (the kernel's own numbers, whatever path a mount namespace shows),
- * adding it to the census (and judging it) when it is new. Returns 0 or
- * SHMRING_ENOMEM. Most objects are judged without a system call, so that a process of
- * many mappings costs little: on another device, not the ring's; linked and older
- * than the census's listing of the ring directory, not in it, so not the ring's.
- * Only a newer linked version costs a look into the ring directory, and an unlinked
- * object on the ring's device a stat() through /proc/PID/map_files (its owner).
+ * adding it to the census (and judging it) when it is new; SIZE_MAX when the mapping
+ * is gone. Returns 0 or SHMRING_ENOMEM. Most objects are judged without a system call, so
+ * that a process of many mappings costs little: on another device, not the ring's; linked
+ * and older than the census's listing of the ring directory, not in it, so not the
+ * ring's. Only a newer linked version costs a look into the ring directory, and an
+ * unlinked object on the ring's device a stat() through /proc/PID/map_files (its owner).
  */
 static int mapping_object(struct census *c, int proc_fd, const struct process *p,
                           uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
@@ -397,13 +401,18 @@ static int mapping_object(struct census *c, int proc_fd, const struct process *p
         char path[PROC_PATH_MAX];
         snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, p->pid_text,
                  start, end);
+        /* The verdict is kept for every process that maps the object, so it is made
+         * only from the object itself: a process that unmaps or replaces the mapping
+         * meanwhile (to have another's superseded version judged by its failure)
+         * loses this one mapping of its own from the census, nothing else. */
         struct stat st;
-        if (object_stat(proc_fd, path, &st) == 0)
-            first.verdict = (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino
-                                ? verdict_of(c, &st)
-                                : VERDICT_FOREIGN;
-        else
+        int failure = object_stat(proc_fd, path, &st) == 0 ? 0 : errno;
+        if (failure == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino)
+            first.verdict = verdict_of(c, &st);
+        else if (failure == EPERM || failure == EACCES)
             first.verdict = VERDICT_BY_PROCESS;
+        else
+            return 0;
     }
     return object_add(c, &first, index);
 }
@@ -498,7 +507,7 @@ static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *map
         size_t index;
         err = mapping_object(c, proc_fd, p, start, end, dev, ino, generation, deleted,
                              &index);
-        if (err == 0) {
+        if (err == 0 && index != SIZE_MAX) {
             const struct hit hit = {.object = index, .mapped_bytes = end - start};
             err = hit_add(c, &hit);
         }

@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -3703,6 +3706,14 @@ static json_t *json_output(const char *const *args)
 }
 
 #define CHANGE_KEYS "ring,generation,action,dry_run,changed"
+#define READERS_LINE_KEYS                                                                \
+    "processes,superseded_processes,superseded_versions,superseded_bytes,"               \
+    "processes_hidden,processes_unverified,processes_too_large"
+#define READERS_KEYS                                                                     \
+    "ring,generation,readers,uncounted,versions,superseded_versions,superseded_bytes,"   \
+    "processes_inspected,processes_hidden"
+#define READER_KEYS "pid,command,generation,current,mapped_bytes,descriptors,uid"
+#define UNCOUNTED_KEYS "pid,command,uid,reason,generation,mapped_bytes,descriptors"
 #define SAMPLE_KEYS "moved_fraction"
 
 /* Each command's --json keys are the same in every case (the README's schema). */
@@ -3749,6 +3760,11 @@ START_TEST(test_json_key_sets)
     assert_keys(j, show_keys);
     assert_keys(json_array_get(json_object_get(j, "nodes"), 0),
                 "id,name,address,weight,state,share");
+    assert_keys(json_object_get(j, "readers"), READERS_LINE_KEYS);
+    json_decref(j);
+    /* readers: the census (its entries' keys: test_readers_census_output). */
+    j = JSON_OF("--json", "-r", ring, "readers");
+    assert_keys(j, READERS_KEYS);
     json_decref(j);
     /* weight: changed, unchanged, dry run. */
     const char *const weights[][2] = {{"2", NULL}, {"2", NULL}, {"3", "--dry-run"}};
@@ -3917,6 +3933,265 @@ START_TEST(test_readers_map_read_only)
     assert_maps_read_only((uid_t)-1);
     if (geteuid() == 0)
         assert_maps_read_only(NOBODY);
+}
+END_TEST
+
+/* ---- The readers census in readers, show and metrics ------------------------------ */
+
+/* A process of this test's that holds something open until the test ends it. */
+struct holder {
+    pid_t pid;
+    int to; /* closing it ends the holder */
+};
+
+/*
+ * Forks a holder that opens PATH (with FAKE_DIR, a directory of its own, bind-mounted
+ * over RING_DIR_PATH first in a mount namespace of its own, as issue 23's squatter
+ * does), maps it whole when MAP, keeps the descriptor when KEEP_FD, says so on a pipe
+ * and waits until holder_stop().
+ */
+static struct holder holder_start(const char *path, bool map, bool keep_fd,
+                                  const char *fake_dir, const char *ring_dir_path)
+{
+    int ready[2], hold[2];
+    ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(hold[1]);
+        if (fake_dir != NULL &&
+            (unshare(CLONE_NEWNS) != 0 ||
+             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+             mount(fake_dir, ring_dir_path, NULL, MS_BIND, NULL) != 0))
+            _exit(1);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 ||
+            (map &&
+             mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED))
+            _exit(1);
+        if (!keep_fd)
+            close(fd);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        char byte;
+        while (read(hold[0], &byte, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char byte;
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    return (struct holder){.pid = pid, .to = hold[1]};
+}
+
+static void holder_stop(struct holder *h)
+{
+    close(h->to);
+    int status;
+    ck_assert_int_eq(waitpid(h->pid, &status, 0), h->pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Removes from TEXT what processes outside this test may add to a census: lines of
+ * the "Not counted" list with another pid than PIDS' (a process of another test with
+ * more mappings than a census reads), the paragraph on processes that could not be
+ * inspected, and their parts of a readers line. */
+static void census_only_mine(char *text, const pid_t *pids, size_t count)
+{
+    char *out = text;
+    bool uncounted = false;
+    for (char *line = text; *line != '\0';) {
+        char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) + 1 : strlen(line);
+        bool keep = true;
+        if (strncmp(line, "Not counted", 11) == 0)
+            uncounted = true;
+        else if (len == 1)
+            uncounted = false;
+        else if (uncounted) {
+            keep = false;
+            for (size_t i = 0; i < count; i++)
+                keep = keep || strtol(line, NULL, 10) == (long)pids[i];
+        }
+        char after = line[len];
+        line[len] = '\0';
+        bool hidden = strstr(line, " could not be inspected: ") != NULL;
+        line[len] = after;
+        /* That paragraph and its blank line. */
+        if (hidden && out - text >= 2 && out[-1] == '\n' && out[-2] == '\n') {
+            out--;
+            keep = false;
+        }
+        if (keep) {
+            memmove(out, line, len);
+            out += len;
+        }
+        line += len;
+    }
+    *out = '\0';
+    /* "; 2 processes not inspectable", "; 1 process too large to inspect" */
+    static const char *const tails[] = {" not inspectable", " too large to inspect"};
+    for (size_t t = 0; t < COUNT_OF(tails); t++) {
+        for (char *tail = text; (tail = strstr(tail, tails[t])) != NULL;) {
+            /* Only "; N processes ..." of a readers line, nothing of a heading. */
+            char *start = tail;
+            while (start > text && strchr(";\n(", start[-1]) == NULL)
+                start--;
+            if (start == text || start[-1] != ';') {
+                tail++;
+                continue;
+            }
+            start--;
+            memmove(start, tail + strlen(tails[t]), strlen(tail + strlen(tails[t])) + 1);
+            tail = start;
+        }
+    }
+}
+
+/*
+ * readers, show and metrics, text and JSON, with three processes of this test: one
+ * that maps superseded version 3 and holds a descriptor on it (counted, with its uid
+ * and descriptors), one that only holds a descriptor on it (pins it while mapping
+ * nothing: issue 23), and, as root, one that maps a version.1 of its own bind-mounted
+ * over the ring's path (listed apart as unverified, its bytes in no figure).
+ */
+START_TEST(test_readers_census_output)
+{
+    make_ring();
+    const char *version = test_object_path(ring, "version.3");
+    struct stat st;
+    ck_assert_int_eq(stat(version, &st), 0);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t held = ((uint64_t)st.st_size + page - 1) / page * page;
+    struct holder mapper = holder_start(version, true, true, NULL, NULL);
+    struct holder opener = holder_start(version, false, true, NULL, NULL);
+    char fake[TEST_PATH_MAX] = "";
+    struct holder squatter = {.pid = 0};
+    bool as_root = geteuid() == 0;
+    if (as_root) {
+        snprintf(fake, sizeof(fake), "%s/check_ringctl-fake-%ld",
+                 SHMRING_DEFAULT_DIRECTORY, (long)getpid());
+        ck_assert_int_eq(mkdir(fake, 0700), 0);
+        write_file(fmt("%s/version.1", fake), "planted");
+        squatter = holder_start(test_object_path(ring, "version.1"), true, false, fake,
+                                test_ring_path(ring));
+    }
+    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 4\n", ring), "", "-r",
+           ring, "add", "node-c", "10.0.0.3:11211");
+    const pid_t pids[] = {mapper.pid, opener.pid, squatter.pid};
+    char held_text[32];
+    snprintf(held_text, sizeof(held_text), "%.1f KiB", (double)held / 1024.0);
+    const char *command = "check_ringctl";
+
+    struct run r;
+    RUN(&r, "-r", ring, "readers");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    census_only_mine(r.out, pids, COUNT_OF(pids));
+    const char *rows = fmt("%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n"
+                           "%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n",
+                           (long)(mapper.pid < opener.pid ? mapper.pid : opener.pid),
+                           command, (unsigned long)geteuid(), 3, "superseded",
+                           mapper.pid < opener.pid ? held_text : "0 B", 1,
+                           (long)(mapper.pid < opener.pid ? opener.pid : mapper.pid),
+                           command, (unsigned long)geteuid(), 3, "superseded",
+                           mapper.pid < opener.pid ? "0 B" : held_text, 1);
+    const char *apart =
+        as_root ? fmt("\nNot counted (not provably this ring's, or too large to "
+                      "inspect):\n%-8ld  %-16s  %-6d  unverified: generation 1, 4.0 KiB "
+                      "mapped, 0 descriptors\n",
+                      (long)squatter.pid, command, 0)
+                : "";
+    ck_assert_str_eq(r.out,
+                     fmt("ring '%s', generation 4: 2 processes map it; 1 superseded "
+                         "version held (%s)\n\n"
+                         "PID       COMMAND           UID     GENERATION  VERSION     "
+                         "MAPPED      DESCRIPTORS\n%s%s",
+                         ring, held_text, rows, apart));
+    run_free(&r);
+
+    RUN(&r, "-r", ring, "show");
+    ck_assert_int_eq(r.status, 0);
+    census_only_mine(r.out, pids, COUNT_OF(pids));
+    ck_assert_ptr_nonnull(strstr(
+        r.out,
+        fmt("\nreaders:       2 processes, 2 on superseded versions (1 held, %s)%s\n",
+            held_text, as_root ? "; 1 unverified process not counted" : "")));
+    run_free(&r);
+
+    RUN(&r, "-r", ring, "metrics");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(
+        r.out,
+        fmt("# HELP shmring_ring_uncounted_processes Processes left out of the "
+            "reader counts: holding objects named like the ring's versions that "
+            "are not provably the ring's, or too large to inspect.\n"
+            "# TYPE shmring_ring_uncounted_processes gauge\n"
+            "shmring_ring_uncounted_processes{ring=\"%s\",reason=\"unverified\"} "
+            "%d\nshmring_ring_uncounted_processes{ring=\"%s\",reason=\"too_large\"} ",
+            ring, as_root, ring)));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, fmt("shmring_ring_superseded_bytes{ring=\"%s\"} %" PRIu64 "\n",
+                          ring, held)));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, fmt("shmring_ring_reader_processes{ring=\"%s\",generation=\"3\","
+                          "current=\"false\"} 2\n",
+                          ring)));
+    run_free(&r);
+
+    json_t *j = JSON_OF("--json", "-r", ring, "readers");
+    assert_keys(j, READERS_KEYS);
+    json_t *readers = json_object_get(j, "readers");
+    ck_assert_uint_eq(json_array_size(readers), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *reader = json_array_get(readers, i);
+        assert_keys(reader, READER_KEYS);
+        bool maps = json_integer_value(json_object_get(reader, "pid")) == mapper.pid;
+        ck_assert_int_eq(json_integer_value(json_object_get(reader, "mapped_bytes")),
+                         maps ? (json_int_t)held : 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(reader, "descriptors")), 1);
+        ck_assert_int_eq(json_integer_value(json_object_get(reader, "uid")), geteuid());
+    }
+    json_t *uncounted = json_object_get(j, "uncounted");
+    size_t mine = 0;
+    for (size_t i = 0; i < json_array_size(uncounted); i++) {
+        json_t *entry = json_array_get(uncounted, i);
+        assert_keys(entry, UNCOUNTED_KEYS);
+        if (json_integer_value(json_object_get(entry, "pid")) != squatter.pid)
+            continue;
+        mine++;
+        ck_assert_str_eq(json_string_value(json_object_get(entry, "reason")),
+                         "unverified");
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "generation")), 1);
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "mapped_bytes")),
+                         (json_int_t)page);
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "descriptors")), 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(entry, "uid")), 0);
+    }
+    ck_assert_uint_eq(mine, as_root);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "superseded_bytes")),
+                     (json_int_t)held);
+    json_decref(j);
+    j = JSON_OF("--json", "-r", ring, "show");
+    json_t *line = json_object_get(j, "readers");
+    ck_assert_int_eq(json_integer_value(json_object_get(line, "processes_unverified")),
+                     as_root);
+    ck_assert(json_is_integer(json_object_get(line, "processes_too_large")));
+    json_decref(j);
+
+    /* Last started first: a holder keeps the pipes of those started before it. */
+    if (as_root) {
+        holder_stop(&squatter);
+        test_remove_tree(fake);
+    }
+    holder_stop(&opener);
+    holder_stop(&mapper);
 }
 END_TEST
 
@@ -4291,6 +4566,7 @@ static Suite *ringctl_suite(void)
     tcase_add_test(trust, test_foreign_ring);
     tcase_add_test(trust, test_list_skips_unreadable);
     tcase_add_test(trust, test_readers_map_read_only);
+    tcase_add_test(trust, test_readers_census_output);
     suite_add_tcase(suite, trust);
 
     TCase *sync_helper = tcase_create("sync-helper");

@@ -2343,6 +2343,100 @@ START_TEST(test_full_shm_ringctl)
 }
 END_TEST
 
+/* The holder: keeps a descriptor open on each version of the scene's ring that the
+ * parent names (a uint64_t), answering each with the errno of its open() (0: held). */
+static void holder_agent(const void *arg, int from_parent, int to_parent)
+{
+    (void)arg;
+    uint64_t generation;
+    while (read_full(from_parent, &generation, sizeof(generation))) {
+        int fd = open(version_path(scene.ring, generation).text, O_RDONLY | O_CLOEXEC);
+        int code = fd < 0 ? errno : 0;
+        if (!write_full(to_parent, &code, sizeof(code)))
+            _exit(EXIT_NO_PIPE);
+    }
+    wait_for_end(from_parent);
+}
+
+/* The holder opens version GENERATION, which the owner has just published; returns
+ * the bytes (whole pages) it keeps in use once superseded. */
+static uint64_t hold_version(struct agent *holder, uint64_t generation)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(version_path(scene.ring, generation).text, &st), 0);
+    agent_send(holder, &generation, sizeof(generation));
+    int code;
+    agent_receive(holder, &code, sizeof(code));
+    ck_assert_msg(code == 0, "the holder cannot open version %llu: %s",
+                  (unsigned long long)generation, strerror(code));
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    return ((uint64_t)st.st_size + page - 1) / page * page;
+}
+
+/*
+ * Issue 23: another user who may read the ring keeps descriptors on versions 1 and 2
+ * (unlinked once superseded, so ls shows nothing) until the tmpfs is full. ringctl's
+ * publication, and sync's, then fail saying who holds what: ringctl exits 1 with one
+ * line, "cannot publish ring 'R': no space left in shared memory; 2 superseded
+ * versions (B) are held by pid P (uid 65534)", and sync --once logs the same and
+ * exits 1; the ring stays at generation 3, answering as before.
+ */
+START_TEST(test_full_shm_names_holders)
+{
+    SKIP_UNLESS_ROOT("mounting a private tmpfs and acting as nobody need root");
+    enter_tiny_shm(NO_SPACE);
+    ck_assert_uint_eq(owner_publish(scene.ring, CREATE, scene.first), 1);
+    struct agent holder;
+    agent_start(&holder, &attacker, holder_agent, NULL, "the holder");
+    uint64_t held = hold_version(&holder, 1);
+    ck_assert_uint_eq(owner_publish(scene.ring, 0, scene.second), 2);
+    held += hold_version(&holder, 2);
+    ck_assert_uint_eq(owner_publish(scene.ring, 0, scene.first), 3);
+    char *json;
+    ck_assert_int_eq(shmring_nodeset_to_json(scene.second, &json), 0);
+    char source[] = "/tmp/shmring-check-security-XXXXXX";
+    int fd = mkstemp(source);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write_full(fd, json, strlen(json)));
+    close(fd);
+    free(json);
+    fill_shm(NO_SPACE);
+    char held_text[64];
+    snprintf(held_text, sizeof(held_text), "%.1f KiB", (double)held / 1024.0);
+    char holders[256];
+    snprintf(holders, sizeof(holders),
+             "no space left in shared memory; 2 superseded versions (%s) are held by "
+             "pid %d (uid 65534)",
+             held_text, (int)holder.pid);
+
+    struct ringctl_run run;
+    ringctl(&run, NULL,
+            (const char *const[]){"--dir", FULL_DIRECTORY, "-r", scene.ring, "add",
+                                  "node-9", "10.0.0.9:11211", NULL});
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "ringctl: error: cannot publish ring '%s': %s\n",
+             scene.ring, holders);
+    ck_assert_int_eq(run.status, 1);
+    ck_assert_str_eq(run.err, expected);
+    ck_assert_str_eq(run.out, "");
+    ck_assert_str_eq(ring_files(scene.ring), "control lock version.3");
+    expect_answers(&scene.owner, scene.ring, 0, 3, scene.first_digest);
+
+    ringctl(&run, NULL,
+            (const char *const[]){"--dir", FULL_DIRECTORY, "-r", scene.ring, "sync",
+                                  "--file", source, "--once", NULL});
+    snprintf(expected, sizeof(expected),
+             "ringctl: sync: ring '%s': cannot publish file %s: %s; ring unchanged\n",
+             scene.ring, source, holders);
+    ck_assert_int_eq(run.status, 1);
+    ck_assert_str_eq(run.err, expected);
+    ck_assert_str_eq(ring_files(scene.ring), "control lock version.3");
+    expect_answers(&scene.owner, scene.ring, 0, 3, scene.first_digest);
+    unlink(source);
+    agent_stop(&holder);
+}
+END_TEST
+
 /* ringctl --wait bounds the wait for a writer of the owner's that holds the lock
  * (stopped): --wait 0 fails at once with one error line, --wait 1 says once that it
  * waits and then fails, exit 1 and the ring unchanged either way; destroy likewise.
@@ -2442,6 +2536,7 @@ static Suite *security_suite(void)
 
     TCase *tool = tcase(s, "ringctl");
     tcase_add_loop_test(tool, test_full_shm_ringctl, 0, SHORTAGE_COUNT);
+    tcase_add_test(tool, test_full_shm_names_holders);
     tcase_add_test(tool, test_ringctl_wait);
     tcase_add_loop_test(tool, test_ringctl_names_squatter, 0, SQUAT_COUNT);
     return s;

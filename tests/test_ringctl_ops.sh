@@ -91,7 +91,7 @@ out=$(rc -r cache readers) || fail "readers exited $?"
 same "readers first line" "$(head -n 1 <<<"$out")" \
     "ring 'cache', generation 5: 1 process maps it; 1 superseded version held ($held_text)"
 same "readers row" "$(grep -E "^$READER_PID " <<<"$out" | tr -s ' ')" \
-    "$READER_PID ringctl 4 superseded $held_text"
+    "$READER_PID ringctl $(id -u) 4 superseded $held_text 0"
 
 # show's readers line.
 line=$(rc -r cache show | grep '^readers:')
@@ -121,6 +121,10 @@ same "superseded bytes" "$(samples "$out" 'shmring_ring_superseded_bytes{')" \
     "shmring_ring_superseded_bytes{ring=\"cache\"} $held"
 same "uninspected" "$(samples "$out" 'shmring_ring_uninspected_processes{' | sed 's/ [0-9]*$//')" \
     'shmring_ring_uninspected_processes{ring="cache"}'
+same "unverified" "$(samples "$out" 'shmring_ring_uncounted_processes{ring="cache",reason="unverified"}')" \
+    'shmring_ring_uncounted_processes{ring="cache",reason="unverified"} 0'
+same "too large" "$(samples "$out" 'shmring_ring_uncounted_processes{ring="cache",reason="too_large"}' | sed 's/ [0-9]*$//')" \
+    'shmring_ring_uncounted_processes{ring="cache",reason="too_large"}'
 same "no --all family" "$(samples "$out" 'shmring_rings_unreadable')" ""
 
 # The reader looks up again: it switches, and nothing superseded is held.

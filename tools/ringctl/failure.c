@@ -162,17 +162,10 @@ int library_failure(const char *what, const struct ringctl *ctl, int err)
                     what, ctl->ring);
     /* No space: the memory may be held by processes that keep superseded versions
      * (mapped or open), which the census names. */
-    shmring_ring_readers_t census;
     if (err == SHMRING_ENOSPC &&
-        shmring_ring_readers(ctl->ring, &ctl->open, &census) == 0) {
-        bool held = census.superseded_versions > 0;
-        if (held)
-            output_space_holders(&census, detail, sizeof(detail));
-        shmring_ring_readers_free(&census);
-        if (held)
-            return fail(EXIT_FAILED, "cannot %s ring '%s': %s; %s", what, ctl->ring,
-                        shmring_strerror(err), detail);
-    }
+        output_space_holders(ctl->ring, &ctl->open, detail, sizeof(detail)))
+        return fail(EXIT_FAILED, "cannot %s ring '%s': %s; %s", what, ctl->ring,
+                    shmring_strerror(err), detail);
     return fail(EXIT_FAILED, "cannot %s ring '%s': %s", what, ctl->ring,
                 shmring_strerror(err));
 }

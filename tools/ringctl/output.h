@@ -71,10 +71,13 @@ int output_readers(const struct ringctl *ctl, const shmring_ring_readers_t *cens
  * census's failure (0: none), said in the line, null in JSON. */
 void output_readers_line(const shmring_ring_readers_t *census, int err);
 json_t *output_readers_summary(const shmring_ring_readers_t *census, int err);
-/* Writes into OUT who holds the superseded versions of CENSUS, for a publication
- * that found no space: "3 superseded versions (34.0 MiB) are held by pid 4242
- * (uid 1001)" (at most 8 processes named, then "and N more"). */
-void output_space_holders(const shmring_ring_readers_t *census, char *out, size_t size);
+/* For a publication of RING that found no space: runs the census (OPTIONS as for
+ * shmring_ring_readers()) and writes into OUT who holds superseded versions, "3
+ * superseded versions (34.0 MiB) are held by pid 4242 (uid 1001)" (at most 8
+ * processes named, then "and N more"). Returns false, OUT empty, when the census
+ * fails or finds nothing held. ringctl's errors and sync's log lines both say it. */
+bool output_space_holders(const char *ring, const shmring_open_options_t *options,
+                          char *out, size_t size);
 
 /* ---- output_show.c: show and list ----------------------------------------------- */
 

@@ -259,7 +259,8 @@ json_t *output_readers_summary(const shmring_ring_readers_t *census, int err)
 /* How many holders the text of output_space_holders() names. */
 #define HOLDERS_NAMED 8
 
-void output_space_holders(const shmring_ring_readers_t *census, char *out, size_t size)
+/* Writes the text of output_space_holders() for CENSUS into OUT. */
+static void describe_holders(const shmring_ring_readers_t *census, char *out, size_t size)
 {
     char held[32];
     format_bytes(census->superseded_bytes, held, sizeof(held));
@@ -281,4 +282,18 @@ void output_space_holders(const shmring_ring_readers_t *census, char *out, size_
     }
     if (holders > named && len > 0 && (size_t)len < size)
         snprintf(out + len, size - (size_t)len, " and %zu more", holders - named);
+}
+
+bool output_space_holders(const char *ring, const shmring_open_options_t *options,
+                          char *out, size_t size)
+{
+    shmring_ring_readers_t census;
+    out[0] = '\0';
+    if (shmring_ring_readers(ring, options, &census) != 0)
+        return false;
+    bool held = census.superseded_versions > 0;
+    if (held)
+        describe_holders(&census, out, size);
+    shmring_ring_readers_free(&census);
+    return held;
 }

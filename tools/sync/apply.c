@@ -154,6 +154,14 @@ enum sync_outcome sync__apply(struct sync_context *ctx, const char *text, size_t
         describe_changes(diff, changes, sizeof(changes));
         uint64_t generation = 0;
         err = shmring_writer_publish(writer, wanted, &generation);
+        char holders[SYNC_LINE_MAX / 2];
+        if (err == SHMRING_ENOSPC && ctx->config->describe_no_space != NULL &&
+            ctx->config->describe_no_space(ctx->config->ring, ctx->config->writer,
+                                           holders, sizeof(holders))) {
+            sync__log(ctx, "cannot publish %s: %s; %s; ring unchanged", origin,
+                      shmring_strerror(err), holders);
+            goto done;
+        }
         if (err != 0) {
             sync__log(ctx, "cannot publish %s: %s; ring unchanged", origin,
                       shmring_strerror(err));

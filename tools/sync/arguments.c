@@ -142,6 +142,15 @@ static int read_password(const char *file, char *out, size_t size)
     return EXIT_OK;
 }
 
+/* sync's no-space hook: ringctl's census of who holds superseded versions of the
+ * ring, which sync writes (as its owner, trusting no other). */
+static bool describe_no_space(const char *ring, const shmring_writer_options_t *writer,
+                              char *out, size_t size)
+{
+    const shmring_open_options_t options = {.directory = writer->directory};
+    return output_space_holders(ring, &options, out, size);
+}
+
 int ringctl_sync_run(int argc, char **argv)
 {
     watch_stop_signals();
@@ -246,6 +255,7 @@ int ringctl_sync_run(int argc, char **argv)
     }
     writer.directory = args.directory;
     config.writer = &writer;
+    config.describe_no_space = describe_no_space;
     config.ring = ring;
 
     return shmring_sync_run(&config);

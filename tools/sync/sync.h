@@ -51,6 +51,12 @@ typedef struct shmring_sync_config {
     unsigned backoff_max_ms;
     /* Set (from a signal handler) to make the run return within a second. */
     volatile sig_atomic_t *stop;
+    /* When a publication finds no space: writes into OUT (SIZE bytes) who holds
+     * the ring's memory and returns true, or returns false when it has nothing to
+     * say (NULL: nothing is said). ringctl's own text, so that sync's log line and
+     * ringctl's error say it alike; the library stays free of its wording. */
+    bool (*describe_no_space)(const char *ring, const shmring_writer_options_t *writer,
+                              char *out, size_t size);
     /* Receives each log line (no newline); NULL: standard error. */
     void (*log)(void *data, const char *line);
     void *log_data;
