@@ -107,7 +107,8 @@ static const char *const expected_names[] = {
     "SHMRING_EBADALGORITHM", "SHMRING_EBADHASH",   "SHMRING_EBADVNODES",
     "SHMRING_EJSON",         "SHMRING_ECONTROL",   "SHMRING_ESTALE",
     "SHMRING_ENOTRING",      "SHMRING_EBUSY",      "SHMRING_EBASEDIR",
-    "SHMRING_EINUSE",
+    "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
+    "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER",
 };
 
 START_TEST(every_code_has_its_name)
@@ -133,7 +134,7 @@ START_TEST(other_values_have_no_name)
     /* Zero, positive numbers, errno values outside the list (-EBUSY is not
      * SHMRING_EBUSY), unused library codes and values far away. */
     static const int others[] = {0,     1,     ENOENT, -EAGAIN, -EBUSY, -999,
-                                 -1031, -4096, 1000,   INT_MIN, INT_MAX};
+                                 -1035, -4096, 1000,   INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
         ck_assert_str_eq(shmring_err_name(others[i]), "unknown");
 }
