@@ -1,6 +1,6 @@
 /*
  * End-to-end tests of ringctl (tools/ringctl/): each test runs the built binary
- * (RINGCTL_PATH) with fork and exec, captures its stdout, stderr and exit status,
+ * (TEST_RINGCTL) with fork and exec, captures its stdout, stderr and exit status,
  * and checks them exactly, together with what the library then reads from the ring.
  */
 #include <dirent.h>
@@ -31,9 +31,6 @@
 
 #include "test_support.h"
 
-#ifndef RINGCTL_PATH
-#error "RINGCTL_PATH must name the ringctl binary under test"
-#endif
 #if !defined(RINGCTL_SYNC_PATH) || !defined(RINGCTL_SYNC_HELPER_FROM_BINDIR) ||          \
     !defined(RINGCTL_NOHELPER_PATH) || !defined(RINGCTL_NOHELPER_SYNC_HELPER)
 #error "tests/CMakeLists.txt names the sync helper and the ringctl built without one"
@@ -41,242 +38,6 @@
 
 /* How long a test waits for one answer of `lookup --stdin`. */
 #define ANSWER_TIMEOUT_MS 60000
-/* The unprivileged user that tests running as root use as "another user". */
-#define NOBODY ((uid_t)65534)
-
-/* ---- Running ringctl ----------------------------------------------------------- */
-
-struct run {
-    int status; /* exit status */
-    char *out;
-    char *err;
-};
-
-/* Appends what is readable on FD to *TEXT; returns false at end of file. */
-static bool drain(int fd, char **text, size_t *len)
-{
-    char chunk[4096];
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR)
-        return true;
-    ck_assert_int_ge(n, 0);
-    if (n == 0)
-        return false;
-    *text = realloc(*text, *len + (size_t)n + 1);
-    ck_assert_ptr_nonnull(*text);
-    memcpy(*text + *len, chunk, (size_t)n);
-    *len += (size_t)n;
-    (*text)[*len] = '\0';
-    return true;
-}
-
-struct child {
-    pid_t pid;
-    int in;  /* the child's stdin, for writing (-1: none) */
-    int out; /* its stdout, for reading (-1: not captured) */
-    int err; /* its stderr, for reading (-1: not captured) */
-};
-
-/* How to start ringctl, beyond its arguments. */
-struct spawn {
-    /* Run with this uid and gid (which needs root), unless (uid_t)-1. */
-    uid_t user;
-    /* A standard descriptor (0, 1 or 2) to close before exec, or -1. */
-    int closed_fd;
-    /* A file to open as stdout instead of a pipe (such as /dev/full), or NULL. */
-    const char *stdout_path;
-    /* A file (or directory) to open as stdin instead of a pipe, or NULL. */
-    const char *stdin_path;
-    /* The ringctl binary to run (NULL: RINGCTL_PATH, the one built). */
-    const char *program;
-    /* An address-space limit (RLIMIT_AS) for ringctl, in bytes (0: none). */
-    size_t address_space;
-    /* A file size limit (RLIMIT_FSIZE, ulimit -f) for ringctl, in bytes (0: none). */
-    size_t file_size;
-};
-
-static const struct spawn spawn_default = {.user = (uid_t)-1, .closed_fd = -1};
-
-/*
- * Starts ringctl with ARGS (NULL-terminated, without argv[0]), its standard streams
- * on pipes unless HOW says otherwise. The parent's pipe ends are close-on-exec, so
- * that another child never holds them.
- */
-static struct child child_start_with(const char *const *args, const struct spawn *how)
-{
-    int pipes[3][2];
-    for (int fd = 0; fd < 3; fd++) {
-        pipes[fd][0] = pipes[fd][1] = -1;
-        bool captured = fd != how->closed_fd && !(fd == 1 && how->stdout_path != NULL) &&
-                        !(fd == 0 && how->stdin_path != NULL);
-        if (captured)
-            ck_assert_int_eq(pipe2(pipes[fd], O_CLOEXEC), 0);
-    }
-    size_t count = 0;
-    while (args[count] != NULL)
-        count++;
-    const char **argv = calloc(count + 2, sizeof(*argv));
-    ck_assert_ptr_nonnull(argv);
-    const char *program = how->program != NULL ? how->program : RINGCTL_PATH;
-    argv[0] = program;
-    memcpy(argv + 1, args, count * sizeof(*argv));
-
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        /* The child's end of each pipe: the read end for stdin, else the write end. */
-        for (int fd = 0; fd < 3; fd++) {
-            int end = pipes[fd][fd == 0 ? 0 : 1];
-            if (end >= 0 && dup2(end, fd) < 0)
-                _exit(125);
-        }
-        if (how->stdout_path != NULL) {
-            int file = open(how->stdout_path, O_WRONLY | O_CLOEXEC);
-            if (file < 0 || dup2(file, STDOUT_FILENO) < 0)
-                _exit(125);
-        }
-        if (how->stdin_path != NULL) {
-            int file = open(how->stdin_path, O_RDONLY | O_CLOEXEC);
-            if (file < 0 || dup2(file, STDIN_FILENO) < 0)
-                _exit(125);
-        }
-        if (how->closed_fd >= 0)
-            close(how->closed_fd);
-        struct rlimit limit = {how->address_space, how->address_space};
-        if (how->address_space != 0 && setrlimit(RLIMIT_AS, &limit) != 0)
-            _exit(125);
-        struct rlimit file_limit = {how->file_size, how->file_size};
-        if (how->file_size != 0 && setrlimit(RLIMIT_FSIZE, &file_limit) != 0)
-            _exit(125);
-        if (how->user != (uid_t)-1 &&
-            (setgroups(0, NULL) != 0 || setgid((gid_t)how->user) != 0 ||
-             setuid(how->user) != 0))
-            _exit(126);
-        execv(program, (char *const *)argv);
-        _exit(127);
-    }
-    free(argv);
-    struct child c = {
-        .pid = pid, .in = pipes[0][1], .out = pipes[1][0], .err = pipes[2][0]};
-    for (int fd = 0; fd < 3; fd++)
-        if (pipes[fd][fd == 0 ? 0 : 1] >= 0)
-            close(pipes[fd][fd == 0 ? 0 : 1]);
-    return c;
-}
-
-/* Starts ringctl with ARGS as USER ((uid_t)-1: ourselves), its streams on pipes. */
-static struct child child_start(const char *const *args, uid_t user)
-{
-    struct spawn how = spawn_default;
-    how.user = user;
-    return child_start_with(args, &how);
-}
-
-/* Waits for CHILD to exit and returns its exit status; a signal fails the test. */
-static int child_wait(struct child *c)
-{
-    int status;
-    while (waitpid(c->pid, &status, 0) < 0)
-        ck_assert_int_eq(errno, EINTR);
-    ck_assert_msg(WIFEXITED(status), "ringctl was killed by signal %d", WTERMSIG(status));
-    ck_assert_msg(WEXITSTATUS(status) < 125, "ringctl could not be started (%d)",
-                  WEXITSTATUS(status));
-    return WEXITSTATUS(status);
-}
-
-/* Runs ringctl as HOW says with ARGS and INPUT (NULL: none) on its stdin, to
- * completion; a stream that is not captured reads as "". */
-static void run_with(struct run *r, const struct spawn *how, const char *input,
-                     const char *const *args)
-{
-    struct child c = child_start_with(args, how);
-    size_t input_len = input != NULL ? strlen(input) : 0, written = 0;
-    size_t out_len = 0, err_len = 0;
-    r->out = calloc(1, 1);
-    r->err = calloc(1, 1);
-    bool out_open = c.out >= 0, err_open = c.err >= 0;
-    if (input_len == 0 && c.in >= 0) {
-        close(c.in);
-        c.in = -1;
-    }
-    /* Writes and reads interleaved, so that neither side blocks on a full pipe. */
-    while (out_open || err_open) {
-        struct pollfd fds[3] = {{.fd = out_open ? c.out : -1, .events = POLLIN},
-                                {.fd = err_open ? c.err : -1, .events = POLLIN},
-                                {.fd = c.in, .events = POLLOUT}};
-        int ready = poll(fds, 3, -1);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        ck_assert_int_gt(ready, 0);
-        if (fds[0].revents != 0)
-            out_open = drain(c.out, &r->out, &out_len);
-        if (fds[1].revents != 0)
-            err_open = drain(c.err, &r->err, &err_len);
-        if (c.in >= 0 && fds[2].revents != 0) {
-            ssize_t n = write(c.in, input + written, input_len - written);
-            if (n > 0)
-                written += (size_t)n;
-            if (n < 0 || written == input_len) {
-                close(c.in); /* EPIPE: the child stopped reading; it says why */
-                c.in = -1;
-            }
-        }
-    }
-    if (c.in >= 0)
-        close(c.in);
-    if (c.out >= 0)
-        close(c.out);
-    if (c.err >= 0)
-        close(c.err);
-    r->status = child_wait(&c);
-}
-
-/* Runs ringctl with ARGS and INPUT (NULL: none) on its stdin as USER ((uid_t)-1:
- * ourselves), to completion. */
-static void run_as(struct run *r, uid_t user, const char *input, const char *const *args)
-{
-    struct spawn how = spawn_default;
-    how.user = user;
-    run_with(r, &how, input, args);
-}
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* Runs ringctl with the arguments that follow and keeps the result in a run. */
-#define RUN(result, ...)                                                                 \
-    run_as((result), (uid_t)-1, NULL, (const char *const[]){__VA_ARGS__, NULL})
-#define RUN_INPUT(result, input, ...)                                                    \
-    run_as((result), (uid_t)-1, (input), (const char *const[]){__VA_ARGS__, NULL})
-
-/* Runs ringctl and checks its exit status, stdout and stderr exactly. */
-#define EXPECT(status_, out_, err_, ...)                                                 \
-    do {                                                                                 \
-        struct run r_;                                                                   \
-        RUN(&r_, __VA_ARGS__);                                                           \
-        ck_assert_str_eq(r_.err, (err_));                                                \
-        ck_assert_str_eq(r_.out, (out_));                                                \
-        ck_assert_int_eq(r_.status, (status_));                                          \
-        run_free(&r_);                                                                   \
-    } while (0)
-
-/* Builds a string with printf formatting, in one of a few rotating buffers. */
-static const char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
-
-static const char *fmt(const char *format, ...)
-{
-    static char buffers[8][8192];
-    static unsigned next;
-    char *buffer = buffers[next++ % 8];
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(buffer, sizeof(buffers[0]), format, ap);
-    va_end(ap);
-    return buffer;
-}
 
 /* ---- Rings of a test ------------------------------------------------------------- */
 
@@ -318,19 +79,6 @@ static const char *make_ring_directory(void)
     return temp_dir;
 }
 
-/* How many entries DIRECTORY has (besides "." and ".."). */
-static int count_entries(const char *directory)
-{
-    DIR *dir = opendir(directory);
-    ck_assert_ptr_nonnull(dir);
-    int count = 0;
-    const struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL)
-        count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
-    closedir(dir);
-    return count;
-}
-
 /* Fails the test if the ring directory in use holds anything of RING_NAME: its
  * directory, or one being created or destroyed. */
 static void assert_no_objects(const char *ring_name)
@@ -339,7 +87,8 @@ static void assert_no_objects(const char *ring_name)
         ck_assert_msg(test_ring_entries(ring_name) == 0, "left behind: %s",
                       test_ring_path(ring_name));
     else
-        ck_assert_int_eq(access(fmt("%s/shmring.%s", ring_dir, ring_name), F_OK), -1);
+        ck_assert_int_eq(access(test_fmt("%s/shmring.%s", ring_dir, ring_name), F_OK),
+                         -1);
 }
 
 static void teardown(void)
@@ -357,7 +106,7 @@ static void teardown(void)
     }
     if (temp_dir[0] != '\0') {
         /* Destroyed rings leave nothing behind, not even hidden entries. */
-        ck_assert_int_eq(count_entries(temp_dir), 0);
+        ck_assert_int_eq(test_count_entries(temp_dir), 0);
         ck_assert_int_eq(rmdir(temp_dir), 0);
     }
 }
@@ -451,21 +200,14 @@ static void assert_ring_unchanged(const char *ring_name, struct saved_ring *save
  * (10.0.0.2:11211, weight 3), at generation 3. */
 static void make_ring(void)
 {
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
-    EXPECT(0, fmt("added node-a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
-           ring, "add", "node-a", "10.0.0.1:11211");
-    EXPECT(0, fmt("added node-b (id 1) to ring '%s': generation 3\n", ring), "", "-r",
-           ring, "add", "node-b", "10.0.0.2:11211", "--weight", "3");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
+    EXPECT(0, test_fmt("added node-a (id 0) to ring '%s': generation 2\n", ring), "",
+           "-r", ring, "add", "node-a", "10.0.0.1:11211");
+    EXPECT(0, test_fmt("added node-b (id 1) to ring '%s': generation 3\n", ring), "",
+           "-r", ring, "add", "node-b", "10.0.0.2:11211", "--weight", "3");
     ck_assert_uint_eq(generation_of(ring), 3);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *file = fopen(path, "w");
-    ck_assert_ptr_nonnull(file);
-    ck_assert_int_eq(fputs(text, file) >= 0, 1);
-    ck_assert_int_eq(fclose(file), 0);
 }
 
 /* ---- core: each command's happy path ------------------------------------------ */
@@ -476,7 +218,7 @@ START_TEST(test_version_and_help)
     EXPECT(0, "ringctl " SHMRING_VERSION_STRING "\n", "", "-V");
     const char *const spellings[][2] = {{"--help", NULL}, {"-h", NULL}, {"help", NULL}};
     for (size_t i = 0; i < 3; i++) {
-        struct run r;
+        struct test_run r;
         RUN(&r, spellings[i][0], spellings[i][1]);
         ck_assert_int_eq(r.status, 0);
         ck_assert_str_eq(r.err, "");
@@ -528,15 +270,16 @@ START_TEST(test_version_and_help)
         for (size_t j = 0; j < sizeof(documented) / sizeof(documented[0]); j++)
             ck_assert_msg(strstr(r.out, documented[j]) != NULL, "help lacks '%s'",
                           documented[j]);
-        run_free(&r);
+        test_run_free(&r);
     }
 }
 END_TEST
 
 START_TEST(test_init_defaults)
 {
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
     shmring_ring_status_t status = status_of(ring);
     ck_assert_uint_eq(status.generation, 1);
     ck_assert_uint_eq(status.publish_count, 1);
@@ -557,11 +300,12 @@ START_TEST(test_init_parameters)
 {
     char group[32];
     snprintf(group, sizeof(group), "%lu", (unsigned long)getegid());
-    EXPECT(0,
-           fmt("created ring '%s' (maglev, murmur3, table size 65537): generation 1\n",
-               ring),
-           "", "-r", ring, "init", "--algorithm", "maglev", "--hash", "murmur3",
-           "--table-size", "65537", "--mode", "0640", "--group", group);
+    EXPECT(
+        0,
+        test_fmt("created ring '%s' (maglev, murmur3, table size 65537): generation 1\n",
+                 ring),
+        "", "-r", ring, "init", "--algorithm", "maglev", "--hash", "murmur3",
+        "--table-size", "65537", "--mode", "0640", "--group", group);
     shmring_ring_status_t status = status_of(ring);
     ck_assert_uint_eq(status.generation, 1);
     ck_assert_uint_eq(status.mode, 0640);
@@ -588,8 +332,8 @@ START_TEST(test_init_parameters)
     shmring_nodeset_free(set);
 
     /* Ketama without --hash takes MD5, its only hash; --vnodes is kept. */
-    EXPECT(0, fmt("created ring '%s' (ketama, md5): generation 1\n", other), "", "init",
-           "--vnodes", "40", "-r", other, "--algorithm", "ketama");
+    EXPECT(0, test_fmt("created ring '%s' (ketama, md5): generation 1\n", other), "",
+           "init", "--vnodes", "40", "-r", other, "--algorithm", "ketama");
     buffer = snapshot_of(other);
     shmring_snapshot_info(buffer, &info);
     ck_assert_int_eq(info.params.algorithm, SHMRING_ALGORITHM_KETAMA);
@@ -613,8 +357,8 @@ START_TEST(test_add_and_remove)
     ck_assert_uint_eq(b.weight, 3);
     shmring_nodeset_free(set);
 
-    EXPECT(0, fmt("removed node-a (id 0) from ring '%s': generation 4\n", ring), "", "-r",
-           ring, "remove", "node-a");
+    EXPECT(0, test_fmt("removed node-a (id 0) from ring '%s': generation 4\n", ring), "",
+           "-r", ring, "remove", "node-a");
     ck_assert_uint_eq(generation_of(ring), 4);
     set = nodeset_of(ring);
     ck_assert_uint_eq(shmring_nodeset_count(set), 1);
@@ -623,8 +367,8 @@ START_TEST(test_add_and_remove)
     shmring_nodeset_free(set);
 
     /* Ids are never reused: node-a comes back with a new one. */
-    EXPECT(0, fmt("added node-a (id 2) to ring '%s': generation 5\n", ring), "", "-r",
-           ring, "add", "--weight", "65535", "node-a", "10.0.0.9:1");
+    EXPECT(0, test_fmt("added node-a (id 2) to ring '%s': generation 5\n", ring), "",
+           "-r", ring, "add", "--weight", "65535", "node-a", "10.0.0.9:1");
     ck_assert_uint_eq(generation_of(ring), 5);
     set = nodeset_of(ring);
     a = node_of(set, "node-a");
@@ -639,12 +383,13 @@ START_TEST(test_weight_down_up)
 {
     make_ring();
     EXPECT(0,
-           fmt("changed weight of node-a (id 0) from 1 to 7 in ring '%s': generation 4\n",
+           test_fmt(
+               "changed weight of node-a (id 0) from 1 to 7 in ring '%s': generation 4\n",
                ring),
            "", "-r", ring, "weight", "node-a", "7");
     ck_assert_uint_eq(generation_of(ring), 4);
-    EXPECT(0, fmt("marked node-a (id 0) down in ring '%s': generation 5\n", ring), "",
-           "-r", ring, "down", "node-a");
+    EXPECT(0, test_fmt("marked node-a (id 0) down in ring '%s': generation 5\n", ring),
+           "", "-r", ring, "down", "node-a");
     ck_assert_uint_eq(generation_of(ring), 5);
     shmring_nodeset_t *set = nodeset_of(ring);
     shmring_node_info_t a = node_of(set, "node-a");
@@ -659,8 +404,8 @@ START_TEST(test_weight_down_up)
            "7");
     assert_ring_unchanged(ring, &saved);
 
-    EXPECT(0, fmt("marked node-a (id 0) up in ring '%s': generation 6\n", ring), "", "-r",
-           ring, "up", "node-a");
+    EXPECT(0, test_fmt("marked node-a (id 0) up in ring '%s': generation 6\n", ring), "",
+           "-r", ring, "up", "node-a");
     ck_assert_uint_eq(generation_of(ring), 6);
     saved = save_ring(ring);
     EXPECT(0, "node 'node-a' is already up\n", "", "-r", ring, "up", "node-a");
@@ -674,33 +419,38 @@ END_TEST
 START_TEST(test_change_json)
 {
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"dry_run\":false,"
+           test_fmt(
+               "{\"ring\":\"%s\",\"generation\":1,\"action\":\"init\",\"dry_run\":false,"
                "\"changed\":true,\"algorithm\":\"ring\",\"hash\":\"xxh3\",\"vnodes\":160,"
                "\"table_size\":0,\"moved_fraction\":null}\n",
                ring),
            "", "--json", "-r", ring, "init");
+    EXPECT(
+        0,
+        test_fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"dry_run\":false,"
+                 "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+                 "\"a:1\",\"weight\":2,\"state\":\"up\"},\"moved_fraction\":null}\n",
+                 ring),
+        "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
+    EXPECT(
+        0,
+        test_fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
+                 "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
+                 "\"a:1\","
+                 "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0}"
+                 "\n",
+                 ring),
+        "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"add\",\"dry_run\":false,"
-               "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-               "\"a:1\",\"weight\":2,\"state\":\"up\"},\"moved_fraction\":null}\n",
-               ring),
-           "", "-r", ring, "add", "n\xc3\xa9", "a:1", "--weight", "2", "--json");
-    EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":2,\"action\":\"down\",\"dry_run\":true,"
-               "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
-               "\"a:1\","
-               "\"weight\":2,\"state\":\"down\"},\"moved_fraction\":1.0}"
-               "\n",
-               ring),
-           "", "-r", ring, "down", "n\xc3\xa9", "--json", "--dry-run");
-    EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
+           test_fmt(
+               "{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
                "\"changed\":true,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
                "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null}\n",
                ring),
            "", "-r", ring, "down", "n\xc3\xa9", "--json");
     EXPECT(0,
-           fmt("{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
+           test_fmt(
+               "{\"ring\":\"%s\",\"generation\":3,\"action\":\"down\",\"dry_run\":false,"
                "\"changed\":false,\"node\":{\"id\":0,\"name\":\"n\xc3\xa9\",\"address\":"
                "\"a:1\",\"weight\":2,\"state\":\"down\"},\"moved_fraction\":null}\n",
                ring),
@@ -737,12 +487,12 @@ static double expected_moved(const shmring_snapshot_t *before,
 START_TEST(test_show)
 {
     make_ring();
-    EXPECT(0, fmt("marked node-b (id 1) down in ring '%s': generation 4\n", ring), "",
-           "-r", ring, "down", "node-b");
-    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "", "-r",
-           ring, "add", "node-c", "10.0.0.3:11211", "--weight", "2");
+    EXPECT(0, test_fmt("marked node-b (id 1) down in ring '%s': generation 4\n", ring),
+           "", "-r", ring, "down", "node-b");
+    EXPECT(0, test_fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "",
+           "-r", ring, "add", "node-c", "10.0.0.3:11211", "--weight", "2");
 
-    struct run r;
+    struct test_run r;
     RUN(&r, "show", "-r", ring);
     shmring_ring_status_t status = status_of(ring);
     shmring_snapshot_t *buffer = snapshot_of(ring);
@@ -794,7 +544,7 @@ START_TEST(test_show)
     ck_assert_str_eq(r.out, expected);
     ck_assert_int_eq(r.status, 0);
     free(expected);
-    run_free(&r);
+    test_run_free(&r);
 
     /* --json: the same facts as one JSON object. */
     RUN(&r, "show", "-r", ring, "--json");
@@ -810,7 +560,7 @@ START_TEST(test_show)
     ck_assert_int_eq(json_integer_value(json_object_get(root, "vnodes")), 160);
     ck_assert_int_eq(json_integer_value(json_object_get(root, "points")), 480);
     ck_assert_str_eq(json_string_value(json_object_get(root, "fingerprint")),
-                     fmt("%016" PRIx64, info.fingerprint));
+                     test_fmt("%016" PRIx64, info.fingerprint));
     ck_assert_int_eq(json_integer_value(json_object_get(root, "publish_count")), 5);
     ck_assert_int_eq(json_integer_value(json_object_get(root, "publisher_pid")),
                      status.publisher_pid);
@@ -835,24 +585,24 @@ START_TEST(test_show)
         ck_assert_int_eq(json_integer_value(json_object_get(node, "id")), (json_int_t)i);
         ck_assert_str_eq(json_string_value(json_object_get(node, "name")), names[i]);
         ck_assert_str_eq(json_string_value(json_object_get(node, "address")),
-                         fmt("10.0.0.%zu:11211", i + 1));
+                         test_fmt("10.0.0.%zu:11211", i + 1));
         ck_assert_int_eq(json_integer_value(json_object_get(node, "weight")), weights[i]);
         ck_assert_str_eq(json_string_value(json_object_get(node, "state")), states[i]);
         ck_assert_double_eq_tol(json_real_value(json_object_get(node, "share")),
                                 shares[i], 1e-12);
     }
     json_decref(root);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_show_maglev)
 {
-    EXPECT(0, fmt("created ring '%s' (maglev, xxh3): generation 1\n", ring), "", "-r",
-           ring, "init", "--algorithm", "maglev");
-    EXPECT(0, fmt("added x (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "x", "y");
-    struct run r;
+    EXPECT(0, test_fmt("created ring '%s' (maglev, xxh3): generation 1\n", ring), "",
+           "-r", ring, "init", "--algorithm", "maglev");
+    EXPECT(0, test_fmt("added x (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "x", "y");
+    struct test_run r;
     RUN(&r, "-r", ring, "show");
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.out, "\nalgorithm:     maglev\nhash:          xxh3\n"
@@ -861,7 +611,7 @@ START_TEST(test_show_maglev)
     ck_assert_msg(strstr(r.out, "\nID  NAME  ADDRESS  WEIGHT  STATE  SHARE\n"
                                 "0   x     y        1       up     100.00%\n") != NULL,
                   "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
@@ -870,23 +620,24 @@ START_TEST(test_envoy_and_hash_key)
     /* Envoy's ring_hash Basic ring: hosts 127.0.0.1:90 to :95, minimum_ring_size 12;
      * "foo" hashes (xxHash64) to 3728699739546630719, whose next point is :93's. */
     EXPECT(0,
-           fmt("created ring '%s' (envoy-ring, xxh64, ring size 12 to 8388608): "
-               "generation 1\n",
-               ring),
+           test_fmt("created ring '%s' (envoy-ring, xxh64, ring size 12 to 8388608): "
+                    "generation 1\n",
+                    ring),
            "", "-r", ring, "init", "--algorithm", "envoy-ring", "--min-ring-size", "12");
     for (int port = 90; port <= 95; port++)
         EXPECT(0,
-               fmt("added h%d (id %d) to ring '%s': generation %d\n", port, port - 90,
-                   ring, port - 88),
-               "", "-r", ring, "add", fmt("h%d", port), fmt("127.0.0.1:%d", port));
+               test_fmt("added h%d (id %d) to ring '%s': generation %d\n", port,
+                        port - 90, ring, port - 88),
+               "", "-r", ring, "add", test_fmt("h%d", port),
+               test_fmt("127.0.0.1:%d", port));
     EXPECT(0, "foo\th93\t127.0.0.1:93\n", "", "-r", ring, "lookup", "foo");
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "show");
     ck_assert_msg(strstr(r.out,
                          "\nalgorithm:     envoy-ring\nhash:          xxh64\n"
                          "ring size:     12 to 8388608\npoints:        12\n") != NULL,
                   "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
     /* --json: the bounds as configured, 0 standing for Envoy's default maximum. */
     RUN(&r, "-r", ring, "show", "--json");
     ck_assert_int_eq(r.status, 0);
@@ -898,21 +649,21 @@ START_TEST(test_envoy_and_hash_key)
     ck_assert(json_is_integer(json_object_get(root, "max_ring_size")));
     ck_assert_int_eq(json_integer_value(json_object_get(root, "points")), 12);
     json_decref(root);
-    run_free(&r);
+    test_run_free(&r);
 
     /* --hash-key: the node is stored with it, and hashed by it: a node keyed like
      * h93's address takes over h93's points, so "foo" goes to whichever of the two
      * comes first in node-set order (Envoy keeps equal points unordered; we keep
      * them in host order). */
-    EXPECT(0, fmt("added k (id 6) to ring '%s': generation 8\n", ring), "", "-r", ring,
-           "add", "k", "10.9.9.9:80", "--hash-key", "127.0.0.1:93");
+    EXPECT(0, test_fmt("added k (id 6) to ring '%s': generation 8\n", ring), "", "-r",
+           ring, "add", "k", "10.9.9.9:80", "--hash-key", "127.0.0.1:93");
     shmring_nodeset_t *set = nodeset_of(ring);
     shmring_node_info_t k = node_of(set, "k");
     ck_assert_str_eq(k.hash_key, "127.0.0.1:93");
     shmring_nodeset_free(set);
     EXPECT(0, "foo\th93\t127.0.0.1:93\n", "", "-r", ring, "lookup", "foo");
-    EXPECT(0, fmt("removed h93 (id 3) from ring '%s': generation 9\n", ring), "", "-r",
-           ring, "remove", "h93");
+    EXPECT(0, test_fmt("removed h93 (id 3) from ring '%s': generation 9\n", ring), "",
+           "-r", ring, "remove", "h93");
     EXPECT(0, "foo\tk\t10.9.9.9:80\n", "", "-r", ring, "lookup", "foo");
 
     /* Bad values are usage errors that change nothing. */
@@ -935,10 +686,11 @@ START_TEST(test_envoy_and_hash_key)
            "ringctl: error: table size must be 0 or a prime number up to 5000011 for "
            "envoy-maglev: '5000077'\n",
            "-r", other, "init", "--algorithm", "envoy-maglev", "--table-size", "5000077");
-    EXPECT(0,
-           fmt("created ring '%s' (envoy-maglev, xxh64, table size 7): generation 1\n",
-               other),
-           "", "-r", other, "init", "--algorithm", "envoy-maglev", "--table-size", "7");
+    EXPECT(
+        0,
+        test_fmt("created ring '%s' (envoy-maglev, xxh64, table size 7): generation 1\n",
+                 other),
+        "", "-r", other, "init", "--algorithm", "envoy-maglev", "--table-size", "7");
 }
 END_TEST
 
@@ -953,37 +705,38 @@ START_TEST(test_lookup)
     for (size_t i = 0; i < key_count; i++) {
         shmring_node_t nodes[2];
         ck_assert_int_eq(shmring_lookup_n(reader, keys[i], strlen(keys[i]), nodes, 2), 2);
-        strcat(expected, fmt("%s\t%s\t%s\n", keys[i], nodes[0].name, nodes[0].address));
-        strcat(expected_two, fmt("%s\t%s\t%s\t%s\t%s\n", keys[i], nodes[0].name,
-                                 nodes[0].address, nodes[1].name, nodes[1].address));
+        strcat(expected,
+               test_fmt("%s\t%s\t%s\n", keys[i], nodes[0].name, nodes[0].address));
+        strcat(expected_two, test_fmt("%s\t%s\t%s\t%s\t%s\n", keys[i], nodes[0].name,
+                                      nodes[0].address, nodes[1].name, nodes[1].address));
     }
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "lookup", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5]);
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, expected);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     RUN(&r, "-r", ring, "lookup", "-n", "2", keys[0], keys[1], keys[2], keys[3], keys[4],
         keys[5]);
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, expected_two);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     /* -n larger than the ring gives every up node. */
     RUN(&r, "-r", ring, "lookup", "-n", "64", keys[0], keys[1], keys[2], keys[3], keys[4],
         keys[5]);
     ck_assert_str_eq(r.out, expected_two);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
 
     /* --json: one object per key and line. */
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(reader, "user:1", 6, &node), 0);
     EXPECT(0,
-           fmt("{\"key\":\"user:1\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
-               ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
-               "}],\"error\":null}\n",
-               node.id, node.name, node.address, node.weight),
+           test_fmt("{\"key\":\"user:1\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
+                    ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
+                    "}],\"error\":null}\n",
+                    node.id, node.name, node.address, node.weight),
            "", "-r", ring, "--json", "lookup", "user:1");
     shmring_close(reader);
 }
@@ -1003,23 +756,23 @@ START_TEST(test_lookup_stdin)
     for (size_t i = 0; i < 5; i++) {
         shmring_node_t node;
         ck_assert_int_eq(shmring_lookup(reader, keys[i], strlen(keys[i]), &node), 0);
-        strcat(expected, fmt("%s\t%s\t%s\n", printed[i], node.name, node.address));
+        strcat(expected, test_fmt("%s\t%s\t%s\n", printed[i], node.name, node.address));
     }
     shmring_close(reader);
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r, "alpha\nbeta\n\ngamma\tdelta\nlast", "-r", ring, "lookup", "--stdin");
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, expected);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_dump)
 {
     make_ring();
-    EXPECT(0, fmt("marked node-a (id 0) down in ring '%s': generation 4\n", ring), "",
-           "-r", ring, "down", "node-a");
+    EXPECT(0, test_fmt("marked node-a (id 0) down in ring '%s': generation 4\n", ring),
+           "", "-r", ring, "down", "node-a");
     char *expected = json_of(ring);
     EXPECT(0, expected, "", "-r", ring, "dump");
     /* dump's output is JSON already; --json changes nothing. */
@@ -1032,42 +785,44 @@ START_TEST(test_dump_load_round_trip)
 {
     EXPECT(
         0,
-        fmt("created ring '%s' (maglev, crc32, table size 131071): generation 1\n", ring),
+        test_fmt("created ring '%s' (maglev, crc32, table size 131071): generation 1\n",
+                 ring),
         "", "-r", ring, "init", "--algorithm", "maglev", "--hash", "crc32",
         "--table-size", "131071");
-    EXPECT(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "a", "10.1.1.1:80", "--weight", "5");
-    EXPECT(0, fmt("added b (id 1) to ring '%s': generation 3\n", ring), "", "-r", ring,
-           "add", "b", "[::1]:80");
-    EXPECT(0, fmt("added c (id 2) to ring '%s': generation 4\n", ring), "", "-r", ring,
-           "add", "c", "c.example:80");
-    EXPECT(0, fmt("removed a (id 0) from ring '%s': generation 5\n", ring), "", "-r",
+    EXPECT(0, test_fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "a", "10.1.1.1:80", "--weight", "5");
+    EXPECT(0, test_fmt("added b (id 1) to ring '%s': generation 3\n", ring), "", "-r",
+           ring, "add", "b", "[::1]:80");
+    EXPECT(0, test_fmt("added c (id 2) to ring '%s': generation 4\n", ring), "", "-r",
+           ring, "add", "c", "c.example:80");
+    EXPECT(0, test_fmt("removed a (id 0) from ring '%s': generation 5\n", ring), "", "-r",
            ring, "remove", "a");
-    EXPECT(0, fmt("marked c (id 2) down in ring '%s': generation 6\n", ring), "", "-r",
-           ring, "down", "c");
-    struct run dump;
+    EXPECT(0, test_fmt("marked c (id 2) down in ring '%s': generation 6\n", ring), "",
+           "-r", ring, "down", "c");
+    struct test_run dump;
     RUN(&dump, "-r", ring, "dump");
     ck_assert_str_eq(dump.err, "");
     ck_assert_int_eq(dump.status, 0);
 
     /* Into a new ring (created by load, with the dump's parameters rather than the
      * defaults), from stdin: the same dump, byte for byte. */
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r, dump.out, "-r", other, "load", "-");
     ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(r.out, fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
-                                "changed, new parameters): generation 1\n",
-                                other));
+    ck_assert_str_eq(r.out,
+                     test_fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
+                              "changed, new parameters): generation 1\n",
+                              other));
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     ck_assert_uint_eq(status_of(other).mode, 0644);
     EXPECT(0, dump.out, "", "-r", other, "dump");
 
     /* Into the same ring, from a file: the dump is exactly what the ring has, so
      * nothing is published; the node set and ids stay. */
-    write_file(temp_file, dump.out);
+    test_write_file(temp_file, dump.out);
     shmring_nodeset_t *before = nodeset_of(ring);
-    EXPECT(0, fmt("ring '%s' already has this node set (2 nodes)\n", ring), "", "-r",
+    EXPECT(0, test_fmt("ring '%s' already has this node set (2 nodes)\n", ring), "", "-r",
            ring, "load", temp_file);
     ck_assert_uint_eq(generation_of(ring), 6);
     EXPECT(0, dump.out, "", "-r", ring, "dump");
@@ -1089,7 +844,7 @@ START_TEST(test_dump_load_round_trip)
     shmring_snapshot_free(now);
     shmring_nodeset_free(before);
     shmring_nodeset_free(after);
-    run_free(&dump);
+    test_run_free(&dump);
 }
 END_TEST
 
@@ -1099,17 +854,18 @@ START_TEST(test_check)
 {
     make_ring();
     /* Ids and parameters the file leaves out are the ring's, as for load. */
-    write_file(temp_file, "{\"nodes\": [\n"
-                          "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
-                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
-                          "\"weight\": 3}\n"
-                          "]}\n");
+    test_write_file(temp_file,
+                    "{\"nodes\": [\n"
+                    "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
+                    "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
+                    "\"weight\": 3}\n"
+                    "]}\n");
     EXPECT(0, "", "", "-r", ring, "check", temp_file);
-    write_file(temp_file, "{\"algorithm\": \"maglev\", \"nodes\": [\n"
-                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\"},\n"
-                          "  {\"name\": \"node-b\", \"id\": 7, \"address\": "
-                          "\"10.0.0.2:11211\", \"state\": \"down\"}\n"
-                          "]}\n");
+    test_write_file(temp_file, "{\"algorithm\": \"maglev\", \"nodes\": [\n"
+                               "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\"},\n"
+                               "  {\"name\": \"node-b\", \"id\": 7, \"address\": "
+                               "\"10.0.0.2:11211\", \"state\": \"down\"}\n"
+                               "]}\n");
     EXPECT(1,
            "params: algorithm ring -> maglev\n"
            "missing node-c: address 10.0.0.3:1, weight 1, state up, id 8\n"
@@ -1118,7 +874,7 @@ START_TEST(test_check)
            "", "-r", ring, "check", temp_file);
     /* `ring` orders its nodes by key and name, never by node-set order: the same
      * nodes in another order are the same ring (and show the same fingerprint). */
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r,
               "{\"nodes\": [{\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
               "\"weight\": 3}, {\"name\": \"node-a\", \"address\": "
@@ -1127,11 +883,11 @@ START_TEST(test_check)
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, "");
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     ck_assert_uint_eq(generation_of(ring), 3);
 
     /* A hash key and envoy-ring's ring sizes are differences too. */
-    write_file(
+    test_write_file(
         temp_file,
         "{\"algorithm\": \"envoy-ring\", \"min_ring_size\": 12, \"nodes\": [\n"
         "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\", \"hash_key\": "
@@ -1144,14 +900,16 @@ START_TEST(test_check)
            "changed node-a: hash_key (none) -> k\n",
            "", "-r", ring, "check", temp_file);
 
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"x\", \"weight\": 0}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"x\", \"weight\": 0}]}");
     EXPECT(
         2, "",
-        fmt("ringctl: error: %s: nodes[0].weight: must be an integer from 1 to 65535\n",
+        test_fmt(
+            "ringctl: error: %s: nodes[0].weight: must be an integer from 1 to 65535\n",
             temp_file),
         "-r", ring, "check", temp_file);
-    EXPECT(2, "", fmt("ringctl: error: cannot read ring '%s': no such ring\n", other),
-           "-r", other, "check", temp_file);
+    EXPECT(2, "",
+           test_fmt("ringctl: error: cannot read ring '%s': no such ring\n", other), "-r",
+           other, "check", temp_file);
     EXPECT(2, "",
            "ringctl: error: cannot read '/nonexistent/x.json': No such file or "
            "directory\n",
@@ -1159,33 +917,36 @@ START_TEST(test_check)
 
     /* Under ketama, whose equal points go to the earlier up server, the up nodes'
      * order is a difference; where a down node stands is not. */
-    write_file(temp_file, "{\"algorithm\": \"ketama\", \"nodes\": [\n"
-                          "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
-                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"},\n"
-                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
-                          "\"state\": \"down\"}\n"
-                          "]}\n");
+    test_write_file(temp_file,
+                    "{\"algorithm\": \"ketama\", \"nodes\": [\n"
+                    "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
+                    "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"},\n"
+                    "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
+                    "\"state\": \"down\"}\n"
+                    "]}\n");
     RUN(&r, "-r", ring, "load", temp_file);
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     ck_assert_uint_eq(generation_of(ring), 4);
-    write_file(temp_file, "{\"algorithm\": \"ketama\", \"nodes\": [\n"
-                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"},\n"
-                          "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
-                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
-                          "\"state\": \"down\"}\n"
-                          "]}\n");
+    test_write_file(temp_file,
+                    "{\"algorithm\": \"ketama\", \"nodes\": [\n"
+                    "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"},\n"
+                    "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
+                    "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
+                    "\"state\": \"down\"}\n"
+                    "]}\n");
     EXPECT(1, "order: the ring holds the nodes in another order\n", "", "-r", ring,
            "check", temp_file);
-    write_file(temp_file, "{\"algorithm\": \"ketama\", \"nodes\": [\n"
-                          "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
-                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
-                          "\"state\": \"down\"},\n"
-                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"}\n"
-                          "]}\n");
+    test_write_file(temp_file,
+                    "{\"algorithm\": \"ketama\", \"nodes\": [\n"
+                    "  {\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"},\n"
+                    "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:11211\", "
+                    "\"state\": \"down\"},\n"
+                    "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\"}\n"
+                    "]}\n");
     EXPECT(0, "", "", "-r", ring, "check", temp_file);
-    EXPECT(0, fmt("ring '%s' already has this node set (3 nodes)\n", ring), "", "-r",
+    EXPECT(0, test_fmt("ring '%s' already has this node set (3 nodes)\n", ring), "", "-r",
            ring, "load", temp_file);
     ck_assert_uint_eq(generation_of(ring), 4);
 }
@@ -1195,14 +956,14 @@ END_TEST
  * cannot reproduce is an error naming FILE:LINE, a misused option a usage error. */
 START_TEST(test_import)
 {
-    write_file(temp_file, "http {\n"
-                          "  upstream u {\n"
-                          "    hash $arg_key consistent;\n"
-                          "    server 10.0.0.1:80 weight=2;\n"
-                          "    server 10.0.0.2:80 down;\n"
-                          "  }\n"
-                          "}\n");
-    struct run r;
+    test_write_file(temp_file, "http {\n"
+                               "  upstream u {\n"
+                               "    hash $arg_key consistent;\n"
+                               "    server 10.0.0.1:80 weight=2;\n"
+                               "    server 10.0.0.2:80 down;\n"
+                               "  }\n"
+                               "}\n");
+    struct test_run r;
     RUN(&r, "import", "nginx", temp_file, "--upstream", "u");
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(r.status, 0);
@@ -1228,26 +989,27 @@ START_TEST(test_import)
                             "  ]\n"
                             "}\n");
     /* load takes it whole: the ring answers as the file says. */
-    struct run loaded;
+    struct test_run loaded;
     RUN_INPUT(&loaded, r.out, "-r", ring, "load", "-");
     ck_assert_int_eq(loaded.status, 0);
-    run_free(&loaded);
-    run_free(&r);
+    test_run_free(&loaded);
+    test_run_free(&r);
     EXPECT(0, "key\t10.0.0.1:80\t10.0.0.1:80\n", "", "-r", ring, "lookup", "key");
 
     RUN_INPUT(&r, "k1 1\nk2 3\n", "import", "libketama", "-");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "\"algorithm\": \"libketama\""));
-    run_free(&r);
+    test_run_free(&r);
 
-    write_file(temp_file,
-               "upstream u {\n  hash $k consistent;\n  server a:1 backup;\n}\n");
-    EXPECT(1, "",
-           fmt("ringctl: error: %s:3: 'backup' is not supported: nginx refuses it with "
-               "'hash'\n",
-               temp_file),
-           "import", "nginx", temp_file);
-    EXPECT(1, "", fmt("ringctl: error: %s: no upstream 'v'\n", temp_file), "import",
+    test_write_file(temp_file,
+                    "upstream u {\n  hash $k consistent;\n  server a:1 backup;\n}\n");
+    EXPECT(
+        1, "",
+        test_fmt("ringctl: error: %s:3: 'backup' is not supported: nginx refuses it with "
+                 "'hash'\n",
+                 temp_file),
+        "import", "nginx", temp_file);
+    EXPECT(1, "", test_fmt("ringctl: error: %s: no upstream 'v'\n", temp_file), "import",
            "nginx", temp_file, "--upstream", "v");
     EXPECT(2, "", "ringctl: error: option '--pool' is for twemproxy files\n", "import",
            "nginx", temp_file, "--pool", "u");
@@ -1268,14 +1030,14 @@ END_TEST
 START_TEST(test_load_given_ids)
 {
     make_ring();
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 40, "
-                          "\"address\": \"10.0.0.1:11211\"}, {\"name\": \"node-b\", "
-                          "\"address\": \"10.0.0.2:11211\", \"weight\": 3}, "
-                          "{\"name\": \"node-c\"}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 40, "
+                               "\"address\": \"10.0.0.1:11211\"}, {\"name\": \"node-b\", "
+                               "\"address\": \"10.0.0.2:11211\", \"weight\": 3}, "
+                               "{\"name\": \"node-c\"}]}");
     EXPECT(0,
-           fmt("loaded 3 nodes into ring '%s' (1 added, 0 removed, 1 changed): "
-               "generation 4\n",
-               ring),
+           test_fmt("loaded 3 nodes into ring '%s' (1 added, 0 removed, 1 changed): "
+                    "generation 4\n",
+                    ring),
            "", "-r", ring, "load", temp_file);
     shmring_nodeset_t *set = nodeset_of(ring);
     ck_assert_uint_eq(node_of(set, "node-a").id, 40);
@@ -1283,11 +1045,11 @@ START_TEST(test_load_given_ids)
     ck_assert_uint_eq(node_of(set, "node-c").id, 41);
     shmring_nodeset_free(set);
     EXPECT(0, "", "", "-r", ring, "check", temp_file);
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 3}, "
-                          "{\"name\": \"node-b\", \"id\": 3}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"node-a\", \"id\": 3}, "
+                               "{\"name\": \"node-b\", \"id\": 3}]}");
     EXPECT(1, "",
-           fmt("ringctl: error: %s: nodes[1].id: duplicate id 3 (nodes[0] has it)\n",
-               temp_file),
+           test_fmt("ringctl: error: %s: nodes[1].id: duplicate id 3 (nodes[0] has it)\n",
+                    temp_file),
            "-r", ring, "load", temp_file);
     ck_assert_uint_eq(generation_of(ring), 4);
 }
@@ -1297,16 +1059,17 @@ START_TEST(test_load_replaces_node_set)
 {
     make_ring();
     /* node-a goes, node-b changes its weight, node-c is new and down. */
-    write_file(temp_file, "{\"nodes\": [\n"
-                          "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\", "
-                          "\"state\": \"down\"},\n"
-                          "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
-                          "\"weight\": 4}\n"
-                          "]}\n");
+    test_write_file(temp_file,
+                    "{\"nodes\": [\n"
+                    "  {\"name\": \"node-c\", \"address\": \"10.0.0.3:1\", "
+                    "\"state\": \"down\"},\n"
+                    "  {\"name\": \"node-b\", \"address\": \"10.0.0.2:11211\", "
+                    "\"weight\": 4}\n"
+                    "]}\n");
     EXPECT(0,
-           fmt("loaded 2 nodes into ring '%s' (1 added, 1 removed, 1 changed): "
-               "generation 4\n",
-               ring),
+           test_fmt("loaded 2 nodes into ring '%s' (1 added, 1 removed, 1 changed): "
+                    "generation 4\n",
+                    ring),
            "", "-r", ring, "load", temp_file);
     shmring_nodeset_t *set = nodeset_of(ring);
     ck_assert_uint_eq(shmring_nodeset_count(set), 2);
@@ -1328,10 +1091,11 @@ START_TEST(test_load_replaces_node_set)
     shmring_snapshot_free(buffer);
 
     /* --json */
-    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
+    test_write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}]}");
     EXPECT(
         0,
-        fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+        test_fmt(
+            "{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
             "\"changed\":true,\"nodes\":1,\"added\":1,\"removed\":2,\"changed_nodes\":0,"
             "\"params_changed\":true,\"moved_fraction\":null}\n",
             ring),
@@ -1339,37 +1103,39 @@ START_TEST(test_load_replaces_node_set)
 
     /* The same node set again publishes nothing, and so does the same node set in
      * another order under `ring`, whose answers never depend on node order. */
-    EXPECT(0, fmt("ring '%s' already has this node set (1 node)\n", ring), "", "-r", ring,
-           "load", temp_file);
+    EXPECT(0, test_fmt("ring '%s' already has this node set (1 node)\n", ring), "", "-r",
+           ring, "load", temp_file);
     EXPECT(
         0,
-        fmt("{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
+        test_fmt(
+            "{\"ring\":\"%s\",\"generation\":5,\"action\":\"load\",\"dry_run\":false,"
             "\"changed\":false,\"nodes\":1,\"added\":0,\"removed\":0,\"changed_nodes\":0,"
             "\"params_changed\":false,\"moved_fraction\":null}\n",
             ring),
         "", "-r", ring, "load", temp_file, "--json");
     ck_assert_uint_eq(generation_of(ring), 5);
-    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}, "
-                          "{\"name\": \"node-y\"}]}");
+    test_write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-z\"}, "
+                               "{\"name\": \"node-y\"}]}");
     EXPECT(0,
-           fmt("loaded 2 nodes into ring '%s' (1 added, 0 removed, 0 changed): "
-               "generation 6\n",
-               ring),
+           test_fmt("loaded 2 nodes into ring '%s' (1 added, 0 removed, 0 changed): "
+                    "generation 6\n",
+                    ring),
            "", "-r", ring, "load", temp_file);
-    write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-y\"}, "
-                          "{\"name\": \"node-z\"}]}");
-    EXPECT(0, fmt("ring '%s' already has this node set (2 nodes)\n", ring), "", "-r",
+    test_write_file(temp_file, "{\"vnodes\": 10, \"nodes\": [{\"name\": \"node-y\"}, "
+                               "{\"name\": \"node-z\"}]}");
+    EXPECT(0, test_fmt("ring '%s' already has this node set (2 nodes)\n", ring), "", "-r",
            ring, "load", temp_file);
     ck_assert_uint_eq(generation_of(ring), 6);
 
     /* An empty node set is refused: it would route no key. */
     struct saved_ring saved = save_ring(ring);
-    write_file(temp_file, "{\"nodes\": []}");
-    EXPECT(1, "",
-           fmt("ringctl: error: %s: nodes: the node set is empty; a ring without nodes "
-               "routes no key (to start over, use destroy and init)\n",
-               temp_file),
-           "-r", ring, "load", temp_file);
+    test_write_file(temp_file, "{\"nodes\": []}");
+    EXPECT(
+        1, "",
+        test_fmt("ringctl: error: %s: nodes: the node set is empty; a ring without nodes "
+                 "routes no key (to start over, use destroy and init)\n",
+                 temp_file),
+        "-r", ring, "load", temp_file);
     assert_ring_unchanged(ring, &saved);
 }
 END_TEST
@@ -1380,18 +1146,18 @@ START_TEST(test_list)
      * that this user may not read, and list would warn about them. */
     ck_assert_int_eq(setenv("SHMRING_DIR", make_ring_directory(), 1), 0);
     make_ring();
-    EXPECT(0, fmt("created ring '%s' (ketama, md5): generation 1\n", other), "", "-r",
-           other, "init", "--algorithm", "ketama");
-    struct run r;
+    EXPECT(0, test_fmt("created ring '%s' (ketama, md5): generation 1\n", other), "",
+           "-r", other, "init", "--algorithm", "ketama");
+    struct test_run r;
     RUN(&r, "list");
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(r.status, 0);
     /* Ours each once, as a whole line. */
-    char *line = strstr(r.out, fmt("%s\t3\t2\tring\n", ring));
+    char *line = strstr(r.out, test_fmt("%s\t3\t2\tring\n", ring));
     ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
-    line = strstr(r.out, fmt("%s\t1\t0\tketama\n", other));
+    line = strstr(r.out, test_fmt("%s\t1\t0\tketama\n", other));
     ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
 
     RUN(&r, "list", "--json");
     ck_assert_str_eq(r.err, "");
@@ -1412,20 +1178,21 @@ START_TEST(test_list)
     }
     ck_assert(found);
     json_decref(root);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_destroy)
 {
     make_ring();
-    EXPECT(0, fmt("would destroy ring '%s' (generation 3)\n", ring), "", "-r", ring,
+    EXPECT(0, test_fmt("would destroy ring '%s' (generation 3)\n", ring), "", "-r", ring,
            "destroy", "--dry-run");
     ck_assert_uint_eq(generation_of(ring), 3);
-    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    EXPECT(0, test_fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
-    EXPECT(1, "", fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
 }
 END_TEST
@@ -1433,15 +1200,17 @@ END_TEST
 START_TEST(test_ring_from_environment)
 {
     ck_assert_int_eq(setenv("SHMRING_RING", ring, 1), 0);
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "init");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "init");
     ck_assert_uint_eq(generation_of(ring), 1);
     /* -r wins over the environment. */
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
            "", "init", "-r", other);
     ck_assert_uint_eq(generation_of(other), 1);
-    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "add", "n",
-           "n:1");
+    EXPECT(0, test_fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "add",
+           "n", "n:1");
     ck_assert_uint_eq(generation_of(ring), 2);
     ck_assert_uint_eq(generation_of(other), 1);
 }
@@ -1459,13 +1228,13 @@ static void check_dry_run(const char *would, const shmring_nodeset_t *expected_s
     double fraction = expected_moved(before, expected_set);
     shmring_snapshot_free(before);
     ck_assert_double_gt(fraction, 0.0); /* a change that can tell moved from not */
-    struct run r;
-    run_as(&r, (uid_t)-1, NULL, args);
+    struct test_run r;
+    test_run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(
-        r.out, fmt("%s: %.2f%% of the keyspace would move\n", would, fraction * 100.0));
+    ck_assert_str_eq(r.out, test_fmt("%s: %.2f%% of the keyspace would move\n", would,
+                                     fraction * 100.0));
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     assert_ring_unchanged(ring, &saved);
 }
 
@@ -1500,8 +1269,9 @@ START_TEST(test_dry_run)
         (const char *const[]){"-r", ring, "--dry-run", "weight", "node-a", "9", NULL});
     shmring_nodeset_free(set);
 
-    write_file(temp_file,
-               "{\"nodes\": [{\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"}]}");
+    test_write_file(
+        temp_file,
+        "{\"nodes\": [{\"name\": \"node-a\", \"address\": \"10.0.0.1:11211\"}]}");
     set = nodeset_of(ring);
     ck_assert_int_eq(shmring_nodeset_remove(set, "node-b"), 0);
     check_dry_run(
@@ -1514,8 +1284,8 @@ START_TEST(test_dry_run)
            "--dry-run");
 
     /* init and load --dry-run create no ring. */
-    EXPECT(0, fmt("would create ring '%s' (ring, xxh3, 160 vnodes)\n", other), "", "-r",
-           other, "init", "--dry-run");
+    EXPECT(0, test_fmt("would create ring '%s' (ring, xxh3, 160 vnodes)\n", other), "",
+           "-r", other, "init", "--dry-run");
     EXPECT(0,
            "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of the keyspace "
            "would move\n",
@@ -1532,7 +1302,7 @@ START_TEST(test_error_unknown_node)
     make_ring();
     struct saved_ring saved = save_ring(ring);
     const char *message =
-        fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring);
+        test_fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring);
     EXPECT(1, "", message, "-r", ring, "remove", "nope");
     EXPECT(1, "", message, "-r", ring, "weight", "nope", "3");
     EXPECT(1, "", message, "-r", ring, "down", "nope");
@@ -1547,11 +1317,11 @@ START_TEST(test_error_duplicate)
     make_ring();
     struct saved_ring saved = save_ring(ring);
     EXPECT(1, "",
-           fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring), "-r",
-           ring, "add", "node-a", "10.9.9.9:1");
+           test_fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring),
+           "-r", ring, "add", "node-a", "10.9.9.9:1");
     EXPECT(1, "",
-           fmt("ringctl: error: node 'node-b' already exists in ring '%s'\n", ring), "-r",
-           ring, "add", "node-b", "10.9.9.9:1", "--dry-run");
+           test_fmt("ringctl: error: node 'node-b' already exists in ring '%s'\n", ring),
+           "-r", ring, "add", "node-b", "10.9.9.9:1", "--dry-run");
     assert_ring_unchanged(ring, &saved);
 }
 END_TEST
@@ -1565,12 +1335,12 @@ START_TEST(test_error_numbers)
                              "5 ", "0x10",  "99999999999", "18446744073709551617"};
     for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
         const char *message =
-            fmt("ringctl: error: weight must be an integer from 1 to 65535: '%s'\n",
-                weights[i]);
+            test_fmt("ringctl: error: weight must be an integer from 1 to 65535: '%s'\n",
+                     weights[i]);
         EXPECT(2, "", message, "-r", ring, "weight", "--", "node-a", weights[i]);
         EXPECT(2, "", message, "-r", ring, "add", "node-c", "c:1", "--weight",
                weights[i]);
-        EXPECT(2, "", message, "-r", ring, fmt("--weight=%s", weights[i]), "add",
+        EXPECT(2, "", message, "-r", ring, test_fmt("--weight=%s", weights[i]), "add",
                "node-c", "c:1");
     }
     /* Without "--", a negative number is an option. */
@@ -1599,8 +1369,8 @@ START_TEST(test_error_numbers)
                                      "10000", "-644", "rw",   "",     "0x1a4"};
     for (size_t i = 0; i < sizeof(bad_modes) / sizeof(bad_modes[0]); i++)
         EXPECT(2, "",
-               fmt("ringctl: error: mode must be 0600, 0640, 0604 or 0644: '%s'\n",
-                   bad_modes[i]),
+               test_fmt("ringctl: error: mode must be 0600, 0640, 0604 or 0644: '%s'\n",
+                        bad_modes[i]),
                "-r", other, "init", "--mode", bad_modes[i]);
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
@@ -1627,7 +1397,7 @@ START_TEST(test_error_bad_json)
 
     /* A syntax error: the message is the library's, after the file name. */
     const char *syntax = "{\"nodes\": [\n  {\"name\": \"x\",}\n]}\n";
-    write_file(temp_file, syntax);
+    test_write_file(temp_file, syntax);
     shmring_params_t base;
     shmring_params_default(&base);
     shmring_nodeset_t *set = NULL;
@@ -1636,20 +1406,22 @@ START_TEST(test_error_bad_json)
         shmring_nodeset_from_json(syntax, strlen(syntax), &base, &set, &error),
         SHMRING_EJSON);
     ck_assert_int_eq(error.line, 2);
-    EXPECT(1, "", fmt("ringctl: error: %s: %s\n", temp_file, error.text), "-r", ring,
+    EXPECT(1, "", test_fmt("ringctl: error: %s: %s\n", temp_file, error.text), "-r", ring,
            "load", temp_file);
 
     /* A bad value, with its path. */
-    write_file(temp_file,
-               "{\"nodes\": [{\"name\": \"a\", \"address\": \"a:1\"},\n"
-               "            {\"name\": \"b\", \"address\": \"b:1\", \"weight\": 0}]}");
+    test_write_file(
+        temp_file,
+        "{\"nodes\": [{\"name\": \"a\", \"address\": \"a:1\"},\n"
+        "            {\"name\": \"b\", \"address\": \"b:1\", \"weight\": 0}]}");
     EXPECT(
         1, "",
-        fmt("ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
+        test_fmt(
+            "ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
             temp_file),
         "-r", ring, "load", temp_file);
     /* Through stdin. */
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r,
               "{\"nodes\": [{\"name\": \"a\", \"address\": \"a:1\"},"
               " {\"name\": \"a\", \"address\": \"b:1\"}]}",
@@ -1658,7 +1430,7 @@ START_TEST(test_error_bad_json)
         r.err, "ringctl: error: <stdin>: nodes[1].name: duplicate node name \"a\"\n");
     ck_assert_str_eq(r.out, "");
     ck_assert_int_eq(r.status, 1);
-    run_free(&r);
+    test_run_free(&r);
 
     EXPECT(1, "",
            "ringctl: error: cannot read '/nonexistent/nodes.json': No such file or "
@@ -1669,7 +1441,8 @@ START_TEST(test_error_bad_json)
     /* A load that fails leaves no ring behind that it would have created. */
     EXPECT(
         1, "",
-        fmt("ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
+        test_fmt(
+            "ringctl: error: %s: nodes[1].weight: must be an integer from 1 to 65535\n",
             temp_file),
         "-r", other, "load", temp_file);
     ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
@@ -1732,8 +1505,8 @@ START_TEST(test_error_usage)
            "and no control characters\n",
            "-r", ring, "add", "node-c", "");
     /* Arguments that begin with '-' follow "--". */
-    EXPECT(1, "", fmt("ringctl: error: no node named '-x' in ring '%s'\n", ring), "-r",
-           ring, "remove", "--", "-x");
+    EXPECT(1, "", test_fmt("ringctl: error: no node named '-x' in ring '%s'\n", ring),
+           "-r", ring, "remove", "--", "-x");
     assert_ring_unchanged(ring, &saved);
 }
 END_TEST
@@ -1745,7 +1518,7 @@ START_TEST(test_error_ring_names)
     long_name[SHMRING_RING_NAME_MAX + 1] = '\0';
     const char *names[] = {"a/b", long_name, "x.5", "", "..", "a b"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        const char *message = fmt(
+        const char *message = test_fmt(
             "ringctl: error: invalid ring name '%s' (1-200 characters of A-Z a-z 0-9 _ "
             ". -, not ending in a dot and digits)\n",
             names[i]);
@@ -1765,7 +1538,8 @@ START_TEST(test_error_ring_names)
     size_t len = strlen(other);
     memset(other + len, 'z', SHMRING_RING_NAME_MAX - len);
     other[SHMRING_RING_NAME_MAX] = '\0';
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
            "", "-r", other, "init");
 }
 END_TEST
@@ -1773,7 +1547,7 @@ END_TEST
 START_TEST(test_error_missing_ring)
 {
     const char *message =
-        fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring);
+        test_fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring);
     EXPECT(1, "", message, "-r", ring, "show");
     EXPECT(1, "", message, "-r", ring, "lookup", "k");
     EXPECT(1, "", message, "-r", ring, "lookup", "--stdin");
@@ -1783,7 +1557,8 @@ START_TEST(test_error_missing_ring)
     EXPECT(1, "", message, "-r", ring, "remove", "n");
     EXPECT(1, "", message, "-r", ring, "down", "n");
     EXPECT(1, "", message, "-r", ring, "destroy", "--dry-run");
-    EXPECT(1, "", fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
     assert_no_objects(ring);
@@ -1794,7 +1569,7 @@ START_TEST(test_error_init_exists)
 {
     make_ring();
     struct saved_ring saved = save_ring(ring);
-    const char *message = fmt("ringctl: error: ring '%s' already exists\n", ring);
+    const char *message = test_fmt("ringctl: error: ring '%s' already exists\n", ring);
     EXPECT(1, "", message, "-r", ring, "init");
     EXPECT(1, "", message, "-r", ring, "init", "--algorithm", "maglev", "--mode", "0600");
     EXPECT(1, "", message, "-r", ring, "init", "--dry-run");
@@ -1814,23 +1589,24 @@ START_TEST(test_error_file_size_limit)
     ck_assert_ptr_nonnull(json);
     strcpy(json, "{\"nodes\": [");
     for (int i = 0; i < 100; i++)
-        strcat(json, fmt("%s{\"name\": \"n%d\", \"address\": \"10.1.0.%d:1\"}",
-                         i > 0 ? ", " : "", i, i));
+        strcat(json, test_fmt("%s{\"name\": \"n%d\", \"address\": \"10.1.0.%d:1\"}",
+                              i > 0 ? ", " : "", i, i));
     strcat(json, "]}");
-    write_file(temp_file, json);
+    test_write_file(temp_file, json);
     free(json);
-    struct spawn how = spawn_default;
+    struct test_spawn how = test_spawn_default;
     how.file_size = 64 << 10;
-    struct run r;
-    run_with(&r, &how, NULL, (const char *const[]){"-r", ring, "load", temp_file, NULL});
+    struct test_run r;
+    test_run_with(&r, &how, NULL,
+                  (const char *const[]){"-r", ring, "load", temp_file, NULL});
     ck_assert_str_eq(r.err,
-                     fmt("ringctl: error: cannot publish ring '%s': file too large "
-                         "for this process's file size limit (ulimit -f); ring "
-                         "unchanged\n",
-                         ring));
+                     test_fmt("ringctl: error: cannot publish ring '%s': file too large "
+                              "for this process's file size limit (ulimit -f); ring "
+                              "unchanged\n",
+                              ring));
     ck_assert_str_eq(r.out, "");
     ck_assert_int_eq(r.status, 1);
-    run_free(&r);
+    test_run_free(&r);
     assert_ring_unchanged(ring, &saved);
 }
 END_TEST
@@ -1843,7 +1619,8 @@ START_TEST(test_error_input_too_large)
     unlink(temp_file);
     ck_assert_int_eq(symlink("/dev/zero", temp_file), 0);
     EXPECT(1, "",
-           fmt("ringctl: error: cannot read '%s': larger than 268435456 bytes, the limit "
+           test_fmt(
+               "ringctl: error: cannot read '%s': larger than 268435456 bytes, the limit "
                "for a node set\n",
                temp_file),
            "-r", ring, "load", temp_file);
@@ -1853,30 +1630,33 @@ END_TEST
 
 START_TEST(test_error_lookup_no_answer)
 {
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
-    EXPECT(1, "",
-           fmt("ringctl: error: cannot look up keys in ring '%s': ring has no nodes\n",
-               ring),
-           "-r", ring, "lookup", "k");
-    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "n", "n:1");
-    EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
-           ring, "down", "n");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
     EXPECT(
         1, "",
-        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+        test_fmt("ringctl: error: cannot look up keys in ring '%s': ring has no nodes\n",
+                 ring),
+        "-r", ring, "lookup", "k");
+    EXPECT(0, test_fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "n", "n:1");
+    EXPECT(0, test_fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "",
+           "-r", ring, "down", "n");
+    EXPECT(
+        1, "",
+        test_fmt(
+            "ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
             "down\n",
             ring),
         "-r", ring, "lookup", "k");
     /* --stdin answers such a key in its documented error form, and goes on. */
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r, "k\nj\n", "-r", ring, "lookup", "--stdin");
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, "k\t\tall nodes of the ring are down\n"
                             "j\t\tall nodes of the ring are down\n");
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
@@ -1887,8 +1667,9 @@ END_TEST
  */
 START_TEST(test_all_nodes_down)
 {
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
     char names[10][SHMRING_NAME_MAX + 1];
     char address[101];
     memset(address, 'a', 100);
@@ -1898,31 +1679,33 @@ START_TEST(test_all_nodes_down)
         memset(names[i] + len, 'x', SHMRING_NAME_MAX - (size_t)len);
         names[i][SHMRING_NAME_MAX] = '\0';
         EXPECT(0,
-               fmt("added %s (id %d) to ring '%s': generation %d\n", names[i], i, ring,
-                   i + 2),
+               test_fmt("added %s (id %d) to ring '%s': generation %d\n", names[i], i,
+                        ring, i + 2),
                "", "-r", ring, "add", names[i], address);
     }
     for (int i = 0; i < 10; i++)
         EXPECT(0,
-               fmt("marked %s (id %d) down in ring '%s': generation %d\n", names[i], i,
-                   ring, i + 12),
+               test_fmt("marked %s (id %d) down in ring '%s': generation %d\n", names[i],
+                        i, ring, i + 12),
                "", "-r", ring, "down", names[i]);
     EXPECT(
         1, "",
-        fmt("ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+        test_fmt(
+            "ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
             "down\n",
             ring),
         "-r", ring, "lookup", "k");
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "show");
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.out, "\npoints:        0\n") != NULL, "%s", r.out);
     ck_assert_msg(strstr(r.out, "\nnodes:         10 (0 up)\n") != NULL, "%s", r.out);
-    run_free(&r);
-    EXPECT(0, fmt("marked %s (id 3) up in ring '%s': generation 22\n", names[3], ring),
+    test_run_free(&r);
+    EXPECT(0,
+           test_fmt("marked %s (id 3) up in ring '%s': generation 22\n", names[3], ring),
            "", "-r", ring, "up", names[3]);
-    EXPECT(0, fmt("k\t%s\t%s\n", names[3], address), "", "-r", ring, "lookup", "k");
+    EXPECT(0, test_fmt("k\t%s\t%s\n", names[3], address), "", "-r", ring, "lookup", "k");
 }
 END_TEST
 
@@ -1931,27 +1714,27 @@ static const char *owner_text(uid_t uid)
 {
     const struct passwd *user = getpwuid(uid);
     if (user != NULL)
-        return fmt("uid %lu (%s)", (unsigned long)uid, user->pw_name);
-    return fmt("uid %lu", (unsigned long)uid);
+        return test_fmt("uid %lu (%s)", (unsigned long)uid, user->pw_name);
+    return test_fmt("uid %lu", (unsigned long)uid);
 }
 
 /* What ringctl says when RING_NAME's directory belongs to OWNER and we change it. */
 static const char *belongs_message(const char *ring_name, uid_t owner)
 {
-    return fmt("ringctl: error: ring '%s': %s is a directory owned by %s: the ring "
-               "belongs to that user, and only its owner can change or destroy it\n",
-               ring_name, test_ring_path(ring_name), owner_text(owner));
+    return test_fmt("ringctl: error: ring '%s': %s is a directory owned by %s: the ring "
+                    "belongs to that user, and only its owner can change or destroy it\n",
+                    ring_name, test_ring_path(ring_name), owner_text(owner));
 }
 
-/* Runs ringctl as NOBODY and checks its exit status, stdout and stderr exactly. */
+/* Runs ringctl as TEST_NOBODY and checks its exit status, stdout and stderr exactly. */
 #define EXPECT_NOBODY(status_, out_, err_, ...)                                          \
     do {                                                                                 \
-        struct run r_;                                                                   \
-        run_as(&r_, NOBODY, NULL, (const char *const[]){__VA_ARGS__, NULL});             \
+        struct test_run r_;                                                              \
+        test_run_as(&r_, TEST_NOBODY, NULL, (const char *const[]){__VA_ARGS__, NULL});   \
         ck_assert_str_eq(r_.err, (err_));                                                \
         ck_assert_str_eq(r_.out, (out_));                                                \
         ck_assert_int_eq(r_.status, (status_));                                          \
-        run_free(&r_);                                                                   \
+        test_run_free(&r_);                                                              \
     } while (0)
 
 START_TEST(test_error_permission)
@@ -1964,23 +1747,23 @@ START_TEST(test_error_permission)
         char lock[600];
         snprintf(lock, sizeof(lock), "%s", test_object_path(ring, "lock"));
         ck_assert_int_eq(chmod(lock, 0400), 0);
-        struct run r;
+        struct test_run r;
         RUN(&r, "-r", ring, "add", "n", "n:1");
         ck_assert_int_eq(chmod(lock, 0600), 0);
         ck_assert_str_eq(
             r.err,
-            fmt("ringctl: error: cannot open ring '%s': permission denied\n", ring));
+            test_fmt("ringctl: error: cannot open ring '%s': permission denied\n", ring));
         ck_assert_str_eq(r.out, "");
         ck_assert_int_eq(r.status, 1);
-        run_free(&r);
+        test_run_free(&r);
         assert_ring_unchanged(ring, &saved);
         return;
     }
     /* Another user can read a 0644 ring, and change nothing of it: not even root's
      * writers' lock is open to it. */
     const char *belongs = belongs_message(ring, 0);
-    write_file(temp_file,
-               "{\"nodes\": [{\"name\": \"evil\", \"address\": \"6.6.6.6\"}]}");
+    test_write_file(temp_file,
+                    "{\"nodes\": [{\"name\": \"evil\", \"address\": \"6.6.6.6\"}]}");
     EXPECT_NOBODY(1, "", belongs, "-r", ring, "add", "n", "n:1");
     EXPECT_NOBODY(1, "", belongs, "-r", ring, "remove", "node-a");
     EXPECT_NOBODY(1, "", belongs, "-r", ring, "load", temp_file);
@@ -1992,13 +1775,14 @@ START_TEST(test_error_permission)
     assert_ring_unchanged(ring, &saved);
 
     /* A 0640 ring of root's group: another user can neither read nor change it. */
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
            "", "-r", other, "init", "--mode", "0640", "--group", "0");
-    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", other), "", "-r", other,
-           "add", "n", "n:1");
+    EXPECT(0, test_fmt("added n (id 0) to ring '%s': generation 2\n", other), "", "-r",
+           other, "add", "n", "n:1");
     saved = save_ring(other);
     const char *denied =
-        fmt("ringctl: error: cannot open ring '%s': permission denied\n", other);
+        test_fmt("ringctl: error: cannot open ring '%s': permission denied\n", other);
     EXPECT_NOBODY(1, "", denied, "-r", other, "show");
     EXPECT_NOBODY(1, "", denied, "-r", other, "dump");
     EXPECT_NOBODY(1, "", denied, "-r", other, "lookup", "k");
@@ -2016,10 +1800,10 @@ END_TEST
 /* ---- live: lookup --stdin follows publications ---------------------------------- */
 
 /* Writes KEY and a newline to the child and reads its one-line answer. */
-static const char *ask(struct child *c, const char *key)
+static const char *ask(struct test_child *c, const char *key)
 {
     static char answer[1024];
-    const char *line = fmt("%s\n", key);
+    const char *line = test_fmt("%s\n", key);
     ck_assert_int_eq(write(c->in, line, strlen(line)), (ssize_t)strlen(line));
     size_t len = 0;
     while (len == 0 || answer[len - 1] != '\n') {
@@ -2042,13 +1826,13 @@ static const char *owner_line(const char *key)
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
     shmring_close(reader);
-    return fmt("%s\t%s\t%s\n", key, node.name, node.address);
+    return test_fmt("%s\t%s\t%s\n", key, node.name, node.address);
 }
 
 START_TEST(test_lookup_stdin_follows_changes)
 {
     make_ring();
-    struct child c = child_start(
+    struct test_child c = test_child_start(
         (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, (uid_t)-1);
     const char *key = "user:4711";
 
@@ -2061,26 +1845,26 @@ START_TEST(test_lookup_stdin_follows_changes)
 
     /* The owner goes down: the key must move to the other node. */
     EXPECT(0,
-           fmt("marked %s (id %d) down in ring '%s': generation 4\n", owner, on_a ? 0 : 1,
-               ring),
+           test_fmt("marked %s (id %d) down in ring '%s': generation 4\n", owner,
+                    on_a ? 0 : 1, ring),
            "", "-r", ring, "down", owner);
     ck_assert_str_eq(ask(&c, key),
-                     fmt("%s\t%s\t10.0.0.%d:11211\n", key, survivor, on_a ? 2 : 1));
+                     test_fmt("%s\t%s\t10.0.0.%d:11211\n", key, survivor, on_a ? 2 : 1));
 
     /* A new node is added and the survivor goes down: the new node is the only one. */
-    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "", "-r",
-           ring, "add", "node-c", "10.0.0.3:11211");
+    EXPECT(0, test_fmt("added node-c (id 2) to ring '%s': generation 5\n", ring), "",
+           "-r", ring, "add", "node-c", "10.0.0.3:11211");
     EXPECT(0,
-           fmt("marked %s (id %d) down in ring '%s': generation 6\n", survivor,
-               on_a ? 1 : 0, ring),
+           test_fmt("marked %s (id %d) down in ring '%s': generation 6\n", survivor,
+                    on_a ? 1 : 0, ring),
            "", "-r", ring, "down", survivor);
-    ck_assert_str_eq(ask(&c, key), fmt("%s\tnode-c\t10.0.0.3:11211\n", key));
+    ck_assert_str_eq(ask(&c, key), test_fmt("%s\tnode-c\t10.0.0.3:11211\n", key));
     ck_assert_str_eq(ask(&c, "another"), "another\tnode-c\t10.0.0.3:11211\n");
 
     /* The original owner comes back up. */
     EXPECT(0,
-           fmt("marked %s (id %d) up in ring '%s': generation 7\n", owner, on_a ? 0 : 1,
-               ring),
+           test_fmt("marked %s (id %d) up in ring '%s': generation 7\n", owner,
+                    on_a ? 0 : 1, ring),
            "", "-r", ring, "up", owner);
     ck_assert_str_eq(ask(&c, key), owner_line(key));
 
@@ -2091,14 +1875,14 @@ START_TEST(test_lookup_stdin_follows_changes)
     ck_assert_int_eq(read(c.err, rest, sizeof(rest)), 0);
     close(c.out);
     close(c.err);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
 }
 END_TEST
 
 START_TEST(test_lookup_stdin_json)
 {
     make_ring();
-    struct child c = child_start(
+    struct test_child c = test_child_start(
         (const char *const[]){"--json", "lookup", "-r", ring, "-n", "2", "--stdin", NULL},
         (uid_t)-1);
     shmring_t *reader;
@@ -2106,17 +1890,18 @@ START_TEST(test_lookup_stdin_json)
     shmring_node_t nodes[2];
     ck_assert_int_eq(shmring_lookup_n(reader, "q", 1, nodes, 2), 2);
     shmring_close(reader);
-    ck_assert_str_eq(ask(&c, "q"),
-                     fmt("{\"key\":\"q\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
-                         ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
-                         "},{\"id\":%" PRIu32 ",\"name\":\"%s\",\"address\":\"%s\","
-                         "\"weight\":%" PRIu32 "}],\"error\":null}\n",
-                         nodes[0].id, nodes[0].name, nodes[0].address, nodes[0].weight,
-                         nodes[1].id, nodes[1].name, nodes[1].address, nodes[1].weight));
+    ck_assert_str_eq(
+        ask(&c, "q"),
+        test_fmt("{\"key\":\"q\",\"key_base64\":null,\"nodes\":[{\"id\":%" PRIu32
+                 ",\"name\":\"%s\",\"address\":\"%s\",\"weight\":%" PRIu32
+                 "},{\"id\":%" PRIu32 ",\"name\":\"%s\",\"address\":\"%s\","
+                 "\"weight\":%" PRIu32 "}],\"error\":null}\n",
+                 nodes[0].id, nodes[0].name, nodes[0].address, nodes[0].weight,
+                 nodes[1].id, nodes[1].name, nodes[1].address, nodes[1].weight));
     close(c.in);
     close(c.out);
     close(c.err);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
 }
 END_TEST
 
@@ -2133,8 +1918,8 @@ static void assert_refused_exactly(int status, const char *err, const char *echo
                                    const char *input, const char *const *args)
 {
     struct saved_ring saved = save_ring(ring);
-    struct run r;
-    run_as(&r, (uid_t)-1, input, args);
+    struct test_run r;
+    test_run_as(&r, (uid_t)-1, input, args);
     ck_assert_msg(r.status == status, "%s %s: exit %d, expected %d", args[1],
                   args[2] != NULL ? args[2] : "", r.status, status);
     ck_assert_str_eq(r.out, "");
@@ -2148,7 +1933,7 @@ static void assert_refused_exactly(int status, const char *err, const char *echo
         ck_assert_msg(strchr(r.err, '\n') == r.err + len - 1, "not one line: '%s'",
                       r.err);
     }
-    run_free(&r);
+    test_run_free(&r);
     assert_ring_unchanged(ring, &saved);
 }
 
@@ -2159,12 +1944,12 @@ static void assert_refused_exactly(int status, const char *err, const char *echo
  */
 static void assert_init_refused(const char *err, const char *const *args)
 {
-    struct run r;
-    run_as(&r, (uid_t)-1, NULL, args);
+    struct test_run r;
+    test_run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_msg(r.status == 2, "init %s: exit %d", args[3], r.status);
     ck_assert_str_eq(r.out, "");
     ck_assert_str_eq(r.err, err);
-    run_free(&r);
+    test_run_free(&r);
     assert_no_objects(other);
 }
 
@@ -2262,11 +2047,12 @@ START_TEST(test_bad_arguments_matrix)
             ring, "destroy", "extra");
     const char *add_usage =
         "(usage: ringctl add NAME ADDRESS [--weight W] [--hash-key K])\n";
-    REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add");
-    REFUSED(2, fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring, "add",
-            "x");
-    REFUSED(2, fmt(ERR "too many arguments for 'add' %s", add_usage), "-r", ring, "add",
-            "x", "y", "z");
+    REFUSED(2, test_fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring,
+            "add");
+    REFUSED(2, test_fmt(ERR "missing arguments for 'add' %s", add_usage), "-r", ring,
+            "add", "x");
+    REFUSED(2, test_fmt(ERR "too many arguments for 'add' %s", add_usage), "-r", ring,
+            "add", "x", "y", "z");
     REFUSED(2, ERR "option '--weight' needs an argument\n", "-r", ring, "add", "x", "y",
             "--weight");
     REFUSED(2, ERR "missing arguments for 'remove' (usage: ringctl remove NAME)\n", "-r",
@@ -2300,40 +2086,43 @@ START_TEST(test_bad_arguments_matrix)
     REFUSED(1, no_node, "-r", ring, "weight", "nope", "3");
     REFUSED(1, no_node, "-r", ring, "down", "nope");
     REFUSED(1, no_node, "-r", ring, "up", "nope");
-    REFUSED(1, fmt(ERR "node 'node-a' already exists in ring '%s'\n", ring), "-r", ring,
-            "add", "node-a", "10.9.9.9:1");
+    REFUSED(1, test_fmt(ERR "node 'node-a' already exists in ring '%s'\n", ring), "-r",
+            ring, "add", "node-a", "10.9.9.9:1");
 
     /* Every bad number wherever a number goes: a usage error that quotes it. */
     for (size_t i = 0; i < sizeof(bad_numbers) / sizeof(bad_numbers[0]); i++) {
         const char *n = bad_numbers[i];
-        REFUSED(2, fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "weight", "node-a",
-                "--", n);
-        REFUSED(2, fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "add", "new-node",
-                "10.9.9.9:1", "--weight", n);
-        REFUSED(2, fmt(NUMBER_RULE("-n", "64"), n), "-r", ring, "lookup", "-n", n, "k");
-        INIT_REFUSED(fmt(NUMBER_RULE("vnodes", "65535"), n), "--vnodes", n);
+        REFUSED(2, test_fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "weight",
+                "node-a", "--", n);
+        REFUSED(2, test_fmt(NUMBER_RULE("weight", "65535"), n), "-r", ring, "add",
+                "new-node", "10.9.9.9:1", "--weight", n);
+        REFUSED(2, test_fmt(NUMBER_RULE("-n", "64"), n), "-r", ring, "lookup", "-n", n,
+                "k");
+        INIT_REFUSED(test_fmt(NUMBER_RULE("vnodes", "65535"), n), "--vnodes", n);
         if (strcmp(n, "0") != 0) /* table size 0 asks for the default */
-            INIT_REFUSED(fmt(TABLE_RULE, n), "--table-size", n);
+            INIT_REFUSED(test_fmt(TABLE_RULE, n), "--table-size", n);
     }
-    REFUSED(2, fmt(NUMBER_RULE("-n", "64"), "65"), "-r", ring, "lookup", "-n", "65", "k");
+    REFUSED(2, test_fmt(NUMBER_RULE("-n", "64"), "65"), "-r", ring, "lookup", "-n", "65",
+            "k");
     REFUSED(2, ERR "unknown user 'no-such-user-here'\n", "-r", ring, "show", "--owner",
             "no-such-user-here");
     REFUSED(2, ERR "option '--wait' does not apply to 'show'\n", "-r", ring, "show",
             "--wait", "1");
     REFUSED(2, ERR "option '--owner' does not apply to 'add'\n", "-r", ring, "add", "n",
             "a", "--owner", "0");
-    REFUSED(1,
-            fmt(ERR "ring '%s': the ring directory /nonexistent does not exist\n", ring),
-            "-r", ring, "--dir", "/nonexistent", "add", "n", "a");
+    REFUSED(
+        1,
+        test_fmt(ERR "ring '%s': the ring directory /nonexistent does not exist\n", ring),
+        "-r", ring, "--dir", "/nonexistent", "add", "n", "a");
 
     /* Every bad name and address, and overlong ones. */
     for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
         const char *text = bad_texts[i].text, *echo = bad_texts[i].echo;
         if (echo != NULL) {
-            REFUSED(2, fmt(ERR "invalid node name '%s" TEXT_RULE, echo), "-r", ring,
+            REFUSED(2, test_fmt(ERR "invalid node name '%s" TEXT_RULE, echo), "-r", ring,
                     "add", text, "10.9.9.9:1");
-            REFUSED(2, fmt(ERR "invalid address '%s" TEXT_RULE, echo), "-r", ring, "add",
-                    "new-node", text);
+            REFUSED(2, test_fmt(ERR "invalid address '%s" TEXT_RULE, echo), "-r", ring,
+                    "add", "new-node", text);
         } else {
             REFUSED_ECHO(2, ERR "invalid node name '", TEXT_RULE, "-r", ring, "add", text,
                          "10.9.9.9:1");
@@ -2341,13 +2130,13 @@ START_TEST(test_bad_arguments_matrix)
                          "new-node", text);
         }
     }
-    REFUSED(2, fmt(ERR "invalid node name '%s" TEXT_RULE, long_name), "-r", ring, "add",
-            long_name, "10.9.9.9:1");
-    REFUSED(2, fmt(ERR "invalid address '%s" TEXT_RULE, long_name), "-r", ring, "add",
-            "new-node", long_name);
+    REFUSED(2, test_fmt(ERR "invalid node name '%s" TEXT_RULE, long_name), "-r", ring,
+            "add", long_name, "10.9.9.9:1");
+    REFUSED(2, test_fmt(ERR "invalid address '%s" TEXT_RULE, long_name), "-r", ring,
+            "add", "new-node", long_name);
 
     /* init of an existing ring, and bad parameters. */
-    REFUSED(1, fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
+    REFUSED(1, test_fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
     INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
                      "nginx, libketama, "
                      "envoy-maglev or envoy-ring)\n",
@@ -2357,14 +2146,14 @@ START_TEST(test_bad_arguments_matrix)
                  "--hash", "sha1");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
-    INIT_REFUSED(fmt(TABLE_RULE, "65536"), "--table-size", "65536");
+    INIT_REFUSED(test_fmt(TABLE_RULE, "65536"), "--table-size", "65536");
     static const char *const bad_modes[] = {"999",  "rw",   "4644", "0",
                                             "0660", "0666", "0400"};
     for (size_t i = 0; i < sizeof(bad_modes) / sizeof(bad_modes[0]); i++)
-        INIT_REFUSED(fmt(MODE_RULE, bad_modes[i]), "--mode", bad_modes[i]);
+        INIT_REFUSED(test_fmt(MODE_RULE, bad_modes[i]), "--mode", bad_modes[i]);
     static const char *const bad_waits[] = {"-1", "1.5", "2147484"};
     for (size_t i = 0; i < sizeof(bad_waits) / sizeof(bad_waits[0]); i++)
-        INIT_REFUSED(fmt(WAIT_RULE, bad_waits[i]), "--wait", bad_waits[i]);
+        INIT_REFUSED(test_fmt(WAIT_RULE, bad_waits[i]), "--wait", bad_waits[i]);
     INIT_REFUSED(ERR "option '--owner' does not apply to 'init'\n", "--owner", "0");
     INIT_REFUSED(ERR "option '--dir' needs a directory, not ''\n", "--dir", "");
     INIT_REFUSED(ERR "unknown group 'no-such-group-here'\n", "--group",
@@ -2391,13 +2180,13 @@ START_TEST(test_bad_arguments_matrix)
     for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
         const char *const *cmd = commands[c].args;
         for (size_t b = 0; b < sizeof(bad_rings) / sizeof(bad_rings[0]); b++)
-            REFUSED(2, fmt(ERR "invalid ring name '%s" RING_RULE, bad_rings[b]), "-r",
-                    bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
+            REFUSED(2, test_fmt(ERR "invalid ring name '%s" RING_RULE, bad_rings[b]),
+                    "-r", bad_rings[b], cmd[0], cmd[1], cmd[2], cmd[3]);
         if (commands[c].verb != NULL)
-            REFUSED(
-                1,
-                fmt(ERR "cannot %s ring '%s': no such ring\n", commands[c].verb, other),
-                "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
+            REFUSED(1,
+                    test_fmt(ERR "cannot %s ring '%s': no such ring\n", commands[c].verb,
+                             other),
+                    "-r", other, cmd[0], cmd[1], cmd[2], cmd[3]);
     }
     printf("ringctl bad arguments: %d refused, each with its exact exit status and "
            "message, ring unchanged\n",
@@ -2420,11 +2209,11 @@ END_TEST
  */
 static void assert_document_refused(const char *document, int status, const char *error)
 {
-    write_file(temp_file, document);
-    assert_refused_exactly(status, fmt("ringctl: error: %s: %s\n", temp_file, error),
+    test_write_file(temp_file, document);
+    assert_refused_exactly(status, test_fmt("ringctl: error: %s: %s\n", temp_file, error),
                            NULL, NULL,
                            (const char *const[]){"-r", ring, "load", temp_file, NULL});
-    assert_refused_exactly(status, fmt("ringctl: error: <stdin>: %s\n", error), NULL,
+    assert_refused_exactly(status, test_fmt("ringctl: error: <stdin>: %s\n", error), NULL,
                            document,
                            (const char *const[]){"-r", ring, "load", "-", NULL});
 }
@@ -2545,11 +2334,11 @@ START_TEST(test_bad_json_matrix)
         assert_document_refused(roots[i], 1, NOT_OBJECT);
     for (size_t i = 0; i < COUNT_OF(weights); i++)
         assert_document_refused(
-            fmt("{\"nodes\": [{\"name\": \"a\", \"weight\": %s}]}", weights[i]), 1,
+            test_fmt("{\"nodes\": [{\"name\": \"a\", \"weight\": %s}]}", weights[i]), 1,
             WEIGHT_RULE);
     for (size_t i = 0; i < COUNT_OF(vnodes); i++)
         assert_document_refused(
-            fmt("{\"vnodes\": %s, \"nodes\": [{\"name\": \"a\"}]}", vnodes[i]), 1,
+            test_fmt("{\"vnodes\": %s, \"nodes\": [{\"name\": \"a\"}]}", vnodes[i]), 1,
             VNODES_RULE);
     count += COUNT_OF(roots) + COUNT_OF(weights) + COUNT_OF(vnodes);
 
@@ -2559,8 +2348,8 @@ START_TEST(test_bad_json_matrix)
     const char *too_large =
         "{\"vnodes\": 65535, \"nodes\": [{\"name\": \"a\", \"weight\": 65535}]}";
     const char *not_published =
-        fmt("ringctl: error: cannot publish ring '%s': size limit exceeded\n", ring);
-    write_file(temp_file, too_large);
+        test_fmt("ringctl: error: cannot publish ring '%s': size limit exceeded\n", ring);
+    test_write_file(temp_file, too_large);
     assert_refused_exactly(1, not_published, NULL, NULL,
                            (const char *const[]){"-r", ring, "load", temp_file, NULL});
     assert_refused_exactly(1, not_published, NULL, too_large,
@@ -2591,11 +2380,11 @@ END_TEST
 
 /* Runs ringctl with descriptor CLOSED_FD closed (or stdout on STDOUT_PATH) and checks
  * its exit status, and stdout and stderr where they are captured, exactly. */
-static void expect_spawned(const struct spawn *how, const char *input, int status,
+static void expect_spawned(const struct test_spawn *how, const char *input, int status,
                            const char *out, const char *err, const char *const *args)
 {
-    struct run r;
-    run_with(&r, how, input, args);
+    struct test_run r;
+    test_run_with(&r, how, input, args);
     ck_assert_msg(r.status == status, "%s %s (fd %d closed): exit %d, stderr '%s'",
                   args[2], args[3] != NULL ? args[3] : "", how->closed_fd, r.status,
                   r.err);
@@ -2603,12 +2392,12 @@ static void expect_spawned(const struct spawn *how, const char *input, int statu
         ck_assert_str_eq(r.out, out);
     if (how->closed_fd != 2)
         ck_assert_str_eq(r.err, err);
-    run_free(&r);
+    test_run_free(&r);
 }
 
 #define EXPECT_CLOSED(fd_, input_, status_, out_, err_, ...)                             \
     do {                                                                                 \
-        struct spawn how_ = spawn_default;                                               \
+        struct test_spawn how_ = test_spawn_default;                                     \
         how_.closed_fd = (fd_);                                                          \
         expect_spawned(&how_, (input_), (status_), (out_), (err_),                       \
                        (const char *const[]){__VA_ARGS__, NULL});                        \
@@ -2618,27 +2407,27 @@ static void expect_spawned(const struct spawn *how, const char *input, int statu
  * checks that both runs give the same exit status and output. */
 static void expect_closed_like_open(int fd, const char *input, const char *const *args)
 {
-    struct run open;
-    run_as(&open, (uid_t)-1, input, args);
+    struct test_run open;
+    test_run_as(&open, (uid_t)-1, input, args);
     ck_assert_int_eq(open.status, 0);
     ck_assert_str_eq(open.err, "");
-    struct spawn how = spawn_default;
+    struct test_spawn how = test_spawn_default;
     how.closed_fd = fd;
     expect_spawned(&how, input, open.status, open.out, open.err, args);
-    run_free(&open);
+    test_run_free(&open);
 }
 
 /* The number of entries of RING_NAME's directory in temp_dir, and its lock file's
  * size: what a message written into a ring's descriptor would change. */
 static int temp_ring_files(const char *ring_name)
 {
-    return count_entries(fmt("%s/shmring.%s", temp_dir, ring_name));
+    return test_count_entries(test_fmt("%s/shmring.%s", temp_dir, ring_name));
 }
 
 static off_t temp_lock_size(const char *ring_name)
 {
     struct stat st;
-    ck_assert_int_eq(stat(fmt("%s/shmring.%s/lock", temp_dir, ring_name), &st), 0);
+    ck_assert_int_eq(stat(test_fmt("%s/shmring.%s/lock", temp_dir, ring_name), &st), 0);
     return st.st_size;
 }
 
@@ -2656,49 +2445,54 @@ START_TEST(test_closed_standard_descriptors)
     ck_assert_int_eq(setenv("SHMRING_DIR", dir, 1), 0);
     const char *nodes = "{\"nodes\": [{\"name\": \"node-a\", \"address\": \"a:1\"}, "
                         "{\"name\": \"node-b\", \"address\": \"b:1\"}]}";
-    write_file(temp_file, nodes);
+    test_write_file(temp_file, nodes);
     shmring_params_t base;
     shmring_params_default(&base);
     shmring_nodeset_t *set = NULL;
     shmring_json_error_t error;
     ck_assert_int_eq(shmring_nodeset_from_json("", 0, &base, &set, &error),
                      SHMRING_EJSON);
-    const char *empty_input = fmt("ringctl: error: <stdin>: %s\n", error.text);
+    const char *empty_input = test_fmt("ringctl: error: <stdin>: %s\n", error.text);
 
     for (int fd = 0; fd <= 2; fd++) {
         EXPECT_CLOSED(
             fd, NULL, 0,
-            fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-            "-r", ring, "init");
+            test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+            "", "-r", ring, "init");
         EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
-                          "changed): generation 2\n",
-                          ring),
+                      test_fmt("loaded 2 nodes into ring '%s' (2 added, 0 removed, 0 "
+                               "changed): generation 2\n",
+                               ring),
                       "", "-r", ring, "load", temp_file);
         /* Standard input closed reads as empty: a refused node set, not a hang. */
         if (fd == 0)
             EXPECT_CLOSED(fd, nodes, 1, "", empty_input, "-r", ring, "load", "-");
         else
-            EXPECT_CLOSED(fd, nodes, 0,
-                          fmt("ring '%s' already has this node set (2 nodes)\n", ring),
-                          "", "-r", ring, "load", "-");
+            EXPECT_CLOSED(
+                fd, nodes, 0,
+                test_fmt("ring '%s' already has this node set (2 nodes)\n", ring), "",
+                "-r", ring, "load", "-");
         EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("added node-c (id 2) to ring '%s': generation 3\n", ring), "",
-                      "-r", ring, "add", "node-c", "c:1");
-        EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("changed weight of node-c (id 2) from 1 to 2 in ring '%s': "
-                          "generation 4\n",
-                          ring),
-                      "", "-r", ring, "weight", "node-c", "2");
-        EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("marked node-c (id 2) down in ring '%s': generation 5\n", ring),
-                      "", "-r", ring, "down", "node-c");
-        EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("marked node-c (id 2) up in ring '%s': generation 6\n", ring),
-                      "", "-r", ring, "up", "node-c");
-        EXPECT_CLOSED(fd, NULL, 0,
-                      fmt("removed node-c (id 2) from ring '%s': generation 7\n", ring),
-                      "", "-r", ring, "remove", "node-c");
+                      test_fmt("added node-c (id 2) to ring '%s': generation 3\n", ring),
+                      "", "-r", ring, "add", "node-c", "c:1");
+        EXPECT_CLOSED(
+            fd, NULL, 0,
+            test_fmt("changed weight of node-c (id 2) from 1 to 2 in ring '%s': "
+                     "generation 4\n",
+                     ring),
+            "", "-r", ring, "weight", "node-c", "2");
+        EXPECT_CLOSED(
+            fd, NULL, 0,
+            test_fmt("marked node-c (id 2) down in ring '%s': generation 5\n", ring), "",
+            "-r", ring, "down", "node-c");
+        EXPECT_CLOSED(
+            fd, NULL, 0,
+            test_fmt("marked node-c (id 2) up in ring '%s': generation 6\n", ring), "",
+            "-r", ring, "up", "node-c");
+        EXPECT_CLOSED(
+            fd, NULL, 0,
+            test_fmt("removed node-c (id 2) from ring '%s': generation 7\n", ring), "",
+            "-r", ring, "remove", "node-c");
         expect_closed_like_open(fd, NULL,
                                 (const char *const[]){"-r", ring, "show", NULL});
         expect_closed_like_open(
@@ -2722,40 +2516,41 @@ START_TEST(test_closed_standard_descriptors)
         ck_assert_int_eq(temp_ring_files(ring), 3); /* control, lock, version.7 */
         EXPECT_CLOSED(
             fd, NULL, 1, "",
-            fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring),
+            test_fmt("ringctl: error: node 'node-a' already exists in ring '%s'\n", ring),
             "-r", ring, "add", "node-a", "dup");
-        EXPECT_CLOSED(fd, NULL, 1, "",
-                      fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring),
-                      "-r", ring, "down", "nope");
+        EXPECT_CLOSED(
+            fd, NULL, 1, "",
+            test_fmt("ringctl: error: no node named 'nope' in ring '%s'\n", ring), "-r",
+            ring, "down", "nope");
         EXPECT_CLOSED(fd, NULL, 2, "",
                       "ringctl: error: weight must be an integer from 1 to 65535: '0'\n",
                       "-r", ring, "weight", "node-a", "0");
         EXPECT_CLOSED(fd, NULL, 1, "",
-                      fmt("ringctl: error: ring '%s' already exists\n", ring), "-r", ring,
-                      "init");
+                      test_fmt("ringctl: error: ring '%s' already exists\n", ring), "-r",
+                      ring, "init");
         assert_ring_unchanged(ring, &saved);
         ck_assert_uint_eq(generation_of(ring), 7);
         ck_assert_int_eq(temp_ring_files(ring), 3);
         ck_assert_int_eq(temp_lock_size(ring), 0);
 
-        EXPECT_CLOSED(fd, NULL, 0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring,
-                      "destroy");
+        EXPECT_CLOSED(fd, NULL, 0, test_fmt("destroyed ring '%s'\n", ring), "", "-r",
+                      ring, "destroy");
         ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
-        ck_assert_int_eq(count_entries(dir), 0);
+        ck_assert_int_eq(test_count_entries(dir), 0);
     }
 }
 END_TEST
 
 #define EXPECT_FULL(status_, err_, ...)                                                  \
     do {                                                                                 \
-        struct spawn how_ = spawn_default;                                               \
+        struct test_spawn how_ = test_spawn_default;                                     \
         how_.stdout_path = "/dev/full";                                                  \
         expect_spawned(&how_, NULL, (status_), "", (err_),                               \
                        (const char *const[]){__VA_ARGS__, NULL});                        \
     } while (0)
 #define EXPECT_FULL_INPUT(input_, status_, err_, ...)                                    \
     do {                                                                                 \
-        struct spawn how_ = spawn_default;                                               \
+        struct test_spawn how_ = test_spawn_default;                                     \
         how_.stdout_path = "/dev/full";                                                  \
         expect_spawned(&how_, (input_), (status_), "", (err_),                           \
                        (const char *const[]){__VA_ARGS__, NULL});                        \
@@ -2771,9 +2566,10 @@ END_TEST
  * not be written to /dev/full. */
 static const char *published(const char *ring_name, int generation)
 {
-    return fmt("ringctl: error: ring '%s': generation %d was published, but its report "
-               "could not be written: No space left on device\n",
-               ring_name, generation);
+    return test_fmt(
+        "ringctl: error: ring '%s': generation %d was published, but its report "
+        "could not be written: No space left on device\n",
+        ring_name, generation);
 }
 
 START_TEST(test_output_full)
@@ -2789,7 +2585,8 @@ START_TEST(test_output_full)
     EXPECT_FULL(1, published(ring, 5), "-r", ring, "down", "node-b");
     EXPECT_FULL(1, published(ring, 6), "-r", ring, "up", "node-b");
     EXPECT_FULL(1, published(ring, 7), "-r", ring, "remove", "node-b");
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"node-z\", \"address\": \"z:1\"}]}");
+    test_write_file(temp_file,
+                    "{\"nodes\": [{\"name\": \"node-z\", \"address\": \"z:1\"}]}");
     EXPECT_FULL(1, published(ring, 8), "-r", ring, "load", temp_file);
     ck_assert_uint_eq(generation_of(ring), 8);
 
@@ -2810,9 +2607,9 @@ START_TEST(test_output_full)
     EXPECT_FULL(1, plain, "--help");
     EXPECT_FULL(1, plain, "--version");
     /* A command that fails says why, and only that. */
-    EXPECT_FULL(1,
-                fmt("ringctl: error: node 'node-z' already exists in ring '%s'\n", ring),
-                "-r", ring, "add", "node-z", "dup");
+    EXPECT_FULL(
+        1, test_fmt("ringctl: error: node 'node-z' already exists in ring '%s'\n", ring),
+        "-r", ring, "add", "node-z", "dup");
     assert_ring_unchanged(ring, &saved);
 
     /* Output larger than stdio's buffer fails while it is written, not at the end. */
@@ -2825,7 +2622,7 @@ START_TEST(test_output_full)
                                "\"10.0.%d.%d:11211\"}",
                                i > 0 ? ", " : "", i, i / 256, i % 256);
     sprintf(big + len, "]}");
-    write_file(temp_file, big);
+    test_write_file(temp_file, big);
     free(big);
     /* load creates `other` and publishes it: it stays although the report failed. */
     EXPECT_FULL(1, published(other, 1), "-r", other, "load", temp_file);
@@ -2835,9 +2632,9 @@ START_TEST(test_output_full)
 
     EXPECT_FULL(
         1,
-        fmt("ringctl: error: ring '%s' was destroyed, but its report could not be "
-            "written: No space left on device\n",
-            ring),
+        test_fmt("ringctl: error: ring '%s' was destroyed, but its report could not be "
+                 "written: No space left on device\n",
+                 ring),
         "-r", ring, "destroy");
     ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
 }
@@ -2893,7 +2690,7 @@ static char *read_line(int fd)
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         ck_assert_msg(poll(&pfd, 1, ANSWER_TIMEOUT_MS) == 1, "no line after %d ms",
                       ANSWER_TIMEOUT_MS);
-        if (!drain(fd, &text, &len))
+        if (!test_drain(fd, &text, &len))
             break;
     }
     return text;
@@ -2904,7 +2701,7 @@ static char *read_all(int fd)
 {
     char *text = calloc(1, 1);
     size_t len = 0;
-    while (drain(fd, &text, &len))
+    while (test_drain(fd, &text, &len))
         continue;
     return text;
 }
@@ -2917,19 +2714,21 @@ static char *read_all(int fd)
 START_TEST(test_wait_for_lock)
 {
     make_ring();
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
     struct saved_ring saved = save_ring(ring);
     struct lock_holder holder = hold_lock(ring);
-    const char *busy0 = fmt("ringctl: error: ring '%s': another writer holds the ring's "
-                            "lock (waited 0 s)\n",
-                            ring);
+    const char *busy0 =
+        test_fmt("ringctl: error: ring '%s': another writer holds the ring's "
+                 "lock (waited 0 s)\n",
+                 ring);
     EXPECT(1, "", busy0, "--wait", "0", "-r", ring, "add", "n", "n:1");
     EXPECT(1, "", busy0, "-r", ring, "remove", "node-a", "--wait", "0");
     EXPECT(1, "", busy0, "-r", ring, "load", temp_file, "--wait=0");
     EXPECT(1, "", busy0, "-r", ring, "destroy", "--wait", "0");
     EXPECT(
         1, "",
-        fmt("ringctl: waiting up to 1 s for another writer of ring '%s' to finish\n"
+        test_fmt(
+            "ringctl: waiting up to 1 s for another writer of ring '%s' to finish\n"
             "ringctl: error: ring '%s': another writer holds the ring's lock (waited 1 "
             "s)\n",
             ring, ring),
@@ -2938,23 +2737,23 @@ START_TEST(test_wait_for_lock)
     EXPECT(0, saved.json, "", "-r", ring, "dump");
     assert_ring_unchanged(ring, &saved);
 
-    struct child c = child_start(
+    struct test_child c = test_child_start(
         (const char *const[]){"-r", ring, "add", "n", "n:1", NULL}, (uid_t)-1);
     close(c.in);
     char *line = read_line(c.err);
-    ck_assert_str_eq(line, fmt("ringctl: waiting for another writer of ring '%s' to "
-                               "finish (--wait SECONDS bounds this)\n",
-                               ring));
+    ck_assert_str_eq(line, test_fmt("ringctl: waiting for another writer of ring '%s' to "
+                                    "finish (--wait SECONDS bounds this)\n",
+                                    ring));
     free(line);
     release_lock(&holder);
     char *out = read_all(c.out), *err = read_all(c.err);
     ck_assert_str_eq(err, "");
-    ck_assert_str_eq(out, fmt("added n (id 2) to ring '%s': generation 4\n", ring));
+    ck_assert_str_eq(out, test_fmt("added n (id 2) to ring '%s': generation 4\n", ring));
     free(out);
     free(err);
     close(c.out);
     close(c.err);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
     ck_assert_uint_eq(generation_of(ring), 4);
 }
 END_TEST
@@ -2964,21 +2763,23 @@ END_TEST
 START_TEST(test_ring_directory)
 {
     const char *dir = make_ring_directory();
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "--dir", dir, "-r", ring, "init");
-    ck_assert_int_eq(access(fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "--dir", dir, "-r", ring, "init");
+    ck_assert_int_eq(access(test_fmt("%s/shmring.%s/control", dir, ring), F_OK), 0);
     ck_assert_int_eq(test_ring_entries(ring), 0); /* nothing in the default directory */
-    EXPECT(1, "", fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
+    EXPECT(1, "", test_fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
            "-r", ring, "show");
 
     /* SHMRING_DIR names it too, for every command. */
     ck_assert_int_eq(setenv("SHMRING_DIR", dir, 1), 0);
-    EXPECT(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "a", "a:1");
-    EXPECT(0, fmt("%s\t2\t1\tring\n", ring), "", "list");
+    EXPECT(0, test_fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "a", "a:1");
+    EXPECT(0, test_fmt("%s\t2\t1\tring\n", ring), "", "list");
     EXPECT(
         0,
-        fmt("[\n  {\n    \"ring\": \"%s\",\n    \"generation\": 2,\n    \"nodes\": 1,\n"
+        test_fmt(
+            "[\n  {\n    \"ring\": \"%s\",\n    \"generation\": 2,\n    \"nodes\": 1,\n"
             "    \"up\": 1,\n    \"algorithm\": \"ring\"\n  }\n]\n",
             ring),
         "", "list", "--json");
@@ -2989,14 +2790,16 @@ START_TEST(test_ring_directory)
 
     /* --dir wins over SHMRING_DIR. */
     ck_assert_int_eq(setenv("SHMRING_DIR", "/nonexistent-ring-dir", 1), 0);
-    EXPECT(0, fmt("%s\t2\t1\tring\n", ring), "", "--dir", dir, "list");
+    EXPECT(0, test_fmt("%s\t2\t1\tring\n", ring), "", "--dir", dir, "list");
     EXPECT(1, "",
-           fmt("ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
+           test_fmt(
+               "ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
                "not exist\n",
                ring),
            "-r", ring, "show");
     EXPECT(1, "",
-           fmt("ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
+           test_fmt(
+               "ringctl: error: ring '%s': the ring directory /nonexistent-ring-dir does "
                "not exist\n",
                ring),
            "-r", ring, "add", "b", "b:1");
@@ -3010,18 +2813,18 @@ START_TEST(test_ring_directory)
      * rings away: refused for reading and writing. */
     ck_assert_int_eq(chmod(dir, 0777), 0);
     const char *unsafe =
-        fmt("ringctl: error: ring '%s': the ring directory %s is unsafe: "
-            "others can write it and it is not sticky, so anyone could "
-            "rename or remove rings in it\n",
-            ring, dir);
+        test_fmt("ringctl: error: ring '%s': the ring directory %s is unsafe: "
+                 "others can write it and it is not sticky, so anyone could "
+                 "rename or remove rings in it\n",
+                 ring, dir);
     EXPECT(1, "", unsafe, "--dir", dir, "-r", ring, "show");
     EXPECT(1, "", unsafe, "--dir", dir, "-r", ring, "add", "b", "b:1");
     ck_assert_int_eq(chmod(dir, 0700), 0);
     ck_assert_uint_eq(generation_of(ring), 2);
 
-    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "--dir", dir, "-r", ring,
+    EXPECT(0, test_fmt("destroyed ring '%s'\n", ring), "", "--dir", dir, "-r", ring,
            "destroy");
-    ck_assert_int_eq(count_entries(dir), 0);
+    ck_assert_int_eq(test_count_entries(dir), 0);
 }
 END_TEST
 
@@ -3030,10 +2833,11 @@ END_TEST
  * library's own code for a kernel filesystem tells it from a missing ring. */
 START_TEST(test_ring_directory_messages)
 {
-    const char *proc = fmt("ringctl: error: ring '%s': directory '/proc' is not a ring "
-                           "directory: it is on a kernel filesystem (like /proc or /sys) "
-                           "that cannot hold rings\n",
-                           ring);
+    const char *proc =
+        test_fmt("ringctl: error: ring '%s': directory '/proc' is not a ring "
+                 "directory: it is on a kernel filesystem (like /proc or /sys) "
+                 "that cannot hold rings\n",
+                 ring);
     EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "show");
     EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "init");
     EXPECT(1, "", proc, "--dir", "/proc", "-r", ring, "destroy");
@@ -3049,21 +2853,22 @@ START_TEST(test_ring_directory_messages)
     ck_assert_int_eq(unsetenv("SHMRING_DIR"), 0);
 
     const char *dir = make_ring_directory();
-    const char *file = fmt("%s/file", dir);
+    const char *file = test_fmt("%s/file", dir);
     int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
     ck_assert_int_ge(fd, 0);
     close(fd);
     EXPECT(1, "",
-           fmt("ringctl: error: ring '%s': directory '%s' is not a ring directory: it is "
+           test_fmt(
+               "ringctl: error: ring '%s': directory '%s' is not a ring directory: it is "
                "not a directory\n",
                ring, file),
            "--dir", file, "-r", ring, "show");
     ck_assert_int_eq(unlink(file), 0);
 
     /* A good directory without the ring: the ring is what is missing. */
-    EXPECT(1, "", fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
+    EXPECT(1, "", test_fmt("ringctl: error: cannot open ring '%s': no such ring\n", ring),
            "--dir", dir, "-r", ring, "show");
-    ck_assert_int_eq(count_entries(dir), 0);
+    ck_assert_int_eq(test_count_entries(dir), 0);
 }
 END_TEST
 
@@ -3083,12 +2888,12 @@ START_TEST(test_environment_empty)
     /* -r wins, and list names no ring. */
     char *json = json_of(ring);
     EXPECT(0, json, "", "-r", ring, "dump");
-    struct run r;
+    struct test_run r;
     RUN(&r, "list");
     ck_assert_int_eq(r.status, 0);
-    const char *line = strstr(r.out, fmt("%s\t3\t2\tring\n", ring));
+    const char *line = strstr(r.out, test_fmt("%s\t3\t2\tring\n", ring));
     ck_assert_msg(line != NULL && (line == r.out || line[-1] == '\n'), "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
     ck_assert_int_eq(unsetenv("SHMRING_RING"), 0);
 
     ck_assert_int_eq(setenv("SHMRING_DIR", "", 1), 0);
@@ -3110,8 +2915,10 @@ START_TEST(test_init_modes)
     const unsigned modes[] = {0600, 0640, 0604, 0644};
     const unsigned directory_modes[] = {0700, 0750, 0705, 0755};
     for (size_t i = 0; i < 4; i++) {
-        EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
-               "", "-r", ring, "init", "--mode", fmt("%04o", modes[i]));
+        EXPECT(
+            0,
+            test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+            "", "-r", ring, "init", "--mode", test_fmt("%04o", modes[i]));
         ck_assert_uint_eq(status_of(ring).mode, modes[i]);
         struct stat st;
         ck_assert_int_eq(stat(test_ring_path(ring), &st), 0);
@@ -3121,11 +2928,12 @@ START_TEST(test_init_modes)
         /* Versions are read-only, even for the owner. */
         ck_assert_int_eq(stat(test_object_path(ring, "version.1"), &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, modes[i] & 0444);
-        EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+        EXPECT(0, test_fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
     }
     /* Without --mode: 0644. */
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
     ck_assert_uint_eq(status_of(ring).mode, 0644);
 }
 END_TEST
@@ -3147,7 +2955,7 @@ static void expect_squatted(const char *ring_name, const char *message)
     EXPECT(1, "", message, "-r", ring_name, "destroy");
     EXPECT(1, "", message, "-r", ring_name, "destroy", "--dry-run");
     /* list names it, and goes on. */
-    struct run r;
+    struct test_run r;
     RUN(&r, "list");
     ck_assert_int_eq(r.status, 0);
     char warning[8192];
@@ -3157,16 +2965,17 @@ static void expect_squatted(const char *ring_name, const char *message)
     const char *found = strstr(r.err, warning);
     ck_assert_msg(found != NULL && (found == r.err || found[-1] == '\n'), "%s", r.err);
     ck_assert_ptr_null(strstr(r.out, ring_name));
-    run_free(&r);
+    test_run_free(&r);
 }
 
 /* What ringctl says of RING_NAME when PATH is a KIND of OWNER. */
 static const char *not_ring(const char *ring_name, const char *path, const char *kind,
                             uid_t owner)
 {
-    return fmt("ringctl: error: ring '%s': %s is a %s owned by %s, not a ring of yours; "
-               "remove it or use another ring name\n",
-               ring_name, path, kind, owner_text(owner));
+    return test_fmt(
+        "ringctl: error: ring '%s': %s is a %s owned by %s, not a ring of yours; "
+        "remove it or use another ring name\n",
+        ring_name, path, kind, owner_text(owner));
 }
 
 /*
@@ -3176,11 +2985,11 @@ static const char *not_ring(const char *ring_name, const char *path, const char 
  */
 START_TEST(test_squatted_names)
 {
-    uid_t squatter = geteuid() == 0 ? NOBODY : geteuid();
+    uid_t squatter = geteuid() == 0 ? TEST_NOBODY : geteuid();
     const char *path = test_ring_path(ring);
     char saved_path[600];
     snprintf(saved_path, sizeof(saved_path), "%s", path);
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
     struct stat st;
 
     ck_assert_int_eq(mkfifo(saved_path, 0666), 0);
@@ -3200,7 +3009,8 @@ START_TEST(test_squatted_names)
     ck_assert_int_eq(unlink(saved_path), 0);
 
     /* A symbolic link is never followed, even to a ring of ours. */
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", other),
            "", "-r", other, "init");
     ck_assert_int_eq(symlink(test_ring_path(other), saved_path), 0);
     ck_assert_int_eq(lchown(saved_path, squatter, squatter), 0);
@@ -3212,11 +3022,11 @@ START_TEST(test_squatted_names)
      * anyone's. */
     ck_assert_int_eq(mkdir(saved_path, 0700), 0);
     ck_assert_int_eq(chmod(saved_path, 0777), 0);
-    expect_squatted(ring,
-                    fmt("ringctl: error: ring '%s': %s is a directory owned by %s that "
-                        "others can write (mode 0777), not a ring; remove it or use "
-                        "another ring name\n",
-                        ring, saved_path, owner_text(geteuid())));
+    expect_squatted(
+        ring, test_fmt("ringctl: error: ring '%s': %s is a directory owned by %s that "
+                       "others can write (mode 0777), not a ring; remove it or use "
+                       "another ring name\n",
+                       ring, saved_path, owner_text(geteuid())));
     ck_assert_int_eq(rmdir(saved_path), 0);
     assert_no_objects(ring);
 }
@@ -3232,41 +3042,41 @@ START_TEST(test_foreign_ring)
         printf("test_foreign_ring: skipped (needs root to act as another user)\n");
         return;
     }
-    EXPECT_NOBODY(0,
-                  fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
-                  "", "-r", ring, "init");
-    EXPECT_NOBODY(0, fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
-                  ring, "add", "a", "a:1");
+    EXPECT_NOBODY(
+        0, test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+        "", "-r", ring, "init");
+    EXPECT_NOBODY(0, test_fmt("added a (id 0) to ring '%s': generation 2\n", ring), "",
+                  "-r", ring, "add", "a", "a:1");
     ck_assert_int_eq(status_error(ring), SHMRING_EOWNER);
-    const char *untrusted = fmt(
+    const char *untrusted = test_fmt(
         "ringctl: error: ring '%s': %s is a directory owned by %s, a user whose rings "
         "are not accepted (to read it anyway, add --owner nobody)\n",
-        ring, test_ring_path(ring), owner_text(NOBODY));
+        ring, test_ring_path(ring), owner_text(TEST_NOBODY));
     EXPECT(1, "", untrusted, "-r", ring, "show");
     EXPECT(1, "", untrusted, "-r", ring, "dump");
     EXPECT(1, "", untrusted, "-r", ring, "lookup", "k");
     EXPECT(0, "k\ta\ta:1\n", "", "-r", ring, "--owner", "nobody", "lookup", "k");
     EXPECT(0, "k\ta\ta:1\n", "", "-r", ring, "--owner", "65534", "lookup", "k");
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "show", "--owner", "nobody");
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_msg(strncmp(r.out, fmt("ring:          %s\ngeneration:    2\n", ring),
-                          strlen(fmt("ring:          %s\ngeneration:    2\n", ring))) ==
-                      0,
-                  "%s", r.out);
+    ck_assert_msg(
+        strncmp(r.out, test_fmt("ring:          %s\ngeneration:    2\n", ring),
+                strlen(test_fmt("ring:          %s\ngeneration:    2\n", ring))) == 0,
+        "%s", r.out);
     ck_assert_msg(strstr(r.out, "\nowner:         uid 65534\n") != NULL, "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
 
-    const char *belongs = belongs_message(ring, NOBODY);
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
+    const char *belongs = belongs_message(ring, TEST_NOBODY);
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"n\"}]}");
     EXPECT(1, "", belongs, "-r", ring, "add", "b", "b:1");
     EXPECT(1, "", belongs, "-r", ring, "load", temp_file);
     EXPECT(1, "", belongs, "-r", ring, "init");
     EXPECT(1, "", belongs, "-r", ring, "destroy");
     EXPECT(1, "", belongs, "-r", ring, "down", "a", "--dry-run");
     EXPECT_NOBODY(0, "k\ta\ta:1\n", "", "-r", ring, "lookup", "k");
-    EXPECT_NOBODY(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    EXPECT_NOBODY(0, test_fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
     assert_no_objects(ring);
 }
 END_TEST
@@ -3287,12 +3097,12 @@ START_TEST(test_list_skips_unreadable)
     snprintf(link_path, sizeof(link_path), "%s", test_ring_path(other));
     snprintf(third_path, sizeof(third_path), "%s", test_ring_path(third));
     ck_assert_int_eq(symlink("/nonexistent-ring-target", link_path), 0);
-    const char *link_warning = fmt("ringctl: warning: ring '%s': skipped: %s is a "
-                                   "symbolic link owned by %s, not a ring of yours; "
-                                   "remove it or use another ring name\n",
-                                   other, link_path, owner_text(geteuid()));
-    const char *listed = fmt("%s\t3\t2\tring\n", ring);
-    struct run r;
+    const char *link_warning = test_fmt("ringctl: warning: ring '%s': skipped: %s is a "
+                                        "symbolic link owned by %s, not a ring of yours; "
+                                        "remove it or use another ring name\n",
+                                        other, link_path, owner_text(geteuid()));
+    const char *listed = test_fmt("%s\t3\t2\tring\n", ring);
+    struct test_run r;
     for (int json = 0; json < 2; json++) {
         if (json)
             RUN(&r, "list", "--json");
@@ -3307,50 +3117,51 @@ START_TEST(test_list_skips_unreadable)
             ck_assert_msg(found != NULL && (found == r.out || found[-1] == '\n'), "%s",
                           r.out);
         } else {
-            ck_assert_msg(strstr(r.out, fmt("\"ring\": \"%s\"", ring)) != NULL, "%s",
+            ck_assert_msg(strstr(r.out, test_fmt("\"ring\": \"%s\"", ring)) != NULL, "%s",
                           r.out);
         }
         ck_assert_ptr_null(strstr(r.out, other));
-        run_free(&r);
+        test_run_free(&r);
     }
     if (geteuid() == 0) {
         /* Another user's directory, which root does not trust... */
         ck_assert_int_eq(mkdir(third_path, 0755), 0);
-        ck_assert_int_eq(chown(third_path, NOBODY, NOBODY), 0);
+        ck_assert_int_eq(chown(third_path, TEST_NOBODY, TEST_NOBODY), 0);
         /* ...and a private ring of root's, which that user cannot read. */
         EXPECT(0,
-               fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", fourth),
+               test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n",
+                        fourth),
                "", "-r", fourth, "init", "--mode", "0600");
         RUN(&r, "list");
         ck_assert_int_eq(r.status, 0);
-        const char *warning =
-            fmt("ringctl: warning: ring '%s': skipped: %s is a directory owned by %s, a "
-                "user whose rings are not accepted (to read it anyway, add --owner "
-                "nobody)\n",
-                third, third_path, owner_text(NOBODY));
+        const char *warning = test_fmt(
+            "ringctl: warning: ring '%s': skipped: %s is a directory owned by %s, a "
+            "user whose rings are not accepted (to read it anyway, add --owner "
+            "nobody)\n",
+            third, third_path, owner_text(TEST_NOBODY));
         ck_assert_msg(strstr(r.err, warning) != NULL, "%s", r.err);
         ck_assert_msg(strstr(r.out, listed) != NULL, "%s", r.out);
-        ck_assert_msg(strstr(r.out, fmt("%s\t1\t0\tring\n", fourth)) != NULL, "%s",
+        ck_assert_msg(strstr(r.out, test_fmt("%s\t1\t0\tring\n", fourth)) != NULL, "%s",
                       r.out);
-        run_free(&r);
+        test_run_free(&r);
 
-        run_as(&r, NOBODY, NULL, (const char *const[]){"list", NULL});
+        test_run_as(&r, TEST_NOBODY, NULL, (const char *const[]){"list", NULL});
         ck_assert_int_eq(r.status, 0);
         ck_assert_msg(strstr(r.out, listed) != NULL, "%s", r.out);
         ck_assert_ptr_null(strstr(r.out, fourth));
         ck_assert_ptr_null(strstr(r.out, third));
         ck_assert_msg(
-            strstr(r.err, fmt("ringctl: warning: ring '%s': skipped: permission "
-                              "denied\n",
-                              fourth)) != NULL,
+            strstr(r.err, test_fmt("ringctl: warning: ring '%s': skipped: permission "
+                                   "denied\n",
+                                   fourth)) != NULL,
             "%s", r.err);
         ck_assert_msg(
-            strstr(r.err, fmt("ringctl: warning: ring '%s': skipped: %s is a "
-                              "directory owned by %s that holds no ring; remove "
-                              "it or use another ring name\n",
-                              third, third_path, owner_text(NOBODY))) != NULL,
+            strstr(r.err, test_fmt("ringctl: warning: ring '%s': skipped: %s is a "
+                                   "directory owned by %s that holds no ring; remove "
+                                   "it or use another ring name\n",
+                                   third, third_path, owner_text(TEST_NOBODY))) != NULL,
             "%s", r.err);
-        run_free(&r);
+        test_run_free(&r);
         ck_assert_int_eq(rmdir(third_path), 0);
         ck_assert_int_eq(shmring_ring_destroy(fourth, NULL), 0);
     }
@@ -3366,7 +3177,7 @@ static const char *answer_line(const char *key, const char *printed)
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
     shmring_close(reader);
-    return fmt("%s\t%s\t%s\n", printed, node.name, node.address);
+    return test_fmt("%s\t%s\t%s\n", printed, node.name, node.address);
 }
 
 /*
@@ -3399,7 +3210,7 @@ START_TEST(test_lookup_escaping)
     for (size_t i = 0; i < count; i++) {
         EXPECT(0, answer_line(keys[i][0], keys[i][1]), "", "-r", ring, "lookup", "--",
                keys[i][0]);
-        struct run r;
+        struct test_run r;
         RUN(&r, "-r", ring, "--json", "lookup", "--", keys[i][0]);
         ck_assert_str_eq(r.err, "");
         ck_assert_int_eq(r.status, 0);
@@ -3417,28 +3228,28 @@ START_TEST(test_lookup_escaping)
             ck_assert(json_is_null(json_object_get(root, "key")));
         }
         json_decref(root);
-        run_free(&r);
+        test_run_free(&r);
     }
     /* The same through --stdin, one line each (a line cannot hold a LF). */
     char input[256] = "", expected[2048] = "";
     for (size_t i = 0; i < count; i++) {
         if (strchr(keys[i][0], '\n') != NULL)
             continue;
-        strcat(input, fmt("%s\n", keys[i][0]));
+        strcat(input, test_fmt("%s\n", keys[i][0]));
         strcat(expected, answer_line(keys[i][0], keys[i][1]));
     }
-    struct run r;
+    struct test_run r;
     RUN_INPUT(&r, input, "-r", ring, "lookup", "--stdin");
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, expected);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
 /* Writes KEY (LEN bytes) and TERMINATOR to the child and reads its one answer, which
  * ends in TERMINATOR too. */
-static const char *ask_record(struct child *c, const char *key, size_t len,
+static const char *ask_record(struct test_child *c, const char *key, size_t len,
                               char terminator)
 {
     static char answer[1024];
@@ -3460,16 +3271,8 @@ static const char *ask_record(struct child *c, const char *key, size_t len,
     return answer;
 }
 
-/* Milliseconds on the monotonic clock. */
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Ends a co-process: end of input, then nothing more on stdout or stderr, exit 0. */
-static void finish_coprocess(struct child *c)
+static void finish_coprocess(struct test_child *c)
 {
     close(c->in);
     char *out = read_all(c->out), *err = read_all(c->err);
@@ -3479,7 +3282,7 @@ static void finish_coprocess(struct child *c)
     free(err);
     close(c->out);
     close(c->err);
-    ck_assert_int_eq(child_wait(c), 0);
+    ck_assert_int_eq(test_child_wait(c), 0);
 }
 
 /*
@@ -3491,47 +3294,49 @@ static void finish_coprocess(struct child *c)
 START_TEST(test_lookup_stdin_never_quits)
 {
     const char *no_nodes = "k\t\tring has no nodes\n";
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
-    struct child c = child_start(
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
+    struct test_child c = test_child_start(
         (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, (uid_t)-1);
     ck_assert_str_eq(ask(&c, "k"), no_nodes);
     ck_assert_str_eq(ask(&c, "k"), no_nodes);
-    EXPECT(0, fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "n", "n:1");
+    EXPECT(0, test_fmt("added n (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "n", "n:1");
     ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
-    EXPECT(0, fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
-           ring, "down", "n");
+    EXPECT(0, test_fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "",
+           "-r", ring, "down", "n");
     ck_assert_str_eq(ask(&c, "k"), "k\t\tall nodes of the ring are down\n");
-    EXPECT(0, fmt("marked n (id 0) up in ring '%s': generation 4\n", ring), "", "-r",
+    EXPECT(0, test_fmt("marked n (id 0) up in ring '%s': generation 4\n", ring), "", "-r",
            ring, "up", "n");
     ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
 
     /* Destroyed: the last version keeps answering, as every reader's does. */
-    EXPECT(0, fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
+    EXPECT(0, test_fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
     ck_assert_str_eq(ask(&c, "k"), "k\tn\tn:1\n");
     ck_assert_str_eq(ask(&c, "j"), "j\tn\tn:1\n");
 
     /* Re-created by the same owner: followed. The library retries a ring it could not
      * open at most every 100 ms, so the first answers may still be the old version:
      * ask until the new one answers (each question a full round trip, no sleep). */
-    EXPECT(0, fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring), "",
-           "-r", ring, "init");
-    int64_t deadline = now_ms() + ANSWER_TIMEOUT_MS;
+    EXPECT(0,
+           test_fmt("created ring '%s' (ring, xxh3, 160 vnodes): generation 1\n", ring),
+           "", "-r", ring, "init");
+    int64_t deadline = test_now_ms() + ANSWER_TIMEOUT_MS;
     const char *answer;
     while (strcmp(answer = ask(&c, "k"), no_nodes) != 0) {
         ck_assert_str_eq(answer, "k\tn\tn:1\n");
-        ck_assert_msg(now_ms() < deadline, "the re-created ring was not followed");
+        ck_assert_msg(test_now_ms() < deadline, "the re-created ring was not followed");
     }
-    EXPECT(0, fmt("added m (id 0) to ring '%s': generation 2\n", ring), "", "-r", ring,
-           "add", "m", "m:1");
+    EXPECT(0, test_fmt("added m (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "m", "m:1");
     ck_assert_str_eq(ask(&c, "k"), "k\tm\tm:1\n");
 
     /* With --json the error form is the same object with "error" set. */
     finish_coprocess(&c);
-    EXPECT(0, fmt("marked m (id 0) down in ring '%s': generation 3\n", ring), "", "-r",
-           ring, "down", "m");
-    c = child_start(
+    EXPECT(0, test_fmt("marked m (id 0) down in ring '%s': generation 3\n", ring), "",
+           "-r", ring, "down", "m");
+    c = test_child_start(
         (const char *const[]){"-r", ring, "--json", "lookup", "--stdin", NULL},
         (uid_t)-1);
     ck_assert_str_eq(ask(&c, "k"), "{\"key\":\"k\",\"key_base64\":null,\"nodes\":[],"
@@ -3556,7 +3361,7 @@ static void feed(int fd, char byte, size_t len, int out, char **text, size_t *te
             continue;
         ck_assert_int_gt(ready, 0);
         if (fds[1].revents != 0)
-            ck_assert_msg(drain(out, text, text_len), "lookup --stdin exited early");
+            ck_assert_msg(test_drain(out, text, text_len), "lookup --stdin exited early");
         if (fds[0].revents == 0)
             continue;
         ssize_t n = write(fd, chunk, len < sizeof(chunk) ? len : sizeof(chunk));
@@ -3574,10 +3379,10 @@ static void feed(int fd, char byte, size_t len, int out, char **text, size_t *te
 START_TEST(test_lookup_stdin_long_key)
 {
     make_ring();
-    struct spawn how = spawn_default;
+    struct test_spawn how = test_spawn_default;
     /* AddressSanitizer reserves terabytes of shadow memory: no limit then. */
     how.address_space = TEST_ASAN ? 0 : (size_t)500000 * 1024;
-    struct child c = child_start_with(
+    struct test_child c = test_child_start_with(
         (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, &how);
     char *out = calloc(1, 1);
     size_t out_len = 0;
@@ -3607,18 +3412,18 @@ START_TEST(test_lookup_stdin_long_key)
         ck_assert_int_eq(shmring_lookup(reader, key, quoted, &node), 0);
         shmring_close(reader);
         strcat(expected, key);
-        strcat(expected, fmt("\t%s\t%s\n", node.name, node.address));
+        strcat(expected, test_fmt("\t%s\t%s\n", node.name, node.address));
     }
     ck_assert_int_eq(write(c.in, "after\nlast", 10), 10);
     strcat(expected, owner_line("after"));
     strcat(expected, owner_line("last"));
     close(c.in);
-    while (drain(c.out, &out, &out_len))
+    while (test_drain(c.out, &out, &out_len))
         ;
     char *err = read_all(c.err);
     ck_assert_str_eq(err, "");
     ck_assert_str_eq(out, expected);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
     free(err);
     free(out);
     close(c.out);
@@ -3631,14 +3436,14 @@ START_TEST(test_lookup_stdin_read_error)
 {
     make_ring();
     /* read() on a directory fails with EISDIR. */
-    struct spawn how = spawn_default;
+    struct test_spawn how = test_spawn_default;
     how.stdin_path = "/";
-    struct child c = child_start_with(
+    struct test_child c = test_child_start_with(
         (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, &how);
     char *out = read_all(c.out), *err = read_all(c.err);
     ck_assert_str_eq(err, "ringctl: error: cannot read standard input: Is a directory\n");
     ck_assert_str_eq(out, "");
-    ck_assert_int_eq(child_wait(&c), 1);
+    ck_assert_int_eq(test_child_wait(&c), 1);
     free(out);
     free(err);
     close(c.out);
@@ -3649,7 +3454,7 @@ END_TEST
 START_TEST(test_lookup_nul_delimited)
 {
     make_ring();
-    struct child c = child_start(
+    struct test_child c = test_child_start(
         (const char *const[]){"-r", ring, "lookup", "-z", "--stdin", NULL}, (uid_t)-1);
     const char *key = "two\nlines";
     const char *line = answer_line(key, "two\\nlines");
@@ -3664,12 +3469,12 @@ START_TEST(test_lookup_nul_delimited)
     finish_coprocess(&c);
 
     /* Keys on the command line: answers end in NUL too. */
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "lookup", "-z", "plain");
     ck_assert_int_eq(r.status, 0);
     ck_assert_str_eq(r.err, "");
     ck_assert_str_eq(r.out, expected); /* the NUL ends the captured string */
-    run_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 
@@ -3695,13 +3500,13 @@ static void assert_keys(const json_t *object, const char *expected)
 
 static json_t *json_output(const char *const *args)
 {
-    struct run r;
-    run_as(&r, (uid_t)-1, NULL, args);
+    struct test_run r;
+    test_run_as(&r, (uid_t)-1, NULL, args);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     json_error_t error;
     json_t *root = json_loads(r.out, 0, &error);
     ck_assert_msg(root != NULL, "%s: %s", error.text, r.out);
-    run_free(&r);
+    test_run_free(&r);
     return root;
 }
 
@@ -3780,7 +3585,7 @@ START_TEST(test_json_key_sets)
         assert_keys(j, node_keys);
         json_decref(j);
     }
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"a\"}]}");
+    test_write_file(temp_file, "{\"nodes\": [{\"name\": \"a\"}]}");
     for (int i = 0; i < 3; i++) {
         j = JSON_OF("--json", "-r", ring, "load", temp_file, i == 0 ? "--dry-run" : NULL);
         assert_keys(j, load_keys);
@@ -3791,7 +3596,7 @@ START_TEST(test_json_key_sets)
     json_decref(j);
     /* A moved share is printed with the fewest digits that read back as the same
      * double (0.35642, never 0.35642000000000001). */
-    struct run r;
+    struct test_run r;
     RUN(&r, "--json", "-r", ring, "add", "c", "c:1", "--dry-run");
     const char *number = strstr(r.out, "\"moved_fraction\":");
     ck_assert_ptr_nonnull(number);
@@ -3804,22 +3609,23 @@ START_TEST(test_json_key_sets)
     snprintf(shorter, sizeof(shorter), "%.*g", significant - 1, share);
     ck_assert_msg(strtod(shorter, NULL) != share, "%s: %s also reads back", r.out,
                   shorter);
-    run_free(&r);
+    test_run_free(&r);
     /* check: {same, differences}, each difference {kind, what, ring, file}. */
     RUN(&r, "-r", ring, "dump");
-    write_file(temp_file, r.out);
-    run_free(&r);
+    test_write_file(temp_file, r.out);
+    test_run_free(&r);
     j = JSON_OF("--json", "-r", ring, "check", temp_file);
     assert_keys(j, "same,differences");
     ck_assert(json_is_true(json_object_get(j, "same")));
     ck_assert_uint_eq(json_array_size(json_object_get(j, "differences")), 0);
     json_decref(j);
-    write_file(temp_file, "{\"nodes\": [{\"name\": \"zz\", \"address\": \"zz:1\"}]}");
+    test_write_file(temp_file,
+                    "{\"nodes\": [{\"name\": \"zz\", \"address\": \"zz:1\"}]}");
     RUN(&r, "--json", "-r", ring, "check", temp_file);
     ck_assert_int_eq(r.status, 1);
     j = json_loads(r.out, 0, NULL);
     ck_assert_msg(j != NULL, "%s", r.out);
-    run_free(&r);
+    test_run_free(&r);
     assert_keys(j, "same,differences");
     json_t *differences = json_object_get(j, "differences");
     ck_assert_uint_ge(json_array_size(differences), 2); /* zz added, the others gone */
@@ -3847,7 +3653,7 @@ END_TEST
  * command gets a suggestion. */
 START_TEST(test_command_help)
 {
-    struct run r;
+    struct test_run r;
     RUN(&r, "add", "--help");
     ck_assert_int_eq(r.status, 0);
     ck_assert_str_eq(r.err, "");
@@ -3860,15 +3666,15 @@ START_TEST(test_command_help)
     ck_assert_ptr_nonnull(strstr(r.out, "      --dry-run "));
     ck_assert_ptr_null(strstr(r.out, "--algorithm"));
     ck_assert_ptr_null(strstr(r.out, "  remove NAME"));
-    struct run h;
+    struct test_run h;
     RUN(&h, "help", "add");
     ck_assert_int_eq(h.status, 0);
     ck_assert_str_eq(h.out, r.out);
-    run_free(&h);
+    test_run_free(&h);
     RUN(&h, "-h", "add", "x");
     ck_assert_str_eq(h.out, r.out);
-    run_free(&h);
-    run_free(&r);
+    test_run_free(&h);
+    test_run_free(&r);
     EXPECT(2, "",
            "ringctl: error: too many arguments for 'help' (usage: ringctl help "
            "[COMMAND])\n",
@@ -3901,10 +3707,10 @@ END_TEST
  */
 static void assert_maps_read_only(uid_t user)
 {
-    struct child c =
-        child_start((const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, user);
+    struct test_child c = test_child_start(
+        (const char *const[]){"-r", ring, "lookup", "--stdin", NULL}, user);
     ck_assert_str_eq(ask(&c, "k"), owner_line("k"));
-    FILE *maps = fopen(fmt("/proc/%ld/maps", (long)c.pid), "r");
+    FILE *maps = fopen(test_fmt("/proc/%ld/maps", (long)c.pid), "r");
     ck_assert_ptr_nonnull(maps);
     char line[1024];
     char directory[600];
@@ -3924,7 +3730,7 @@ static void assert_maps_read_only(uid_t user)
     close(c.in);
     close(c.out);
     close(c.err);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
 }
 
 START_TEST(test_readers_map_read_only)
@@ -3932,7 +3738,7 @@ START_TEST(test_readers_map_read_only)
     make_ring();
     assert_maps_read_only((uid_t)-1);
     if (geteuid() == 0)
-        assert_maps_read_only(NOBODY);
+        assert_maps_read_only(TEST_NOBODY);
 }
 END_TEST
 
@@ -4078,58 +3884,61 @@ START_TEST(test_readers_census_output)
         snprintf(fake, sizeof(fake), "%s/check_ringctl-fake-%ld",
                  SHMRING_DEFAULT_DIRECTORY, (long)getpid());
         ck_assert_int_eq(mkdir(fake, 0700), 0);
-        write_file(fmt("%s/version.1", fake), "planted");
+        test_write_file(test_fmt("%s/version.1", fake), "planted");
         squatter = holder_start(test_object_path(ring, "version.1"), true, false, fake,
                                 test_ring_path(ring));
     }
-    EXPECT(0, fmt("added node-c (id 2) to ring '%s': generation 4\n", ring), "", "-r",
-           ring, "add", "node-c", "10.0.0.3:11211");
+    EXPECT(0, test_fmt("added node-c (id 2) to ring '%s': generation 4\n", ring), "",
+           "-r", ring, "add", "node-c", "10.0.0.3:11211");
     const pid_t pids[] = {mapper.pid, opener.pid, squatter.pid};
     char held_text[32];
     snprintf(held_text, sizeof(held_text), "%.1f KiB", (double)held / 1024.0);
     const char *command = "check_ringctl";
 
-    struct run r;
+    struct test_run r;
     RUN(&r, "-r", ring, "readers");
     ck_assert_int_eq(r.status, 0);
     ck_assert_str_eq(r.err, "");
     census_only_mine(r.out, pids, COUNT_OF(pids));
-    const char *rows = fmt("%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n"
-                           "%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n",
-                           (long)(mapper.pid < opener.pid ? mapper.pid : opener.pid),
-                           command, (unsigned long)geteuid(), 3, "superseded",
-                           mapper.pid < opener.pid ? held_text : "0 B", 1,
-                           (long)(mapper.pid < opener.pid ? opener.pid : mapper.pid),
-                           command, (unsigned long)geteuid(), 3, "superseded",
-                           mapper.pid < opener.pid ? "0 B" : held_text, 1);
+    const char *rows = test_fmt("%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n"
+                                "%-8ld  %-16s  %-6lu  %-10d  %-10s  %-10s  %d\n",
+                                (long)(mapper.pid < opener.pid ? mapper.pid : opener.pid),
+                                command, (unsigned long)geteuid(), 3, "superseded",
+                                mapper.pid < opener.pid ? held_text : "0 B", 1,
+                                (long)(mapper.pid < opener.pid ? opener.pid : mapper.pid),
+                                command, (unsigned long)geteuid(), 3, "superseded",
+                                mapper.pid < opener.pid ? "0 B" : held_text, 1);
     const char *apart =
-        as_root ? fmt("\nNot counted (not provably this ring's, or too large to "
-                      "inspect):\n%-8ld  %-16s  %-6d  unverified: generation 1, 4.0 KiB "
-                      "mapped, 0 descriptors\n",
-                      (long)squatter.pid, command, 0)
-                : "";
-    ck_assert_str_eq(r.out,
-                     fmt("ring '%s', generation 4: 2 processes map it; 1 superseded "
-                         "version held (%s)\n\n"
-                         "PID       COMMAND           UID     GENERATION  VERSION     "
-                         "MAPPED      DESCRIPTORS\n%s%s",
-                         ring, held_text, rows, apart));
-    run_free(&r);
+        as_root
+            ? test_fmt("\nNot counted (not provably this ring's, or too large to "
+                       "inspect):\n%-8ld  %-16s  %-6d  unverified: generation 1, 4.0 KiB "
+                       "mapped, 0 descriptors\n",
+                       (long)squatter.pid, command, 0)
+            : "";
+    ck_assert_str_eq(
+        r.out, test_fmt("ring '%s', generation 4: 2 processes map it; 1 superseded "
+                        "version held (%s)\n\n"
+                        "PID       COMMAND           UID     GENERATION  VERSION     "
+                        "MAPPED      DESCRIPTORS\n%s%s",
+                        ring, held_text, rows, apart));
+    test_run_free(&r);
 
     RUN(&r, "-r", ring, "show");
     ck_assert_int_eq(r.status, 0);
     census_only_mine(r.out, pids, COUNT_OF(pids));
     ck_assert_ptr_nonnull(strstr(
         r.out,
-        fmt("\nreaders:       2 processes, 2 on superseded versions (1 held, %s)%s\n",
+        test_fmt(
+            "\nreaders:       2 processes, 2 on superseded versions (1 held, %s)%s\n",
             held_text, as_root ? "; 1 unverified process not counted" : "")));
-    run_free(&r);
+    test_run_free(&r);
 
     RUN(&r, "-r", ring, "metrics");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(
         r.out,
-        fmt("# HELP shmring_ring_uncounted_processes Processes left out of the "
+        test_fmt(
+            "# HELP shmring_ring_uncounted_processes Processes left out of the "
             "reader counts: holding objects named like the ring's versions that "
             "are not provably the ring's, or too large to inspect.\n"
             "# TYPE shmring_ring_uncounted_processes gauge\n"
@@ -4137,13 +3946,13 @@ START_TEST(test_readers_census_output)
             "%d\nshmring_ring_uncounted_processes{ring=\"%s\",reason=\"too_large\"} ",
             ring, as_root, ring)));
     ck_assert_ptr_nonnull(
-        strstr(r.out, fmt("shmring_ring_superseded_bytes{ring=\"%s\"} %" PRIu64 "\n",
-                          ring, held)));
-    ck_assert_ptr_nonnull(
-        strstr(r.out, fmt("shmring_ring_reader_processes{ring=\"%s\",generation=\"3\","
-                          "current=\"false\"} 2\n",
-                          ring)));
-    run_free(&r);
+        strstr(r.out, test_fmt("shmring_ring_superseded_bytes{ring=\"%s\"} %" PRIu64 "\n",
+                               ring, held)));
+    ck_assert_ptr_nonnull(strstr(
+        r.out, test_fmt("shmring_ring_reader_processes{ring=\"%s\",generation=\"3\","
+                        "current=\"false\"} 2\n",
+                        ring)));
+    test_run_free(&r);
 
     json_t *j = JSON_OF("--json", "-r", ring, "readers");
     assert_keys(j, READERS_KEYS);
@@ -4231,7 +4040,7 @@ static void copy_file(const char *from, const char *to, mode_t mode)
 static const char *install_copy(const char *program)
 {
     test_private_directory("helper", helper_root);
-    ck_assert_int_eq(mkdir(fmt("%s/bin", helper_root), 0755), 0);
+    ck_assert_int_eq(mkdir(test_fmt("%s/bin", helper_root), 0755), 0);
     /* The helper's directories, "../libexec/shmring" by default, made one by one. */
     char relocated[PATH_MAX];
     snprintf(relocated, sizeof(relocated), "%s/bin/%s", helper_root,
@@ -4242,7 +4051,7 @@ static const char *install_copy(const char *program)
         ck_assert(mkdir(relocated, 0755) == 0 || errno == EEXIST);
         *slash = '/';
     }
-    const char *copy = fmt("%s/bin/ringctl", helper_root);
+    const char *copy = test_fmt("%s/bin/ringctl", helper_root);
     copy_file(program, copy, 0755);
     return copy;
 }
@@ -4250,26 +4059,26 @@ static const char *install_copy(const char *program)
 /* Where install_copy()'s ringctl finds its helper: beside it, or as installed. */
 static const char *beside_helper(void)
 {
-    return fmt("%s/bin/ringctl-sync", helper_root);
+    return test_fmt("%s/bin/ringctl-sync", helper_root);
 }
 
 static const char *relocated_helper(void)
 {
-    return fmt("%s/bin/%s", helper_root, RINGCTL_SYNC_HELPER_FROM_BINDIR);
+    return test_fmt("%s/bin/%s", helper_root, RINGCTL_SYNC_HELPER_FROM_BINDIR);
 }
 
 /* Runs PROGRAM with the arguments that follow and checks its exit status, stdout and
  * stderr exactly. */
 #define EXPECT_PROGRAM(program_, status_, out_, err_, ...)                               \
     do {                                                                                 \
-        struct spawn how_ = spawn_default;                                               \
+        struct test_spawn how_ = test_spawn_default;                                     \
         how_.program = (program_);                                                       \
-        struct run r_;                                                                   \
-        run_with(&r_, &how_, NULL, (const char *const[]){__VA_ARGS__, NULL});            \
+        struct test_run r_;                                                              \
+        test_run_with(&r_, &how_, NULL, (const char *const[]){__VA_ARGS__, NULL});       \
         ck_assert_str_eq(r_.err, (err_));                                                \
         ck_assert_str_eq(r_.out, (out_));                                                \
         ck_assert_int_eq(r_.status, (status_));                                          \
-        run_free(&r_);                                                                   \
+        test_run_free(&r_);                                                              \
     } while (0)
 
 /*
@@ -4340,7 +4149,7 @@ static const char *const sync_libraries[] = {"\nlibcurl.so", "\nlibssl.so",
  * which shows that reading the entries finds them where they are. */
 START_TEST(test_sync_libraries_in_helper_only)
 {
-    char *ringctl_needed = elf_needed(RINGCTL_PATH);
+    char *ringctl_needed = elf_needed(TEST_RINGCTL);
     char *helper_needed = elf_needed(RINGCTL_SYNC_PATH);
     ck_assert_ptr_nonnull(strstr(ringctl_needed, "\nlibshmringctl.so."));
     ck_assert_ptr_nonnull(strstr(ringctl_needed, "\nlibjansson.so."));
@@ -4370,7 +4179,7 @@ START_TEST(test_sync_helper_missing)
     EXPECT_PROGRAM(copy, 1, "", missing, "-r", ring, "sync", "--file", temp_file);
     EXPECT_PROGRAM(copy, 1, "", missing, "sync", "--help");
     /* The other commands do not need it. */
-    EXPECT_PROGRAM(copy, 0, fmt("ringctl %s\n", shmring_version()), "", "--version");
+    EXPECT_PROGRAM(copy, 0, test_fmt("ringctl %s\n", shmring_version()), "", "--version");
 }
 END_TEST
 
@@ -4378,39 +4187,41 @@ END_TEST
  * ours that others cannot write; one that cannot run is named, not skipped. */
 START_TEST(test_sync_helper_refused)
 {
-    const char *copy = install_copy(RINGCTL_PATH);
+    const char *copy = install_copy(TEST_RINGCTL);
     const char *beside = beside_helper(), *relocated = relocated_helper();
 
     copy_file(RINGCTL_SYNC_PATH, beside, 0644);
     EXPECT_PROGRAM(copy, 1, "",
-                   fmt("ringctl: error: cannot run the sync helper '%s': Permission "
-                       "denied\n",
-                       beside),
+                   test_fmt("ringctl: error: cannot run the sync helper '%s': Permission "
+                            "denied\n",
+                            beside),
                    "sync", "--help");
     ck_assert_int_eq(unlink(beside), 0);
 
     ck_assert_int_eq(symlink(RINGCTL_SYNC_PATH, beside), 0);
-    EXPECT_PROGRAM(copy, 1, "",
-                   fmt("ringctl: error: cannot run the sync helper '%s': not a regular "
-                       "file\n",
-                       beside),
-                   "sync", "--help");
+    EXPECT_PROGRAM(
+        copy, 1, "",
+        test_fmt("ringctl: error: cannot run the sync helper '%s': not a regular "
+                 "file\n",
+                 beside),
+        "sync", "--help");
     ck_assert_int_eq(unlink(beside), 0);
 
     copy_file(RINGCTL_SYNC_PATH, relocated, 0757);
     EXPECT_PROGRAM(copy, 1, "",
-                   fmt("ringctl: error: cannot run the sync helper '%s': others can "
-                       "write it (mode 0757)\n",
-                       relocated),
+                   test_fmt("ringctl: error: cannot run the sync helper '%s': others can "
+                            "write it (mode 0757)\n",
+                            relocated),
                    "sync", "--help");
     if (geteuid() == 0) {
         ck_assert_int_eq(chmod(relocated, 0755), 0);
-        ck_assert_int_eq(chown(relocated, NOBODY, NOBODY), 0);
-        EXPECT_PROGRAM(copy, 1, "",
-                       fmt("ringctl: error: cannot run the sync helper '%s': it belongs "
-                           "to uid %lu, neither root nor you\n",
-                           relocated, (unsigned long)NOBODY),
-                       "sync", "--help");
+        ck_assert_int_eq(chown(relocated, TEST_NOBODY, TEST_NOBODY), 0);
+        EXPECT_PROGRAM(
+            copy, 1, "",
+            test_fmt("ringctl: error: cannot run the sync helper '%s': it belongs "
+                     "to uid %lu, neither root nor you\n",
+                     relocated, (unsigned long)TEST_NOBODY),
+            "sync", "--help");
     }
 }
 END_TEST
@@ -4419,18 +4230,18 @@ END_TEST
  * installed relative to ringctl, and the helper answers. */
 START_TEST(test_sync_helper_relocated)
 {
-    const char *copy = install_copy(RINGCTL_PATH);
+    const char *copy = install_copy(TEST_RINGCTL);
     copy_file(RINGCTL_SYNC_PATH, relocated_helper(), 0755);
-    struct spawn how = spawn_default;
+    struct test_spawn how = test_spawn_default;
     how.program = copy;
-    struct run r;
-    run_with(&r, &how, NULL, (const char *const[]){"sync", "--help", NULL});
+    struct test_run r;
+    test_run_with(&r, &how, NULL, (const char *const[]){"sync", "--help", NULL});
     ck_assert_str_eq(r.err, "");
     static const char usage[] =
         "Usage: ringctl [-r RING] [--dir DIR] sync SOURCE [OPTIONS]\n";
     ck_assert_msg(strncmp(r.out, usage, strlen(usage)) == 0, "%s", r.out);
     ck_assert_int_eq(r.status, 0);
-    run_free(&r);
+    test_run_free(&r);
     EXPECT_PROGRAM(copy, 2, "",
                    "ringctl: error: give one source: --etcd URL --key KEY, --etcd URL "
                    "--prefix PREFIX, or --file PATH\n",
@@ -4445,7 +4256,7 @@ START_TEST(test_sync_same_process)
 {
     char helper[PATH_MAX];
     ck_assert_ptr_nonnull(realpath(RINGCTL_SYNC_PATH, helper));
-    struct child c = child_start(
+    struct test_child c = test_child_start(
         (const char *const[]){"-r", ring, "sync", "--file", temp_file, NULL}, (uid_t)-1);
     close(c.in);
     /* sync says that it cannot read the missing file, then that it follows it. */
@@ -4454,10 +4265,11 @@ START_TEST(test_sync_same_process)
     while (strstr(text, "following ") == NULL) {
         struct pollfd pfd = {.fd = c.err, .events = POLLIN};
         ck_assert_msg(poll(&pfd, 1, ANSWER_TIMEOUT_MS) == 1, "no log line: %s", text);
-        ck_assert_msg(drain(c.err, &text, &len), "sync exited: %s", text);
+        ck_assert_msg(test_drain(c.err, &text, &len), "sync exited: %s", text);
     }
     char exe[PATH_MAX];
-    ssize_t exe_len = readlink(fmt("/proc/%ld/exe", (long)c.pid), exe, sizeof(exe) - 1);
+    ssize_t exe_len =
+        readlink(test_fmt("/proc/%ld/exe", (long)c.pid), exe, sizeof(exe) - 1);
     ck_assert_int_gt(exe_len, 0);
     exe[exe_len] = '\0';
     ck_assert_str_eq(exe, helper);
@@ -4469,7 +4281,7 @@ START_TEST(test_sync_same_process)
     free(text);
     close(c.out);
     close(c.err);
-    ck_assert_int_eq(child_wait(&c), 0);
+    ck_assert_int_eq(test_child_wait(&c), 0);
 }
 END_TEST
 
