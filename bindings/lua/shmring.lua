@@ -80,6 +80,27 @@ end
 _M.strerror = errmsg
 
 local EINVAL, EBADRING = _M.EINVAL, _M.EBADRING
+
+-- SHMRING_DEFAULT_DIRECTORY, a macro the FFI cannot see.
+local DEFAULT_DIRECTORY = "/dev/shm"
+
+-- Codes that say what is wrong with the ring directory rather than with the ring
+-- (-20 is -ENOTDIR on Linux: the path is not a directory).
+local directory_errors = {
+    [_M.EBADDIR] = true, [_M.ENODIR] = true, [_M.ENOTRINGDIR] = true, [-20] = true,
+    [_M.EBASEOWNER] = true, [_M.EBASEDIR] = true,
+}
+
+-- The message of a failed open: it names the directory when the directory is what
+-- is wrong, else the ring ("shmring: ring 'web': no such ring").
+local function open_errmsg(code, name, directory)
+    local text = ffi_string(C.shmring_strerror(code))
+    if directory_errors[code] then
+        return string_format("shmring: directory '%s': %s",
+            directory or DEFAULT_DIRECTORY, text)
+    end
+    return string_format("shmring: ring '%s': %s", name, text)
+end
 local ERR_CLOSED = "shmring: ring is closed"
 local LOOKUP_N_MAX = _M.LOOKUP_N_MAX
 
@@ -175,7 +196,7 @@ function _M.open(name, options)
     -- copies it.
     local rc = C.shmring_open_with(name, opts, out)
     if rc ~= 0 then
-        return nil, errmsg(rc), rc
+        return nil, open_errmsg(rc, name, directory), rc
     end
     local self = {
         handle = ffi_gc(out[0], C.shmring_close),

@@ -28,6 +28,13 @@ local function same_error(what, expected_code, value, err, code)
     eq(code, expected_code, what .. " code")
 end
 
+-- A failed open: nil, the message naming the ring or the directory, the code.
+local function open_error(what, expected_code, message, value, err, code)
+    eq(value, nil, what .. " value")
+    eq(err, message, what .. " message")
+    eq(code, expected_code, what .. " code")
+end
+
 local function closed(what, value, err, code)
     eq(value, nil, what .. " value")
     eq(err, "shmring: ring is closed", what .. " message")
@@ -110,6 +117,10 @@ local function main()
         eq(shmring.ENODE, -1015, "ENODE")
         eq(shmring.EBADRING, -1020, "EBADRING")
         eq(shmring.EBASEDIR, -1029, "EBASEDIR")
+        eq(shmring.EBADDIR, -1031, "EBADDIR")
+        eq(shmring.ENODIR, -1032, "ENODIR")
+        eq(shmring.ENOTRINGDIR, -1033, "ENOTRINGDIR")
+        eq(shmring.EBASEOWNER, -1034, "EBASEOWNER")
         eq(shmring.EBADMAGIC, -1002, "EBADMAGIC")
         eq(shmring.EINUSE, -1030, "EINUSE")
         -- Every code of the header, each under its name (shmring_err_name()).
@@ -121,21 +132,40 @@ local function main()
                     "SHMRING_" .. name, "err_name(" .. name .. ")")
             end
         end
-        eq(code_count, 40, "codes")
+        eq(code_count, 44, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
     end)
 
     test("open errors", function()
-        same_error("missing ring", shmring.ENOENT, shmring.open(RING))
-        same_error("bad name", shmring.EBADRING, shmring.open("a/b"))
-        same_error("empty name", shmring.EBADRING, shmring.open(""))
-        same_error("dot", shmring.EBADRING, shmring.open("."))
-        same_error("long directory", shmring.EINVAL,
-            shmring.open(RING, {directory = "/" .. string.rep("d", 1100)}))
-        same_error("missing directory", shmring.ENOENT,
+        open_error("missing ring", shmring.ENOENT,
+            "shmring: ring '" .. RING .. "': no such ring", shmring.open(RING))
+        open_error("bad name", shmring.EBADRING, "shmring: ring 'a/b': invalid ring name",
+            shmring.open("a/b"))
+        open_error("empty name", shmring.EBADRING, "shmring: ring '': invalid ring name",
+            shmring.open(""))
+        open_error("dot", shmring.EBADRING, "shmring: ring '.': invalid ring name",
+            shmring.open("."))
+        local long = "/" .. string.rep("d", 1100)
+        open_error("long directory", shmring.EBADDIR,
+            "shmring: directory '" .. long .. "': ring directory must be an absolute "
+                .. "path of at most 1024 bytes",
+            shmring.open(RING, {directory = long}))
+        open_error("relative directory", shmring.EBADDIR,
+            "shmring: directory 'rel/x': ring directory must be an absolute path of "
+                .. "at most 1024 bytes",
+            shmring.open(RING, {directory = "rel/x"}))
+        open_error("missing directory", shmring.ENODIR,
+            "shmring: directory '/nonexistent-shmring-dir': no such ring directory",
             shmring.open(RING, {directory = "/nonexistent-shmring-dir"}))
+        open_error("kernel filesystem", shmring.ENOTRINGDIR,
+            "shmring: directory '/proc': not a ring directory (a kernel filesystem "
+                .. "such as /proc)",
+            shmring.open(RING, {directory = "/proc"}))
+        open_error("a file", -20,
+            "shmring: directory '/etc/passwd': Not a directory",
+            shmring.open(RING, {directory = "/etc/passwd"}))
         assert(not pcall(shmring.open, 42), "a number as the ring name raises")
         assert(not pcall(shmring.open, RING, "x"), "options must be a table")
         assert(not pcall(shmring.open, RING, {directory = 1}), "directory type")
@@ -308,7 +338,8 @@ local ok, err = xpcall(function()
     ringctl("destroy")
     test("destroyed ring: the handle keeps its last version", function()
         eq(ring:lookup("k").name, "gamma", "lookup after destroy")
-        same_error("open after destroy", shmring.ENOENT, shmring.open(RING))
+        open_error("open after destroy", shmring.ENOENT,
+            "shmring: ring '" .. RING .. "': no such ring", shmring.open(RING))
     end)
 
     test("close", function()

@@ -1,5 +1,6 @@
 """The shmring binding against real rings in shared memory, checked against ringctl."""
 
+import errno
 import gc
 import os
 import pathlib
@@ -247,7 +248,7 @@ def test_open_errors(ringctl):
         open_ring(ringctl)
     assert info.value.code == shmring.ENOENT
     assert isinstance(info.value, FileNotFoundError)
-    assert ringctl.name in str(info.value)
+    assert str(info.value) == f"no such ring: '{ringctl.name}'"
     for name in ("", "a/b", "..", "x" * 201, "a\0b", "caf\u00e9", "ring.5"):
         with pytest.raises(shmring.InvalidArgument) as info:
             shmring.Ring(name, ringctl.directory)
@@ -255,7 +256,7 @@ def test_open_errors(ringctl):
         assert isinstance(info.value, ValueError)
     with pytest.raises(shmring.InvalidArgument) as info:
         shmring.Ring("x", "/" + "d" * 2000)
-    assert info.value.code == shmring.EINVAL
+    assert info.value.code == shmring.EBADDIR
     with pytest.raises(ValueError):
         shmring.Ring("x", "/dev/shm\0/x")
     with pytest.raises(TypeError):
@@ -269,6 +270,32 @@ def test_open_errors(ringctl):
     for owner in (-1, 2**32, 2**32 - 1, 10**100):
         with pytest.raises(shmring.InvalidArgument):
             shmring.Ring("x", None, owner)
+
+
+def test_directory_errors_name_the_directory(ringctl, tmp_path):
+    """What is wrong with the directory is said of the directory, not of the ring."""
+    with pytest.raises(shmring.InvalidArgument) as info:
+        shmring.Ring(ringctl.name, "rel/x")
+    assert info.value.code == shmring.EBADDIR
+    assert str(info.value) == ("ring directory must be an absolute path of at most "
+                               "1024 bytes: 'rel/x'")
+    with pytest.raises(shmring.InvalidArgument) as info:
+        shmring.Ring(ringctl.name, "/proc")
+    assert info.value.code == shmring.ENOTRINGDIR
+    assert str(info.value) == ("not a ring directory (a kernel filesystem such as "
+                               "/proc): '/proc'")
+    missing = os.path.join(ringctl.directory, "missing")
+    with pytest.raises(shmring.RingNotFound) as info:
+        shmring.Ring(ringctl.name, missing)
+    assert info.value.code == shmring.ENODIR
+    assert str(info.value) == f"no such ring directory: '{missing}'"
+    file = os.path.join(ringctl.directory, "file")
+    open(file, "w").close()
+    with pytest.raises(shmring.InvalidArgument) as info:
+        shmring.Ring(ringctl.name, file)
+    assert info.value.code == -errno.ENOTDIR
+    assert str(info.value) == f"Not a directory: '{file}'"
+    os.unlink(file)
 
 
 def test_directory_as_path_and_bytes(small_ring):
@@ -299,7 +326,9 @@ def test_unsafe_directory_is_not_trusted(small_ring):
     try:
         with pytest.raises(shmring.NotTrusted) as info:
             open_ring(small_ring)
-        assert info.value.code in (shmring.EBASEDIR, shmring.ENOTRING, shmring.EOWNER)
+        assert info.value.code == shmring.EBASEDIR
+        assert str(info.value) == ("ring directory is unsafe (writable by others, not "
+                                   f"sticky): '{small_ring.directory}'")
         assert isinstance(info.value, PermissionError)
         assert isinstance(info.value, shmring.PermissionDenied)
     finally:

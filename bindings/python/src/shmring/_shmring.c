@@ -19,7 +19,9 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -61,6 +63,7 @@ static PyObject *error_class(int code)
 {
     switch (code) {
     case SHMRING_ENOENT:
+    case SHMRING_ENODIR:
         return RingNotFound;
     case SHMRING_EACCES:
     case SHMRING_EPERM:
@@ -68,6 +71,7 @@ static PyObject *error_class(int code)
     case SHMRING_EOWNER:
     case SHMRING_ENOTRING:
     case SHMRING_EBASEDIR:
+    case SHMRING_EBASEOWNER:
         return NotTrusted;
     case SHMRING_EEMPTY:
         return EmptyRing;
@@ -77,6 +81,9 @@ static PyObject *error_class(int code)
         return NoSuchNode;
     case SHMRING_EINVAL:
     case SHMRING_EBADRING:
+    case SHMRING_EBADDIR:
+    case SHMRING_ENOTRINGDIR:
+    case -ENOTDIR:
         return InvalidArgument;
     case SHMRING_ENOMEM:
         return OutOfMemory;
@@ -96,6 +103,15 @@ static PyObject *error_class(int code)
     default:
         return Error;
     }
+}
+
+/* Whether CODE says what is wrong with the ring directory rather than the ring: its
+ * message then names the directory. */
+static bool is_directory_error(int code)
+{
+    return code == SHMRING_EBADDIR || code == SHMRING_ENODIR ||
+           code == SHMRING_ENOTRINGDIR || code == -ENOTDIR ||
+           code == SHMRING_EBASEOWNER || code == SHMRING_EBASEDIR;
 }
 
 /* Raises the exception of CODE, its message the library's text (followed by CONTEXT
@@ -325,8 +341,10 @@ static PyObject *Ring_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         directory = PyUnicode_FromString(SHMRING_DEFAULT_DIRECTORY);
     }
     if (rc < 0) {
+        /* "no such ring: 'web'", but "no such ring directory: '/run/x'". */
+        raise_code(rc, directory != NULL && is_directory_error(rc) ? directory : name);
         Py_XDECREF(directory);
-        return raise_code(rc, name);
+        return NULL;
     }
     if (directory == NULL) {
         shmring_close(handle);
@@ -851,7 +869,8 @@ static int add_exceptions(PyObject *m)
         return -1;
 #define ERROR_AND(base) PyTuple_Pack(2, Error, base)
     if (add_exception(m, &RingNotFound, "shmring.RingNotFound",
-                      "The ring does not exist (ENOENT). Also a FileNotFoundError.",
+                      "The ring does not exist (ENOENT), or its directory does not\n"
+                      "(ENODIR). Also a FileNotFoundError.",
                       ERROR_AND(PyExc_FileNotFoundError)) < 0 ||
         add_exception(m, &PermissionDenied, "shmring.PermissionDenied",
                       "The ring exists but this process may not read it (EACCES,\n"
@@ -860,7 +879,7 @@ static int add_exceptions(PyObject *m)
         add_exception(m, &NotTrusted, "shmring.NotTrusted",
                       "The ring's objects or directory belong to an owner this process\n"
                       "does not trust, others may write them, or something else holds\n"
-                      "the ring's name (EOWNER, ENOTRING, EBASEDIR).",
+                      "the ring's name (EOWNER, ENOTRING, EBASEOWNER, EBASEDIR).",
                       PyTuple_Pack(1, PermissionDenied)) < 0 ||
         add_exception(m, &EmptyRing, "shmring.EmptyRing",
                       "The ring has no nodes (EEMPTY). Also a LookupError.",
@@ -874,7 +893,9 @@ static int add_exceptions(PyObject *m)
                       ERROR_AND(PyExc_LookupError)) < 0 ||
         add_exception(m, &InvalidArgument, "shmring.InvalidArgument",
                       "A bad argument: an invalid ring name (EBADRING), a directory\n"
-                      "path too long (EINVAL), ... Also a ValueError.",
+                      "path that is relative or too long (EBADDIR), a directory that\n"
+                      "cannot hold rings (ENOTRINGDIR, -errno.ENOTDIR), ... Also a\n"
+                      "ValueError.",
                       ERROR_AND(PyExc_ValueError)) < 0 ||
         add_exception(m, &CorruptRing, "shmring.CorruptRing",
                       "The ring's current version or control object fails validation\n"
