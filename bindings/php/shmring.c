@@ -28,6 +28,7 @@
 #include "zend_exceptions.h"
 #include "zend_smart_str.h"
 
+#include <errno.h>
 #include <shmring.h>
 
 #include "php_shmring.h"
@@ -74,15 +75,20 @@ static zend_class_entry *exception_class(int code)
 {
     switch (code) {
     case SHMRING_ENOENT:
+    case SHMRING_ENODIR:
         return shmring_ring_not_found_ce;
     case SHMRING_EACCES:
     case SHMRING_EPERM:
     case SHMRING_EOWNER:
     case SHMRING_EBASEDIR:
+    case SHMRING_EBASEOWNER:
         return shmring_permission_ce;
     case SHMRING_EBADRING:
     case SHMRING_EINVAL:
     case SHMRING_ENOTRING:
+    case SHMRING_EBADDIR:
+    case SHMRING_ENOTRINGDIR:
+    case -ENOTDIR:
         return shmring_invalid_ring_ce;
     case SHMRING_EEMPTY:
         return shmring_empty_ring_ce;
@@ -131,11 +137,73 @@ static void registry_entry_dtor(zval *entry)
     shmring_close((shmring_t *)Z_PTR_P(entry));
 }
 
+/* Whether CODE says what is wrong with the ring directory rather than the ring: its
+ * message then names the directory. */
+static bool is_directory_error(int code)
+{
+    return code == SHMRING_EBADDIR || code == SHMRING_ENODIR ||
+           code == SHMRING_ENOTRINGDIR || code == -ENOTDIR ||
+           code == SHMRING_EBASEOWNER || code == SHMRING_EBASEDIR;
+}
+
 /*
- * Finds the registry's handle of ring NAME in DIRECTORY (NULL: the default) trusting
- * OWNER (-1: nobody more), opening it on first use. Neither NAME nor DIRECTORY holds
- * a NUL byte (the callers check), so NUL separates them in the key. Returns 0 or the
- * library's code.
+ * The one spelling of DIRECTORY (NULL: the default directory) the registry keys
+ * handles by, so that "/dev/shm", "/dev/shm/" and "/dev/shm//./" share one handle
+ * instead of each mapping the ring again. Lexical only: repeated slashes, "."
+ * components and a trailing slash go; symbolic links are not resolved, since
+ * following them would let whoever can change a link choose which directory a
+ * spelling means from one call to the next. A ".." component cannot be removed
+ * without knowing whether what precedes it is a link, so it is refused: returns
+ * NULL. A relative path is left as it is, for the library to refuse.
+ */
+static zend_string *directory_canonical(const zend_string *directory)
+{
+    if (directory == NULL) {
+        return zend_string_init(SHMRING_DEFAULT_DIRECTORY,
+                                sizeof(SHMRING_DEFAULT_DIRECTORY) - 1, 0);
+    }
+    const char *path = ZSTR_VAL(directory);
+    size_t len = ZSTR_LEN(directory);
+    if (len == 0 || path[0] != '/') {
+        return zend_string_copy((zend_string *)directory);
+    }
+    zend_string *out = zend_string_alloc(len, 0);
+    char *dst = ZSTR_VAL(out);
+    size_t used = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && path[i] == '/') {
+            i++;
+        }
+        size_t start = i;
+        while (i < len && path[i] != '/') {
+            i++;
+        }
+        size_t part = i - start;
+        if (part == 0 || (part == 1 && path[start] == '.')) {
+            continue;
+        }
+        if (part == 2 && path[start] == '.' && path[start + 1] == '.') {
+            zend_string_release(out);
+            return NULL;
+        }
+        dst[used++] = '/';
+        memcpy(dst + used, path + start, part);
+        used += part;
+    }
+    if (used == 0) {
+        dst[used++] = '/';
+    }
+    dst[used] = '\0';
+    ZSTR_LEN(out) = used;
+    return out;
+}
+
+/*
+ * Finds the registry's handle of ring NAME in DIRECTORY (canonical, see above)
+ * trusting OWNER (-1: nobody more), opening it on first use. Neither NAME nor
+ * DIRECTORY holds a NUL byte (the callers check), so NUL separates them in the key.
+ * Returns 0 or the library's code.
  */
 static int registry_open(const zend_string *name, const zend_string *directory,
                          zend_long owner, shmring_t **out)
@@ -145,10 +213,7 @@ static int registry_open(const zend_string *name, const zend_string *directory,
 
     smart_str_append(&key, name);
     smart_str_appendc(&key, '\0');
-    if (directory != NULL) {
-        smart_str_appendc(&key, '/');
-        smart_str_append(&key, directory);
-    }
+    smart_str_append(&key, directory);
     smart_str_appendc(&key, '\0');
     if (owner >= 0) {
         smart_str_append_long(&key, owner);
@@ -158,7 +223,7 @@ static int registry_open(const zend_string *name, const zend_string *directory,
     *out = zend_hash_find_ptr(&SHMRING_G(rings), key.s);
     if (*out == NULL) {
         shmring_open_options_t options = {
-            .directory = directory != NULL ? ZSTR_VAL(directory) : NULL,
+            .directory = ZSTR_VAL(directory),
             .trusted_owner = owner >= 0 ? (uid_t)owner : 0,
             .flags = SHMRING_OPEN_SERIALIZED,
         };
@@ -209,7 +274,24 @@ ZEND_METHOD(Shmring_Ring, __construct)
         RETURN_THROWS();
     }
 
-    rc = registry_open(name, directory, owner_is_null ? -1 : owner, &ring);
+    const char *shown =
+        directory != NULL ? ZSTR_VAL(directory) : SHMRING_DEFAULT_DIRECTORY;
+    zend_string *canonical = directory_canonical(directory);
+    if (canonical == NULL) {
+        zend_throw_exception_ex(exception_class(SHMRING_EBADDIR), SHMRING_EBADDIR,
+                                "cannot open ring '%s': directory '%s': a ring directory "
+                                "path must not contain '..'",
+                                ZSTR_VAL(name), shown);
+        RETURN_THROWS();
+    }
+    rc = registry_open(name, canonical, owner_is_null ? -1 : owner, &ring);
+    zend_string_release(canonical);
+    if (rc != 0 && is_directory_error(rc)) {
+        zend_throw_exception_ex(exception_class(rc), rc,
+                                "cannot open ring '%s': directory '%s': %s",
+                                ZSTR_VAL(name), shown, shmring_strerror(rc));
+        RETURN_THROWS();
+    }
     if (rc != 0) {
         zend_throw_exception_ex(exception_class(rc), rc, "cannot open ring '%s': %s",
                                 ZSTR_VAL(name), shmring_strerror(rc));
@@ -515,8 +597,13 @@ static void preopen_rings(void)
         size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
         if (len > 0) {
             zend_string *name = zend_string_init(list, len, 1);
+            /* The default directory, spelled as directory_canonical() spells it, so
+             * that a worker's `new Shmring\Ring($name)` finds this handle. */
+            zend_string *directory = zend_string_init(
+                SHMRING_DEFAULT_DIRECTORY, sizeof(SHMRING_DEFAULT_DIRECTORY) - 1, 1);
             shmring_t *ring;
-            int rc = registry_open(name, NULL, -1, &ring);
+            int rc = registry_open(name, directory, -1, &ring);
+            zend_string_release(directory);
             if (rc != 0) {
                 php_error_docref(NULL, E_WARNING,
                                  "shmring.preopen: cannot open ring '%s': %s",

@@ -16,6 +16,10 @@ show_exception(fn() => new Shmring\Ring("nul\0byte"));
 show_exception(fn() => new Shmring\Ring('x', "/dev\0/shm"));
 show_exception(fn() => new Shmring\Ring('x', '/nonexistent-shmring-dir'));
 show_exception(fn() => new Shmring\Ring('x', str_repeat('/d', 600)));
+show_exception(fn() => new Shmring\Ring('x', 'rel/x'));
+show_exception(fn() => new Shmring\Ring('x', '/proc'));
+show_exception(fn() => new Shmring\Ring('x', '/etc/passwd'));
+show_exception(fn() => new Shmring\Ring('x', '/dev/shm/../shm'));
 show_exception(fn() => new Shmring\Ring('x', null, -1));
 show_exception(fn() => new Shmring\Ring([]));
 show_exception(fn() => new Shmring\Ring());
@@ -77,8 +81,12 @@ Shmring\InvalidRingException(-1020): cannot open ring '..': invalid ring name
 Shmring\InvalidRingException(-1020): cannot open ring '%s': invalid ring name
 ValueError(0): Shmring\Ring::__construct(): Argument #1 ($name) must not contain any null bytes
 ValueError(0): Shmring\Ring::__construct(): Argument #2 ($directory) must not contain any null bytes
-Shmring\RingNotFoundException(-2): cannot open ring 'x': no such ring
-Shmring\InvalidRingException(-22): cannot open ring 'x': invalid argument
+Shmring\RingNotFoundException(-1032): cannot open ring 'x': directory '/nonexistent-shmring-dir': no such ring directory
+Shmring\InvalidRingException(-1031): cannot open ring 'x': directory '%s': ring directory must be an absolute path of at most 1024 bytes
+Shmring\InvalidRingException(-1031): cannot open ring 'x': directory 'rel/x': ring directory must be an absolute path of at most 1024 bytes
+Shmring\InvalidRingException(-1033): cannot open ring 'x': directory '/proc': not a ring directory (a kernel filesystem such as /proc)
+Shmring\InvalidRingException(-20): cannot open ring 'x': directory '/etc/passwd': Not a directory
+Shmring\InvalidRingException(-1031): cannot open ring 'x': directory '/dev/shm/../shm': a ring directory path must not contain '..'
 ValueError(0): Shmring\Ring::__construct(): Argument #3 ($trustedOwner) must be a uid from 0 to 4294967294
 TypeError(0): Shmring\Ring::__construct(): Argument #1 ($name) must be of type string, array given
 ArgumentCountError(0): Shmring\Ring::__construct() expects at least 1 argument, 0 given

@@ -35,7 +35,8 @@ $c = new Shmring\Ring($ring);
 echo "open after three objects of one ring: ", open_rings(), "\n";
 $mappings = ring_mappings($ring);
 echo "mappings: ", $mappings > 0 ? "some" : "none", "\n";
-// Another directory spelling or trusted owner is another registry entry.
+// The default directory named is the default directory; another trusted owner is
+// another registry entry.
 $d = new Shmring\Ring($ring, '/dev/shm');
 $e = new Shmring\Ring($ring, null, 0);
 echo "open with other options: ", open_rings(), "\n";
@@ -83,7 +84,7 @@ echo "parent: generation ", $c->generation(), ", $bad mismatches\n";
 open before: 0
 open after three objects of one ring: 1
 mappings: some
-open with other options: 3
-open after a failed open: 3
-child: same answers 1, open 3, generation 3, 0 mismatches
+open with other options: 2
+open after a failed open: 2
+child: same answers 1, open 2, generation 3, 0 mismatches
 parent: generation 3, 0 mismatches
