@@ -446,13 +446,13 @@ struct holder {
 };
 
 /*
- * Forks a holder that opens PATH (with FAKE_DIR, a directory of its own, bind-mounted
- * over RING_DIR_PATH first in a mount namespace of its own, as issue 23's squatter
- * does), maps it whole when MAP, keeps the descriptor when KEEP_FD, says so on a pipe
- * and waits until holder_stop().
+ * Forks a holder that opens PATH, maps it whole when MAP, keeps the descriptor when
+ * KEEP_FD, says so on a pipe and waits until holder_stop(). With SQUAT_DIR, it first
+ * mounts a tmpfs of its own over SQUAT_DIR in a mount namespace of its own and writes
+ * PATH there, as issue 23's squatter does (all gone with the holder).
  */
 static struct holder holder_start(const char *path, bool map, bool keep_fd,
-                                  const char *fake_dir, const char *ring_dir_path)
+                                  const char *squat_dir)
 {
     int ready[2], hold[2];
     ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
@@ -463,11 +463,17 @@ static struct holder holder_start(const char *path, bool map, bool keep_fd,
     if (pid == 0) {
         close(ready[0]);
         close(hold[1]);
-        if (fake_dir != NULL &&
-            (unshare(CLONE_NEWNS) != 0 ||
-             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-             mount(fake_dir, ring_dir_path, NULL, MS_BIND, NULL) != 0))
-            _exit(1);
+        if (squat_dir != NULL) {
+            int planted = -1;
+            if (unshare(CLONE_NEWNS) != 0 ||
+                mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                mount("check_ringctl", squat_dir, "tmpfs", 0, "size=64k") != 0 ||
+                (planted = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) <
+                    0 ||
+                write(planted, "planted", 7) != 7)
+                _exit(1);
+            close(planted);
+        }
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0 ||
@@ -559,8 +565,8 @@ static void census_only_mine(char *text, const pid_t *pids, size_t count)
  * readers, show and metrics, text and JSON, with three processes of this test: one
  * that maps superseded version 3 and holds a descriptor on it (counted, with its uid
  * and descriptors), one that only holds a descriptor on it (pins it while mapping
- * nothing: issue 23), and, as root, one that maps a version.1 of its own bind-mounted
- * over the ring's path (listed apart as unverified, its bytes in no figure).
+ * nothing: issue 23), and, as root, one that maps a version.1 of its own in a tmpfs
+ * mounted over the ring's path (listed apart as unverified, its bytes in no figure).
  */
 START_TEST(test_readers_census_output)
 {
@@ -570,19 +576,13 @@ START_TEST(test_readers_census_output)
     ck_assert_int_eq(stat(version, &st), 0);
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t held = ((uint64_t)st.st_size + page - 1) / page * page;
-    struct holder mapper = holder_start(version, true, true, NULL, NULL);
-    struct holder opener = holder_start(version, false, true, NULL, NULL);
-    char fake[TEST_PATH_MAX] = "";
+    struct holder mapper = holder_start(version, true, true, NULL);
+    struct holder opener = holder_start(version, false, true, NULL);
     struct holder squatter = {.pid = 0};
     bool as_root = geteuid() == 0;
-    if (as_root) {
-        snprintf(fake, sizeof(fake), "%s/check_ringctl-fake-%ld",
-                 SHMRING_DEFAULT_DIRECTORY, (long)getpid());
-        ck_assert_int_eq(mkdir(fake, 0700), 0);
-        test_write_file(test_fmt("%s/version.1", fake), "planted");
-        squatter = holder_start(test_object_path(ring, "version.1"), true, false, fake,
+    if (as_root)
+        squatter = holder_start(test_object_path(ring, "version.1"), true, false,
                                 test_ring_path(ring));
-    }
     EXPECT(0, test_fmt("added node-c (id 2) to ring '%s': generation 4\n", ring), "",
            "-r", ring, "add", "node-c", "10.0.0.3:11211");
     const pid_t pids[] = {mapper.pid, opener.pid, squatter.pid};
@@ -692,10 +692,8 @@ START_TEST(test_readers_census_output)
     json_decref(j);
 
     /* Last started first: a holder keeps the pipes of those started before it. */
-    if (as_root) {
+    if (as_root)
         holder_stop(&squatter);
-        test_remove_tree(fake);
-    }
     holder_stop(&opener);
     holder_stop(&mapper);
 }
