@@ -81,16 +81,9 @@ static uint64_t random_state;
 static int kill_step = -1;
 static int kill_signal;
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void crash_hook(enum publish_step step)
 {
-    trace->step_ns[step] = now_ns();
+    trace->step_ns[step] = test_now_ns();
     uatomic_set(&trace->last_step, (int)step);
     if ((int)step == kill_step)
         raise(kill_signal);
@@ -282,7 +275,7 @@ static pid_t spawn_writer(const char *ring_name, unsigned flags,
     if (shmring_writer_open(ring_name, flags, options, &w) != 0)
         _exit(CHILD_OPEN_FAILED);
     trace->open_generation = shmring_writer_generation(w);
-    trace->start_ns = now_ns();
+    trace->start_ns = test_now_ns();
     if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
         _exit(CHILD_PIPE_FAILED);
     if (set != NULL) {
@@ -636,7 +629,7 @@ static long lookups_until(const struct ring_state *s, const struct model *next,
             wrong++;
         last = after;
         count++;
-    } while (now_ns() < deadline && uatomic_read(&trace->last_step) < step);
+    } while (test_now_ns() < deadline && uatomic_read(&trace->last_step) < step);
     ck_assert_int_eq(wrong, 0);
     ck_assert_int_eq(backwards, 0);
     return count;
@@ -683,7 +676,7 @@ START_TEST(test_kill_at_random_instants)
             (int64_t)((r >> 32) %
                       (anchor == PUBLISH_STEP_OPEN_CLEANED ? 300000000 : 3000000));
         lookups += lookups_until(&s, next, INT64_MAX, anchor);
-        lookups += lookups_until(&s, next, now_ns() + delay, PUBLISH_STEP_COUNT);
+        lookups += lookups_until(&s, next, test_now_ns() + delay, PUBLISH_STEP_COUNT);
         ck_assert_int_eq(kill(pid, SIGKILL), 0);
         wait_killed(pid);
         ck_assert_uint_eq(trace->open_generation, s.generation);
@@ -769,26 +762,6 @@ START_TEST(test_kill_at_random_instants)
 END_TEST
 
 /* ---- Kills while a ring is being created or destroyed -------------------- */
-
-/* Sleeps MS milliseconds (at least). */
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-/*
- * Looks up through R until it answers from generation GEN. A handle that could not
- * find its ring retries only after 100 ms, so this polls; the bound (at least 10 s,
- * as each sleep lasts at least 10 ms) only turns a handle that never gets there into
- * a failure rather than a timeout.
- */
-static void wait_for_generation(shmring_t *r, uint64_t gen)
-{
-    for (int i = 0; i < 1000 && shmring_generation(r) != gen; i++)
-        sleep_ms(10);
-    ck_assert_uint_eq(shmring_generation(r), gen);
-}
 
 /* Nothing has the ring's name: readers, status, copies, writers that do not create
  * and destroy all find no ring, and listings do not show it. */
@@ -1078,7 +1051,7 @@ START_TEST(test_kill_while_destroying)
         s.current = next;
         /* The old control object is marked destroyed now (by the destroyer, or by
          * the sweep), so the live reader looks the ring up again. */
-        wait_for_generation(s.live, 1);
+        test_wait_for_generation(s.live, 1);
         check_state(&s);
         shmring_close(s.live);
         ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);

@@ -18,15 +18,6 @@
 
 #define SAMPLE_KEYS 20000
 
-static shmring_nodeset_t *parse(const char *text)
-{
-    shmring_nodeset_t *set;
-    shmring_json_error_t error;
-    int rc = shmring_nodeset_from_json(text, strlen(text), NULL, &set, &error);
-    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
-    return set;
-}
-
 static uint64_t fingerprint_of_set(const shmring_nodeset_t *set)
 {
     shmring_snapshot_t *snapshot = test_snapshot(set);
@@ -38,7 +29,7 @@ static uint64_t fingerprint_of_set(const shmring_nodeset_t *set)
 
 static uint64_t fingerprint_of(const char *text)
 {
-    shmring_nodeset_t *set = parse(text);
+    shmring_nodeset_t *set = test_parse_json(text, NULL);
     uint64_t fingerprint = fingerprint_of_set(set);
     shmring_nodeset_free(set);
     return fingerprint;
@@ -47,7 +38,8 @@ static uint64_t fingerprint_of(const char *text)
 /* Whether the snapshots of A and B give every sampled key the same node id. */
 static bool same_answers(const char *a, const char *b)
 {
-    shmring_nodeset_t *set_a = parse(a), *set_b = parse(b);
+    shmring_nodeset_t *set_a = test_parse_json(a, NULL),
+                      *set_b = test_parse_json(b, NULL);
     shmring_snapshot_t *snapshot_a = test_snapshot(set_a);
     shmring_snapshot_t *snapshot_b = test_snapshot(set_b);
     bool same = true;
@@ -164,7 +156,7 @@ START_TEST(test_order_and_history_do_not_count)
         ck_assert_uint_eq(fingerprint_of(abc), fingerprint_of(cab));
         ck_assert(same_answers(abc, cab));
 
-        shmring_nodeset_t *set = parse(abc);
+        shmring_nodeset_t *set = test_parse_json(abc, NULL);
         uint64_t fresh = fingerprint_of_set(set);
         shmring__nodeset_set_next_id(set, 5000);
         ck_assert_uint_eq(fingerprint_of_set(set), fresh);
@@ -358,7 +350,7 @@ START_TEST(test_nginx_down_node_order_changes_answers)
 #undef NGINX_OTHER
     ck_assert(!same_answers(down_first, up_first));
     ck_assert_uint_ne(fingerprint_of(down_first), fingerprint_of(up_first));
-    shmring_nodeset_t *set = parse(down_first);
+    shmring_nodeset_t *set = test_parse_json(down_first, NULL);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     double shares[4];
     ck_assert_int_eq(shmring_snapshot_shares(snapshot, shares, 4), 0);

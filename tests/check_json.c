@@ -46,16 +46,6 @@ static const char example_written[] = "{\n"
 static char untouched;
 #define UNTOUCHED ((shmring_nodeset_t *)(void *)&untouched)
 
-static shmring_nodeset_t *parse_ok(const char *text, const shmring_params_t *base)
-{
-    shmring_nodeset_t *set = UNTOUCHED;
-    shmring_json_error_t error;
-    int rc = shmring_nodeset_from_json(text, strlen(text), base, &set, &error);
-    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
-    ck_assert_ptr_ne(set, UNTOUCHED);
-    return set;
-}
-
 /* Parses TEXT, expecting CODE and the one-line message TEXT_WANTED. */
 static void parse_fails_with(const char *text, const shmring_params_t *base, int code,
                              int line, int column, const char *text_wanted)
@@ -139,7 +129,7 @@ __attribute__((format(printf, 3, 4))) static void format_into(char *buf, size_t 
 
 START_TEST(test_parse_example)
 {
-    shmring_nodeset_t *set = parse_ok(example, NULL);
+    shmring_nodeset_t *set = test_parse_json(example, NULL);
     check_params(set, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, 160, 65537);
     ck_assert_uint_eq(shmring_nodeset_count(set), 2);
     check_node(set, 0, 0, "cache-a", "10.0.1.1:11211", 600, SHMRING_STATE_UP);
@@ -150,7 +140,7 @@ END_TEST
 
 START_TEST(test_parse_node_defaults)
 {
-    shmring_nodeset_t *set = parse_ok(
+    shmring_nodeset_t *set = test_parse_json(
         "{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"b\", \"state\": \"up\"}]}", NULL);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, SHMRING_DEFAULT_VNODES,
                  0);
@@ -167,18 +157,19 @@ START_TEST(test_parse_params_from_base)
                              .hash = SHMRING_HASH_MURMUR3,
                              .vnodes = 10,
                              .table_size = 131071};
-    shmring_nodeset_t *set = parse_ok("{\"nodes\": [{\"name\": \"a\"}]}", &base);
+    shmring_nodeset_t *set = test_parse_json("{\"nodes\": [{\"name\": \"a\"}]}", &base);
     check_params(set, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_MURMUR3, 10, 131071);
     shmring_nodeset_free(set);
 
     /* Fields the text gives win over the base's, one by one. */
-    set = parse_ok("{\"vnodes\": 20, \"nodes\": []}", &base);
+    set = test_parse_json("{\"vnodes\": 20, \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_MURMUR3, 20, 131071);
     shmring_nodeset_free(set);
-    set = parse_ok("{\"hash\": \"fnv1a\", \"table_size\": 0, \"nodes\": []}", &base);
+    set =
+        test_parse_json("{\"hash\": \"fnv1a\", \"table_size\": 0, \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_FNV1A, 10, 0);
     shmring_nodeset_free(set);
-    set = parse_ok("{\"algorithm\": \"ring\", \"nodes\": []}", &base);
+    set = test_parse_json("{\"algorithm\": \"ring\", \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_MURMUR3, 10, 131071);
     shmring_nodeset_free(set);
 }
@@ -190,11 +181,11 @@ START_TEST(test_parse_hash_fallback)
     shmring_params_t base;
     shmring_params_default(&base);
     shmring_nodeset_t *set =
-        parse_ok("{\"algorithm\": \"ketama\", \"nodes\": []}", &base);
+        test_parse_json("{\"algorithm\": \"ketama\", \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, SHMRING_DEFAULT_VNODES,
                  0);
     shmring_nodeset_free(set);
-    set = parse_ok("{\"algorithm\": \"ketama\", \"nodes\": []}", NULL);
+    set = test_parse_json("{\"algorithm\": \"ketama\", \"nodes\": []}", NULL);
     check_params(set, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, SHMRING_DEFAULT_VNODES,
                  0);
     shmring_nodeset_free(set);
@@ -202,13 +193,13 @@ START_TEST(test_parse_hash_fallback)
     /* A base hash the algorithm can use is kept, even a non-default one. */
     base.algorithm = SHMRING_ALGORITHM_KETAMA;
     base.hash = SHMRING_HASH_MD5;
-    set = parse_ok("{\"algorithm\": \"ring\", \"nodes\": []}", &base);
+    set = test_parse_json("{\"algorithm\": \"ring\", \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_MD5, SHMRING_DEFAULT_VNODES,
                  0);
     shmring_nodeset_free(set);
     base.algorithm = SHMRING_ALGORITHM_RING;
     base.hash = SHMRING_HASH_CRC32;
-    set = parse_ok("{\"algorithm\": \"maglev\", \"nodes\": []}", &base);
+    set = test_parse_json("{\"algorithm\": \"maglev\", \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_CRC32,
                  SHMRING_DEFAULT_VNODES, 0);
     shmring_nodeset_free(set);
@@ -217,7 +208,7 @@ END_TEST
 
 START_TEST(test_parse_empty_nodes)
 {
-    shmring_nodeset_t *set = parse_ok("{\"nodes\": []}", NULL);
+    shmring_nodeset_t *set = test_parse_json("{\"nodes\": []}", NULL);
     ck_assert_uint_eq(shmring_nodeset_count(set), 0);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, SHMRING_DEFAULT_VNODES,
                  0);
@@ -239,7 +230,7 @@ START_TEST(test_parse_order_and_limits)
         "{\"name\": \"%s\", \"address\": \"%s\"},"
         "{\"name\": \"caf\\u00e9 \\\"\\\\/\", \"address\": \"\xe6\x97\xa5\"}]}",
         name, repeat('a', 255));
-    shmring_nodeset_t *set = parse_ok(text, NULL);
+    shmring_nodeset_t *set = test_parse_json(text, NULL);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 65535, 0);
     ck_assert_uint_eq(shmring_nodeset_count(set), 5);
     check_node(set, 0, 0, "c", "c", 65535, SHMRING_STATE_UP);
@@ -249,7 +240,7 @@ START_TEST(test_parse_order_and_limits)
     check_node(set, 4, 4, "caf\xc3\xa9 \"\\/", "\xe6\x97\xa5", 1, SHMRING_STATE_UP);
     shmring_nodeset_free(set);
 
-    set = parse_ok("{\"vnodes\": 1, \"nodes\": []}", NULL);
+    set = test_parse_json("{\"vnodes\": 1, \"nodes\": []}", NULL);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 1, 0);
     shmring_nodeset_free(set);
 }
@@ -457,7 +448,7 @@ START_TEST(test_error_duplicate_name)
                 "nodes[4].name: duplicate node name \"cache-a\"");
     /* Names are compared byte for byte: "A" and "a" are two nodes. */
     shmring_nodeset_t *set =
-        parse_ok("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"A\"}]}", NULL);
+        test_parse_json("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"A\"}]}", NULL);
     ck_assert_uint_eq(shmring_nodeset_count(set), 2);
     shmring_nodeset_free(set);
 }
@@ -467,9 +458,9 @@ END_TEST
 START_TEST(test_parse_given_ids)
 {
     shmring_nodeset_t *set =
-        parse_ok("{\"nodes\": [{\"name\": \"a\", \"id\": 4}, {\"name\": \"b\"}, "
-                 "{\"id\": 2, \"name\": \"c\"}, {\"name\": \"d\"}]}",
-                 NULL);
+        test_parse_json("{\"nodes\": [{\"name\": \"a\", \"id\": 4}, {\"name\": \"b\"}, "
+                        "{\"id\": 2, \"name\": \"c\"}, {\"name\": \"d\"}]}",
+                        NULL);
     check_node(set, 0, 4, "a", "a", 1, SHMRING_STATE_UP);
     check_node(set, 1, 5, "b", "b", 1, SHMRING_STATE_UP);
     check_node(set, 2, 2, "c", "c", 1, SHMRING_STATE_UP);
@@ -480,7 +471,7 @@ START_TEST(test_parse_given_ids)
     shmring_nodeset_free(set);
 
     /* The largest id there is. */
-    set = parse_ok("{\"nodes\": [{\"name\": \"a\", \"id\": 4294967294}]}", NULL);
+    set = test_parse_json("{\"nodes\": [{\"name\": \"a\", \"id\": 4294967294}]}", NULL);
     check_node(set, 0, UINT32_MAX - 1, "a", "a", 1, SHMRING_STATE_UP);
     shmring_nodeset_free(set);
 }
@@ -581,7 +572,7 @@ START_TEST(test_error_table_size)
                     "table_size: must be a prime number up to 16777216, or 0 for the "
                     "default");
     }
-    shmring_nodeset_t *set = parse_ok(
+    shmring_nodeset_t *set = test_parse_json(
         "{\"algorithm\": \"maglev\", \"table_size\": 16777213, \"nodes\": []}", NULL);
     check_params(set, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3, SHMRING_DEFAULT_VNODES,
                  16777213);
@@ -596,7 +587,7 @@ START_TEST(test_envoy_ring_sizes)
                                "\"min_ring_size\": 12, \"max_ring_size\": 24, "
                                "\"nodes\": [{\"name\": \"a\", \"address\": "
                                "\"127.0.0.1:80\", \"hash_key\": \"k\"}]}";
-    shmring_nodeset_t *set = parse_ok(text, NULL);
+    shmring_nodeset_t *set = test_parse_json(text, NULL);
     shmring_params_t params;
     shmring_nodeset_params(set, &params);
     ck_assert_int_eq(params.algorithm, SHMRING_ALGORITHM_ENVOY_RING);
@@ -607,7 +598,7 @@ START_TEST(test_envoy_ring_sizes)
     ck_assert_int_eq(shmring_nodeset_to_json(set, &dumped), 0);
     ck_assert_ptr_nonnull(strstr(dumped, "\"min_ring_size\": 12,"));
     ck_assert_ptr_nonnull(strstr(dumped, "\"max_ring_size\": 24,"));
-    shmring_nodeset_t *again = parse_ok(dumped, NULL);
+    shmring_nodeset_t *again = test_parse_json(dumped, NULL);
     shmring_nodeset_params(again, &params);
     ck_assert_uint_eq(params.min_ring_size, 12);
     ck_assert_uint_eq(params.max_ring_size, 24);
@@ -616,7 +607,7 @@ START_TEST(test_envoy_ring_sizes)
     shmring_nodeset_free(set);
 
     /* Without a hash, envoy-ring takes Envoy's xxh64. */
-    set = parse_ok("{\"algorithm\": \"envoy-maglev\", \"nodes\": []}", NULL);
+    set = test_parse_json("{\"algorithm\": \"envoy-maglev\", \"nodes\": []}", NULL);
     shmring_nodeset_params(set, &params);
     ck_assert_int_eq(params.hash, SHMRING_HASH_XXH64);
     ck_assert_int_eq(shmring_nodeset_to_json(set, &dumped), 0);
@@ -677,7 +668,7 @@ START_TEST(test_error_bad_base)
     parse_fails_with("{\"nodes\": []}", &base, SHMRING_EINVAL, 0, 0,
                      "base parameters: vnodes must be an integer from 1 to 65535");
     /* What the text gives replaces the bad base value. */
-    shmring_nodeset_t *set = parse_ok("{\"vnodes\": 5, \"nodes\": []}", &base);
+    shmring_nodeset_t *set = test_parse_json("{\"vnodes\": 5, \"nodes\": []}", &base);
     check_params(set, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 5, 0);
     shmring_nodeset_free(set);
 }
@@ -774,7 +765,7 @@ START_TEST(test_error_out_of_memory_reading)
      * error of lex_save() and then reads past its buffer (akheron/jansson#362). So
      * only the module's own allocations fail here. */
     json_set_alloc_funcs(jansson_malloc, jansson_free);
-    shmring_nodeset_t *set = parse_ok(example, NULL);
+    shmring_nodeset_t *set = test_parse_json(example, NULL);
     shmring_nodeset_free(set);
     for (long n = 0;; n++) {
         long alive = blocks_alive;
@@ -810,7 +801,7 @@ END_TEST
 START_TEST(test_error_out_of_memory_writing)
 {
     json_set_alloc_funcs(malloc, free);
-    shmring_nodeset_t *set = parse_ok(example, NULL);
+    shmring_nodeset_t *set = test_parse_json(example, NULL);
     free(write_ok(set));
     for (long n = 0;; n++) {
         long alive = blocks_alive;
@@ -842,7 +833,7 @@ END_TEST
 
 START_TEST(test_roundtrip_example_text)
 {
-    shmring_nodeset_t *set = parse_ok(example, NULL);
+    shmring_nodeset_t *set = test_parse_json(example, NULL);
     char *text = write_ok(set);
     ck_assert_str_eq(text, example_written);
     free(text);
@@ -861,7 +852,7 @@ START_TEST(test_roundtrip_empty_and_default_table)
                            "  \"vnodes\": 160,\n"
                            "  \"nodes\": []\n"
                            "}\n");
-    shmring_nodeset_t *again = parse_ok(text, NULL);
+    shmring_nodeset_t *again = test_parse_json(text, NULL);
     ck_assert_uint_eq(shmring_nodeset_count(again), 0);
     check_params(again, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 160, 0);
     free(text);
@@ -874,7 +865,7 @@ END_TEST
 static void check_roundtrip(const shmring_nodeset_t *set)
 {
     char *text = write_ok(set);
-    shmring_nodeset_t *again = parse_ok(text, NULL);
+    shmring_nodeset_t *again = test_parse_json(text, NULL);
     char *text_again = write_ok(again);
     ck_assert_str_eq(text_again, text);
 
@@ -957,7 +948,7 @@ START_TEST(test_roundtrip_ignores_base)
                              .hash = SHMRING_HASH_CRC32,
                              .vnodes = 3,
                              .table_size = 0};
-    shmring_nodeset_t *again = parse_ok(text, &base);
+    shmring_nodeset_t *again = test_parse_json(text, &base);
     check_params(again, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5,
                  SHMRING_DEFAULT_VNODES, 0);
     char *text_again = write_ok(again);
@@ -980,7 +971,7 @@ START_TEST(test_roundtrip_maglev_default_table_over_other_base)
                              .hash = SHMRING_HASH_XXH3,
                              .vnodes = SHMRING_DEFAULT_VNODES,
                              .table_size = 101};
-    shmring_nodeset_t *again = parse_ok(text, &base);
+    shmring_nodeset_t *again = test_parse_json(text, &base);
     check_params(again, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3,
                  SHMRING_DEFAULT_VNODES, 0);
     char *text_again = write_ok(again);

@@ -258,15 +258,6 @@ START_TEST(inherit_ids_stops_at_id_limit)
 }
 END_TEST
 
-static shmring_nodeset_t *parse_set(const char *text)
-{
-    shmring_nodeset_t *set;
-    shmring_json_error_t error;
-    int rc = shmring_nodeset_from_json(text, strlen(text), NULL, &set, &error);
-    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
-    return set;
-}
-
 /* Ids a file gives win over inherited ones; a staying node keeps its id only when no
  * given id took it. */
 START_TEST(inherit_ids_keeps_given_ids)
@@ -276,9 +267,11 @@ START_TEST(inherit_ids_keeps_given_ids)
     add_node(previous, "b", 1);
     add_node(previous, "c", 2);
 
-    shmring_nodeset_t *set = parse_set("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, "
-                                       "{\"name\": \"b\"}, {\"name\": \"c\", \"id\": 1}, "
-                                       "{\"name\": \"x\"}]}");
+    shmring_nodeset_t *set =
+        test_parse_json("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, "
+                        "{\"name\": \"b\"}, {\"name\": \"c\", \"id\": 1}, "
+                        "{\"name\": \"x\"}]}",
+                        NULL);
     ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
     char *text = describe(set);
     ck_assert_str_eq(text, "0 0 160 0\n"
@@ -290,7 +283,8 @@ START_TEST(inherit_ids_keeps_given_ids)
     add_node(set, "y", 10);
     shmring_nodeset_free(set);
 
-    set = parse_set("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, {\"name\": \"b\"}]}");
+    set = test_parse_json(
+        "{\"nodes\": [{\"name\": \"a\", \"id\": 7}, {\"name\": \"b\"}]}", NULL);
     ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
     text = describe(set);
     ck_assert_str_eq(text, "0 0 160 0\n7 1 0 'a' 'a'\n1 1 0 'b' 'b'\n");

@@ -9,15 +9,6 @@
 #include "test_expect.h"
 #include "test_support.h"
 
-static shmring_nodeset_t *parse(const char *text)
-{
-    shmring_nodeset_t *set;
-    shmring_json_error_t error;
-    int rc = shmring_nodeset_from_json(text, strlen(text), NULL, &set, &error);
-    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
-    return set;
-}
-
 static shmring_nodeset_diff_t *diff_of(const shmring_nodeset_t *before,
                                        const shmring_nodeset_t *after)
 {
@@ -49,7 +40,8 @@ static void check_difference(const shmring_nodeset_diff_t *diff, size_t index,
 START_TEST(test_same_sets_have_no_difference)
 {
     const char *text = "{\"nodes\": [{\"name\": \"a\", \"id\": 3}, {\"name\": \"b\"}]}";
-    shmring_nodeset_t *before = parse(text), *after = parse(text);
+    shmring_nodeset_t *before = test_parse_json(text, NULL),
+                      *after = test_parse_json(text, NULL);
     shmring_nodeset_diff_t *diff = diff_of(before, after);
     ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 0);
     shmring_difference_counts_t counts;
@@ -73,22 +65,24 @@ END_TEST
 START_TEST(test_every_kind_in_order)
 {
     shmring_nodeset_t *before =
-        parse("{\"algorithm\": \"ring\", \"vnodes\": 100, \"nodes\": ["
-              "{\"name\": \"gone\", \"id\": 0},"
-              "{\"name\": \"same\", \"id\": 1, \"address\": \"x\"},"
-              "{\"name\": \"moved\", \"id\": 2, \"address\": \"10.0.0.1\"},"
-              "{\"name\": \"heavier\", \"id\": 3},"
-              "{\"name\": \"renumbered\", \"id\": 4},"
-              "{\"name\": \"also-gone\", \"id\": 5}]}");
-    shmring_nodeset_t *after =
-        parse("{\"algorithm\": \"maglev\", \"hash\": \"murmur3\", \"vnodes\": 100, "
-              "\"nodes\": ["
-              "{\"name\": \"new\", \"id\": 9},"
-              "{\"name\": \"same\", \"id\": 1, \"address\": \"x\"},"
-              "{\"name\": \"moved\", \"id\": 2, \"address\": \"10.0.0.2\", "
-              "\"state\": \"down\"},"
-              "{\"name\": \"heavier\", \"id\": 3, \"weight\": 5},"
-              "{\"name\": \"renumbered\", \"id\": 7}]}");
+        test_parse_json("{\"algorithm\": \"ring\", \"vnodes\": 100, \"nodes\": ["
+                        "{\"name\": \"gone\", \"id\": 0},"
+                        "{\"name\": \"same\", \"id\": 1, \"address\": \"x\"},"
+                        "{\"name\": \"moved\", \"id\": 2, \"address\": \"10.0.0.1\"},"
+                        "{\"name\": \"heavier\", \"id\": 3},"
+                        "{\"name\": \"renumbered\", \"id\": 4},"
+                        "{\"name\": \"also-gone\", \"id\": 5}]}",
+                        NULL);
+    shmring_nodeset_t *after = test_parse_json(
+        "{\"algorithm\": \"maglev\", \"hash\": \"murmur3\", \"vnodes\": 100, "
+        "\"nodes\": ["
+        "{\"name\": \"new\", \"id\": 9},"
+        "{\"name\": \"same\", \"id\": 1, \"address\": \"x\"},"
+        "{\"name\": \"moved\", \"id\": 2, \"address\": \"10.0.0.2\", "
+        "\"state\": \"down\"},"
+        "{\"name\": \"heavier\", \"id\": 3, \"weight\": 5},"
+        "{\"name\": \"renumbered\", \"id\": 7}]}",
+        NULL);
     shmring_nodeset_diff_t *diff = diff_of(before, after);
     ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 7);
     check_difference(diff, 0, SHMRING_DIFFERENCE_PARAMS,
@@ -127,9 +121,12 @@ END_TEST
 /* Table size and vnodes are compared as the node sets hold them. */
 START_TEST(test_params_fields)
 {
-    shmring_nodeset_t *before = parse("{\"algorithm\": \"maglev\", \"nodes\": []}");
-    shmring_nodeset_t *after = parse("{\"algorithm\": \"maglev\", \"vnodes\": 7, "
-                                     "\"table_size\": 65537, \"nodes\": []}");
+    shmring_nodeset_t *before =
+        test_parse_json("{\"algorithm\": \"maglev\", \"nodes\": []}", NULL);
+    shmring_nodeset_t *after =
+        test_parse_json("{\"algorithm\": \"maglev\", \"vnodes\": 7, "
+                        "\"table_size\": 65537, \"nodes\": []}",
+                        NULL);
     shmring_nodeset_diff_t *diff = diff_of(before, after);
     ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 1);
     check_difference(diff, 0, SHMRING_DIFFERENCE_PARAMS,
@@ -158,7 +155,7 @@ static shmring_nodeset_t *ordered_set(const char *algorithm, const char *nodes)
                                  n == nodes ? "" : ", ", node_json[*n - 'a']);
     }
     snprintf(text + used, sizeof(text) - used, "]}");
-    return parse(text);
+    return test_parse_json(text, NULL);
 }
 
 /*
@@ -212,11 +209,12 @@ END_TEST
 START_TEST(test_order)
 {
     shmring_nodeset_t *abc = ordered_set("ketama", "abc");
-    shmring_nodeset_t *xac =
-        parse("{\"algorithm\": \"ketama\", \"nodes\": [{\"name\": \"x\", \"id\": 5}, "
-              "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
-              "\"weight\": 2}, {\"name\": \"c\", \"id\": 2, \"address\": "
-              "\"10.0.0.3:11211\", \"state\": \"down\"}]}");
+    shmring_nodeset_t *xac = test_parse_json(
+        "{\"algorithm\": \"ketama\", \"nodes\": [{\"name\": \"x\", \"id\": 5}, "
+        "{\"name\": \"a\", \"id\": 0, \"address\": \"10.0.0.1:11211\", "
+        "\"weight\": 2}, {\"name\": \"c\", \"id\": 2, \"address\": "
+        "\"10.0.0.3:11211\", \"state\": \"down\"}]}",
+        NULL);
     shmring_nodeset_diff_t *diff = diff_of(abc, xac);
     ck_assert_uint_eq(shmring_nodeset_diff_count(diff), 2);
     check_difference(diff, 0, SHMRING_DIFFERENCE_ADDED, 0, NULL, "x");

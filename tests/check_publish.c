@@ -28,18 +28,10 @@ static void setup(void)
     snprintf(ring, sizeof(ring), "%s", test_ring_name("publish"));
 }
 
-/* The path of RING's version GENERATION (a static buffer). */
-static const char *version_path(uint64_t generation)
-{
-    char name[FILE_NAME_MAX];
-    shmring__version_file(generation, name);
-    return test_object_path(ring, name);
-}
-
 static bool version_exists(uint64_t generation)
 {
     struct stat st;
-    return stat(version_path(generation), &st) == 0;
+    return stat(test_version_path(ring, generation), &st) == 0;
 }
 
 static void teardown(void)
@@ -90,7 +82,7 @@ START_TEST(test_publish_swaps_versions)
     ck_assert(version_exists(1));
 
     /* Map version 1 the way a reader does, then supersede it. */
-    int fd = open(version_path(1), O_RDONLY | O_CLOEXEC);
+    int fd = open(test_version_path(ring, 1), O_RDONLY | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
     struct stat st;
     ck_assert_int_eq(fstat(fd, &st), 0);
@@ -224,7 +216,7 @@ START_TEST(test_orphans_removed_by_next_writer)
     /* What a writer killed mid-publish leaves: an unpublished next version, and a
      * stale one it had not unlinked yet. */
     for (uint64_t gen = 0; gen <= 2; gen += 2) {
-        int fd = open(version_path(gen == 0 ? 7 : gen),
+        int fd = open(test_version_path(ring, gen == 0 ? 7 : gen),
                       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         ck_assert_int_ge(fd, 0);
         close(fd);
@@ -274,35 +266,10 @@ START_TEST(test_writer_nodeset_round_trip)
 }
 END_TEST
 
-/* Runs FN in a child process as user UID and group GID, in no other group, and
- * returns what FN returned. */
-static int as_user(uid_t uid, gid_t gid, int (*fn)(void))
-{
-    int result_pipe[2];
-    ck_assert_int_eq(pipe(result_pipe), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(result_pipe[0]);
-        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
-            _exit(100);
-        int result = fn();
-        _exit(write(result_pipe[1], &result, sizeof(result)) == sizeof(result) ? 0 : 101);
-    }
-    close(result_pipe[1]);
-    int result = 1;
-    ck_assert_int_eq(read(result_pipe[0], &result, sizeof(result)), sizeof(result));
-    close(result_pipe[0]);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
-    return result;
-}
-
 /* Runs FN in a child process as user and group "nobody". */
 static int as_other_user(int (*fn)(void))
 {
-    return as_user(65534, 65534, fn);
+    return test_as_user(TEST_NOBODY, TEST_NOBODY, fn);
 }
 
 static int try_read(void)
@@ -415,7 +382,7 @@ START_TEST(test_only_four_modes)
         ck_assert_int_eq(st.st_size, CONTROL_SIZE);
         ck_assert_int_eq(lstat(test_object_path(ring, LOCK_FILE), &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, 0600);
-        ck_assert_int_eq(lstat(version_path(1), &st), 0);
+        ck_assert_int_eq(lstat(test_version_path(ring, 1), &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, valid[i].mode & 0444);
         shmring_writer_close(w);
         ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
@@ -880,12 +847,12 @@ START_TEST(test_private_squat_is_foreign)
     ck_assert_int_eq(mkdir(test_ring_path(ring), 0700), 0);
     ck_assert_int_eq(chown(test_ring_path(ring), 65534, 65534), 0);
     /* uid 1 (daemon) is the would-be owner; nobody squats. */
-    ck_assert_int_eq(as_user(1, 1, try_create), SHMRING_EOWNER);
-    ck_assert_int_eq(as_user(1, 1, try_exclusive_create), SHMRING_EOWNER);
-    ck_assert_int_eq(as_user(1, 1, try_write), SHMRING_EOWNER);
-    ck_assert_int_eq(as_user(1, 1, try_destroy), SHMRING_EOWNER);
-    ck_assert_int_eq(as_user(1, 1, try_read), SHMRING_EOWNER);
-    ck_assert_int_eq(as_user(1, 1, try_status), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_create), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_exclusive_create), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_write), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_destroy), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_read), SHMRING_EOWNER);
+    ck_assert_int_eq(test_as_user(1, 1, try_status), SHMRING_EOWNER);
     /* Root enters it, and does not trust nobody either. */
     ck_assert_int_eq(try_read(), SHMRING_EOWNER);
     struct stat st;
@@ -995,7 +962,7 @@ START_TEST(test_permissions)
     ck_assert_uint_eq(status.mode, 0640);
     ck_assert_uint_eq(status.group, 0);
     struct stat st;
-    ck_assert_int_eq(stat(version_path(1), &st), 0);
+    ck_assert_int_eq(stat(test_version_path(ring, 1), &st), 0);
     /* Versions are read-only, even for the owner: readers trust what they validated. */
     ck_assert_uint_eq(st.st_mode & 07777, 0440);
 
@@ -1018,7 +985,7 @@ START_TEST(test_permissions)
     ck_assert_uint_eq(publish_nodes(w, 3), 1);
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.group, 65534);
-    ck_assert_int_eq(stat(version_path(1), &st), 0);
+    ck_assert_int_eq(stat(test_version_path(ring, 1), &st), 0);
     ck_assert_uint_eq(st.st_gid, 65534);
     ck_assert_int_eq(as_other_user(try_read), 0);
     ck_assert_int_eq(as_other_user(try_status), 0);
@@ -1095,7 +1062,7 @@ START_TEST(test_version_with_another_owner_refused)
     shmring_writer_t *w;
     ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
     ck_assert_uint_eq(publish_nodes(w, 3), 1);
-    ck_assert_int_eq(chown(version_path(1), 65534, 65534), 0);
+    ck_assert_int_eq(chown(test_version_path(ring, 1), 65534, 65534), 0);
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), SHMRING_EOWNER);
     shmring_writer_close(w);

@@ -47,25 +47,6 @@ static uint64_t publish(shmring_nodeset_t *set)
     return gen;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-/*
- * Looks up through R until it answers from generation GEN. A handle retries a
- * generation it could not use only after 100 ms, so this polls; the bound (at least
- * 10 s, as each sleep lasts at least 10 ms) only turns a handle that never gets
- * there into a failure rather than a timeout.
- */
-static void wait_for_generation(shmring_t *r, uint64_t gen)
-{
-    for (int i = 0; i < 1000 && shmring_generation(r) != gen; i++)
-        sleep_ms(10);
-    ck_assert_uint_eq(shmring_generation(r), gen);
-}
-
 START_TEST(test_open_errors)
 {
     shmring_t *r = NULL;
@@ -324,14 +305,6 @@ START_TEST(test_follows_new_versions)
 }
 END_TEST
 
-/* The path of the ring's version GEN (a static buffer). */
-static const char *version_path(uint64_t gen)
-{
-    char name[FILE_NAME_MAX];
-    shmring__version_file(gen, name);
-    return test_object_path(ring, name);
-}
-
 /* Stores GEN into the ring's control object, bypassing the publisher. */
 static void store_generation(uint64_t gen)
 {
@@ -349,7 +322,8 @@ static void store_generation(uint64_t gen)
  * writer could, bypassing the publisher. */
 static void publish_raw_mode(uint64_t gen, const void *bytes, size_t size, mode_t mode)
 {
-    int fd = open(version_path(gen), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd =
+        open(test_version_path(ring, gen), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, bytes, size), (ssize_t)size);
     ck_assert_int_eq(fchmod(fd, mode), 0);
@@ -366,7 +340,7 @@ static void publish_raw(uint64_t gen, const void *bytes, size_t size)
 /* Sets the owner of version GEN of the ring (as root only). */
 static void chown_version(uint64_t gen, uid_t owner)
 {
-    ck_assert_int_eq(chown(version_path(gen), owner, (gid_t)-1), 0);
+    ck_assert_int_eq(chown(test_version_path(ring, gen), owner, (gid_t)-1), 0);
 }
 
 /*
@@ -441,9 +415,9 @@ START_TEST(test_refuses_hostile_versions)
      * version, a FIFO (opening it must not block), a directory. */
     for (int kind = 0; kind < 3; kind++, gen++) {
         char path[600];
-        snprintf(path, sizeof(path), "%s", version_path(gen));
+        snprintf(path, sizeof(path), "%s", test_version_path(ring, gen));
         if (kind == 0)
-            ck_assert_int_eq(symlink(version_path(1), path), 0);
+            ck_assert_int_eq(symlink(test_version_path(ring, 1), path), 0);
         else if (kind == 1)
             ck_assert_int_eq(mkfifo(path, 0444), 0);
         else
@@ -495,9 +469,9 @@ START_TEST(test_keeps_last_good_version)
     ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_ECHECKSUM);
 
     /* A version that vanished before the reader could open it. */
-    ck_assert_int_eq(unlink(version_path(2)), 0);
+    ck_assert_int_eq(unlink(test_version_path(ring, 2)), 0);
     publish_raw(3, bytes, 10);
-    ck_assert_int_eq(unlink(version_path(3)), 0);
+    ck_assert_int_eq(unlink(test_version_path(ring, 3)), 0);
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
     ck_assert_uint_eq(after.id, before.id);
     ck_assert_uint_eq(shmring_generation(r), 1);
@@ -508,7 +482,7 @@ START_TEST(test_keeps_last_good_version)
     ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, before.name, SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 4);
-    wait_for_generation(r, 4);
+    test_wait_for_generation(r, 4);
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &after), 0);
     ck_assert_uint_ne(after.id, before.id);
     shmring_nodeset_free(set);
@@ -580,13 +554,13 @@ START_TEST(test_status_names_a_bad_version)
     ck_assert_int_le(status.failed_at_ns, tried_before);
 
     /* A good publication after it: the handle switches and the failure is gone. */
-    ck_assert_int_eq(unlink(version_path(2)), 0);
+    ck_assert_int_eq(unlink(test_version_path(ring, 2)), 0);
     shmring_writer_close(writer);
     ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 3);
     int64_t switched_after = unix_coarse_ns();
-    wait_for_generation(r, 3);
+    test_wait_for_generation(r, 3);
     int64_t switched_before = unix_coarse_ns();
     ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
     shmring_status(r, &status);
@@ -636,7 +610,7 @@ START_TEST(test_survives_destroy_and_recreate)
     shmring_nodeset_t *other =
         test_nodeset(1, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
     ck_assert_uint_eq(publish(other), 1);
-    wait_for_generation(r, 1);
+    test_wait_for_generation(r, 1);
     ck_assert_int_eq(shmring_lookup(r, "k", 1, &node), 0);
     ck_assert_str_eq(node.name, "node-0");
     shmring_nodeset_free(set);
@@ -644,19 +618,6 @@ START_TEST(test_survives_destroy_and_recreate)
     shmring_close(r);
 }
 END_TEST
-
-/* Counts this process's mappings of RING's objects. */
-static int ring_mappings(void)
-{
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char line[1024], needle[600];
-    snprintf(needle, sizeof(needle), "%s/", test_ring_path(ring));
-    int count = 0;
-    while (fgets(line, sizeof(line), maps) != NULL)
-        count += strstr(line, needle) != NULL;
-    fclose(maps);
-    return count;
-}
 
 /* Counts this process's open file descriptors. */
 static int open_fds(void)
@@ -674,7 +635,7 @@ START_TEST(test_old_mappings_released)
     shmring_nodeset_t *set = test_nodeset(20, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
     publish(set);
     /* The writer in this process maps the control object too. */
-    int baseline = ring_mappings();
+    int baseline = test_ring_mappings(ring);
     int fds = open_fds();
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), 0);
@@ -692,11 +653,11 @@ START_TEST(test_old_mappings_released)
     ck_assert_int_eq(failures, 0);
     ck_assert_uint_eq(shmring_generation(r), (uint64_t)publications + 1);
     /* The control object and the current version: nothing older stays mapped. */
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     /* A reader keeps no descriptor open: objects are mapped, then closed. */
     ck_assert_int_eq(open_fds(), fds);
     shmring_close(r);
-    ck_assert_int_eq(ring_mappings(), baseline);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline);
     ck_assert_int_eq(open_fds(), fds);
     shmring_nodeset_free(set);
 }
@@ -773,7 +734,7 @@ START_TEST(test_threads_share_one_handle)
     answers(a, t->answer_a);
     answers(b, t->answer_b);
     publish(a);
-    int baseline = ring_mappings();
+    int baseline = test_ring_mappings(ring);
     ck_assert_int_eq(shmring_open(ring, &t->reader), 0);
 
     pthread_t threads[THREADS];
@@ -789,7 +750,7 @@ START_TEST(test_threads_share_one_handle)
     for (int v = 0; v < 300; v++) {
         publish(v % 2 ? a : b);
         if (v % 16 == 0)
-            sleep_ms(1);
+            test_sleep_ms(1);
     }
     atomic_store(&t->stop, 1);
     long total = 0;
@@ -802,7 +763,7 @@ START_TEST(test_threads_share_one_handle)
     }
     ck_assert_int_gt(total, 0);
     ck_assert_uint_eq(shmring_generation(t->reader), 301);
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     shmring_close(t->reader);
     free(t);
     shmring_nodeset_free(a);
@@ -875,7 +836,7 @@ START_TEST(test_status_consistent_while_switching)
         publish_raw(2 * k, corrupt, size);
         ck_assert_int_eq(shmring_lookup(w->reader, "k", 1, &node), 0);
         ck_assert_uint_eq(shmring_generation(w->reader), 2 * k - 1);
-        ck_assert_int_eq(unlink(version_path(2 * k)), 0);
+        ck_assert_int_eq(unlink(test_version_path(ring, 2 * k)), 0);
         shmring_writer_close(writer);
         ck_assert_int_eq(shmring_writer_open(ring, 0, NULL, &writer), 0);
         ck_assert_uint_eq(publish(sets[k % 2]), 2 * k + 1);
@@ -1053,9 +1014,9 @@ START_TEST(test_serialized_follows_and_unmaps)
         12, algorithm,
         algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
     publish(set);
-    int baseline = ring_mappings(); /* the writer's own control object */
+    int baseline = test_ring_mappings(ring); /* the writer's own control object */
     shmring_t *r = open_serialized();
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     char key[32];
     size_t len = key_owned_by(set, "node-4", key);
     uint32_t id;
@@ -1095,13 +1056,13 @@ START_TEST(test_serialized_follows_and_unmaps)
         ck_assert_msg(down ? id != node4 : id == node4, "generation %llu answered %u",
                       (unsigned long long)gen, id);
         ck_assert_uint_eq(shmring_generation(r), gen);
-        ck_assert_int_eq(ring_mappings(), baseline + 2);
+        ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     }
     /* Every other call switches too, and unmaps as it does. */
     uint64_t gen = publish(set);
     uint64_t fingerprint;
     ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     shmring_status_t status;
     shmring_status(r, &status);
     ck_assert_uint_eq(status.generation, gen);
@@ -1117,9 +1078,9 @@ START_TEST(test_serialized_follows_and_unmaps)
     ck_assert_uint_eq(nodes.generation, gen + 2);
     ck_assert_uint_eq(nodes.count, 12);
     shmring_nodes_free(&nodes);
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     shmring_close(r);
-    ck_assert_int_eq(ring_mappings(), baseline);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -1251,7 +1212,7 @@ START_TEST(test_serialized_forked_child_follows)
     shmring_nodeset_t *set =
         test_nodeset(10, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
     publish(set);
-    int baseline = ring_mappings();
+    int baseline = test_ring_mappings(ring);
     shmring_t *r = open_serialized();
     char key[32];
     size_t len = key_owned_by(set, "node-2", key);
@@ -1273,13 +1234,14 @@ START_TEST(test_serialized_forked_child_follows)
         while (read(to_child[0], &gen, sizeof(gen)) == sizeof(gen)) {
             bool ok = shmring_lookup_id(r, key, len, &id) == 0 &&
                       (gen % 2 == 0 ? id != node2 : id == node2) &&
-                      shmring_generation(r) == gen && ring_mappings() == baseline + 2;
+                      shmring_generation(r) == gen &&
+                      test_ring_mappings(ring) == baseline + 2;
             char result = ok ? 'y' : 'n';
             if (write(from_child[1], &result, 1) != 1)
                 _exit(3);
         }
         shmring_close(r);
-        _exit(ring_mappings() == baseline ? 0 : 4);
+        _exit(test_ring_mappings(ring) == baseline ? 0 : 4);
     }
     close(to_child[0]);
     close(from_child[1]);
@@ -1308,7 +1270,7 @@ START_TEST(test_serialized_forked_child_follows)
     ck_assert_int_eq(shmring_lookup_id(r, key, len, &id), 0);
     ck_assert_uint_eq(id, node2);
     ck_assert_uint_eq(shmring_generation(r), 21);
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     close(from_child[0]);
     shmring_close(r);
     shmring_nodeset_free(set);
@@ -1377,7 +1339,7 @@ START_TEST(test_serialized_threads_take_turns)
     answers(a, t->answer_a);
     answers(b, t->answer_b);
     publish(a);
-    int baseline = ring_mappings();
+    int baseline = test_ring_mappings(ring);
     t->reader = open_serialized();
     pthread_t threads[THREADS];
     struct turns_arg args[THREADS];
@@ -1390,7 +1352,7 @@ START_TEST(test_serialized_threads_take_turns)
     for (int v = 0; v < 300; v++) {
         publish(v % 2 ? a : b);
         if (v % 16 == 0)
-            sleep_ms(1);
+            test_sleep_ms(1);
     }
     atomic_store(&t->stop, 1);
     for (int i = 0; i < THREADS; i++) {
@@ -1400,7 +1362,7 @@ START_TEST(test_serialized_threads_take_turns)
         ck_assert_int_gt(t->lookups[i], 0);
     }
     ck_assert_uint_eq(shmring_generation(t->reader), 301);
-    ck_assert_int_eq(ring_mappings(), baseline + 2);
+    ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
     shmring_close(t->reader);
     pthread_mutex_destroy(&t->turn);
     free(t);

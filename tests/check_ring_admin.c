@@ -37,31 +37,6 @@ static const char *in_directory(const char *name)
     return path;
 }
 
-static void make_file(const char *path, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-}
-
-static void make_directory(const char *path, mode_t mode)
-{
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    ck_assert_int_eq(chmod(path, mode), 0);
-}
-
-static void make_socket(const char *path)
-{
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    ck_assert_uint_lt(strlen(path), sizeof(address.sun_path));
-    strcpy(address.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
-    close(fd);
-}
-
 static shmring_writer_options_t writer_options(void)
 {
     shmring_writer_options_t options;
@@ -91,13 +66,13 @@ static void make_ring(const char *ring, size_t count)
 
 START_TEST(object_kinds_and_owners)
 {
-    make_file(in_directory("shmring.file"), 0640);
-    make_directory(in_directory("shmring.dir"), 0750);
-    make_directory(in_directory("shmring.sticky"), 01755);
+    test_make_file(in_directory("shmring.file"), 0640);
+    test_make_directory(in_directory("shmring.dir"), 0750);
+    test_make_directory(in_directory("shmring.sticky"), 01755);
     ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
     ck_assert_int_eq(chmod(in_directory("shmring.fifo"), 0604), 0);
     ck_assert_int_eq(symlink("shmring.dir", in_directory("shmring.link")), 0);
-    make_socket(in_directory("shmring.socket"));
+    test_make_socket(in_directory("shmring.socket"));
     ck_assert_int_eq(chmod(in_directory("shmring.socket"), 0755), 0);
 
     static const struct {
@@ -127,7 +102,7 @@ START_TEST(object_of_another_owner)
 {
     if (geteuid() != 0)
         return; /* only root can give a file away */
-    make_file(in_directory("shmring.squat"), 0644);
+    test_make_file(in_directory("shmring.squat"), 0644);
     ck_assert_int_eq(chown(in_directory("shmring.squat"), 65534, 65534), 0);
     ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
     ck_assert_int_eq(lchown(in_directory("shmring.fifo"), 1, 1), 0);
@@ -160,7 +135,7 @@ START_TEST(object_absent_and_refused)
     /* A missing directory holds nothing either. */
     ck_assert_int_eq(shmring_ring_object("ok", in_directory("missing"), &object), 0);
     ck_assert(!object.exists);
-    make_file(in_directory("file"), 0644);
+    test_make_file(in_directory("file"), 0644);
     ck_assert_int_eq(shmring_ring_object("ok", in_directory("file"), &object), -ENOTDIR);
     /* The default directory. */
     ck_assert_int_eq(shmring_ring_object("none-here", NULL, &object), 0);
@@ -194,24 +169,24 @@ START_TEST(list_sorts_and_filters)
 {
     ck_assert_str_eq(listed(), "");
     /* Rings of every kind of object are listed; what only looks like one is not. */
-    make_directory(in_directory("shmring.web"), 0755);
-    make_directory(in_directory("shmring.Web"), 0755);
-    make_directory(in_directory("shmring.api-2"), 0755);
-    make_directory(in_directory("shmring._x"), 0755);
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_directory(in_directory("shmring.web"), 0755);
+    test_make_directory(in_directory("shmring.Web"), 0755);
+    test_make_directory(in_directory("shmring.api-2"), 0755);
+    test_make_directory(in_directory("shmring._x"), 0755);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0600), 0);
     ck_assert_int_eq(symlink("shmring.web", in_directory("shmring.link")), 0);
-    make_directory(in_directory(".shmring-new.web.123.0000000000000000"), 0700);
-    make_directory(in_directory(".shmring-gone.api-2.9.0123456789abcdef"), 0700);
-    make_directory(in_directory("shmring.x.5"), 0755); /* a bad ring name */
-    make_directory(in_directory("shmring.."), 0755);   /* ring "." */
-    make_directory(in_directory("shmring..."), 0755);  /* ring "..": bad */
-    make_file(in_directory("shmring."), 0644);         /* ring "" */
-    make_file(in_directory("shmring.a b"), 0644);      /* a space */
-    make_file(in_directory("shmringweb"), 0644);       /* no dot */
-    make_file(in_directory("SHMRING.web"), 0644);      /* another prefix */
-    make_file(in_directory("other"), 0644);
-    make_file(in_directory(".hidden"), 0644);
+    test_make_directory(in_directory(".shmring-new.web.123.0000000000000000"), 0700);
+    test_make_directory(in_directory(".shmring-gone.api-2.9.0123456789abcdef"), 0700);
+    test_make_directory(in_directory("shmring.x.5"), 0755); /* a bad ring name */
+    test_make_directory(in_directory("shmring.."), 0755);   /* ring "." */
+    test_make_directory(in_directory("shmring..."), 0755);  /* ring "..": bad */
+    test_make_file(in_directory("shmring."), 0644);         /* ring "" */
+    test_make_file(in_directory("shmring.a b"), 0644);      /* a space */
+    test_make_file(in_directory("shmringweb"), 0644);       /* no dot */
+    test_make_file(in_directory("SHMRING.web"), 0644);      /* another prefix */
+    test_make_file(in_directory("other"), 0644);
+    test_make_file(in_directory(".hidden"), 0644);
     /* strcmp order: digits, then upper case, then '_', then lower case. */
     ck_assert_str_eq(listed(), "Web,_x,api-2,fifo,file,link,web");
 }
@@ -223,7 +198,7 @@ START_TEST(list_many)
     for (int i = 99; i >= 0; i--) {
         char entry[64];
         snprintf(entry, sizeof(entry), "shmring.ring-%03d", i);
-        make_directory(in_directory(entry), 0755);
+        test_make_directory(in_directory(entry), 0755);
     }
     char **names = NULL;
     size_t count = 0;
@@ -248,7 +223,7 @@ START_TEST(list_errors)
     ck_assert_int_eq(shmring_ring_list("", &names, &count), SHMRING_EBADDIR);
     ck_assert_int_eq(shmring_ring_list(in_directory("missing"), &names, &count),
                      SHMRING_ENOENT);
-    make_file(in_directory("file"), 0644);
+    test_make_file(in_directory("file"), 0644);
     ck_assert_int_eq(shmring_ring_list(in_directory("file"), &names, &count), -ENOTDIR);
     ck_assert_ptr_null(names);
 }
@@ -287,11 +262,11 @@ END_TEST
 START_TEST(destroy_removes_subdirectories)
 {
     make_ring("deep", 2);
-    make_directory(in_directory("shmring.deep/a"), 0700);
-    make_directory(in_directory("shmring.deep/a/b"), 0700);
-    make_file(in_directory("shmring.deep/a/b/file"), 0600);
-    make_directory(in_directory("target"), 0755);
-    make_file(in_directory("target/kept"), 0600);
+    test_make_directory(in_directory("shmring.deep/a"), 0700);
+    test_make_directory(in_directory("shmring.deep/a/b"), 0700);
+    test_make_file(in_directory("shmring.deep/a/b/file"), 0600);
+    test_make_directory(in_directory("target"), 0755);
+    test_make_file(in_directory("target/kept"), 0600);
     char target[TEST_PATH_MAX + 64];
     snprintf(target, sizeof(target), "%s", in_directory("target"));
     ck_assert_int_eq(symlink(target, in_directory("shmring.deep/a/link")), 0);
@@ -311,19 +286,19 @@ START_TEST(destroy_refusals)
     ck_assert_int_eq(shmring_ring_destroy(NULL, &options), SHMRING_EBADRING);
 
     /* Something that is not a ring has the name: it is left alone. */
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0644), 0);
-    make_directory(in_directory("target"), 0755);
+    test_make_directory(in_directory("target"), 0755);
     ck_assert_int_eq(symlink("target", in_directory("shmring.link")), 0);
     ck_assert_int_eq(shmring_ring_destroy("file", &options), SHMRING_ENOTRING);
     ck_assert_int_eq(shmring_ring_destroy("fifo", &options), SHMRING_ENOTRING);
     ck_assert_int_eq(shmring_ring_destroy("link", &options), SHMRING_ENOTRING);
 
     /* A directory others may write is not a ring we may trust, even our own. */
-    make_directory(in_directory("shmring.open"), 0775);
+    test_make_directory(in_directory("shmring.open"), 0775);
     ck_assert_int_eq(shmring_ring_destroy("open", &options), SHMRING_EOWNER);
     /* A directory of ours without a lock file is not a ring either. */
-    make_directory(in_directory("shmring.bare"), 0755);
+    test_make_directory(in_directory("shmring.bare"), 0755);
     ck_assert_int_eq(shmring_ring_destroy("bare", &options), SHMRING_ENOENT);
     ck_assert_str_eq(test_listing(directory),
                      "shmring.bare,shmring.fifo,shmring.file,shmring.link,shmring.open,"
@@ -407,7 +382,7 @@ START_TEST(status_and_snapshot)
     ck_assert_int_eq(shmring_ring_status("x.5", &options, &status), SHMRING_EBADRING);
     ck_assert_int_eq(shmring_ring_snapshot("none", &options, &generation, &copy),
                      SHMRING_ENOENT);
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(shmring_ring_status("file", &options, &status), SHMRING_ENOTRING);
     options.directory = "relative";
     ck_assert_int_eq(shmring_ring_status("full", &options, &status), SHMRING_EBADDIR);
@@ -503,7 +478,7 @@ START_TEST(info_refusals)
 
     ck_assert_int_eq(shmring_ring_info("none", &options, &info), SHMRING_ENOENT);
     ck_assert_int_eq(shmring_ring_info("x.5", &options, &info), SHMRING_EBADRING);
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(shmring_ring_info("file", &options, &info), SHMRING_ENOTRING);
     if (geteuid() == 0) {
         /* A ring of an owner the caller does not trust, as for the reader. */
@@ -585,7 +560,7 @@ START_TEST(snapshot_with_status_same_generation)
                      SHMRING_ENOENT);
     ck_assert_int_eq(shmring_ring_snapshot_with_status("x.5", &options, &status, &copy),
                      SHMRING_EBADRING);
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(shmring_ring_snapshot_with_status("file", &options, &status, &copy),
                      SHMRING_ENOTRING);
     ck_assert_ptr_eq(copy, &before);

@@ -133,32 +133,6 @@ static const char *in_directory(const char *name)
     return path;
 }
 
-/* Binds a socket at PATH and closes it, leaving the socket file. */
-static void make_socket(const char *path)
-{
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    ck_assert_uint_lt(strlen(path), sizeof(address.sun_path));
-    strcpy(address.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
-    close(fd);
-}
-
-static void make_file(const char *path, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-}
-
-static void make_directory(const char *path, mode_t mode)
-{
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    ck_assert_int_eq(chmod(path, mode), 0);
-}
-
 static void setup(void)
 {
     test_private_directory("ring_dir", directory);
@@ -202,7 +176,7 @@ START_TEST(base_directory_checks)
      * directory instead of blaming the ring. */
     ck_assert_int_eq(shmring__base_open(in_directory("missing"), OWNER_ANY, &fd),
                      SHMRING_ENODIR);
-    make_file(in_directory("file"), 0644);
+    test_make_file(in_directory("file"), 0644);
     ck_assert_int_eq(shmring__base_open(in_directory("file"), OWNER_ANY, &fd), -ENOTDIR);
     /* Root's, mode 0555, not writable by others: only its filesystem tells. */
     ck_assert_int_eq(shmring__base_open("/proc", OWNER_ANY, &fd), SHMRING_ENOTRINGDIR);
@@ -231,15 +205,15 @@ START_TEST(ring_directory_kinds)
     struct stat st;
     ck_assert_int_eq(shmring__ring_dir_open(base_fd, "none", &fd, &st), SHMRING_ENOENT);
 
-    make_file(in_directory("shmring.file"), 0644);
+    test_make_file(in_directory("shmring.file"), 0644);
     ck_assert_int_eq(shmring__ring_dir_open(base_fd, "file", &fd, &st), SHMRING_ENOTRING);
     ck_assert_int_eq(mkfifo(in_directory("shmring.fifo"), 0644), 0);
     ck_assert_int_eq(shmring__ring_dir_open(base_fd, "fifo", &fd, &st), SHMRING_ENOTRING);
-    make_socket(in_directory("shmring.socket"));
+    test_make_socket(in_directory("shmring.socket"));
     ck_assert_int_eq(shmring__ring_dir_open(base_fd, "socket", &fd, &st),
                      SHMRING_ENOTRING);
     /* A link to a good directory is still not a ring. */
-    make_directory(in_directory("target"), 0755);
+    test_make_directory(in_directory("target"), 0755);
     ck_assert_int_eq(symlink("target", in_directory("shmring.link")), 0);
     ck_assert_int_eq(shmring__ring_dir_open(base_fd, "link", &fd, &st), SHMRING_ENOTRING);
     ck_assert_int_eq(fd, -1);
@@ -257,7 +231,7 @@ START_TEST(ring_directory_kinds)
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
         char entry[64];
         snprintf(entry, sizeof(entry), "shmring.%s", dirs[i].ring);
-        make_directory(in_directory(entry), dirs[i].mode);
+        test_make_directory(in_directory(entry), dirs[i].mode);
         fd = -1;
         ck_assert_msg(shmring__ring_dir_open(base_fd, dirs[i].ring, &fd, &st) ==
                           dirs[i].expected,
@@ -277,7 +251,7 @@ END_TEST
 
 START_TEST(ring_directory_trusted_open)
 {
-    make_directory(in_directory("shmring.mine"), 0755);
+    test_make_directory(in_directory("shmring.mine"), 0755);
     int fd = -1;
     struct stat st;
     ck_assert_int_eq(
@@ -317,18 +291,18 @@ END_TEST
 
 START_TEST(object_kinds)
 {
-    make_directory(in_directory("ring"), 0755);
+    test_make_directory(in_directory("ring"), 0755);
     int dir_fd = open(in_directory("ring"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ck_assert_int_ge(dir_fd, 0);
     struct stat dir_st;
     ck_assert_int_eq(fstat(dir_fd, &dir_st), 0);
 
-    make_file(in_directory("ring/file644"), 0644);
-    make_file(in_directory("ring/file444"), 0444);
-    make_file(in_directory("ring/file600"), 0600);
-    make_file(in_directory("ring/file664"), 0664);
-    make_file(in_directory("ring/file646"), 0646);
-    make_directory(in_directory("ring/dir"), 0755);
+    test_make_file(in_directory("ring/file644"), 0644);
+    test_make_file(in_directory("ring/file444"), 0444);
+    test_make_file(in_directory("ring/file600"), 0600);
+    test_make_file(in_directory("ring/file664"), 0664);
+    test_make_file(in_directory("ring/file646"), 0646);
+    test_make_directory(in_directory("ring/dir"), 0755);
     ck_assert_int_eq(mkfifo(in_directory("ring/fifo"), 0644), 0);
     ck_assert_int_eq(symlink("file644", in_directory("ring/link")), 0);
 
@@ -372,8 +346,8 @@ END_TEST
 
 START_TEST(entry_identity)
 {
-    make_directory(in_directory("shmring.one"), 0755);
-    make_directory(in_directory("shmring.two"), 0755);
+    test_make_directory(in_directory("shmring.one"), 0755);
+    test_make_directory(in_directory("shmring.two"), 0755);
     int base_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ck_assert_int_ge(base_fd, 0);
     struct stat one;

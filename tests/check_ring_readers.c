@@ -354,7 +354,7 @@ START_TEST(test_hidden_processes_are_counted)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        if (setgid(65534) != 0 || setuid(65534) != 0)
+        if (!test_become(TEST_NOBODY, TEST_NOBODY))
             _exit(10);
         /* The ring is root's, which everyone trusts. */
         shmring_open_options_t options = {.directory = directory};
@@ -477,7 +477,7 @@ static int hold_foreign_version(const void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "squatter");
-    if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+    if (!test_become(TEST_NOBODY, TEST_NOBODY))
         return 2;
     char own[] = "/tmp/census-squat.XXXXXX";
     if (mkdtemp(own) == NULL || unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||

@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
@@ -42,10 +41,6 @@
 
 #include "test_support.h"
 
-#ifndef RINGCTL_PATH
-#error "RINGCTL_PATH must name the ringctl binary under test"
-#endif
-
 /* Keys whose owners are compared to tell whether a ring answers as before. */
 #define KEY_COUNT 256
 /* A step that takes longer than this hung: its alarm kills it and its test fails. */
@@ -57,7 +52,6 @@
 #define EXIT_NO_USER 120
 #define EXIT_ORPHAN 121
 #define EXIT_NO_PIPE 122
-#define EXIT_NO_EXEC 123
 /* Most results one step reports. */
 #define CODES_MAX 40
 
@@ -187,73 +181,16 @@ static struct path version_path(const char *ring, uint64_t generation)
     return entry_path("shmring.%s/version.%llu", ring, (unsigned long long)generation);
 }
 
-/* Whether NAME, an entry of a directory of rings, belongs to RING: its directory, a
- * hidden directory of it, or a name made from it ("shmring.RING.999"). */
-static bool entry_of(const char *name, const char *ring)
-{
-    static const char *const prefixes[] = {"shmring.", ".shmring-new.", ".shmring-gone."};
-    for (size_t i = 0; i < COUNT_OF(prefixes); i++) {
-        size_t prefix = strlen(prefixes[i]), len = strlen(ring);
-        if (strncmp(name, prefixes[i], prefix) != 0 ||
-            strncmp(name + prefix, ring, len) != 0)
-            continue;
-        char next = name[prefix + len];
-        if (next == '.' || (next == '\0' && i == 0))
-            return true;
-    }
-    return false;
-}
-
-/*
- * The names in the directory PATH, sorted and separated by spaces ("" when there are
- * none or no directory); only those of RING unless RING is NULL. A static buffer,
- * valid until the next call.
- */
-static const char *listing(const char *path, const char *ring)
-{
-    static char text[8192];
-    text[0] = '\0';
-    struct dirent **names;
-    int count = scandir(path, &names, NULL, alphasort);
-    for (int i = 0; i < count; i++) {
-        const char *name = names[i]->d_name;
-        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
-            (ring == NULL || entry_of(name, ring))) {
-            size_t len = strlen(text);
-            snprintf(text + len, sizeof(text) - len, "%s%s", len > 0 ? " " : "", name);
-        }
-        free(names[i]);
-    }
-    if (count >= 0)
-        free(names);
-    return text;
-}
-
 /* The entries of the scene's directory that belong to RING. */
 static const char *ring_entries(const char *ring)
 {
-    return listing(scene_directory(), ring);
+    return test_ring_listing_in(scene_directory(), ring);
 }
 
 /* The files in RING's directory. */
 static const char *ring_files(const char *ring)
 {
-    return listing(ring_path(ring).text, NULL);
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* Removes PATH and whatever it holds, following no symbolic link. */
-static void remove_path(const char *path)
-{
-    nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    return test_listing(ring_path(ring).text);
 }
 
 /* Removes everything of the scene's rings from its directory, the attacker's objects
@@ -265,10 +202,10 @@ static void scene_clean(void)
         return;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL)
-        if (entry_of(entry->d_name, scene.ring) ||
-            entry_of(entry->d_name, scene.foreign) ||
-            entry_of(entry->d_name, scene.other))
-            remove_path(entry_path("%s", entry->d_name).text);
+        if (test_entry_of(entry->d_name, scene.ring) ||
+            test_entry_of(entry->d_name, scene.foreign) ||
+            test_entry_of(entry->d_name, scene.other))
+            test_remove_tree(entry_path("%s", entry->d_name).text);
     closedir(dir);
 }
 
@@ -453,8 +390,7 @@ static pid_t fork_as(const struct user *user, unsigned seconds, const int *keep,
         return pid;
     signal(SIGPIPE, SIG_DFL);
     close_other_fds(keep, count);
-    if (user != NULL && user->uid != geteuid() &&
-        (setgroups(0, NULL) != 0 || setgid(user->gid) != 0 || setuid(user->uid) != 0))
+    if (user != NULL && user->uid != geteuid() && !test_become(user->uid, user->gid))
         _exit(EXIT_NO_USER);
     /* After setuid(), which clears it. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
@@ -919,43 +855,15 @@ static void stopped_writer_resume(struct agent *writer)
     agent_stop(writer);
 }
 
-/* ---- The attacker's objects ---------------------------------------------------- */
-
-static int make_file(const char *path, mode_t mode)
+static int make_socket(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (fd < 0)
-        return -errno;
-    int code = code_of(fchmod(fd, mode)); /* past the umask */
-    close(fd);
-    return code;
-}
-
-static int make_directory(const char *path, mode_t mode)
-{
-    return mkdir(path, mode) != 0 ? -errno : code_of(chmod(path, mode));
+    int code = test_try_make_socket(path);
+    return code != 0 ? code : code_of(chmod(path, 0777));
 }
 
 static int make_fifo(const char *path)
 {
     return mkfifo(path, 0666) != 0 ? -errno : code_of(chmod(path, 0666));
-}
-
-static int make_socket(const char *path)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    size_t len = strlen(path);
-    if (len >= sizeof(address.sun_path)) {
-        close(fd);
-        return -ENAMETOOLONG;
-    }
-    memcpy(address.sun_path, path, len + 1);
-    int code = code_of(bind(fd, (const struct sockaddr *)&address, sizeof(address)));
-    close(fd);
-    return code != 0 ? code : code_of(chmod(path, 0777));
 }
 
 /* What the attacker puts at the ring's path. */
@@ -1008,13 +916,13 @@ static void squat_step(const void *arg, struct outcome *out)
     char target[PATH_MAX];
     switch (kind) {
     case SQUAT_FILE:
-        out->code = make_file(path, 0666);
+        out->code = test_try_make_file(path, 0666);
         break;
     case SQUAT_DIRECTORY_OPEN:
-        out->code = make_directory(path, 0777);
+        out->code = test_try_make_directory(path, 0777);
         break;
     case SQUAT_DIRECTORY:
-        out->code = make_directory(path, 0755);
+        out->code = test_try_make_directory(path, 0755);
         break;
     case SQUAT_RING: {
         struct write_args args = {.ring = scene.ring, .flags = CREATE, .set = scene.evil};
@@ -1112,7 +1020,7 @@ static void work_directory_create(void)
 
 static void work_directory_remove(void)
 {
-    remove_path(work_directory);
+    test_remove_tree(work_directory);
 }
 
 /* ---- 1. Hijack: squatting the ring's name --------------------------------------- */
@@ -1164,7 +1072,7 @@ START_TEST(test_squat_before_init)
     /* The owner's failed attempts left nothing behind. */
     ck_assert_str_eq(ring_entries(scene.ring), ring_entry(scene.ring));
 
-    remove_path(ring_path(scene.ring).text);
+    test_remove_tree(ring_path(scene.ring).text);
     ck_assert_uint_eq(owner_publish(scene.ring, CREATE, scene.first), 1);
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
     assert_code(destroy_as(&scene.owner, scene.ring, 0), 0);
@@ -1247,7 +1155,7 @@ START_TEST(test_squat_after_destroy)
     readers_unmoved(&rs, 2, scene.second_digest);
     ck_assert_uint_eq(fingerprint(ring_path(scene.ring).text), print);
 
-    remove_path(ring_path(scene.ring).text);
+    test_remove_tree(ring_path(scene.ring).text);
     ck_assert_uint_eq(owner_publish(scene.ring, CREATE, scene.first), 1);
     readers_follow(&rs, 1, scene.first_digest);
     readers_stop(&rs);
@@ -1409,7 +1317,7 @@ START_TEST(test_stopped_writer_bounds_wait)
     assert_code(out.code, SHMRING_EBUSY);
     ck_assert_int_eq(out.waits, 1);
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.1");
 
     struct agent destroyer;
     agent_start(&destroyer, &scene.owner, waiting_destroy_agent, scene.ring,
@@ -1624,9 +1532,10 @@ static int attempt(enum attempt which)
 static void attempts_step(const void *arg, struct outcome *out)
 {
     (void)arg;
-    out->code = make_file(entry_path("shmring.%s.999", scene.ring).text, 0644);
+    out->code = test_try_make_file(entry_path("shmring.%s.999", scene.ring).text, 0644);
     if (out->code == 0)
-        out->code = make_directory(entry_path("shmring.%s.1000", scene.ring).text, 0755);
+        out->code =
+            test_try_make_directory(entry_path("shmring.%s.1000", scene.ring).text, 0755);
     for (int i = 0; i < TRY_COUNT; i++)
         out->codes[i] = attempt((enum attempt)i);
 }
@@ -1662,12 +1571,12 @@ START_TEST(test_attacker_cannot_change_ring)
                       out.codes[i], strerror(-out.codes[i]), strerror(-expected));
     }
     ck_assert_uint_eq(fingerprint(ring_path(scene.ring).text), print);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.1");
     expect_unmoved(&rd, 1, scene.first_digest);
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
 
     ck_assert_uint_eq(owner_publish(scene.ring, 0, scene.second), 2);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.2");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.2");
     expect_follows(&rd, 2, scene.second_digest);
     assert_code(destroy_as(&scene.owner, scene.ring, 0), 0);
     agent_stop(&rd.agent);
@@ -1743,15 +1652,16 @@ static int make_hidden(const struct hidden_squat *squat)
     int code;
     switch (squat->kind) {
     case HIDDEN_FILE:
-        return make_file(path.text, 0644);
+        return test_try_make_file(path.text, 0644);
     case HIDDEN_DIRECTORY:
-        return make_directory(path.text, 0755);
+        return test_try_make_directory(path.text, 0755);
     case HIDDEN_RING_LIKE:
         /* Like a ring's directory, with a free lock and a control object. */
-        code = make_directory(path.text, 0755);
+        code = test_try_make_directory(path.text, 0755);
         if (code == 0)
-            code = make_file(hidden_path(squat, "lock").text, 0600);
-        return code != 0 ? code : make_file(hidden_path(squat, "control").text, 0644);
+            code = test_try_make_file(hidden_path(squat, "lock").text, 0600);
+        return code != 0 ? code
+                         : test_try_make_file(hidden_path(squat, "control").text, 0644);
     case HIDDEN_FIFO:
         return make_fifo(path.text);
     case HIDDEN_LINK:
@@ -1800,7 +1710,7 @@ START_TEST(test_hidden_names_squatted)
         ck_assert_uint_eq(fingerprint(hidden_path(&owner_leftovers[i], NULL).text), 0);
     ck_assert_uint_eq(fingerprint(hidden_path(&foreign_leftover, NULL).text),
                       foreign_print);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.1");
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
     ck_assert_uint_eq(owner_publish(scene.ring, 0, scene.second), 2);
     expect_answers(&scene.owner, scene.ring, 0, 2, scene.second_digest);
@@ -2016,7 +1926,7 @@ START_TEST(test_base_directory)
         out = write_as(&scene.owner, scene.other, CREATE | ATOMIC, 0, scene.first);
         assert_code(out.code, c->code);
         assert_code(destroy_as(&scene.owner, scene.ring, 0), c->code);
-        ck_assert_str_eq(listing(base, NULL), ring_entry(scene.ring));
+        ck_assert_str_eq(test_listing(base), ring_entry(scene.ring));
         ck_assert_int_eq(chmod(base, 0755), 0);
         expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
         assert_code(destroy_as(&scene.owner, scene.ring, 0), 0);
@@ -2026,8 +1936,8 @@ START_TEST(test_base_directory)
         expect_answers(&scene.owner, scene.ring, 0, 2, scene.second_digest);
         assert_code(destroy_as(&scene.owner, scene.ring, 0), 0);
     }
-    ck_assert_str_eq(listing(base, NULL), "");
-    remove_path(base);
+    ck_assert_str_eq(test_listing(base), "");
+    test_remove_tree(base);
     scene.directory = NULL;
 }
 END_TEST
@@ -2127,7 +2037,7 @@ static void full_shm_start(enum shortage shortage, struct reader *rd)
  * its readers answering as before. */
 static void expect_intact(struct reader *rd)
 {
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.1");
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
     expect_unmoved(rd, 1, scene.first_digest);
 }
@@ -2149,7 +2059,7 @@ START_TEST(test_full_shm)
     if (shortage == ONE_PAGE) {
         assert_code(out.code, 0);
         assert_code(out.publish, SHMRING_ENOSPC);
-        ck_assert_str_eq(ring_files(scene.other), "control lock");
+        ck_assert_str_eq(ring_files(scene.other), "control,lock");
         struct outcome opened = open_as(&scene.owner, scene.other, 0);
         assert_code(opened.code, 0);
         ck_assert_uint_eq(opened.generation, 0);
@@ -2190,78 +2100,15 @@ END_TEST
 
 /* ---- ringctl ------------------------------------------------------------------- */
 
-/* Room for what ringctl writes to stdout and to stderr, each. */
-#define OUTPUT_MAX 8192
-
-struct ringctl_run {
-    int status;
-    char out[OUTPUT_MAX];
-    char err[OUTPUT_MAX];
-};
-
-/* Appends what is readable on FD to TEXT, OUTPUT_MAX bytes (keeping it NUL-terminated,
- * dropping what does not fit); false at end of file. */
-static bool drain(int fd, char *text)
-{
-    char chunk[4096];
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR)
-        return true;
-    if (n <= 0)
-        return false;
-    size_t len = strlen(text), room = OUTPUT_MAX - 1 - len;
-    size_t copy = (size_t)n < room ? (size_t)n : room;
-    memcpy(text + len, chunk, copy);
-    text[len + copy] = '\0';
-    return true;
-}
-
 /* Runs ringctl with ARGS (NULL-terminated) and INPUT (NULL: none) on its standard
- * input, as this process's user, under an alarm; fills RUN. */
-static void ringctl(struct ringctl_run *run, const char *input, const char *const *args)
+ * input, as this process's user, under an alarm; RUN (zeroed at first) holds the
+ * previous run's output, which this frees. */
+static void ringctl(struct test_run *run, const char *input, const char *const *args)
 {
-    const char *argv[24] = {RINGCTL_PATH};
-    size_t argc = 1;
-    for (; args[argc - 1] != NULL; argc++) {
-        ck_assert_uint_lt(argc, COUNT_OF(argv) - 1);
-        argv[argc] = args[argc - 1];
-    }
-    int in[2], out[2], err[2];
-    ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
-    const int keep[] = {in[0], out[1], err[1]};
-    pid_t pid = fork_as(NULL, STEP_TIMEOUT_S, keep, COUNT_OF(keep));
-    if (pid == 0) {
-        if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
-            dup2(err[1], STDERR_FILENO) < 0)
-            _exit(EXIT_NO_EXEC);
-        execv(RINGCTL_PATH, (char *const *)argv);
-        _exit(EXIT_NO_EXEC);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    /* Small enough for the pipe: ringctl may exit before reading it. */
-    if (input != NULL)
-        write_full(in[1], input, strlen(input));
-    close(in[1]);
-    run->out[0] = '\0';
-    run->err[0] = '\0';
-    struct pollfd fds[2] = {{.fd = out[0], .events = POLLIN},
-                            {.fd = err[0], .events = POLLIN}};
-    while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-        ck_assert_int_ge(poll(fds, 2, -1), 0);
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd >= 0 && fds[i].revents != 0 &&
-                !drain(fds[i].fd, i == 0 ? run->out : run->err)) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-            }
-        }
-    }
-    run->status = reap_status(pid, "ringctl");
-    ck_assert_msg(run->status != EXIT_NO_EXEC, "cannot run " RINGCTL_PATH);
+    struct test_spawn how = test_spawn_default;
+    how.alarm_seconds = STEP_TIMEOUT_S;
+    test_run_free(run);
+    test_run_with(run, &how, input, args);
 }
 
 static int count_lines(const char *text)
@@ -2274,7 +2121,7 @@ static int count_lines(const char *text)
 
 /* RUN failed (exit 1) with LINES lines on stderr, the last "ringctl: error: ..."
  * holding NEEDLE (case-insensitive). */
-static void expect_failed(const struct ringctl_run *run, int lines, const char *needle)
+static void expect_failed(const struct test_run *run, int lines, const char *needle)
 {
     ck_assert_msg(run->status == 1, "ringctl exited with %d; stderr: %s", run->status,
                   run->err);
@@ -2302,7 +2149,7 @@ START_TEST(test_full_shm_ringctl)
     full_shm_start(shortage, &rd);
     char *json;
     ck_assert_int_eq(shmring_nodeset_to_json(scene.second, &json), 0);
-    struct ringctl_run run;
+    struct test_run run = {0};
 
     ringctl(
         &run, NULL,
@@ -2340,6 +2187,7 @@ START_TEST(test_full_shm_ringctl)
     expect_answers(&scene.owner, scene.ring, 0, 2, grown_digest);
     free(json);
     agent_stop(&rd.agent);
+    test_run_free(&run);
 }
 END_TEST
 
@@ -2410,7 +2258,7 @@ START_TEST(test_full_shm_names_holders)
              "pid %d (uid 65534)",
              held_text, (int)holder.pid);
 
-    struct ringctl_run run;
+    struct test_run run = {0};
     ringctl(&run, NULL,
             (const char *const[]){"--dir", FULL_DIRECTORY, "-r", scene.ring, "add",
                                   "node-9", "10.0.0.9:11211", NULL});
@@ -2420,7 +2268,7 @@ START_TEST(test_full_shm_names_holders)
     ck_assert_int_eq(run.status, 1);
     ck_assert_str_eq(run.err, expected);
     ck_assert_str_eq(run.out, "");
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.3");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.3");
     expect_answers(&scene.owner, scene.ring, 0, 3, scene.first_digest);
 
     ringctl(&run, NULL,
@@ -2431,9 +2279,10 @@ START_TEST(test_full_shm_names_holders)
              scene.ring, source, holders);
     ck_assert_int_eq(run.status, 1);
     ck_assert_str_eq(run.err, expected);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.3");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.3");
     expect_answers(&scene.owner, scene.ring, 0, 3, scene.first_digest);
     agent_stop(&holder);
+    test_run_free(&run);
 }
 END_TEST
 
@@ -2447,7 +2296,7 @@ START_TEST(test_ringctl_wait)
     struct agent writer;
     stopped_writer_start(&writer, scene.ring);
     const char *busy = shmring_strerror(SHMRING_EBUSY);
-    struct ringctl_run run;
+    struct test_run run = {0};
 
     ringctl(&run, NULL,
             (const char *const[]){"--wait", "0", "-r", scene.ring, "add", "node-9",
@@ -2461,15 +2310,16 @@ START_TEST(test_ringctl_wait)
             (const char *const[]){"--wait", "0", "-r", scene.ring, "destroy", NULL});
     expect_failed(&run, 1, busy);
     expect_answers(&scene.owner, scene.ring, 0, 1, scene.first_digest);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.1");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.1");
 
     stopped_writer_resume(&writer);
     ringctl(&run, NULL,
             (const char *const[]){"--wait", "0", "-r", scene.ring, "add", "node-9",
                                   "10.0.0.9:11211", NULL});
     ck_assert_msg(run.status == 0, "ringctl add exited with %d: %s", run.status, run.err);
-    ck_assert_str_eq(ring_files(scene.ring), "control lock version.2");
+    ck_assert_str_eq(ring_files(scene.ring), "control,lock,version.2");
     assert_code(destroy_as(&scene.owner, scene.ring, 0), 0);
+    test_run_free(&run);
 }
 END_TEST
 
@@ -2483,13 +2333,14 @@ START_TEST(test_ringctl_names_squatter)
     if (kind == SQUAT_LINK_OWNER)
         ck_assert_uint_eq(owner_publish(scene.other, CREATE, scene.first), 1);
     uint64_t print = attacker_squat(kind);
-    struct ringctl_run run;
+    struct test_run run = {0};
     ringctl(&run, NULL, (const char *const[]){"-r", scene.ring, "init", NULL});
     char expected[PATH_MAX + 64];
     snprintf(expected, sizeof(expected), "%s is a %s owned by uid 65534 (nobody)",
              ring_path(scene.ring).text, squats[kind].kind);
     expect_failed(&run, 1, expected);
     ck_assert_uint_eq(fingerprint(ring_path(scene.ring).text), print);
+    test_run_free(&run);
 }
 END_TEST
 

@@ -105,13 +105,6 @@ static char keys[KEYS][32];
 static size_t key_lengths[KEYS];
 static struct shared *shared;
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void sleep_us(long us)
 {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -148,22 +141,6 @@ static void teardown(void)
 }
 
 /* ---- Readers -------------------------------------------------------------- */
-
-/* Counts this process's mappings of the ring's objects (files in its directory). */
-static int ring_mappings(void)
-{
-    char needle[600];
-    snprintf(needle, sizeof(needle), "%s/", test_ring_path(ring));
-    FILE *maps = fopen("/proc/self/maps", "r");
-    if (maps == NULL)
-        return -1;
-    char line[1024];
-    int count = 0;
-    while (fgets(line, sizeof(line), maps) != NULL)
-        count += strstr(line, needle) != NULL;
-    fclose(maps);
-    return count;
-}
 
 /* The node strings belong to the node id. */
 static bool node_strings_match(const shmring_node_t *node)
@@ -205,7 +182,7 @@ static void *reader_main(void *p)
     struct thread_stats *st = t->stats;
     uint64_t random_state = (uint64_t)getpid() * 31 + (uint64_t)t->index;
     uint64_t last = 0, lookups = 0;
-    int64_t previous = now_ns();
+    int64_t previous = test_now_ns();
     bool use_n = t->kind->lookup_n && t->index == 1;
     /* A copy or a reopen came after the previous lookup. */
     bool busy = true;
@@ -229,7 +206,7 @@ static void *reader_main(void *p)
             err = shmring_lookup(h, keys[k], key_lengths[k], &nodes[0]);
         }
         uint64_t after = shmring_generation(h);
-        int64_t now = now_ns();
+        int64_t now = test_now_ns();
         if (before == last && after == last && !busy && now - previous > st->max_gap_ns)
             st->max_gap_ns = now - previous;
         if (now - previous > st->max_switch_gap_ns)
@@ -330,9 +307,9 @@ static int reader_process(int index)
             node.id != shared->refs[final].ids[k])
             result->final_wrong++;
     }
-    result->mappings_open = ring_mappings();
+    result->mappings_open = test_ring_mappings(ring);
     shmring_close(handle);
-    result->mappings_closed = ring_mappings();
+    result->mappings_closed = test_ring_mappings(ring);
     return 0;
 }
 
@@ -672,7 +649,7 @@ START_TEST(test_consistent_under_load)
     ck_assert_int_eq(stalls_done, 1);
     stalls_done = 0;
 
-    int64_t start = now_ns();
+    int64_t start = test_now_ns();
     int stalls = 0;
     /* Large phases: grow to 10,000 nodes, change them, switch algorithm, shrink. */
     const uint64_t large_at[] = {versions / 4, versions / 2, versions * 3 / 4};
@@ -720,7 +697,7 @@ START_TEST(test_consistent_under_load)
         if (v % 8 == 0)
             sleep_us(500);
     }
-    int64_t elapsed = now_ns() - start;
+    int64_t elapsed = test_now_ns() - start;
     /* The writer still holds its lock: copies need none. */
     wait_for_reopens_and_copies();
     shmring_writer_close(w.writer);

@@ -1,0 +1,120 @@
+/* Node sets, snapshots, keys, imports, and node-set JSON parsed or failed. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t test_random(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+size_t test_key(char *buf, uint64_t i)
+{
+    return (size_t)snprintf(buf, 32, "key:%llu", (unsigned long long)i);
+}
+
+shmring_nodeset_t *test_nodeset(size_t count, shmring_algorithm_t algorithm,
+                                shmring_hash_t hash)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params;
+    shmring_params_default(&params);
+    params.algorithm = algorithm;
+    params.hash = hash;
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    for (size_t i = 0; i < count; i++) {
+        char name[32], address[48];
+        snprintf(name, sizeof(name), "node-%zu", i);
+        snprintf(address, sizeof(address), "10.0.%zu.%zu:11211", i / 256, i % 256);
+        ck_assert_int_eq(
+            shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
+    }
+    return set;
+}
+
+void *test_build(const shmring_nodeset_t *set, size_t *size)
+{
+    void *buffer = NULL;
+    ck_assert_int_eq(shmring_snapshot_build(set, &buffer, size), 0);
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_snapshot_new(buffer, *size, &snapshot), 0);
+    shmring_snapshot_free(snapshot);
+    return buffer;
+}
+
+shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
+{
+    shmring_snapshot_t *snapshot = NULL;
+    ck_assert_int_eq(shmring_nodeset_snapshot(set, &snapshot), 0);
+    return snapshot;
+}
+
+shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                  uint32_t table_size)
+{
+    shmring_nodeset_t *set;
+    ck_assert_int_eq(shmring_nodeset_new(&set), 0);
+    shmring_params_t params = {algorithm, hash, 4, table_size};
+    ck_assert_int_eq(shmring_nodeset_set_params(set, &params), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "alpha", "10.0.0.1:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "beta", "10.0.0.2:11212", 2, SHMRING_STATE_UP, NULL), 0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "gamma", "10.0.0.3:11211", 1, SHMRING_STATE_DOWN, NULL),
+        0);
+    ck_assert_int_eq(
+        shmring_nodeset_add(set, "delta", "10.0.0.4:11211", 1, SHMRING_STATE_UP, NULL),
+        0);
+    return set;
+}
+
+shmring_nodeset_t *test_parse_json(const char *text, const shmring_params_t *base)
+{
+    /* A parser that succeeds must fill its result: it starts as this address. */
+    shmring_nodeset_t *untouched = (shmring_nodeset_t *)(void *)&untouched;
+    shmring_nodeset_t *set = untouched;
+    shmring_json_error_t error;
+    int rc = shmring_nodeset_from_json(text, strlen(text), base, &set, &error);
+    ck_assert_msg(rc == 0, "rc %d: %s", rc, error.text);
+    ck_assert_ptr_ne(set, untouched);
+    return set;
+}
+
+char *test_import_json(shmring_import_format_t format, const char *text,
+                       const char *section)
+{
+    shmring_nodeset_t *set = NULL;
+    shmring_import_error_t error;
+    memset(&error, 0, sizeof(error));
+    int rc = shmring_nodeset_import(format, text, strlen(text), section, &set, &error);
+    ck_assert_msg(rc == 0, "import failed (%d): line %d: %s", rc, error.line, error.text);
+    char *json = NULL;
+    ck_assert_int_eq(shmring_nodeset_to_json(set, &json), 0);
+    shmring_nodeset_free(set);
+    return json;
+}
+
+void test_import_fails(shmring_import_format_t format, const char *text,
+                       const char *section, int line, const char *message)
+{
+    /* A failed import leaves *out as it was. */
+    shmring_nodeset_t *untouched = (shmring_nodeset_t *)(void *)&untouched;
+    shmring_nodeset_t *set = untouched;
+    shmring_import_error_t error;
+    memset(&error, 0, sizeof(error));
+    ck_assert_int_eq(
+        shmring_nodeset_import(format, text, strlen(text), section, &set, &error),
+        SHMRING_EINVAL);
+    ck_assert_ptr_eq(set, untouched);
+    ck_assert_msg(error.line == line && strcmp(error.text, message) == 0,
+                  "got line %d: \"%s\"\nwant line %d: \"%s\"", error.line, error.text,
+                  line, message);
+}
