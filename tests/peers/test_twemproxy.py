@@ -206,7 +206,7 @@ def set_all(port, keys):
 
 
 def held_keys(endpoint, prefix):
-    """The keys starting with PREFIX that the memcached at ENDPOINT holds. memcached
+    """The set of keys starting with PREFIX that the memcached at ENDPOINT holds. memcached
     answers BUSY while its own background crawl runs (it starts one by itself after
     many sets): that is waited out, bounded, and any other one-line answer is a
     failure rather than a wait for a dump that never comes."""
@@ -228,11 +228,14 @@ def held_keys(endpoint, prefix):
         time.sleep(0.05)
     # The dump escapes keys as URLs: the prefix is compared escaped, so only this
     # set's lines are decoded.
+    # The dump can list an item twice, as it can miss one (see main()): the LRU
+    # maintainer may move an item ahead of the crawl. A set, so that one item is
+    # one key, however often the dump met it.
     line_start = b"key=" + urllib.parse.quote_from_bytes(prefix, safe="").encode()
-    keys = []
+    keys = set()
     for line in buffer.split(b"\n"):
         if line.startswith(line_start):
-            keys.append(urllib.parse.unquote_to_bytes(line.split(b" ")[0][4:].decode()))
+            keys.add(urllib.parse.unquote_to_bytes(line.split(b" ")[0][4:].decode()))
     return keys
 
 
