@@ -14,9 +14,9 @@ int ringctl_cmd_import(struct ringctl *ctl)
                             format_name);
     /* Each option names the section of one format: --pool for an nginx file is a
      * slip worth pointing out, not an alias. */
-    if ((ctl->given & OPTION_UPSTREAM) && format != SHMRING_IMPORT_NGINX)
+    if ((ctl->given & OPTION(UPSTREAM)) && format != SHMRING_IMPORT_NGINX)
         return ringctl_fail(EXIT_USAGE, "option '--upstream' is for nginx files");
-    if ((ctl->given & OPTION_POOL) && format != SHMRING_IMPORT_TWEMPROXY)
+    if ((ctl->given & OPTION(POOL)) && format != SHMRING_IMPORT_TWEMPROXY)
         return ringctl_fail(EXIT_USAGE, "option '--pool' is for twemproxy files");
 
     struct load_input in;

@@ -21,7 +21,7 @@ int ringctl_cmd_init(struct ringctl *ctl)
     shmring_params_t params = ctl->params;
     /* Without --hash, the algorithm's own (ketama takes only md5: use it rather than
      * refuse). */
-    if (!(ctl->given & OPTION_HASH))
+    if (!(ctl->given & OPTION(HASH)))
         params.hash = shmring_algorithm_default_hash(params.algorithm);
     int err = shmring_params_check(&params);
     if (err == SHMRING_EBADHASH)

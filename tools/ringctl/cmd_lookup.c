@@ -118,7 +118,7 @@ static int lookup_stream(const struct ringctl *ctl, shmring_t *reader)
 
 int ringctl_cmd_lookup(struct ringctl *ctl)
 {
-    bool from_stdin = ctl->given & OPTION_STDIN;
+    bool from_stdin = ctl->given & OPTION(STDIN);
     if (from_stdin && ctl->arg_count > 0)
         return ringctl_fail(EXIT_USAGE, "lookup takes either keys or --stdin, not both");
     if (!from_stdin && ctl->arg_count == 0) {

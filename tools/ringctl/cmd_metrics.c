@@ -23,7 +23,7 @@ static int sample_read(const struct ringctl *ctl, const char *ring,
 
 int ringctl_cmd_metrics(struct ringctl *ctl)
 {
-    bool all = (ctl->given & OPTION_ALL) != 0;
+    bool all = (ctl->given & OPTION(ALL)) != 0;
     if (ctl->ring_given && all)
         return ringctl_fail(EXIT_USAGE, "'metrics' takes -r RING or --all, not both");
     char **names = NULL;

@@ -12,8 +12,8 @@ COMMAND(init, .group = GROUP_CHANGE,
         .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
                      "[--min-ring-size N] [--max-ring-size N] [--mode M] [--group G]"},
         .summary = "create the ring, published empty as generation 1",
-        .options = OPTIONS_CHANGE | OPTION_ALGORITHM | OPTION_HASH | OPTION_VNODES |
-                   OPTION_TABLE_SIZE | OPTION_RING_SIZE | OPTION_MODE | OPTION_GROUP,
+        .options = OPTIONS_CHANGE | OPTION(ALGORITHM) | OPTION(HASH) | OPTION(VNODES) |
+                   OPTION(TABLE_SIZE) | OPTION(RING_SIZE) | OPTION(MODE) | OPTION(GROUP),
         .names_ring = true)
 COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
         .summary = "replace the whole node set with a JSON node set read from FILE (- "
@@ -26,7 +26,7 @@ COMMAND(add, .group = GROUP_CHANGE,
         .summary = "add an up node with weight W (default 1) and hash key K (default "
                    "none)",
         .min_args = 2, .max_args = 2,
-        .options = OPTIONS_CHANGE | OPTION_WEIGHT | OPTION_HASH_KEY, .names_ring = true)
+        .options = OPTIONS_CHANGE | OPTION(WEIGHT) | OPTION(HASH_KEY), .names_ring = true)
 COMMAND(remove, .group = GROUP_CHANGE, .synopsis = {"remove NAME"},
         .summary = "remove a node", .min_args = 1, .max_args = 1,
         .options = OPTIONS_CHANGE, .names_ring = true)
@@ -41,7 +41,7 @@ COMMAND(up, .group = GROUP_CHANGE, .synopsis = {"up NAME"},
         .options = OPTIONS_CHANGE, .names_ring = true)
 COMMAND(show, .group = GROUP_READ, .synopsis = {"show"},
         .summary = "status, parameters and nodes, with each node's share of the keyspace",
-        .options = OPTION_OWNER, .names_ring = true)
+        .options = OPTION(OWNER), .names_ring = true)
 COMMAND(lookup, .group = GROUP_READ,
         .synopsis = {"lookup [-n N] [-z] KEY...", "lookup [-n N] [-z] --stdin"},
         .summary = "print KEY, then the name and address of the node that owns it (-n: "
@@ -49,30 +49,30 @@ COMMAND(lookup, .group = GROUP_READ,
                    "each line of standard input, answered as it arrives and following "
                    "new generations live; a key no node can take is answered, not fatal",
         .max_args = UNLIMITED,
-        .options = OPTION_COUNT | OPTION_STDIN | OPTION_NUL | OPTION_OWNER,
+        .options = OPTION(COUNT) | OPTION(STDIN) | OPTION(NUL) | OPTION(OWNER),
         .names_ring = true)
 COMMAND(dump, .group = GROUP_READ, .synopsis = {"dump"},
         .summary = "print the node set as JSON, as 'load' reads it",
-        .options = OPTION_OWNER, .names_ring = true)
+        .options = OPTION(OWNER), .names_ring = true)
 COMMAND(check, .group = GROUP_READ, .synopsis = {"check FILE|-"},
         .summary = "exit 0 if the ring holds exactly the JSON node set of FILE (as "
                    "'load' would leave it), 1 if not, with one line per difference, 2 "
                    "on error",
-        .min_args = 1, .max_args = 1, .options = OPTION_OWNER, .names_ring = true)
+        .min_args = 1, .max_args = 1, .options = OPTION(OWNER), .names_ring = true)
 COMMAND(list, .group = GROUP_READ, .synopsis = {"list"},
         .summary = "print every ring in the ring directory, one per line: name, "
                    "generation, nodes, algorithm (tab-separated); rings it cannot read "
                    "are skipped, each named in a warning on standard error",
-        .options = OPTION_OWNER)
+        .options = OPTION(OWNER))
 COMMAND(readers, .group = GROUP_READ, .synopsis = {"readers"},
         .summary = "every process that maps a version of the ring: pid, command, "
                    "generation, current or superseded, and the memory superseded "
                    "versions keep in use",
-        .options = OPTION_OWNER, .names_ring = true)
+        .options = OPTION(OWNER), .names_ring = true)
 COMMAND(metrics, .group = GROUP_READ, .synopsis = {"metrics [--all]"},
         .summary = "the ring's metrics (--all: every ring's) in the Prometheus text "
                    "format, for node_exporter's textfile collector",
-        .options = OPTION_OWNER | OPTION_ALL, .names_ring = true)
+        .options = OPTION(OWNER) | OPTION(ALL), .names_ring = true)
 COMMAND(import, .group = GROUP_OTHER,
         .synopsis = {"import nginx FILE [--upstream NAME]",
                      "import twemproxy FILE [--pool NAME]", "import libketama FILE"},
@@ -80,7 +80,7 @@ COMMAND(import, .group = GROUP_OTHER,
                    "configured in FILE does (- for standard input): an nginx upstream of "
                    "'hash KEY consistent', a twemproxy pool, a libketama server file; "
                    "what the node set cannot reproduce is an error naming FILE:LINE",
-        .min_args = 2, .max_args = 2, .options = OPTION_UPSTREAM | OPTION_POOL,
+        .min_args = 2, .max_args = 2, .options = OPTION(UPSTREAM) | OPTION(POOL),
         .names_ring = false)
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
         .summary = "remove the ring; readers keep their last version",

@@ -82,10 +82,10 @@ static int parse_environment(struct ringctl *ctl, bool ring_given, bool needs_ri
 static int check_command_line(const struct ringctl *ctl,
                               const struct ringctl_command *command)
 {
-    for (unsigned bit = 1; bit != 0; bit <<= 1) {
+    for (option_bits_t bit = 1; bit != 0; bit <<= 1) {
         if ((ctl->given & bit) && !(command->options & bit))
             return ringctl_fail(EXIT_USAGE, "option '%s' does not apply to '%s'",
-                                ringctl_option_name((enum option_bit)bit), command->name);
+                                ringctl_option_name(bit), command->name);
     }
     char usage[LINE_MAX_BYTES];
     ringctl_usage_line(command, usage, sizeof(usage));

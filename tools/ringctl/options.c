@@ -24,81 +24,81 @@ const struct ringctl_option ringctl_options[] = {
      "directory only root can write, such as /run/shmring, for system rings"},
     {"json", 0, NULL, CODE_JSON, 0,
      "print results as JSON (each command's keys are listed in the README)"},
-    {"dry-run", 0, NULL, CODE_DRY_RUN, OPTION_DRY_RUN,
+    {"dry-run", 0, NULL, CODE_DRY_RUN, OPTION(DRY_RUN),
      "publish nothing; say what would change and the exact share of the keyspace "
      "that would move to another node"},
-    {"wait", 0, "SECONDS", CODE_WAIT, OPTION_WAIT,
+    {"wait", 0, "SECONDS", CODE_WAIT, OPTION(WAIT),
      "wait at most SECONDS for another writer of the ring to finish, then fail; 0 "
      "fails at once (default: wait as long as it takes, saying so once on standard "
      "error)"},
-    {"owner", 0, "USER", CODE_OWNER, OPTION_OWNER,
+    {"owner", 0, "USER", CODE_OWNER, OPTION(OWNER),
      "also accept rings owned by USER (a name or a uid); rings of root and of yourself "
      "are always accepted, other users' only this way"},
-    {"all", 0, NULL, CODE_ALL, OPTION_ALL, "every ring in the ring directory"},
+    {"all", 0, NULL, CODE_ALL, OPTION(ALL), "every ring in the ring directory"},
     {"help", 'h', NULL, 'h', 0, "print this help and exit"},
     {"version", 'V', NULL, 'V', 0, "print the version and exit"},
-    {"algorithm", 0, "A", CODE_ALGORITHM, OPTION_ALGORITHM,
+    {"algorithm", 0, "A", CODE_ALGORITHM, OPTION(ALGORITHM),
      "the placement algorithm (README.md, \"Peer algorithms\"), one of:"},
-    {"hash", 0, "H", CODE_HASH, OPTION_HASH,
+    {"hash", 0, "H", CODE_HASH, OPTION(HASH),
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
      "twemproxy one of its hash: names (default fnv1a_64)"},
-    {"vnodes", 0, "N", CODE_VNODES, OPTION_VNODES,
+    {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
      "ring points per unit of weight, 1-65535 (default 160)"},
-    {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION_TABLE_SIZE,
+    {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
      "up nodes; envoy-maglev: a prime up to 5000011, 0 for Envoy's 65537"},
-    {"min-ring-size", 0, "N", CODE_MIN_RING_SIZE, OPTION_RING_SIZE,
+    {"min-ring-size", 0, "N", CODE_MIN_RING_SIZE, OPTION(RING_SIZE),
      "envoy-ring's minimum_ring_size, 1-8388608 (default Envoy's 1024)"},
-    {"max-ring-size", 0, "N", CODE_MAX_RING_SIZE, OPTION_RING_SIZE,
+    {"max-ring-size", 0, "N", CODE_MAX_RING_SIZE, OPTION(RING_SIZE),
      "envoy-ring's maximum_ring_size, 1-8388608 (default Envoy's 8388608)"},
-    {"mode", 0, "M", CODE_MODE, OPTION_MODE,
+    {"mode", 0, "M", CODE_MODE, OPTION(MODE),
      "who may read the ring: 0644 (default: everyone), 0640 (its group), 0604 (others, "
      "not the group) or 0600 (you only); nobody but you can ever change it"},
-    {"group", 0, "G", CODE_GROUP, OPTION_GROUP, "group of the ring, by name or number"},
-    {"weight", 0, "W", CODE_WEIGHT, OPTION_WEIGHT,
+    {"group", 0, "G", CODE_GROUP, OPTION(GROUP), "group of the ring, by name or number"},
+    {"weight", 0, "W", CODE_WEIGHT, OPTION(WEIGHT),
      "the new node's weight, 1-65535 (default 1)"},
-    {"hash-key", 0, "K", CODE_HASH_KEY, OPTION_HASH_KEY,
+    {"hash-key", 0, "K", CODE_HASH_KEY, OPTION(HASH_KEY),
      "the new node's hash key: the string hashed into its points in place of its name "
      "(ring, maglev) or of what a peer algorithm derives from its address (Envoy's "
      "hash_key metadata, a named twemproxy server), so that it can be renamed or "
      "re-addressed without moving keys; the rules of an address"},
-    {NULL, 'n', "N", 'n', OPTION_COUNT,
+    {NULL, 'n', "N", 'n', OPTION(COUNT),
      "print the first N distinct up nodes (1-64) in the ring's preference order"},
-    {"stdin", 0, NULL, CODE_STDIN, OPTION_STDIN,
+    {"stdin", 0, NULL, CODE_STDIN, OPTION(STDIN),
      "read keys from standard input, one per line"},
-    {NULL, 'z', NULL, 'z', OPTION_NUL,
+    {NULL, 'z', NULL, 'z', OPTION(NUL),
      "keys and answers end in a NUL byte rather than a newline (as with xargs -0 and "
      "sort -z), so that a key read from standard input may hold any byte but NUL"},
-    {"upstream", 0, "NAME", CODE_UPSTREAM, OPTION_UPSTREAM,
+    {"upstream", 0, "NAME", CODE_UPSTREAM, OPTION(UPSTREAM),
      "the nginx upstream block to import (default: the file's only one)"},
-    {"pool", 0, "NAME", CODE_POOL, OPTION_POOL,
+    {"pool", 0, "NAME", CODE_POOL, OPTION(POOL),
      "the twemproxy pool to import (default: the file's only one)"},
-    {"etcd", 0, "URL[,URL...]", CODE_ETCD, OPTION_ETCD,
+    {"etcd", 0, "URL[,URL...]", CODE_ETCD, OPTION(ETCD),
      "etcd's client URLs (http:// or https://), tried in turn; with --key or --prefix"},
-    {"key", 0, "KEY", CODE_KEY, OPTION_KEY, "the JSON node set is the value of KEY"},
-    {"prefix", 0, "PREFIX", CODE_PREFIX, OPTION_PREFIX,
+    {"key", 0, "KEY", CODE_KEY, OPTION(KEY), "the JSON node set is the value of KEY"},
+    {"prefix", 0, "PREFIX", CODE_PREFIX, OPTION(PREFIX),
      "one node per key under PREFIX, the value the node's JSON object; the key PREFIX "
      "itself may hold the parameters"},
-    {"file", 0, "PATH", CODE_FILE, OPTION_FILE,
+    {"file", 0, "PATH", CODE_FILE, OPTION(FILE),
      "the JSON node set in PATH, followed with inotify"},
-    {"state", 0, "PATH", CODE_STATE, OPTION_STATE,
+    {"state", 0, "PATH", CODE_STATE, OPTION(STATE),
      "keep the last applied node set in PATH (atomically) and restore the ring from it "
      "when the source is unreachable"},
-    {"metrics", 0, "PATH", CODE_METRICS, OPTION_METRICS,
+    {"metrics", 0, "PATH", CODE_METRICS, OPTION(METRICS),
      "keep sync's own metrics (revision applied, publications, refusals, errors) in "
      "PATH, a Prometheus textfile for node_exporter's textfile collector (atomically)"},
-    {"once", 0, NULL, CODE_ONCE, OPTION_ONCE, "sync once and exit: 0 in step, 1 not"},
-    {"backoff-max", 0, "MS", CODE_BACKOFF_MAX, OPTION_BACKOFF_MAX,
+    {"once", 0, NULL, CODE_ONCE, OPTION(ONCE), "sync once and exit: 0 in step, 1 not"},
+    {"backoff-max", 0, "MS", CODE_BACKOFF_MAX, OPTION(BACKOFF_MAX),
      "longest wait between attempts to reach etcd, 100-3600000 (default 5000)"},
-    {"cacert", 0, "FILE", CODE_CACERT, OPTION_CACERT, "CA bundle for https endpoints"},
-    {"cert", 0, "FILE", CODE_CERT, OPTION_CERT, "client certificate (with --cert-key)"},
-    {"cert-key", 0, "FILE", CODE_CERT_KEY, OPTION_CERT_KEY,
+    {"cacert", 0, "FILE", CODE_CACERT, OPTION(CACERT), "CA bundle for https endpoints"},
+    {"cert", 0, "FILE", CODE_CERT, OPTION(CERT), "client certificate (with --cert-key)"},
+    {"cert-key", 0, "FILE", CODE_CERT_KEY, OPTION(CERT_KEY),
      "the client certificate's key"},
-    {"user", 0, "NAME", CODE_USER, OPTION_USER,
+    {"user", 0, "NAME", CODE_USER, OPTION(USER),
      "etcd user; the password is the first line of --password-file's FILE, else "
      "$SHMRING_ETCD_PASSWORD, never an argument (ps shows arguments to everyone)"},
-    {"password-file", 0, "FILE", CODE_PASSWORD_FILE, OPTION_PASSWORD_FILE,
+    {"password-file", 0, "FILE", CODE_PASSWORD_FILE, OPTION(PASSWORD_FILE),
      "where --user's password is"},
 };
 
@@ -126,12 +126,12 @@ void ringctl_getopt_tables(struct option *long_options, char *short_options)
     short_options[shorts] = '\0';
 }
 
-const char *ringctl_option_name(enum option_bit bit)
+const char *ringctl_option_name(option_bits_t bit)
 {
     static char letter[3];
     for (size_t i = 0; i < ringctl_option_count; i++) {
         const struct ringctl_option *o = &ringctl_options[i];
-        if (o->bit != (unsigned)bit)
+        if (o->bit != bit)
             continue;
         if (o->name != NULL) {
             /* Every long name is spelled with its dashes in the diagnostics. */

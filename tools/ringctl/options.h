@@ -55,8 +55,8 @@ struct ringctl_option {
     const char *argument;
     /* What getopt_long returns for it. */
     int code;
-    /* Which commands take it (enum option_bit); 0: every command. */
-    unsigned bit;
+    /* Which commands take it (OPTION(...)); 0: every command. */
+    option_bits_t bit;
     const char *help;
 };
 

@@ -103,7 +103,7 @@ static void option_label(const struct ringctl_option *o, char *out, size_t size)
 }
 
 /* How many commands take the option of BIT, and the last of them. */
-static size_t commands_taking(unsigned bit, const struct ringctl_command **last)
+static size_t commands_taking(option_bits_t bit, const struct ringctl_command **last)
 {
     size_t count = 0;
     for (size_t i = 0; i < ringctl_command_count; i++) {
@@ -209,7 +209,7 @@ void output_help_command(const struct ringctl_command *command)
         if (ringctl_options[i].bit == 0 && ringctl_options[i].letter != 'V')
             print_option(&ringctl_options[i], false);
     }
-    if (command->group == GROUP_READ && (command->options & OPTION_COUNT))
+    if (command->group == GROUP_READ && (command->options & OPTION(COUNT)))
         printf("\n%s", keys_note);
     printf("\nExit status: 0 success, 1 the operation failed, 2 usage error.\n");
 }

@@ -80,29 +80,28 @@ enum ringctl_exit {
     XX(PASSWORD_FILE)
 /* clang-format on */
 
-/* OPTION_INDEX_DRY_RUN = 0, ... and OPTION_DRY_RUN = 1 << 0, ... */
+/* OPTION_INDEX_DRY_RUN = 0, ..., one for each option that only some commands take. */
 enum option_index {
 #define OPTION_INDEX(name_) OPTION_INDEX_##name_,
     OPTION_BITS(OPTION_INDEX)
 #undef OPTION_INDEX
         OPTION_BIT_TOTAL
 };
-/* Each bit is an enumeration constant, an int: 31 bits at most. One more option that
- * only some commands take needs a wider type for the bits (given, options, bit). */
-_Static_assert(OPTION_BIT_TOTAL <= 31, "the option bits no longer fit in an int");
-enum option_bit {
-#define OPTION_BIT(name_) OPTION_##name_ = 1u << OPTION_INDEX_##name_,
-    OPTION_BITS(OPTION_BIT)
-#undef OPTION_BIT
-};
+/* A set of those options, as a command's row and a command line name them: one bit
+ * each, OPTION(DRY_RUN) = 1 << OPTION_INDEX_DRY_RUN, ... A function-like macro makes a
+ * constant expression of the wider type, which the static tables need and an
+ * enumeration constant (an int: 31 bits) cannot give. */
+typedef uint64_t option_bits_t;
+#define OPTION(name_) ((option_bits_t)1 << OPTION_INDEX_##name_)
+_Static_assert(OPTION_BIT_TOTAL <= 64, "the option bits no longer fit in option_bits_t");
 
 /* What every command that changes a ring (or destroys it) accepts. */
-#define OPTIONS_CHANGE (OPTION_DRY_RUN | OPTION_WAIT)
+#define OPTIONS_CHANGE (OPTION(DRY_RUN) | OPTION(WAIT))
 /* sync's own options, which its helper ringctl-sync reads (tools/sync/). */
 #define OPTIONS_SYNC                                                                     \
-    (OPTION_ETCD | OPTION_KEY | OPTION_PREFIX | OPTION_FILE | OPTION_STATE |             \
-     OPTION_METRICS | OPTION_ONCE | OPTION_BACKOFF_MAX | OPTION_CACERT | OPTION_CERT |   \
-     OPTION_CERT_KEY | OPTION_USER | OPTION_PASSWORD_FILE)
+    (OPTION(ETCD) | OPTION(KEY) | OPTION(PREFIX) | OPTION(FILE) | OPTION(STATE) |        \
+     OPTION(METRICS) | OPTION(ONCE) | OPTION(BACKOFF_MAX) | OPTION(CACERT) |             \
+     OPTION(CERT) | OPTION(CERT_KEY) | OPTION(USER) | OPTION(PASSWORD_FILE))
 
 /* The parsed command line: the inputs of the command (read-only for it but for the
  * outcome fields at the end, which say what it did for main's last words). */
@@ -114,7 +113,7 @@ struct ringctl {
     const char *directory;
     bool json;
     bool dry_run;
-    unsigned given; /* enum option_bit */
+    option_bits_t given;
     /* Where to read rings and whom to trust (--dir, --owner). */
     shmring_open_options_t open;
     /* How to change rings: --dir, --wait and, for init, --mode and --group. */
@@ -171,7 +170,7 @@ struct ringctl_command {
     const char *summary;
     size_t min_args;
     size_t max_args;
-    unsigned options; /* enum option_bit */
+    option_bits_t options;
     /* Whether it acts on one ring (-r, $SHMRING_RING): all but list and help. */
     bool names_ring;
 };
@@ -196,7 +195,7 @@ int ringctl_unknown_command(const char *name);
 /* ---- options.c ------------------------------------------------------------------ */
 
 /* The spelling of an option bit ("--weight"), for diagnostics. */
-const char *ringctl_option_name(enum option_bit bit);
+const char *ringctl_option_name(option_bits_t bit);
 /* Parses a weight, or says why not (returns EXIT_USAGE). */
 int ringctl_parse_weight(const char *text, uint32_t *weight);
 
