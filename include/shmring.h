@@ -335,7 +335,7 @@ SHMRING_API void shmring_nodes_free(shmring_nodes_t *nodes);
  * for nginx of all nodes, down ones included; never for ring, maglev, envoy-maglev
  * and twemproxy). So two rings show the same fingerprint, on any host and whatever
  * their history, exactly when they answer every key with the same nodes and ids
- * (README "Many hosts"). Returns 0 or SHMRING_EEMPTY (nothing published yet).
+ * (docs/fleet.md). Returns 0 or SHMRING_EEMPTY (nothing published yet).
  * Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_fingerprint(shmring_t *r,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A runnable demo of "Many hosts": starts etcd on loopback, three `ringctl sync` on
+# A runnable demo of docs/fleet.md: starts etcd on loopback, three `ringctl sync` on
 # three rings (standing in for three hosts), makes live changes in etcd, and shows
 # that every ring follows with the same fingerprint. Everything is stopped and
 # removed at the end.

@@ -18,7 +18,7 @@ typedef enum ringctl_sync_source {
     /* The whole JSON node set is the value of one etcd key. */
     RINGCTL_SYNC_ETCD_KEY,
     /* One node per key under a prefix; the key equal to the prefix, if any, holds
-     * the parameters (see README "Many hosts"). */
+     * the parameters (see docs/fleet.md). */
     RINGCTL_SYNC_ETCD_PREFIX,
     /* A JSON node set in a file, followed with inotify. */
     RINGCTL_SYNC_FILE,
