@@ -31,6 +31,14 @@ static shmring_nodeset_t *envoy_set(uint32_t table_size)
     return set;
 }
 
+/* A node set of Envoy's Basic hosts, 127.0.0.1:90 to :95, and TABLE_SIZE. */
+static shmring_nodeset_t *basic_set(uint32_t table_size)
+{
+    shmring_nodeset_t *set = envoy_set(table_size);
+    test_add_local_hosts(set, 90, 6, NULL);
+    return set;
+}
+
 /* The table of SNAPSHOT, slot by slot, is EXPECTED (node-set positions, which are
  * Envoy's host indexes), and hash h picks EXPECTED[h mod size] for three turns of
  * the table, as Envoy's tests ask. */
@@ -69,9 +77,7 @@ static const uint32_t hash_key_table[] = {2, 5, 0, 3, 4, 1, 0};
 
 START_TEST(basic)
 {
-    shmring_nodeset_t *set = envoy_set(7);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
+    shmring_nodeset_t *set = basic_set(7);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, basic_table, 7);
     uint32_t counts[6];
@@ -113,11 +119,7 @@ START_TEST(hash_key)
 {
     /* The hash key "90".."95" replaces the address, whatever the address is. */
     shmring_nodeset_t *set = envoy_set(7);
-    for (unsigned port = 90; port <= 95; port++) {
-        char key[8];
-        snprintf(key, sizeof(key), "%u", port);
-        test_add_local_host(set, port, 1, key);
-    }
+    test_add_keyed_hosts(set, 90, 6, NULL, NULL);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, hash_key_table, 7);
     shmring_snapshot_free(snapshot);
@@ -126,15 +128,7 @@ START_TEST(hash_key)
 
     /* Re-addressing every host keeps the table: the hash keys decide. */
     set = envoy_set(7);
-    for (unsigned port = 90; port <= 95; port++) {
-        char name[8], address[32], key[8];
-        snprintf(name, sizeof(name), "h%u", port);
-        snprintf(address, sizeof(address), "10.9.8.%u:8080", port);
-        snprintf(key, sizeof(key), "%u", port);
-        ck_assert_int_eq(
-            shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
-        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
-    }
+    test_add_keyed_hosts(set, 90, 6, "10.9.8.", ":8080");
     snapshot = test_snapshot(set);
     check_table(snapshot, hash_key_table, 7);
     shmring_snapshot_free(snapshot);
@@ -148,8 +142,8 @@ START_TEST(weighted)
     static const uint32_t expected[] = {1, 0, 0, 1, 0, 1, 1, 0, 1,
                                         1, 1, 1, 1, 0, 1, 0, 1};
     shmring_nodeset_t *set = envoy_set(17);
-    test_add_local_host(set, 90, 1, NULL);
-    test_add_local_host(set, 91, 2, NULL);
+    static const uint32_t weights[] = {1, 2};
+    test_add_local_hosts(set, 90, 2, weights);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     check_table(snapshot, expected, 17);
     uint32_t counts[2];
@@ -178,9 +172,7 @@ START_TEST(down_hosts_are_left_out)
 {
     /* A down node is an unhealthy host: the table is built from the others, as if
      * the down node were not configured (Envoy outside panic mode). */
-    shmring_nodeset_t *set = envoy_set(7);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
+    shmring_nodeset_t *set = basic_set(7);
     ck_assert_int_eq(
         shmring_nodeset_add(set, "h99", "127.0.0.1:99", 1, SHMRING_STATE_DOWN, NULL), 0);
     shmring_snapshot_t *snapshot = test_snapshot(set);
@@ -193,9 +185,7 @@ END_TEST
 START_TEST(default_table_size)
 {
     /* DefaultMaglevTableSize: 65537, whatever the host count. */
-    shmring_nodeset_t *set = envoy_set(0);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
+    shmring_nodeset_t *set = basic_set(0);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_snapshot_info_t info;
     shmring_snapshot_info(snapshot, &info);
@@ -209,9 +199,7 @@ END_TEST
 START_TEST(table_smaller_than_hosts)
 {
     /* Envoy fills a table of 5 from 6 hosts; the one left out owns no slot. */
-    shmring_nodeset_t *set = envoy_set(5);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
+    shmring_nodeset_t *set = basic_set(5);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     uint32_t counts[6];
     entry_counts(snapshot, counts, 6);
@@ -238,9 +226,7 @@ START_TEST(key_hash_is_envoys_xxhash64)
                    {"foo\nbar", UINT64_C(8917841378505826757)},
                    {"lyft", UINT64_C(4400747396090729504)},
                    {"", UINT64_C(17241709254077376921)}};
-    shmring_nodeset_t *set = envoy_set(7);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
+    shmring_nodeset_t *set = basic_set(7);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     for (size_t i = 0; i < COUNT_OF(vectors); i++) {
         size_t len = strlen(vectors[i].key);

@@ -91,6 +91,28 @@ static void histogram(const shmring_snapshot_t *snapshot, uint32_t count, uint32
         hits[pick(snapshot, i * (UINT64_MAX / count))]++;
 }
 
+/* The snapshot (shmring_snapshot_free()) of an envoy-ring with HASH and the ring
+ * size bounds over HOSTS hosts 127.0.0.1:FIRST_PORT and up, without hash keys, with
+ * WEIGHTS (NULL: weight 1 each). */
+static shmring_snapshot_t *local_ring(shmring_hash_t hash, uint32_t min_ring_size,
+                                      uint32_t max_ring_size, unsigned first_port,
+                                      size_t hosts, const uint32_t *weights)
+{
+    shmring_nodeset_t *set = envoy_set(hash, min_ring_size, max_ring_size);
+    test_add_local_hosts(set, first_port, hosts, weights);
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_nodeset_free(set);
+    return snapshot;
+}
+
+/* Checks that each hash of PICKS (COUNT of them) picks its host. */
+static void check_picks(const shmring_snapshot_t *snapshot,
+                        const struct ring_entry *picks, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        ck_assert_uint_eq(pick(snapshot, picks[i].point), picks[i].host);
+}
+
 /* Basic: 127.0.0.1:90 to :95, minimum_ring_size 12 (hosts 0-5 are ports 90-95). */
 static const struct ring_entry basic_ring[] = {
     {UINT64_C(833437586790550860), 4},   {UINT64_C(928266305478181108), 2},
@@ -102,20 +124,18 @@ static const struct ring_entry basic_ring[] = {
 
 START_TEST(basic)
 {
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    static const struct ring_entry picks[] = {
+        {0, 4},
+        /* Past the last point: the wrap to the first. */
+        {UINT64_MAX, 4},
+        /* Exactly on a point, and one past it. */
+        {UINT64_C(3551244743356806947), 5},
+        {UINT64_C(3551244743356806948), 3},
+        {UINT64_C(16117243373044804880), 0}};
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 12, 0, 90, 6, NULL);
     check_ring(snapshot, basic_ring, COUNT_OF(basic_ring));
-    ck_assert_uint_eq(pick(snapshot, 0), 4);
-    /* Past the last point: the wrap to the first. */
-    ck_assert_uint_eq(pick(snapshot, UINT64_MAX), 4);
-    /* Exactly on a point, and one past it. */
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(3551244743356806947)), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(3551244743356806948)), 3);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(16117243373044804880)), 0);
+    check_picks(snapshot, picks, COUNT_OF(picks));
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -129,18 +149,15 @@ START_TEST(basic_with_murmur2)
         {UINT64_C(9887544217113020895), 1},  {UINT64_C(10150910876324007731), 2},
         {UINT64_C(15168472011420622455), 3}, {UINT64_C(15427156902705414897), 0},
         {UINT64_C(16375050414328759093), 5}, {UINT64_C(17613279263364193813), 0}};
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_MURMUR2, 12, 0);
-    for (unsigned port = 80; port <= 85; port++)
-        test_add_local_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    static const struct ring_entry picks[] = {{0, 5},
+                                              {UINT64_MAX, 5},
+                                              {UINT64_C(1358027074129602068), 5},
+                                              {UINT64_C(1358027074129602069), 3},
+                                              {UINT64_C(10150910876324007730), 2}};
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_MURMUR2, 12, 0, 80, 6, NULL);
     check_ring(snapshot, ring, COUNT_OF(ring));
-    ck_assert_uint_eq(pick(snapshot, 0), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_MAX), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(1358027074129602068)), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(1358027074129602069)), 3);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(10150910876324007730)), 2);
+    check_picks(snapshot, picks, COUNT_OF(picks));
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -155,31 +172,20 @@ START_TEST(hash_key)
         {UINT64_C(13723418369486627818), 1}, {UINT64_C(13776502110861797421), 0},
         {UINT64_C(14338313586354474791), 1}, {UINT64_C(15364271037087512980), 4}};
     shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
-    for (unsigned port = 90; port <= 95; port++) {
-        char key[8];
-        snprintf(key, sizeof(key), "%u", port);
-        test_add_local_host(set, port, 1, key);
-    }
+    test_add_keyed_hosts(set, 90, 6, NULL, NULL);
+    static const struct ring_entry picks[] = {{0, 5},
+                                              {UINT64_MAX, 5},
+                                              {UINT64_C(7225015537174310577), 2},
+                                              {UINT64_C(6803900775736438537), 3}};
     shmring_snapshot_t *snapshot = test_snapshot(set);
     check_ring(snapshot, ring, COUNT_OF(ring));
-    ck_assert_uint_eq(pick(snapshot, 0), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_MAX), 5);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(7225015537174310577)), 2);
-    ck_assert_uint_eq(pick(snapshot, UINT64_C(6803900775736438537)), 3);
+    check_picks(snapshot, picks, COUNT_OF(picks));
     shmring_snapshot_free(snapshot);
     shmring_nodeset_free(set);
 
     /* Re-addressed hosts with the same hash keys: the same ring. */
     set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
-    for (unsigned port = 90; port <= 95; port++) {
-        char name[8], address[32], key[8];
-        snprintf(name, sizeof(name), "h%u", port);
-        snprintf(address, sizeof(address), "[2001:db8::%u]:443", port);
-        snprintf(key, sizeof(key), "%u", port);
-        ck_assert_int_eq(
-            shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
-        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
-    }
+    test_add_keyed_hosts(set, 90, 6, "[2001:db8::", "]:443");
     snapshot = test_snapshot(set);
     check_ring(snapshot, ring, COUNT_OF(ring));
     shmring_snapshot_free(snapshot);
@@ -198,23 +204,15 @@ START_TEST(uneven_hosts)
                                                {UINT64_C(8241336090459785962), 1},
                                                {UINT64_C(12882406409176325258), 1},
                                                {UINT64_C(16064866803292627174), 0}};
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 3, 0);
-    test_add_local_host(set, 80, 1, NULL);
-    test_add_local_host(set, 81, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 3, 0, 80, 2, NULL);
     check_ring(snapshot, first, COUNT_OF(first));
     ck_assert_uint_eq(pick(snapshot, 0), 0);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 
-    set = envoy_set(SHMRING_HASH_XXH64, 3, 0);
-    test_add_local_host(set, 81, 1, NULL);
-    test_add_local_host(set, 82, 1, NULL);
-    snapshot = test_snapshot(set);
+    snapshot = local_ring(SHMRING_HASH_XXH64, 3, 0, 81, 2, NULL);
     check_ring(snapshot, second, COUNT_OF(second));
     ck_assert_uint_eq(pick(snapshot, 0), 0);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -225,11 +223,8 @@ START_TEST(host_weighted_tiny_ring)
         {UINT64_C(928266305478181108), 2},   {UINT64_C(4443673547860492590), 2},
         {UINT64_C(5583722120771150861), 1},  {UINT64_C(6311230543546372928), 1},
         {UINT64_C(13444792449719432967), 2}, {UINT64_C(16117243373044804889), 0}};
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 6, 6);
-    test_add_local_host(set, 90, 1, NULL);
-    test_add_local_host(set, 91, 2, NULL);
-    test_add_local_host(set, 92, 3, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    static const uint32_t weights[] = {1, 2, 3};
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 6, 6, 90, 3, weights);
     uint32_t counts[3];
     point_counts(snapshot, counts, 3);
     ck_assert_uint_eq(counts[0], 1);
@@ -237,21 +232,17 @@ START_TEST(host_weighted_tiny_ring)
     ck_assert_uint_eq(counts[2], 3);
     /* With six points, these are the ring itself, sorted. */
     check_ring(snapshot, picks, COUNT_OF(picks));
-    for (size_t i = 0; i < COUNT_OF(picks); i++)
-        ck_assert_uint_eq(pick(snapshot, picks[i].point), picks[i].host);
+    check_picks(snapshot, picks, COUNT_OF(picks));
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
 START_TEST(host_weighted_large_ring)
 {
     /* HostWeightedLargeRing: weights 1, 2, 3, minimum_ring_size 6144. */
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 6144, 0);
-    test_add_local_host(set, 90, 1, NULL);
-    test_add_local_host(set, 91, 2, NULL);
-    test_add_local_host(set, 92, 3, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    static const uint32_t weights[] = {1, 2, 3};
+    shmring_snapshot_t *snapshot =
+        local_ring(SHMRING_HASH_XXH64, 6144, 0, 90, 3, weights);
     uint32_t counts[3];
     point_counts(snapshot, counts, 3);
     ck_assert_uint_eq(counts[0] + counts[1] + counts[2], 6144);
@@ -263,17 +254,13 @@ START_TEST(host_weighted_large_ring)
     ck_assert_uint_eq(hits[1], 1932);
     ck_assert_uint_eq(hits[2], 3081);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
 START_TEST(small_fractional_scale)
 {
     /* SmallFractionalScale: 4 hosts and a ring of exactly 2; two hosts get none. */
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 2, 2);
-    for (unsigned port = 90; port <= 93; port++)
-        test_add_local_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 2, 2, 90, 4, NULL);
     uint32_t counts[4];
     point_counts(snapshot, counts, 4);
     uint32_t least = UINT32_MAX, most = 0;
@@ -292,17 +279,14 @@ START_TEST(small_fractional_scale)
     ck_assert_uint_eq(zeroes, 2);
     ck_assert_uint_eq(sum, 1024);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
 START_TEST(large_fractional_scale)
 {
     /* LargeFractionalScale: 2 hosts and a ring of exactly 1023: 511 and 512. */
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 1023, 1023);
-    test_add_local_host(set, 90, 1, NULL);
-    test_add_local_host(set, 91, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot =
+        local_ring(SHMRING_HASH_XXH64, 1023, 1023, 90, 2, NULL);
     uint32_t counts[2];
     point_counts(snapshot, counts, 2);
     ck_assert_uint_eq(counts[0] + counts[1], 1023);
@@ -312,7 +296,6 @@ START_TEST(large_fractional_scale)
     ck_assert_uint_eq(hits[0], 526);
     ck_assert_uint_eq(hits[1], 497);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -349,16 +332,12 @@ START_TEST(lookup_by_key)
     /* A key's lookup is the pick of its xxHash64: "foo" hashes to
      * 3728699739546630719, between :95's 3551244743356806947 and :93's
      * 3851675632748031481 on the Basic ring. */
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 12, 0);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 12, 0, 90, 6, NULL);
     shmring_node_t node;
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "foo", 3, &node), 0);
     ck_assert_str_eq(node.name, "h93");
     ck_assert_str_eq(node.address, "127.0.0.1:93");
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -400,10 +379,7 @@ START_TEST(default_ring_size)
 {
     /* Six equal hosts and Envoy's defaults: scale = ceil(1024 / 6) x 6 = 1026, up to
      * floating point, so 171 points each. */
-    shmring_nodeset_t *set = envoy_set(SHMRING_HASH_XXH64, 0, 0);
-    for (unsigned port = 90; port <= 95; port++)
-        test_add_local_host(set, port, 1, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
+    shmring_snapshot_t *snapshot = local_ring(SHMRING_HASH_XXH64, 0, 0, 90, 6, NULL);
     uint32_t counts[6];
     point_counts(snapshot, counts, 6);
     uint32_t total = 0;
@@ -411,7 +387,6 @@ START_TEST(default_ring_size)
         total += counts[i];
     ck_assert_uint_eq(total, 1026);
     shmring_snapshot_free(snapshot);
-    shmring_nodeset_free(set);
 }
 END_TEST
 

@@ -39,6 +39,33 @@ void test_add_local_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
         ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, hash_key), 0);
 }
 
+void test_add_local_hosts(shmring_nodeset_t *set, unsigned first_port, size_t hosts,
+                          const uint32_t *weights)
+{
+    for (size_t i = 0; i < hosts; i++)
+        test_add_local_host(set, first_port + (unsigned)i, weights ? weights[i] : 1,
+                            NULL);
+}
+
+void test_add_keyed_hosts(shmring_nodeset_t *set, unsigned first_port, size_t hosts,
+                          const char *address_prefix, const char *address_suffix)
+{
+    for (unsigned port = first_port; port < first_port + hosts; port++) {
+        char name[16], address[64], key[16];
+        snprintf(key, sizeof(key), "%u", port);
+        if (address_prefix == NULL) {
+            test_add_local_host(set, port, 1, key);
+            continue;
+        }
+        snprintf(name, sizeof(name), "h%u", port);
+        snprintf(address, sizeof(address), "%s%u%s", address_prefix, port,
+                 address_suffix);
+        ck_assert_int_eq(
+            shmring_nodeset_add(set, name, address, 1, SHMRING_STATE_UP, NULL), 0);
+        ck_assert_int_eq(shmring_nodeset_set_hash_key(set, name, key), 0);
+    }
+}
+
 uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key)
 {
     char text[32];

@@ -32,6 +32,17 @@ void test_add_node(shmring_nodeset_t *set, const char *name, uint32_t weight,
 void test_add_local_host(shmring_nodeset_t *set, unsigned port, uint32_t weight,
                          const char *hash_key);
 
+/* Adds HOSTS such hosts, ports FIRST_PORT and up, without hash keys, of WEIGHTS
+ * (NULL: weight 1 each). */
+void test_add_local_hosts(shmring_nodeset_t *set, unsigned first_port, size_t hosts,
+                          const uint32_t *weights);
+
+/* Adds HOSTS up nodes "hPORT" of weight 1, ports FIRST_PORT and up, with the hash key
+ * "PORT" (Envoy's BasicWithHostname): at "127.0.0.1:PORT" when ADDRESS_PREFIX is
+ * NULL, else at ADDRESS_PREFIX, the port and ADDRESS_SUFFIX ("10.9.8." ":8080"). */
+void test_add_keyed_hosts(shmring_nodeset_t *set, unsigned first_port, size_t hosts,
+                          const char *address_prefix, const char *address_suffix);
+
 /* The id of the owner of key number KEY (test_key()). */
 uint32_t test_owner_id(const shmring_snapshot_t *snapshot, uint64_t key);
 
