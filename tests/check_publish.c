@@ -144,20 +144,13 @@ START_TEST(test_failed_publish_changes_nothing)
 END_TEST
 
 /*
- * A version the file system cannot hold fails while it is sized, before anything is
- * mapped or written, so the writer gets an error rather than SIGBUS on a page it
- * could not get. A full /dev/shm cannot be arranged here, so the file size limit
- * stands in for it: tmpfs's posix_fallocate() refuses past it just the same (EFBIG,
- * with SIGXFSZ, ignored here; this runs in Check's forked child).
+ * Publishes through W, under a file size limit of 1 MiB and with SIGXFSZ's action
+ * ON_SIGXFSZ, 1,000 nodes (a snapshot of about 3.5 MiB): -EFBIG, and no generation.
+ * The limit is lifted again afterwards.
  */
-START_TEST(test_unallocatable_version_refused)
+static void publish_past_file_size_limit(shmring_writer_t *w, void (*on_sigxfsz)(int))
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
-
-    /* 1,000 nodes make a snapshot of about 3.5 MiB; the limit is 1 MiB. */
-    ck_assert_ptr_ne(signal(SIGXFSZ, SIG_IGN), SIG_ERR);
+    ck_assert_ptr_ne(signal(SIGXFSZ, on_sigxfsz), SIG_ERR);
     struct rlimit before, limit;
     ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
     limit = (struct rlimit){1u << 20, before.rlim_max};
@@ -170,6 +163,21 @@ START_TEST(test_unallocatable_version_refused)
     shmring_nodeset_free(set);
     /* Without Check's fork mode, the tests that follow run in this process. */
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &before), 0);
+}
+
+/*
+ * A version the file system cannot hold fails while it is sized, before anything is
+ * mapped or written, so the writer gets an error rather than SIGBUS on a page it
+ * could not get. A full /dev/shm cannot be arranged here, so the file size limit
+ * stands in for it: tmpfs's posix_fallocate() refuses past it just the same (EFBIG,
+ * with SIGXFSZ, ignored here; this runs in Check's forked child).
+ */
+START_TEST(test_unallocatable_version_refused)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    publish_past_file_size_limit(w, SIG_IGN);
 
     ck_assert_uint_eq(shmring_writer_generation(w), 1);
     shmring_ring_status_t status;
@@ -188,18 +196,7 @@ START_TEST(test_file_size_limit_without_signal)
     shmring_writer_t *w;
     ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
     ck_assert_uint_eq(publish_nodes(w, 3), 1);
-    ck_assert_ptr_ne(signal(SIGXFSZ, SIG_DFL), SIG_ERR);
-    struct rlimit before, limit;
-    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
-    limit = (struct rlimit){1u << 20, before.rlim_max};
-    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
-    shmring_nodeset_t *set =
-        test_nodeset(1000, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    uint64_t gen = 99;
-    ck_assert_int_eq(shmring_writer_publish(w, set, &gen), -EFBIG);
-    ck_assert_uint_eq(gen, 99);
-    shmring_nodeset_free(set);
-    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &before), 0);
+    publish_past_file_size_limit(w, SIG_DFL);
     ck_assert_uint_eq(shmring_writer_generation(w), 1);
     ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
     shmring_writer_close(w);
