@@ -21,6 +21,17 @@ static void add_node(shmring_nodeset_t *set, const char *name, uint32_t expected
     ck_assert_uint_eq(id, expected_id);
 }
 
+/* A new node set of up nodes NAMES (NULL-terminated), which get the ids 0, 1, ...
+ * in order. */
+static shmring_nodeset_t *set_of(const char *const *names)
+{
+    shmring_nodeset_t *set = new_set();
+    for (uint32_t i = 0; names[i] != NULL; i++)
+        add_node(set, names[i], i);
+    return set;
+}
+#define SET_OF(...) set_of((const char *const[]){__VA_ARGS__, NULL})
+
 /*
  * Describes a node set as text: parameters, then every node with all its fields in
  * order. Two node sets are equal exactly when their descriptions are.
@@ -111,11 +122,7 @@ END_TEST
 
 START_TEST(remove_keeps_order_and_ids)
 {
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "a", 0);
-    add_node(set, "b", 1);
-    add_node(set, "c", 2);
-    add_node(set, "d", 3);
+    shmring_nodeset_t *set = SET_OF("a", "b", "c", "d");
     ck_assert_int_eq(shmring_nodeset_remove(set, "b"), 0);
     ck_assert_uint_eq(shmring_nodeset_count(set), 3);
     size_t index;
@@ -145,9 +152,7 @@ END_TEST
 
 START_TEST(set_weight_and_state)
 {
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "a", 0);
-    add_node(set, "b", 1);
+    shmring_nodeset_t *set = SET_OF("a", "b");
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "b", 7), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "a", SHMRING_STATE_DOWN), 0);
     char *text = describe(set);
@@ -164,10 +169,7 @@ END_TEST
 
 START_TEST(names_are_exact_bytes)
 {
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "Node", 0);
-    add_node(set, "node", 1);
-    add_node(set, "node ", 2);
+    shmring_nodeset_t *set = SET_OF("Node", "node", "node ");
     add_node(set,
              "n\xc3\xb6"
              "de",
@@ -189,21 +191,11 @@ END_TEST
 
 START_TEST(inherit_ids_keeps_known_names)
 {
-    shmring_nodeset_t *previous = new_set();
-    add_node(previous, "a", 0);
-    add_node(previous, "b", 1);
-    add_node(previous, "c", 2);
-    add_node(previous, "d", 3);
+    shmring_nodeset_t *previous = SET_OF("a", "b", "c", "d");
     ck_assert_int_eq(shmring_nodeset_remove(previous, "d"), 0); /* next id stays 4 */
 
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "c", 0);
-    add_node(set, "x", 1);
-    add_node(set, "a", 2);
-    add_node(set, "d", 3); /* removed before: it is a new node now */
-    add_node(set, "y", 4);
-    add_node(set, "z", 5);
-    add_node(set, "w", 6);
+    /* "d" was removed before: it is a new node now. */
+    shmring_nodeset_t *set = SET_OF("c", "x", "a", "d", "y", "z", "w");
     ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
 
     char *text = describe(set);
@@ -233,10 +225,7 @@ START_TEST(inherit_ids_stops_at_id_limit)
     shmring_nodeset_t *previous = new_set();
     add_node(previous, "kept", 0);
     shmring__nodeset_set_next_id(previous, UINT32_MAX - 1);
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "new-1", 0);
-    add_node(set, "kept", 1);
-    add_node(set, "new-2", 2);
+    shmring_nodeset_t *set = SET_OF("new-1", "kept", "new-2");
     char *before = describe(set);
     ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), SHMRING_ELIMIT);
     char *after = describe(set);
@@ -262,10 +251,7 @@ END_TEST
  * given id took it. */
 START_TEST(inherit_ids_keeps_given_ids)
 {
-    shmring_nodeset_t *previous = new_set();
-    add_node(previous, "a", 0);
-    add_node(previous, "b", 1);
-    add_node(previous, "c", 2);
+    shmring_nodeset_t *previous = SET_OF("a", "b", "c");
 
     shmring_nodeset_t *set =
         test_parse_json("{\"nodes\": [{\"name\": \"a\", \"id\": 7}, "
@@ -300,9 +286,7 @@ START_TEST(inherit_ids_from_empty_previous)
     shmring_nodeset_t *previous = new_set();
     add_node(previous, "old", 0);
     ck_assert_int_eq(shmring_nodeset_remove(previous, "old"), 0);
-    shmring_nodeset_t *set = new_set();
-    add_node(set, "a", 0);
-    add_node(set, "b", 1);
+    shmring_nodeset_t *set = SET_OF("a", "b");
     ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
     char *text = describe(set);
     ck_assert_str_eq(text, "0 0 160 0\n1 1 0 'a' 'a'\n2 1 0 'b' 'b'\n");
