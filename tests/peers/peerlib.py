@@ -147,6 +147,7 @@ class Servers:
         log = open(os.path.join(self.tmp, log_name), "wb")
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+        p.log_path = log.name
         self.processes.append(p)
         return p
 
@@ -189,22 +190,84 @@ def endpoint_text(endpoint):
     return endpoint if isinstance(endpoint, str) else "%s:%d" % endpoint
 
 
+class PortTaken(Failure):
+    """A server could not bind its port because another process holds it: a port
+    that bind(0) gave (free_port()) can be taken by another test run between the
+    moment it is given and the moment the server binds it."""
+
+
+def listens_on(process, port):
+    """Whether a socket of PROCESS listens on TCP PORT: /proc/net/tcp and tcp6 give
+    each listening socket's inode, /proc/PID/fd the process's sockets."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().split("\n")[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == "0A" and \
+                    int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add("socket:[%s]" % fields[9])
+    fd_dir = "/proc/%d/fd" % process.pid
+    try:
+        descriptors = os.listdir(fd_dir)
+    except OSError:
+        return False
+    for fd in descriptors:
+        try:
+            if os.readlink(os.path.join(fd_dir, fd)) in inodes:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def wait_listening(endpoint, process, what, limit=20.0):
     """Polls until ENDPOINT ((host, port) or a Unix socket path) accepts a
-    connection: a readiness check, bounded, that also notices the server dying."""
+    connection of PROCESS's own: a readiness check, bounded, that also notices the
+    server dying. A TCP port that answers counts only when PROCESS holds the
+    listening socket; another process's listener on it (another test run's server
+    on a port both were given) is waited out, and when PROCESS then exits saying
+    that the address is in use, PortTaken tells the caller to try another port."""
     deadline = time.monotonic() + limit
     while True:
         if process.poll() is not None:
-            raise Failure("%s exited with status %d before listening on %s" %
-                          (what, process.returncode, endpoint_text(endpoint)))
+            log = getattr(process, "log_path", None)
+            said = ""
+            if log is not None:
+                with open(log, errors="replace") as f:
+                    said = f.read()
+            kind = PortTaken if "Address already in use" in said else Failure
+            raise kind("%s exited with status %d before listening on %s: %s" %
+                       (what, process.returncode, endpoint_text(endpoint),
+                        said.strip()[-300:]))
         try:
             with connect(endpoint, 1):
-                return
+                if isinstance(endpoint, str) or listens_on(process, endpoint[1]):
+                    return
         except OSError:
-            if time.monotonic() > deadline:
-                raise Failure("%s is not listening on %s" %
-                              (what, endpoint_text(endpoint)))
-            time.sleep(0.02)
+            pass
+        if time.monotonic() > deadline:
+            raise Failure("%s is not listening on %s" % (what, endpoint_text(endpoint)))
+        time.sleep(0.02)
+
+
+def start_on_free_port(start, what, tries=5):
+    """Calls START(port) with a free loopback port until it starts a server that
+    listens there, and returns the port: START raises PortTaken when another process
+    took the port first, and then another port is given, TRIES times at most."""
+    for _ in range(tries):
+        try:
+            port = free_port()
+            start(port)
+            return port
+        except PortTaken as e:
+            taken = e
+    raise Failure("%s: %d ports in a row were taken by other processes; last: %s" %
+                  (what, tries, taken))
 
 
 class Library:

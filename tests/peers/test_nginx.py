@@ -30,7 +30,7 @@ import time
 import zlib
 
 from peerlib import (Failure, Library, Servers, edge_targets, find_program, forge_key,
-                     peer_missing, peers_required)
+                     peer_missing, peers_required, wait_listening)
 
 CONNECTIONS = 6
 # Debian's libnginx-mod-stream.
@@ -228,19 +228,10 @@ def nginx_conf(tmp, front_port, members):
 
 
 def wait_serving(port, process, limit=30.0):
-    """Polls until nginx answers on PORT: a bounded readiness check that also
-    notices nginx dying."""
-    deadline = time.monotonic() + limit
-    while True:
-        if process.poll() is not None:
-            raise Failure("nginx exited with status %d" % process.returncode)
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=2):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise Failure("nginx is not listening on port %d" % port)
-            time.sleep(0.02)
+    """Waits until nginx's own master process listens on loopback PORT (bounded,
+    noticing nginx dying): another nginx on the port (another run of this test at
+    the same time) is never taken for it."""
+    wait_listening(("127.0.0.1", port), process, "nginx", limit)
 
 
 def parse_answers(buffer, count):

@@ -24,7 +24,8 @@ import urllib.parse
 import zlib
 
 from peerlib import (Failure, Library, Servers, connect, edge_targets, endpoint_text,
-                     find_program, forge_key, free_port, peer_missing, wait_listening)
+                     find_program, forge_key, free_port, peer_missing, start_on_free_port,
+                     wait_listening, PortTaken)
 
 HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
           "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
@@ -286,11 +287,17 @@ def default_port_hosts(count):
 
 
 def start_memcached(memcached, servers, endpoint, log_name):
+    """Starts a memcached at ENDPOINT and waits until it listens there (PortTaken
+    when another process took the port first; the memcached is gone then)."""
     where = (["-s", endpoint, "-a", "0777"] if isinstance(endpoint, str) else
              ["-l", endpoint[0], "-p", str(endpoint[1])])
     p = servers.start([memcached] + where + ["-U", "0", "-m", "1024", "-t", "1",
                                              "-u", "nobody"], log_name)
-    wait_listening(endpoint, p, "memcached")
+    try:
+        wait_listening(endpoint, p, "memcached")
+    except PortTaken:
+        servers.stop(p)
+        raise
 
 
 def main():
@@ -311,9 +318,9 @@ def main():
         rng = random.Random(13)
         places = []
         for i in range(40):
-            port = free_port()
-            start_memcached(memcached, servers, ("127.0.0.1", port),
-                            "memcached-%d.log" % i)
+            port = start_on_free_port(
+                lambda port: start_memcached(memcached, servers, ("127.0.0.1", port),
+                                             "memcached-%d.log" % i), "memcached")
             places.append((("127.0.0.1", port), "127.0.0.1:%d" % port))
         default_places = []
         for i, host in enumerate(default_port_hosts(DEFAULT_PORT_SERVERS)):
@@ -334,11 +341,26 @@ def main():
         for index, (hash_name, members) in enumerate(sets):
             started = time.monotonic()
             prefix = "s%d:" % index
-            listen = free_port()
-            stats = free_port()
             conf = os.path.join(servers.tmp, "nutcracker-%d.yml" % index)
-            with open(conf, "w") as f:
-                f.write(nutcracker_yaml(listen, hash_name, members))
+            proxy = None
+
+            def start_proxy(listen):
+                nonlocal proxy
+                with open(conf, "w") as f:
+                    f.write(nutcracker_yaml(listen, hash_name, members))
+                log = os.path.join(servers.tmp, "nc-%d.log" % index)
+                proxy = servers.start([nutcracker, "-c", conf, "-s", str(free_port()),
+                                       "-a", "127.0.0.1", "-o", log],
+                                      "nutcracker-%d.out" % index)
+                # nutcracker writes its errors to its -o log.
+                proxy.log_path = log
+                try:
+                    wait_listening(("127.0.0.1", listen), proxy, "nutcracker")
+                except PortTaken:
+                    servers.stop(proxy)
+                    raise
+
+            listen = start_on_free_port(start_proxy, "nutcracker")
             # The ring is the import of the very file nutcracker runs.
             path = os.path.join(servers.tmp, "set-%d.json" % index)
             with open(path, "wb") as f:
@@ -356,11 +378,6 @@ def main():
             aimed += len(extra)
             shared_keys += len(on_shared)
             expected = library.owners_of_file("tw-%d" % index, path, keys)
-            proxy = servers.start([nutcracker, "-c", conf, "-s", str(stats), "-a",
-                                   "127.0.0.1", "-o",
-                                   os.path.join(servers.tmp, "nc-%d.log" % index)],
-                                  "nutcracker-%d.out" % index)
-            wait_listening(("127.0.0.1", listen), proxy, "nutcracker")
             set_all(listen, keys)
             servers.stop(proxy)
 
