@@ -18,12 +18,10 @@ void shmring__points_add_md5_words(struct snapshot_point *points, size_t *next,
 {
     uint8_t digest[16];
     shmring__md5(label, length, digest);
-    for (int word = 0; word < 4; word++) {
-        points[*next].point = (uint64_t)shmring__load_le32(digest + 4 * word) << 32;
-        points[*next].node_index = node_index;
-        points[*next].reserved = 0;
-        (*next)++;
-    }
+    for (int word = 0; word < 4; word++)
+        shmring__points_append(points, next,
+                               (uint64_t)shmring__load_le32(digest + 4 * word) << 32,
+                               node_index);
 }
 
 /* The next slot of a permutation, without a division. */

@@ -50,6 +50,20 @@ uint64_t shmring__placement_total_weight(const struct placement_node *up,
                                          size_t up_count);
 
 /*
+ * Writes point POINT of NODE_INDEX at POINTS[*NEXT], its reserved word zero, and
+ * advances *NEXT: how every placement stores a point. Inline, because every point of
+ * every placement passes here.
+ */
+static inline void shmring__points_append(struct snapshot_point *points, size_t *next,
+                                          uint64_t point, uint32_t node_index)
+{
+    points[*next].point = point;
+    points[*next].node_index = node_index;
+    points[*next].reserved = 0;
+    (*next)++;
+}
+
+/*
  * Appends at POINTS[*NEXT] the four points that ketama draws from the MD5 digest of
  * LABEL for NODE_INDEX: each little-endian word of the digest, as a point's high half.
  */

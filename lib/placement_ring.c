@@ -14,13 +14,13 @@
 #include "placement_internal.h"
 #include "text_internal.h"
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count,
-                            uint32_t vnodes)
+static int size(struct placement_input *input, uint64_t *size)
 {
     uint64_t total = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total += (uint64_t)up[i].weight * vnodes;
-    return total;
+    for (size_t i = 0; i < input->up_count; i++)
+        total += (uint64_t)input->up[i].weight * input->params->vnodes;
+    *size = total;
+    return 0;
 }
 
 /* The string hashed into NODE's points. */
@@ -47,9 +47,13 @@ static int compare_by_key(const void *a, const void *b)
     return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
-static int place_points(const struct placement_node *up, size_t up_count,
-                        const shmring_params_t *params, struct snapshot_point *points)
+static int place(const struct placement_input *input, uint64_t size, void *out)
 {
+    (void)size;
+    const struct placement_node *up = input->up;
+    size_t up_count = input->up_count;
+    const shmring_params_t *params = input->params;
+    struct snapshot_point *points = out;
     /*
      * Emitting points node by node in point-key order, then sorting stably, breaks
      * ties between equal points by key (then name): a rule that does not depend on
@@ -62,41 +66,29 @@ static int place_points(const struct placement_node *up, size_t up_count,
         by_name[i] = &up[i];
     qsort(by_name, up_count, sizeof(*by_name), compare_by_key);
 
-    uint8_t input[(SHMRING_NAME_MAX > SHMRING_ADDRESS_MAX ? SHMRING_NAME_MAX
-                                                          : SHMRING_ADDRESS_MAX) +
-                  4];
+    /* The point key, then the point's index in four little-endian bytes. */
+    uint8_t key_and_index[(SHMRING_NAME_MAX > SHMRING_ADDRESS_MAX ? SHMRING_NAME_MAX
+                                                                  : SHMRING_ADDRESS_MAX) +
+                          4];
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
         const struct placement_node *node = by_name[n];
         size_t length;
         const char *key = point_key(node, &length);
-        memcpy(input, key, length);
+        memcpy(key_and_index, key, length);
         uint32_t count = node->weight * params->vnodes;
         for (uint32_t i = 0; i < count; i++) {
-            input[length + 0] = (uint8_t)i;
-            input[length + 1] = (uint8_t)(i >> 8);
-            input[length + 2] = (uint8_t)(i >> 16);
-            input[length + 3] = (uint8_t)(i >> 24);
-            points[next].point = shmring__hash64(params->hash, input, length + 4);
-            points[next].node_index = node->node_index;
-            points[next].reserved = 0;
-            next++;
+            key_and_index[length + 0] = (uint8_t)i;
+            key_and_index[length + 1] = (uint8_t)(i >> 8);
+            key_and_index[length + 2] = (uint8_t)(i >> 16);
+            key_and_index[length + 3] = (uint8_t)(i >> 24);
+            shmring__points_append(
+                points, &next, shmring__hash64(params->hash, key_and_index, length + 4),
+                node->node_index);
         }
     }
     free(by_name);
     return shmring__points_sort(points, next);
-}
-
-static int size(struct placement_input *input, uint64_t *size)
-{
-    *size = point_count(input->up, input->up_count, input->params->vnodes);
-    return 0;
-}
-
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    (void)size;
-    return place_points(input->up, input->up_count, input->params, points);
 }
 
 /* Ring takes the 64-bit hashes only: its bucket index needs well mixed top bits,
