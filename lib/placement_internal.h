@@ -63,12 +63,22 @@ static inline void shmring__points_append(struct snapshot_point *points, size_t 
     (*next)++;
 }
 
+/* The longest NAME that shmring__points_add_md5_labels() takes: an address or hash
+ * key, with what a peer adds to it (twemproxy's colon after a socket path, ketama's
+ * port). */
+#define PLACEMENT_LABEL_NAME_MAX (SHMRING_ADDRESS_MAX + 8)
+
 /*
- * Appends at POINTS[*NEXT] the four points that ketama draws from the MD5 digest of
- * LABEL for NODE_INDEX: each little-endian word of the digest, as a point's high half.
+ * The ketama point strings of one server (libmemcached's, libketama's and
+ * nutcracker's alike): appends at POINTS[*NEXT], for k from 0 to DIGESTS - 1, the four
+ * points drawn from the MD5 digest of "NAME-k" (k in decimal), cut to its first
+ * LABEL_MAX bytes: each little-endian word of the digest, as a point's high half, for
+ * NODE_INDEX. NAME has NAME_LENGTH bytes, at most PLACEMENT_LABEL_NAME_MAX.
  */
-void shmring__points_add_md5_words(struct snapshot_point *points, size_t *next,
-                                   const char *label, size_t length, uint32_t node_index);
+void shmring__points_add_md5_labels(struct snapshot_point *points, size_t *next,
+                                    const char *name, size_t name_length,
+                                    uint32_t digests, size_t label_max,
+                                    uint32_t node_index);
 
 /* Sorts points by point value, stably (equal points keep their input order). */
 int shmring__points_sort(struct snapshot_point *points, size_t count);
