@@ -7,6 +7,7 @@
 
 #include "hash_internal.h"
 #include "placement_internal.h"
+#include "text_internal.h"
 
 uint64_t shmring__placement_total_weight(const struct placement_node *up, size_t up_count)
 {
@@ -44,6 +45,28 @@ void shmring__points_add_md5_labels(struct snapshot_point *points, size_t *next,
         add_md5_words(points, next, label, length < label_max ? length : label_max,
                       node_index);
     }
+}
+
+const char *shmring__placement_node_key(const struct placement_node *node, size_t *length)
+{
+    if (node->hash_key != NULL) {
+        *length = strlen(node->hash_key);
+        return node->hash_key;
+    }
+    *length = node->name_length;
+    return node->name;
+}
+
+int shmring__placement_compare_by_key(const struct placement_node *x,
+                                      const struct placement_node *y)
+{
+    size_t x_length, y_length;
+    const char *x_key = shmring__placement_node_key(x, &x_length);
+    const char *y_key = shmring__placement_node_key(y, &y_length);
+    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
+    if (c != 0)
+        return c;
+    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
 }
 
 /* The next slot of a permutation, without a division. */

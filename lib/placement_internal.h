@@ -80,6 +80,21 @@ void shmring__points_add_md5_labels(struct snapshot_point *points, size_t *next,
                                     uint32_t digests, size_t label_max,
                                     uint32_t node_index);
 
+/*
+ * The string that `ring` and `maglev` hash into NODE's points or permutation: its
+ * hash_key when it has one, its name otherwise; its length in *LENGTH.
+ */
+const char *shmring__placement_node_key(const struct placement_node *node,
+                                        size_t *length);
+
+/*
+ * The order in which `ring` and `maglev` take nodes: by the key above, then by name
+ * (two nodes may share a hash_key; names are unique), so that node-set order never
+ * reaches an answer. Negative, 0 or positive, as strcmp().
+ */
+int shmring__placement_compare_by_key(const struct placement_node *x,
+                                      const struct placement_node *y);
+
 /* Sorts points by point value, stably (equal points keep their input order). */
 int shmring__points_sort(struct snapshot_point *points, size_t count);
 

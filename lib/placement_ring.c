@@ -12,7 +12,6 @@
 
 #include "hash_internal.h"
 #include "placement_internal.h"
-#include "text_internal.h"
 
 static int size(struct placement_input *input, uint64_t *size)
 {
@@ -23,28 +22,11 @@ static int size(struct placement_input *input, uint64_t *size)
     return 0;
 }
 
-/* The string hashed into NODE's points. */
-static const char *point_key(const struct placement_node *node, size_t *length)
-{
-    if (node->hash_key != NULL) {
-        *length = strlen(node->hash_key);
-        return node->hash_key;
-    }
-    *length = node->name_length;
-    return node->name;
-}
-
-/* By point key, then by name (two nodes may share a hash_key; names are unique). */
+/* qsort()'s view of shmring__placement_compare_by_key() over node pointers. */
 static int compare_by_key(const void *a, const void *b)
 {
-    const struct placement_node *x = *(const struct placement_node *const *)a;
-    const struct placement_node *y = *(const struct placement_node *const *)b;
-    size_t x_length, y_length;
-    const char *x_key = point_key(x, &x_length), *y_key = point_key(y, &y_length);
-    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
-    if (c != 0)
-        return c;
-    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
+    return shmring__placement_compare_by_key(*(const struct placement_node *const *)a,
+                                             *(const struct placement_node *const *)b);
 }
 
 static int place(const struct placement_input *input, uint64_t size, void *out)
@@ -74,7 +56,7 @@ static int place(const struct placement_input *input, uint64_t size, void *out)
     for (size_t n = 0; n < up_count; n++) {
         const struct placement_node *node = by_name[n];
         size_t length;
-        const char *key = point_key(node, &length);
+        const char *key = shmring__placement_node_key(node, &length);
         memcpy(key_and_index, key, length);
         uint32_t count = node->weight * params->vnodes;
         for (uint32_t i = 0; i < count; i++) {
