@@ -82,16 +82,13 @@ static int place(const struct placement_input *input, uint64_t size, void *table
     return place_table(input->up, input->up_count, (uint32_t)size, table);
 }
 
-/* Maglev takes the 64-bit hashes only: its slot needs well mixed bits. */
+/* Maglev takes the 64-bit hashes only (PLACEMENT_HASHES_OWN). */
 const struct placement_algorithm shmring__placement_maglev = {
     .name = "maglev",
     .id = SHMRING_ALGORITHM_MAGLEV,
     .peer = false,
     .default_hash = SHMRING_HASH_XXH3,
-    .hashes =
-        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .hashes = PLACEMENT_HASHES_OWN,
     .parameters = PLACEMENT_PARAM_TABLE_SIZE,
     .key_hash = KEY_HASH_PARAMS,
     .order = PLACEMENT_ORDER_NONE,

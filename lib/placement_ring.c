@@ -73,17 +73,13 @@ static int place(const struct placement_input *input, uint64_t size, void *out)
     return shmring__points_sort(points, next);
 }
 
-/* Ring takes the 64-bit hashes only: its bucket index needs well mixed top bits,
- * which twemproxy's 32-bit hashes do not give. */
+/* Ring takes the 64-bit hashes only (PLACEMENT_HASHES_OWN). */
 const struct placement_algorithm shmring__placement_ring = {
     .name = "ring",
     .id = SHMRING_ALGORITHM_RING,
     .peer = false,
     .default_hash = SHMRING_HASH_XXH3,
-    .hashes =
-        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .hashes = PLACEMENT_HASHES_OWN,
     .parameters = PLACEMENT_PARAM_VNODES,
     .key_hash = KEY_HASH_PARAMS,
     .order = PLACEMENT_ORDER_NONE,
