@@ -90,6 +90,14 @@ enum key_hash {
 /* An algorithm's hashes as a set: bit H for shmring_hash_t H. */
 #define PLACEMENT_HASH_BIT(hash) (UINT32_C(1) << (hash))
 
+/* The hashes of shmring's own algorithms (`ring`, `maglev`): the 64-bit ones, whose
+ * well mixed top bits a ring's bucket index and a table's slot need; the peers' 32-bit
+ * hashes do not give them. */
+#define PLACEMENT_HASHES_OWN                                                             \
+    (PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |      \
+     PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |   \
+     PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3))
+
 struct placement_input;
 struct snapshot_point;
 

@@ -81,19 +81,22 @@ static uint64_t hashes_per_host(const struct placement_node *up, size_t up_count
     return total;
 }
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count,
-                            const shmring_params_t *params)
+static int size(struct placement_input *input, uint64_t *size)
 {
-    return hashes_per_host(up, up_count, params, NULL);
+    *size = hashes_per_host(input->up, input->up_count, input->params, NULL);
+    return 0;
 }
 
-static int place_points(const struct placement_node *up, size_t up_count,
-                        const shmring_params_t *params, struct snapshot_point *points)
+static int place(const struct placement_input *input, uint64_t size, void *out)
 {
+    (void)size;
+    const struct placement_node *up = input->up;
+    size_t up_count = input->up_count;
+    struct snapshot_point *points = out;
     uint64_t *counts = malloc((up_count ? up_count : 1) * sizeof(*counts));
     if (counts == NULL)
         return SHMRING_ENOMEM;
-    hashes_per_host(up, up_count, params, counts);
+    hashes_per_host(up, up_count, input->params, counts);
     /* The key, '_', and up to 20 digits. */
     char label[SHMRING_ADDRESS_MAX + 1 + 21];
     size_t next = 0;
@@ -104,27 +107,13 @@ static int place_points(const struct placement_node *up, size_t up_count,
         label[key_length] = '_';
         for (uint64_t i = 0; i < counts[k]; i++) {
             int digits = snprintf(label + key_length + 1, 21, "%" PRIu64, i);
-            points[next].point =
-                shmring__hash64(params->hash, label, key_length + 1 + (size_t)digits);
-            points[next].node_index = up[k].node_index;
-            points[next].reserved = 0;
-            next++;
+            uint64_t point = shmring__hash64(input->params->hash, label,
+                                             key_length + 1 + (size_t)digits);
+            shmring__points_append(points, &next, point, up[k].node_index);
         }
     }
     free(counts);
     return shmring__points_sort(points, next);
-}
-
-static int size(struct placement_input *input, uint64_t *size)
-{
-    *size = point_count(input->up, input->up_count, input->params);
-    return 0;
-}
-
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    (void)size;
-    return place_points(input->up, input->up_count, input->params, points);
 }
 
 /* ring_hash's hash_function: XX_HASH (the default) or MURMUR_HASH_2; the key hash is

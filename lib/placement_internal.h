@@ -50,11 +50,50 @@ uint64_t shmring__placement_total_weight(const struct placement_node *up,
                                          size_t up_count);
 
 /*
- * Appends at POINTS[*NEXT] the four points that ketama draws from the MD5 digest of
- * LABEL for NODE_INDEX: each little-endian word of the digest, as a point's high half.
+ * Writes point POINT of NODE_INDEX at POINTS[*NEXT], its reserved word zero, and
+ * advances *NEXT: how every placement stores a point. Inline, because every point of
+ * every placement passes here.
  */
-void shmring__points_add_md5_words(struct snapshot_point *points, size_t *next,
-                                   const char *label, size_t length, uint32_t node_index);
+static inline void shmring__points_append(struct snapshot_point *points, size_t *next,
+                                          uint64_t point, uint32_t node_index)
+{
+    points[*next].point = point;
+    points[*next].node_index = node_index;
+    points[*next].reserved = 0;
+    (*next)++;
+}
+
+/* The longest NAME that shmring__points_add_md5_labels() takes: an address or hash
+ * key, with what a peer adds to it (twemproxy's colon after a socket path, ketama's
+ * port). */
+#define PLACEMENT_LABEL_NAME_MAX (SHMRING_ADDRESS_MAX + 8)
+
+/*
+ * The ketama point strings of one server (libmemcached's, libketama's and
+ * nutcracker's alike): appends at POINTS[*NEXT], for k from 0 to DIGESTS - 1, the four
+ * points drawn from the MD5 digest of "NAME-k" (k in decimal), cut to its first
+ * LABEL_MAX bytes: each little-endian word of the digest, as a point's high half, for
+ * NODE_INDEX. NAME has NAME_LENGTH bytes, at most PLACEMENT_LABEL_NAME_MAX.
+ */
+void shmring__points_add_md5_labels(struct snapshot_point *points, size_t *next,
+                                    const char *name, size_t name_length,
+                                    uint32_t digests, size_t label_max,
+                                    uint32_t node_index);
+
+/*
+ * The string that `ring` and `maglev` hash into NODE's points or permutation: its
+ * hash_key when it has one, its name otherwise; its length in *LENGTH.
+ */
+const char *shmring__placement_node_key(const struct placement_node *node,
+                                        size_t *length);
+
+/*
+ * The order in which `ring` and `maglev` take nodes: by the key above, then by name
+ * (two nodes may share a hash_key; names are unique), so that node-set order never
+ * reaches an answer. Negative, 0 or positive, as strcmp().
+ */
+int shmring__placement_compare_by_key(const struct placement_node *x,
+                                      const struct placement_node *y);
 
 /* Sorts points by point value, stably (equal points keep their input order). */
 int shmring__points_sort(struct snapshot_point *points, size_t count);

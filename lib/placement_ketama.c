@@ -29,25 +29,18 @@ static uint32_t points_for(uint32_t weight, uint64_t total_weight, uint32_t live
     return (uint32_t)(floorf(scaled) * 4);
 }
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count)
-{
-    uint64_t total_weight = shmring__placement_total_weight(up, up_count), points = 0;
-    for (size_t i = 0; i < up_count; i++)
-        points += points_for(up[i].weight, total_weight, (uint32_t)up_count);
-    return points;
-}
-
 /*
- * Splits an address into libmemcached's hostname and port: "[v6]:port", "host:port"
- * (one colon, numeric port) or a bare host, whose port is the default 11211.
+ * The name in ADDRESS's point strings: libmemcached's hostname, then ":port" unless
+ * the port is the default 11211. The address is "[v6]:port", "host:port" (one colon,
+ * numeric port) or a bare host, whose port is the default. Writes at most SIZE - 1
+ * bytes and a NUL to NAME; returns the length.
  */
-static void split_address(const char *address, char *host, size_t host_size,
-                          unsigned *port)
+static size_t point_name(const char *address, char *name, size_t size)
 {
     const char *colon = strrchr(address, ':');
     const char *host_start = address;
     size_t host_length = strlen(address);
-    *port = KETAMA_DEFAULT_PORT;
+    unsigned port = KETAMA_DEFAULT_PORT;
 
     if (address[0] == '[') {
         const char *close = strchr(address, ']');
@@ -68,53 +61,42 @@ static void split_address(const char *address, char *host, size_t host_size,
         if (value <= 65535) {
             /* libmemcached's memcached_server_add_with_weight() takes port 0 as the
              * default port, so "host:0" names the points of "host:11211". */
-            *port = value == 0 ? KETAMA_DEFAULT_PORT : (unsigned)value;
+            port = value == 0 ? KETAMA_DEFAULT_PORT : (unsigned)value;
             if (address[0] != '[')
                 host_length = (size_t)(colon - address);
         }
     }
-    if (host_length >= host_size)
-        host_length = host_size - 1;
-    memcpy(host, host_start, host_length);
-    host[host_length] = '\0';
-}
-
-static int place_points(const struct placement_node *up, size_t up_count,
-                        struct snapshot_point *points)
-{
-    uint64_t total_weight = shmring__placement_total_weight(up, up_count);
-
-    size_t next = 0;
-    for (size_t n = 0; n < up_count; n++) {
-        char host[SHMRING_ADDRESS_MAX + 1];
-        unsigned port;
-        split_address(up[n].address, host, sizeof(host), &port);
-        uint32_t count = points_for(up[n].weight, total_weight, (uint32_t)up_count);
-
-        for (uint32_t i = 0; i < count / 4; i++) {
-            char label[SHMRING_ADDRESS_MAX + 32];
-            int length;
-            if (port == KETAMA_DEFAULT_PORT)
-                length = snprintf(label, sizeof(label), "%s-%u", host, i);
-            else
-                length = snprintf(label, sizeof(label), "%s:%u-%u", host, port, i);
-            shmring__points_add_md5_words(points, &next, label, (size_t)length,
-                                          up[n].node_index);
-        }
-    }
-    return shmring__points_sort(points, next);
+    int length =
+        port == KETAMA_DEFAULT_PORT
+            ? snprintf(name, size, "%.*s", (int)host_length, host_start)
+            : snprintf(name, size, "%.*s:%u", (int)host_length, host_start, port);
+    return (size_t)length < size ? (size_t)length : size - 1;
 }
 
 static int size(struct placement_input *input, uint64_t *size)
 {
-    *size = point_count(input->up, input->up_count);
+    uint64_t total_weight = shmring__placement_total_weight(input->up, input->up_count);
+    *size = 0;
+    for (size_t i = 0; i < input->up_count; i++)
+        *size += points_for(input->up[i].weight, total_weight, (uint32_t)input->up_count);
     return 0;
 }
 
 static int place(const struct placement_input *input, uint64_t size, void *points)
 {
     (void)size;
-    return place_points(input->up, input->up_count, points);
+    uint64_t total_weight = shmring__placement_total_weight(input->up, input->up_count);
+    size_t next = 0;
+    for (size_t n = 0; n < input->up_count; n++) {
+        const struct placement_node *server = &input->up[n];
+        char name[PLACEMENT_LABEL_NAME_MAX + 1];
+        size_t length = point_name(server->address, name, sizeof(name));
+        uint32_t count =
+            points_for(server->weight, total_weight, (uint32_t)input->up_count);
+        shmring__points_add_md5_labels(points, &next, name, length, count / 4, SIZE_MAX,
+                                       server->node_index);
+    }
+    return shmring__points_sort(points, next);
 }
 
 /* libmemcached's ketama hashes points and keys with MD5 alone; its points follow

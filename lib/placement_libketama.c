@@ -23,7 +23,6 @@
  * says, which libketama itself does not reliably do.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "placement_internal.h"
@@ -34,42 +33,31 @@ static uint32_t digests_for(uint32_t memory, uint64_t total_memory, uint32_t ser
     return (uint32_t)floorf((float)(pct * 40.0 * (float)servers));
 }
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count)
-{
-    uint64_t total = shmring__placement_total_weight(up, up_count), points = 0;
-    for (size_t i = 0; i < up_count; i++)
-        points += 4 * (uint64_t)digests_for(up[i].weight, total, (uint32_t)up_count);
-    return points;
-}
-
-static int place_points(const struct placement_node *up, size_t up_count,
-                        struct snapshot_point *points)
-{
-    uint64_t total = shmring__placement_total_weight(up, up_count);
-    size_t next = 0;
-    for (size_t n = 0; n < up_count; n++) {
-        const char *address = up[n].hash_key != NULL ? up[n].hash_key : up[n].address;
-        uint32_t digests = digests_for(up[n].weight, total, (uint32_t)up_count);
-        for (uint32_t k = 0; k < digests; k++) {
-            char label[SHMRING_ADDRESS_MAX + 16];
-            int length = snprintf(label, sizeof(label), "%s-%u", address, k);
-            shmring__points_add_md5_words(points, &next, label, (size_t)length,
-                                          up[n].node_index);
-        }
-    }
-    return shmring__points_sort(points, next);
-}
-
 static int size(struct placement_input *input, uint64_t *size)
 {
-    *size = point_count(input->up, input->up_count);
+    uint64_t total = shmring__placement_total_weight(input->up, input->up_count);
+    *size = 0;
+    for (size_t i = 0; i < input->up_count; i++)
+        *size += 4 * (uint64_t)digests_for(input->up[i].weight, total,
+                                           (uint32_t)input->up_count);
     return 0;
 }
 
 static int place(const struct placement_input *input, uint64_t size, void *points)
 {
     (void)size;
-    return place_points(input->up, input->up_count, points);
+    uint64_t total = shmring__placement_total_weight(input->up, input->up_count);
+    size_t next = 0;
+    for (size_t n = 0; n < input->up_count; n++) {
+        const struct placement_node *server = &input->up[n];
+        const char *address =
+            server->hash_key != NULL ? server->hash_key : server->address;
+        shmring__points_add_md5_labels(
+            points, &next, address, strlen(address),
+            digests_for(server->weight, total, (uint32_t)input->up_count), SIZE_MAX,
+            server->node_index);
+    }
+    return shmring__points_sort(points, next);
 }
 
 /* ketama.c hashes with MD5 alone (ketama_hashi); its points follow server order

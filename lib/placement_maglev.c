@@ -22,30 +22,11 @@
 
 #include "params_internal.h"
 #include "placement_internal.h"
-#include "text_internal.h"
 
-/* The string hashed into NODE's permutation. */
-static const char *permutation_key(const struct placement_node *node, size_t *length)
-{
-    if (node->hash_key != NULL) {
-        *length = strlen(node->hash_key);
-        return node->hash_key;
-    }
-    *length = node->name_length;
-    return node->name;
-}
-
+/* qsort()'s view of shmring__placement_compare_by_key(). */
 static int compare_by_key(const void *a, const void *b)
 {
-    const struct placement_node *x = a;
-    const struct placement_node *y = b;
-    size_t x_length, y_length;
-    const char *x_key = permutation_key(x, &x_length);
-    const char *y_key = permutation_key(y, &y_length);
-    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
-    if (c != 0)
-        return c;
-    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
+    return shmring__placement_compare_by_key(a, b);
 }
 
 static int place_table(const struct placement_node *up, size_t up_count,
@@ -64,7 +45,7 @@ static int place_table(const struct placement_node *up, size_t up_count,
     uint32_t max_weight = 0;
     for (size_t i = 0; i < up_count; i++) {
         size_t length;
-        const char *key = permutation_key(&sorted[i], &length);
+        const char *key = shmring__placement_node_key(&sorted[i], &length);
         uint64_t offset = XXH64(key, length, 0) % table_size;
         nodes[i] = (struct maglev_permutation){
             .offset = offset,
@@ -101,16 +82,13 @@ static int place(const struct placement_input *input, uint64_t size, void *table
     return place_table(input->up, input->up_count, (uint32_t)size, table);
 }
 
-/* Maglev takes the 64-bit hashes only: its slot needs well mixed bits. */
+/* Maglev takes the 64-bit hashes only (PLACEMENT_HASHES_OWN). */
 const struct placement_algorithm shmring__placement_maglev = {
     .name = "maglev",
     .id = SHMRING_ALGORITHM_MAGLEV,
     .peer = false,
     .default_hash = SHMRING_HASH_XXH3,
-    .hashes =
-        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .hashes = PLACEMENT_HASHES_OWN,
     .parameters = PLACEMENT_PARAM_TABLE_SIZE,
     .key_hash = KEY_HASH_PARAMS,
     .order = PLACEMENT_ORDER_NONE,

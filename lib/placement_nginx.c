@@ -64,14 +64,12 @@ static size_t place_node(const struct placement_node *node, struct snapshot_poin
     base = shmring__crc32_update(base, port, port_length);
 
     uint32_t previous = 0;
-    size_t count = (size_t)node->weight * NGINX_POINTS_PER_WEIGHT;
-    for (size_t j = 0; j < count; j++) {
+    size_t count = (size_t)node->weight * NGINX_POINTS_PER_WEIGHT, next = 0;
+    while (next < count) {
         uint8_t bytes[4] = {(uint8_t)previous, (uint8_t)(previous >> 8),
                             (uint8_t)(previous >> 16), (uint8_t)(previous >> 24)};
         uint32_t hash = shmring__crc32_update(base, bytes, sizeof(bytes));
-        points[j].point = (uint64_t)hash << 32;
-        points[j].node_index = node->node_index;
-        points[j].reserved = 0;
+        shmring__points_append(points, &next, (uint64_t)hash << 32, node->node_index);
         previous = hash;
     }
     return count;

@@ -12,44 +12,30 @@
 
 #include "hash_internal.h"
 #include "placement_internal.h"
-#include "text_internal.h"
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count,
-                            uint32_t vnodes)
+static int size(struct placement_input *input, uint64_t *size)
 {
     uint64_t total = 0;
-    for (size_t i = 0; i < up_count; i++)
-        total += (uint64_t)up[i].weight * vnodes;
-    return total;
+    for (size_t i = 0; i < input->up_count; i++)
+        total += (uint64_t)input->up[i].weight * input->params->vnodes;
+    *size = total;
+    return 0;
 }
 
-/* The string hashed into NODE's points. */
-static const char *point_key(const struct placement_node *node, size_t *length)
-{
-    if (node->hash_key != NULL) {
-        *length = strlen(node->hash_key);
-        return node->hash_key;
-    }
-    *length = node->name_length;
-    return node->name;
-}
-
-/* By point key, then by name (two nodes may share a hash_key; names are unique). */
+/* qsort()'s view of shmring__placement_compare_by_key() over node pointers. */
 static int compare_by_key(const void *a, const void *b)
 {
-    const struct placement_node *x = *(const struct placement_node *const *)a;
-    const struct placement_node *y = *(const struct placement_node *const *)b;
-    size_t x_length, y_length;
-    const char *x_key = point_key(x, &x_length), *y_key = point_key(y, &y_length);
-    int c = shmring__text_compare(x_key, x_length, y_key, y_length);
-    if (c != 0)
-        return c;
-    return shmring__text_compare(x->name, x->name_length, y->name, y->name_length);
+    return shmring__placement_compare_by_key(*(const struct placement_node *const *)a,
+                                             *(const struct placement_node *const *)b);
 }
 
-static int place_points(const struct placement_node *up, size_t up_count,
-                        const shmring_params_t *params, struct snapshot_point *points)
+static int place(const struct placement_input *input, uint64_t size, void *out)
 {
+    (void)size;
+    const struct placement_node *up = input->up;
+    size_t up_count = input->up_count;
+    const shmring_params_t *params = input->params;
+    struct snapshot_point *points = out;
     /*
      * Emitting points node by node in point-key order, then sorting stably, breaks
      * ties between equal points by key (then name): a rule that does not depend on
@@ -62,54 +48,38 @@ static int place_points(const struct placement_node *up, size_t up_count,
         by_name[i] = &up[i];
     qsort(by_name, up_count, sizeof(*by_name), compare_by_key);
 
-    uint8_t input[(SHMRING_NAME_MAX > SHMRING_ADDRESS_MAX ? SHMRING_NAME_MAX
-                                                          : SHMRING_ADDRESS_MAX) +
-                  4];
+    /* The point key, then the point's index in four little-endian bytes. */
+    uint8_t key_and_index[(SHMRING_NAME_MAX > SHMRING_ADDRESS_MAX ? SHMRING_NAME_MAX
+                                                                  : SHMRING_ADDRESS_MAX) +
+                          4];
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
         const struct placement_node *node = by_name[n];
         size_t length;
-        const char *key = point_key(node, &length);
-        memcpy(input, key, length);
+        const char *key = shmring__placement_node_key(node, &length);
+        memcpy(key_and_index, key, length);
         uint32_t count = node->weight * params->vnodes;
         for (uint32_t i = 0; i < count; i++) {
-            input[length + 0] = (uint8_t)i;
-            input[length + 1] = (uint8_t)(i >> 8);
-            input[length + 2] = (uint8_t)(i >> 16);
-            input[length + 3] = (uint8_t)(i >> 24);
-            points[next].point = shmring__hash64(params->hash, input, length + 4);
-            points[next].node_index = node->node_index;
-            points[next].reserved = 0;
-            next++;
+            key_and_index[length + 0] = (uint8_t)i;
+            key_and_index[length + 1] = (uint8_t)(i >> 8);
+            key_and_index[length + 2] = (uint8_t)(i >> 16);
+            key_and_index[length + 3] = (uint8_t)(i >> 24);
+            shmring__points_append(
+                points, &next, shmring__hash64(params->hash, key_and_index, length + 4),
+                node->node_index);
         }
     }
     free(by_name);
     return shmring__points_sort(points, next);
 }
 
-static int size(struct placement_input *input, uint64_t *size)
-{
-    *size = point_count(input->up, input->up_count, input->params->vnodes);
-    return 0;
-}
-
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    (void)size;
-    return place_points(input->up, input->up_count, input->params, points);
-}
-
-/* Ring takes the 64-bit hashes only: its bucket index needs well mixed top bits,
- * which twemproxy's 32-bit hashes do not give. */
+/* Ring takes the 64-bit hashes only (PLACEMENT_HASHES_OWN). */
 const struct placement_algorithm shmring__placement_ring = {
     .name = "ring",
     .id = SHMRING_ALGORITHM_RING,
     .peer = false,
     .default_hash = SHMRING_HASH_XXH3,
-    .hashes =
-        PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3) | PLACEMENT_HASH_BIT(SHMRING_HASH_MD5) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_CRC32) | PLACEMENT_HASH_BIT(SHMRING_HASH_FNV1A) |
-        PLACEMENT_HASH_BIT(SHMRING_HASH_MURMUR3),
+    .hashes = PLACEMENT_HASHES_OWN,
     .parameters = PLACEMENT_PARAM_VNODES,
     .key_hash = KEY_HASH_PARAMS,
     .order = PLACEMENT_ORDER_NONE,

@@ -50,13 +50,13 @@ static uint32_t total_weight_of(const struct placement_node *up, size_t up_count
     return (uint32_t)shmring__placement_total_weight(up, up_count);
 }
 
-static uint64_t point_count(const struct placement_node *up, size_t up_count)
+static int size(struct placement_input *input, uint64_t *size)
 {
-    uint32_t total_weight = total_weight_of(up, up_count);
-    uint64_t points = 0;
-    for (size_t i = 0; i < up_count; i++)
-        points += points_for(up[i].weight, total_weight, (uint32_t)up_count);
-    return points;
+    uint32_t total_weight = total_weight_of(input->up, input->up_count);
+    *size = 0;
+    for (size_t i = 0; i < input->up_count; i++)
+        *size += points_for(input->up[i].weight, total_weight, (uint32_t)input->up_count);
+    return 0;
 }
 
 /*
@@ -107,9 +107,11 @@ static int compare_servers(const void *a, const void *b)
                                  y->node->name_length);
 }
 
-static int place_points(const struct placement_node *up, size_t up_count,
-                        struct snapshot_point *points)
+static int place(const struct placement_input *input, uint64_t size, void *points)
 {
+    (void)size;
+    const struct placement_node *up = input->up;
+    size_t up_count = input->up_count;
     struct named_server *servers = malloc((up_count ? up_count : 1) * sizeof(*servers));
     if (servers == NULL)
         return SHMRING_ENOMEM;
@@ -128,33 +130,14 @@ static int place_points(const struct placement_node *up, size_t up_count,
     uint32_t total_weight = total_weight_of(up, up_count);
     size_t next = 0;
     for (size_t n = 0; n < up_count; n++) {
-        const char *name = servers[n].name;
         const struct placement_node *node = servers[n].node;
         uint32_t count = points_for(node->weight, total_weight, (uint32_t)up_count);
-
-        for (uint32_t i = 0; i < count / 4; i++) {
-            char label[TWEMPROXY_POINT_STRING_MAX + 1];
-            int length = snprintf(label, sizeof(label), "%s-%u", name, i);
-            if (length > TWEMPROXY_POINT_STRING_MAX)
-                length = TWEMPROXY_POINT_STRING_MAX;
-            shmring__points_add_md5_words(points, &next, label, (size_t)length,
-                                          node->node_index);
-        }
+        shmring__points_add_md5_labels(points, &next, servers[n].name,
+                                       servers[n].name_length, count / 4,
+                                       TWEMPROXY_POINT_STRING_MAX, node->node_index);
     }
     free(servers);
     return shmring__points_sort(points, next);
-}
-
-static int size(struct placement_input *input, uint64_t *size)
-{
-    *size = point_count(input->up, input->up_count);
-    return 0;
-}
-
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    (void)size;
-    return place_points(input->up, input->up_count, points);
 }
 
 /* nutcracker's `hash:` names (nc_conf.c; CONF_DEFAULT_HASH is fnv1a_64): md5 and

@@ -13,16 +13,6 @@
 
 #include "ringctl.h"
 
-/* Writes "uid UID (NAME)", or "uid UID" for a uid without a user name, into OUT. */
-static void describe_user(uid_t uid, char *out, size_t size)
-{
-    const struct passwd *user = getpwuid(uid);
-    if (user != NULL)
-        snprintf(out, size, "uid %lu (%s)", (unsigned long)uid, user->pw_name);
-    else
-        snprintf(out, size, "uid %lu", (unsigned long)uid);
-}
-
 /* Whether a reader with CTL's options accepts a ring of OWNER (as the library
  * decides: root, ourselves, or --owner). */
 static bool owner_trusted(const struct ringctl *ctl, uid_t owner)
@@ -38,7 +28,7 @@ bool ringctl_describe_occupant(const struct ringctl *ctl, const char *ring, int 
     if (shmring_ring_object(ring, ctl->directory, &object) != 0 || !object.exists)
         return false;
     char owner[64 + LOGIN_NAME_MAX];
-    describe_user(object.owner, owner, sizeof(owner));
+    ringctl_describe_user(object.owner, owner, sizeof(owner));
     if (strcmp(object.kind, "directory") != 0) {
         snprintf(out, size,
                  "%s is a %s owned by %s, not a ring of yours; remove it or use another "
@@ -97,7 +87,7 @@ static void describe_base_owner(const char *path, char *out, size_t size)
         return;
     }
     char owner[64 + LOGIN_NAME_MAX];
-    describe_user(st.st_uid, owner, sizeof(owner));
+    ringctl_describe_user(st.st_uid, owner, sizeof(owner));
     snprintf(out, size,
              "the ring directory %s belongs to %s, a user whose rings are not accepted",
              path, owner);

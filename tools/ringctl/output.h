@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -44,6 +45,9 @@ json_t *ringctl_json_node_info(const shmring_node_info_t *node);
 const char *ringctl_state_name(shmring_state_t state);
 /* Writes "ring, xxh3, 160 vnodes" and the like into OUT. */
 void ringctl_describe_params(const shmring_params_t *params, char *out, size_t size);
+/* output_user.c: writes "uid UID (NAME)", or "uid UID" for a uid without a user name,
+ * into OUT: how every diagnostic of ringctl and its sync helper names a file's owner. */
+void ringctl_describe_user(uid_t uid, char *out, size_t size);
 
 /* lookup's answer for KEY: FOUND nodes, or (FOUND < 0) the error record. Returns an
  * exit status. */

@@ -71,6 +71,35 @@ static size_t uncounted_of(const shmring_ring_readers_t *census, uint32_t kind)
     return count;
 }
 
+/* A listed process's object, with the keys that come first in every list: its pid
+ * and its command name. */
+static json_t *json_process(const shmring_ring_reader_t *reader)
+{
+    json_t *entry = json_object();
+    json_object_set_new(entry, "pid", json_integer(reader->pid));
+    /* A command name is whatever the process chose: not necessarily UTF-8. */
+    json_t *command = json_string(reader->command);
+    json_object_set_new(entry, "command", command != NULL ? command : json_null());
+    return entry;
+}
+
+/* Adds to ENTRY what READER keeps in use: its mapped bytes and its descriptors. */
+static void json_set_use(json_t *entry, const shmring_ring_reader_t *reader)
+{
+    json_object_set_new(entry, "mapped_bytes", ringctl_json_uint(reader->mapped_bytes));
+    json_object_set_new(entry, "descriptors", ringctl_json_uint(reader->descriptors));
+}
+
+/* Adds to OBJECT what the superseded versions hold, as readers' JSON and show's
+ * summary both give it: their count and their bytes. */
+static void json_set_superseded(json_t *object, const shmring_ring_readers_t *census)
+{
+    json_object_set_new(object, "superseded_versions",
+                        ringctl_json_uint(census->superseded_versions));
+    json_object_set_new(object, "superseded_bytes",
+                        ringctl_json_uint(census->superseded_bytes));
+}
+
 static json_t *json_census(const char *ring, const shmring_ring_readers_t *census)
 {
     json_t *object = json_object();
@@ -79,16 +108,10 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
     json_t *readers = json_array();
     for (size_t i = 0; i < census->reader_count; i++) {
         const shmring_ring_reader_t *reader = &census->readers[i];
-        json_t *entry = json_object();
-        json_object_set_new(entry, "pid", json_integer(reader->pid));
-        /* A command name is whatever the process chose: not necessarily UTF-8. */
-        json_t *command = json_string(reader->command);
-        json_object_set_new(entry, "command", command != NULL ? command : json_null());
+        json_t *entry = json_process(reader);
         json_object_set_new(entry, "generation", ringctl_json_uint(reader->generation));
         json_object_set_new(entry, "current", json_boolean(reader->current));
-        json_object_set_new(entry, "mapped_bytes",
-                            ringctl_json_uint(reader->mapped_bytes));
-        json_object_set_new(entry, "descriptors", ringctl_json_uint(reader->descriptors));
+        json_set_use(entry, reader);
         json_object_set_new(entry, "uid", json_uid(reader->uid));
         json_array_append_new(readers, entry);
     }
@@ -97,19 +120,14 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
     for (size_t i = 0; i < census->uncounted_count; i++) {
         const shmring_ring_reader_t *reader = &census->uncounted[i];
         bool too_large = reader->kind == SHMRING_READER_TOO_LARGE;
-        json_t *entry = json_object();
-        json_object_set_new(entry, "pid", json_integer(reader->pid));
-        json_t *command = json_string(reader->command);
-        json_object_set_new(entry, "command", command != NULL ? command : json_null());
+        json_t *entry = json_process(reader);
         json_object_set_new(entry, "uid", json_uid(reader->uid));
         json_object_set_new(entry, "reason",
                             json_string(too_large ? "too_large" : "unverified"));
         json_object_set_new(entry, "generation",
                             too_large ? json_null()
                                       : ringctl_json_uint(reader->generation));
-        json_object_set_new(entry, "mapped_bytes",
-                            ringctl_json_uint(reader->mapped_bytes));
-        json_object_set_new(entry, "descriptors", ringctl_json_uint(reader->descriptors));
+        json_set_use(entry, reader);
         json_array_append_new(uncounted, entry);
     }
     json_object_set_new(object, "uncounted", uncounted);
@@ -124,10 +142,7 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
         json_array_append_new(versions, entry);
     }
     json_object_set_new(object, "versions", versions);
-    json_object_set_new(object, "superseded_versions",
-                        ringctl_json_uint(census->superseded_versions));
-    json_object_set_new(object, "superseded_bytes",
-                        ringctl_json_uint(census->superseded_bytes));
+    json_set_superseded(object, census);
     json_object_set_new(object, "processes_inspected",
                         ringctl_json_uint(census->processes_inspected));
     json_object_set_new(object, "processes_hidden",
@@ -250,10 +265,7 @@ json_t *output_readers_summary(const shmring_ring_readers_t *census, int err)
     json_object_set_new(object, "processes", ringctl_json_uint(processes(census)));
     json_object_set_new(object, "superseded_processes",
                         ringctl_json_uint(superseded_processes(census)));
-    json_object_set_new(object, "superseded_versions",
-                        ringctl_json_uint(census->superseded_versions));
-    json_object_set_new(object, "superseded_bytes",
-                        ringctl_json_uint(census->superseded_bytes));
+    json_set_superseded(object, census);
     json_object_set_new(object, "processes_hidden",
                         ringctl_json_uint(census->processes_hidden));
     json_object_set_new(

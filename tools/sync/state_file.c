@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output.h"
 #include "sync_internal.h"
 
 static int write_all(int fd, const char *text, size_t len)
@@ -156,21 +157,12 @@ static const char *kind_of(const struct stat *st)
     }
 }
 
-static void describe_user(uid_t uid, char *out, size_t size)
-{
-    const struct passwd *user = getpwuid(uid);
-    if (user != NULL)
-        snprintf(out, size, "uid %lu (%s)", (unsigned long)uid, user->pw_name);
-    else
-        snprintf(out, size, "uid %lu", (unsigned long)uid);
-}
-
 /* Says into REFUSAL what ST is and why it is not trusted as a state file. */
 static void describe_refusal(const char *path, const struct stat *st, const char *why,
                              char *refusal, size_t size)
 {
     char owner[128];
-    describe_user(st->st_uid, owner, sizeof(owner));
+    ringctl_describe_user(st->st_uid, owner, sizeof(owner));
     snprintf(refusal, size, "state file %s is a %s owned by %s%s; not read", path,
              kind_of(st), owner, why);
 }
