@@ -270,20 +270,29 @@ def held_of(endpoint, keys):
 
 
 def default_port_hosts(count):
-    """COUNT loopback addresses 127.0.B.2.. whose port 11211 is free, B chosen by the
-    process id so that two runs at once (other builds) are unlikely to meet; a busy
-    one fails the test with a message, since the sets at port 11211 are the point."""
-    block = 1 + os.getpid() % 254
-    hosts = ["127.0.%d.%d" % (block, 2 + i) for i in range(count)]
-    for host in hosts:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind((host, DEFAULT_PORT))
-            except OSError as e:
-                raise Failure("cannot listen on %s:%d for a memcached (%s): the sets of "
-                              "servers at port %d need it" %
-                              (host, DEFAULT_PORT, e.strerror, DEFAULT_PORT))
-    return hosts
+    """COUNT loopback addresses 127.0.B.2.. whose port 11211 is free. The block B
+    starts from the process id, so that two runs at once (other builds) rarely meet,
+    and moves on to the next block while any of its addresses is taken. The probe
+    binds as memcached does (SO_REUSEADDR), so that connections of an earlier run
+    still in TIME_WAIT do not count as taken: only a listener does."""
+    first = os.getpid() % 254
+    for step in range(254):
+        block = 1 + (first + step) % 254
+        hosts = ["127.0.%d.%d" % (block, 2 + i) for i in range(count)]
+        if all(port_free(host, DEFAULT_PORT) for host in hosts):
+            return hosts
+    raise Failure("port %d is taken on some address of every block 127.0.B.2-%d" %
+                  (DEFAULT_PORT, 1 + count))
+
+
+def port_free(host, port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def start_memcached(memcached, servers, endpoint, log_name):
