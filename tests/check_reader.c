@@ -1324,46 +1324,28 @@ START_TEST(test_serialized_threads_take_turns)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+static const struct test_fixture slow = {setup, teardown, 300};
+
 static Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, setup, teardown);
-    tcase_add_test(core, test_open_errors);
-    tcase_add_test(core, test_nothing_published_yet);
-    tcase_add_test(core, test_nodes_by_id);
+    TCase *core =
+        TEST_CASE_WITH(s, "core", &fixture, test_open_errors, test_nothing_published_yet,
+                       test_nodes_by_id, test_follows_new_versions);
     tcase_add_loop_test(core, test_lookups_match_snapshot, 0, 3);
-    tcase_add_test(core, test_follows_new_versions);
-    suite_add_tcase(s, core);
-
-    TCase *resilience = tcase_create("resilience");
-    tcase_add_checked_fixture(resilience, setup, teardown);
-    tcase_add_test(resilience, test_keeps_last_good_version);
-    tcase_add_test(resilience, test_status_names_a_bad_version);
-    tcase_add_test(resilience, test_refuses_hostile_versions);
-    tcase_add_test(resilience, test_survives_destroy_and_recreate);
-    tcase_add_test(resilience, test_old_mappings_released);
-    tcase_set_timeout(resilience, 300);
-    suite_add_tcase(s, resilience);
-
-    TCase *concurrency = tcase_create("concurrency");
-    tcase_add_checked_fixture(concurrency, setup, teardown);
-    tcase_add_test(concurrency, test_threads_share_one_handle);
-    tcase_add_test(concurrency, test_status_consistent_while_switching);
-    tcase_add_test(concurrency, test_forked_child_keeps_working);
-    tcase_add_test(concurrency, test_reader_process_sees_live_updates);
-    tcase_set_timeout(concurrency, 300);
-    suite_add_tcase(s, concurrency);
-
-    TCase *serialized = tcase_create("serialized");
-    tcase_add_checked_fixture(serialized, setup, teardown);
-    tcase_add_test(serialized, test_serialized_open_flags);
+    TEST_CASE_WITH(s, "resilience", &slow, test_keeps_last_good_version,
+                   test_status_names_a_bad_version, test_refuses_hostile_versions,
+                   test_survives_destroy_and_recreate, test_old_mappings_released);
+    TEST_CASE_WITH(s, "concurrency", &slow, test_threads_share_one_handle,
+                   test_status_consistent_while_switching,
+                   test_forked_child_keeps_working,
+                   test_reader_process_sees_live_updates);
+    TCase *serialized = TEST_CASE_WITH(s, "serialized", &slow, test_serialized_open_flags,
+                                       test_serialized_refuses_overlapping_calls,
+                                       test_serialized_forked_child_follows,
+                                       test_serialized_threads_take_turns);
     tcase_add_loop_test(serialized, test_serialized_follows_and_unmaps, 0, 3);
-    tcase_add_test(serialized, test_serialized_refuses_overlapping_calls);
-    tcase_add_test(serialized, test_serialized_forked_child_follows);
-    tcase_add_test(serialized, test_serialized_threads_take_turns);
-    tcase_set_timeout(serialized, 300);
-    suite_add_tcase(s, serialized);
     return s;
 }
 

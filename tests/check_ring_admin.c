@@ -695,49 +695,24 @@ START_TEST(snapshot_with_status_gives_up)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+static const struct test_fixture slow = {setup, teardown, 300};
+
 static Suite *ring_admin_suite(void)
 {
     Suite *s = suite_create("ring_admin");
-    TCase *tc = tcase_create("object");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, object_kinds_and_owners);
-    tcase_add_test(tc, object_of_another_owner);
-    tcase_add_test(tc, object_absent_and_refused);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("list");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, list_sorts_and_filters);
-    tcase_add_test(tc, list_many);
-    tcase_add_test(tc, list_errors);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("destroy");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, destroy_a_ring);
-    tcase_add_test(tc, destroy_an_empty_ring);
-    tcase_add_test(tc, destroy_removes_subdirectories);
-    tcase_add_test(tc, destroy_refusals);
-    tcase_add_test(tc, destroy_another_owners_ring);
-    tcase_add_test(tc, destroy_waits_for_no_busy_writer);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("status");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, status_and_snapshot);
-    tcase_add_test(tc, info_matches_status_and_snapshot);
-    tcase_add_test(tc, info_reads_the_header_alone);
-    tcase_add_test(tc, info_refusals);
-    tcase_add_test(tc, snapshot_with_status_same_generation);
-    suite_add_tcase(s, tc);
-
+    TEST_CASE_WITH(s, "object", &fixture, object_kinds_and_owners,
+                   object_of_another_owner, object_absent_and_refused);
+    TEST_CASE_WITH(s, "list", &fixture, list_sorts_and_filters, list_many, list_errors);
+    TEST_CASE_WITH(s, "destroy", &fixture, destroy_a_ring, destroy_an_empty_ring,
+                   destroy_removes_subdirectories, destroy_refusals,
+                   destroy_another_owners_ring, destroy_waits_for_no_busy_writer);
+    TEST_CASE_WITH(s, "status", &fixture, status_and_snapshot,
+                   info_matches_status_and_snapshot, info_reads_the_header_alone,
+                   info_refusals, snapshot_with_status_same_generation);
     /* A publisher in a second process, driven step by step through pipes. */
-    tc = tcase_create("concurrent");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, snapshot_with_status_retries_a_publication);
-    tcase_add_test(tc, snapshot_with_status_gives_up);
-    suite_add_tcase(s, tc);
+    TEST_CASE_WITH(s, "concurrent", &slow, snapshot_with_status_retries_a_publication,
+                   snapshot_with_status_gives_up);
     return s;
 }
 

@@ -359,25 +359,15 @@ START_TEST(entry_identity)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+
 static Suite *ring_dir_suite(void)
 {
     Suite *s = suite_create("ring_dir");
-    TCase *tc = tcase_create("names");
-    tcase_add_test(tc, directory_paths);
-    tcase_add_test(tc, entry_and_version_names);
-    tcase_add_test(tc, version_file_names);
-    tcase_add_test(tc, hidden_entry_names);
-    tcase_add_test(tc, owners_trusted);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("opening");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, base_directory_checks);
-    tcase_add_test(tc, ring_directory_kinds);
-    tcase_add_test(tc, ring_directory_trusted_open);
-    tcase_add_test(tc, object_kinds);
-    tcase_add_test(tc, entry_identity);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "names", directory_paths, entry_and_version_names, version_file_names,
+              hidden_entry_names, owners_trusted);
+    TEST_CASE_WITH(s, "opening", &fixture, base_directory_checks, ring_directory_kinds,
+                   ring_directory_trusted_open, object_kinds, entry_identity);
     return s;
 }
 

@@ -40,13 +40,18 @@ static void remove_leftovers(void)
     remove_prefixed("/tmp", test_fmt("shmring-check-%ld-", (long)runner_pid));
 }
 
-void test_add_case(Suite *suite, const char *name, const TTest *const *tests,
-                   size_t count)
+TCase *test_add_case(Suite *suite, const char *name, const struct test_fixture *fixture,
+                     const TTest *const *tests, size_t count)
 {
     TCase *tcase = tcase_create(name);
+    if (fixture != NULL && (fixture->setup != NULL || fixture->teardown != NULL))
+        tcase_add_checked_fixture(tcase, fixture->setup, fixture->teardown);
+    if (fixture != NULL && fixture->timeout > 0)
+        tcase_set_timeout(tcase, fixture->timeout);
     for (size_t i = 0; i < count; i++)
         tcase_add_test(tcase, tests[i]);
     suite_add_tcase(suite, tcase);
+    return tcase;
 }
 
 int test_run_suite(Suite *suite)

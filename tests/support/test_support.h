@@ -64,13 +64,24 @@
  * process exit status. */
 int test_run_suite(Suite *suite);
 
+/* What each test of a case runs before and after it (Check's checked fixture, either
+ * may be NULL), and its timeout in seconds (0: Check's default). */
+struct test_fixture {
+    SFun setup;
+    SFun teardown;
+    double timeout;
+};
+
 /* Adds to SUITE a case named NAME holding the tests that follow (START_TEST names),
- * in order, so that a program's suite reads as one line a case. */
-#define TEST_CASE(suite, name, ...)                                                      \
-    test_add_case((suite), (name), (const TTest *const[]){__VA_ARGS__},                  \
+ * in order, so that a program's suite reads as one line a case. TEST_CASE_WITH gives
+ * the case FIXTURE (a struct test_fixture pointer). Both return the case, for the
+ * loop tests a list cannot hold. */
+#define TEST_CASE(suite, name, ...) TEST_CASE_WITH(suite, name, NULL, __VA_ARGS__)
+#define TEST_CASE_WITH(suite, name, fixture, ...)                                        \
+    test_add_case((suite), (name), (fixture), (const TTest *const[]){__VA_ARGS__},       \
                   sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *))
-void test_add_case(Suite *suite, const char *name, const TTest *const *tests,
-                   size_t count);
+TCase *test_add_case(Suite *suite, const char *name, const struct test_fixture *fixture,
+                     const TTest *const *tests, size_t count);
 
 /* A ring name unique to this run, test process and call:
  * "test-<runner pid>-<pid>-<tag>-<n>". */
