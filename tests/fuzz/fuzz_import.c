@@ -20,14 +20,7 @@ static void check_error(int err, const shmring_import_error_t *error, const char
                  "import returned %d (%s)", err, shmring_strerror(err));
     if (err == SHMRING_ENOMEM)
         return;
-    size_t length = strnlen(error->text, sizeof(error->text));
-    FUZZ_REQUIRE(length > 0 && length < sizeof(error->text),
-                 "error text is empty or not terminated");
-    for (size_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)error->text[i];
-        FUZZ_REQUIRE(c >= 0x20 && c != 0x7f, "control character 0x%02x in \"%s\"", c,
-                     error->text);
-    }
+    fuzz_check_error_text(error->text, sizeof(error->text));
     int lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';

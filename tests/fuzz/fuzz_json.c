@@ -24,14 +24,7 @@ static void check_error(int err, const shmring_json_error_t *error)
 {
     FUZZ_REQUIRE(err == SHMRING_EJSON || err == SHMRING_ENOMEM,
                  "from_json returned %d (%s)", err, shmring_strerror(err));
-    size_t length = strnlen(error->text, sizeof(error->text));
-    FUZZ_REQUIRE(length > 0 && length < sizeof(error->text),
-                 "error text is empty or not terminated");
-    for (size_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)error->text[i];
-        FUZZ_REQUIRE(c >= 0x20 && c != 0x7f, "control character 0x%02x in \"%s\"", c,
-                     error->text);
-    }
+    fuzz_check_error_text(error->text, sizeof(error->text));
     FUZZ_REQUIRE((error->line == 0 && error->column == 0) ||
                      (error->line >= 1 && error->column >= 1),
                  "error place %d:%d", error->line, error->column);

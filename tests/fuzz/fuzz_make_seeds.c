@@ -55,9 +55,9 @@ static int write_buffer(const char *dir, const char *name, const char *foreign,
 
 /* Builds the snapshot of NODES (COUNT of them) with PARAMS, the node called REMOVED
  * (if any) taken out again after all were added, and writes it with write_buffer(). */
-static int write_snapshot_as(const char *dir, const char *name, const char *foreign,
-                             shmring_params_t params, const struct seed_node *nodes,
-                             size_t count, const char *removed)
+static int write_snapshot(const char *dir, const char *name, const char *foreign,
+                          shmring_params_t params, const struct seed_node *nodes,
+                          size_t count, const char *removed)
 {
     shmring_nodeset_t *set;
     void *buffer = NULL;
@@ -86,20 +86,6 @@ static int write_snapshot_as(const char *dir, const char *name, const char *fore
     int failed = write_buffer(dir, name, foreign, buffer, size);
     free(buffer);
     return failed;
-}
-
-static int write_snapshot(const char *dir, const char *name, shmring_params_t params,
-                          const struct seed_node *nodes, size_t count,
-                          const char *removed)
-{
-    return write_snapshot_as(dir, name, NULL, params, nodes, count, removed);
-}
-
-static shmring_params_t params_of(shmring_algorithm_t algorithm, shmring_hash_t hash,
-                                  uint32_t vnodes, uint32_t table_size)
-{
-    shmring_params_t params = {algorithm, hash, vnodes, table_size};
-    return params;
 }
 
 /*
@@ -197,6 +183,75 @@ static const struct recipe_seed recipes[] = {
                                     "\x00\x18\x00\x55"),
 };
 
+static const struct seed_node small[] = {
+    {"alpha", NULL, 1, SHMRING_STATE_UP},
+    {"beta", NULL, 2, SHMRING_STATE_UP},
+    {"gamma", NULL, 1, SHMRING_STATE_DOWN},
+    {"delta", NULL, 1, SHMRING_STATE_UP},
+};
+static const struct seed_node addressed[] = {
+    {"cache-a", "10.0.0.1:11211", 1, SHMRING_STATE_UP},
+    {"cache-b", "10.0.0.2:11212", 3, SHMRING_STATE_UP},
+    {"cache-c", "[fe80::1]:11211", 1, SHMRING_STATE_UP},
+    {"cache-d", "cache-d.example", 2, SHMRING_STATE_DOWN},
+};
+static const struct seed_node unicode[] = {
+    {"caf\xc3\xa9", "caf\xc3\xa9:1", 1, SHMRING_STATE_UP},
+    {"\xe8\x8a\x82\xe7\x82\xb9", NULL, 2, SHMRING_STATE_UP},
+    {"\xf0\x9f\x90\x98", NULL, 1, SHMRING_STATE_UP},
+};
+static const struct seed_node down[] = {
+    {"d1", NULL, 1, SHMRING_STATE_DOWN},
+    {"d2", NULL, 1, SHMRING_STATE_DOWN},
+};
+static const struct seed_node one[] = {{"only", NULL, 1, SHMRING_STATE_UP}};
+static const struct seed_node lopsided[] = {
+    {"light", NULL, 1, SHMRING_STATE_UP},
+    {"heavy", NULL, 65535, SHMRING_STATE_UP},
+};
+
+/* The real snapshots: each is NODES built with PARAMS, the node REMOVED (if any) taken
+ * out again after all were added, written to NAME and, when FOREIGN is not NULL, to
+ * FOREIGN with its magic byte-swapped. */
+struct snapshot_seed {
+    const char *name;
+    const char *foreign;
+    shmring_params_t params;
+    const struct seed_node *nodes;
+    size_t count;
+    const char *removed;
+};
+
+#define NODES(array) (array), COUNT(array)
+#define NO_NODES NULL, 0
+#define SNAPSHOT(name, foreign, algorithm, hash, vnodes, table_size, nodes, removed)     \
+    {                                                                                    \
+        name, foreign,                                                                   \
+            {SHMRING_ALGORITHM_##algorithm, SHMRING_HASH_##hash, vnodes, table_size},    \
+            nodes, removed                                                               \
+    }
+
+static const struct snapshot_seed snapshots[] = {
+    SNAPSHOT("ring-xxh3-small.snap", "ring-foreign-byte-order.snap", RING, XXH3, 4, 0,
+             NODES(small), NULL),
+    SNAPSHOT("ring-crc32-addresses.snap", NULL, RING, CRC32, 8, 0, NODES(addressed),
+             NULL),
+    SNAPSHOT("ring-fnv1a-unicode.snap", NULL, RING, FNV1A, 5, 0, NODES(unicode), NULL),
+    SNAPSHOT("ring-murmur3-one.snap", NULL, RING, MURMUR3, 1, 0, NODES(one), NULL),
+    SNAPSHOT("ring-md5-id-gap.snap", NULL, RING, MD5, 3, 0, NODES(small), "beta"),
+    SNAPSHOT("ring-xxh3-all-down.snap", NULL, RING, XXH3, 160, 0, NODES(down), NULL),
+    SNAPSHOT("ring-xxh3-empty.snap", NULL, RING, XXH3, 160, 0, NO_NODES, NULL),
+    SNAPSHOT("ketama-addresses.snap", NULL, KETAMA, MD5, 160, 0, NODES(addressed), NULL),
+    SNAPSHOT("ketama-lopsided.snap", NULL, KETAMA, MD5, 160, 0, NODES(lopsided), NULL),
+    SNAPSHOT("ketama-all-down.snap", NULL, KETAMA, MD5, 160, 0, NODES(down), NULL),
+    SNAPSHOT("maglev-xxh3-13.snap", NULL, MAGLEV, XXH3, 160, 13, NODES(small), NULL),
+    SNAPSHOT("maglev-murmur3-101-unicode.snap", NULL, MAGLEV, MURMUR3, 160, 101,
+             NODES(unicode), NULL),
+    SNAPSHOT("maglev-crc32-lopsided-7.snap", NULL, MAGLEV, CRC32, 160, 7, NODES(lopsided),
+             NULL),
+    SNAPSHOT("maglev-all-down.snap", NULL, MAGLEV, FNV1A, 160, 0, NODES(down), NULL),
+};
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -204,77 +259,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
-    static const struct seed_node small[] = {
-        {"alpha", NULL, 1, SHMRING_STATE_UP},
-        {"beta", NULL, 2, SHMRING_STATE_UP},
-        {"gamma", NULL, 1, SHMRING_STATE_DOWN},
-        {"delta", NULL, 1, SHMRING_STATE_UP},
-    };
-    static const struct seed_node addressed[] = {
-        {"cache-a", "10.0.0.1:11211", 1, SHMRING_STATE_UP},
-        {"cache-b", "10.0.0.2:11212", 3, SHMRING_STATE_UP},
-        {"cache-c", "[fe80::1]:11211", 1, SHMRING_STATE_UP},
-        {"cache-d", "cache-d.example", 2, SHMRING_STATE_DOWN},
-    };
-    static const struct seed_node unicode[] = {
-        {"caf\xc3\xa9", "caf\xc3\xa9:1", 1, SHMRING_STATE_UP},
-        {"\xe8\x8a\x82\xe7\x82\xb9", NULL, 2, SHMRING_STATE_UP},
-        {"\xf0\x9f\x90\x98", NULL, 1, SHMRING_STATE_UP},
-    };
-    static const struct seed_node down[] = {
-        {"d1", NULL, 1, SHMRING_STATE_DOWN},
-        {"d2", NULL, 1, SHMRING_STATE_DOWN},
-    };
-    static const struct seed_node one[] = {{"only", NULL, 1, SHMRING_STATE_UP}};
-    static const struct seed_node lopsided[] = {
-        {"light", NULL, 1, SHMRING_STATE_UP},
-        {"heavy", NULL, 65535, SHMRING_STATE_UP},
-    };
-    const shmring_algorithm_t ring = SHMRING_ALGORITHM_RING;
-    const shmring_algorithm_t maglev = SHMRING_ALGORITHM_MAGLEV;
-    const shmring_algorithm_t ketama = SHMRING_ALGORITHM_KETAMA;
     int failed = 0;
-    failed |= write_snapshot_as(
-        dir, "ring-xxh3-small.snap", "ring-foreign-byte-order.snap",
-        params_of(ring, SHMRING_HASH_XXH3, 4, 0), small, COUNT(small), NULL);
-    failed |= write_snapshot(dir, "ring-crc32-addresses.snap",
-                             params_of(ring, SHMRING_HASH_CRC32, 8, 0), addressed,
-                             COUNT(addressed), NULL);
-    failed |= write_snapshot(dir, "ring-fnv1a-unicode.snap",
-                             params_of(ring, SHMRING_HASH_FNV1A, 5, 0), unicode,
-                             COUNT(unicode), NULL);
-    failed |= write_snapshot(dir, "ring-murmur3-one.snap",
-                             params_of(ring, SHMRING_HASH_MURMUR3, 1, 0), one, COUNT(one),
-                             NULL);
-    failed |= write_snapshot(dir, "ring-md5-id-gap.snap",
-                             params_of(ring, SHMRING_HASH_MD5, 3, 0), small, COUNT(small),
-                             "beta");
-    failed |= write_snapshot(dir, "ring-xxh3-all-down.snap",
-                             params_of(ring, SHMRING_HASH_XXH3, 160, 0), down,
-                             COUNT(down), NULL);
-    failed |= write_snapshot(dir, "ring-xxh3-empty.snap",
-                             params_of(ring, SHMRING_HASH_XXH3, 160, 0), NULL, 0, NULL);
-    failed |= write_snapshot(dir, "ketama-addresses.snap",
-                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), addressed,
-                             COUNT(addressed), NULL);
-    failed |= write_snapshot(dir, "ketama-lopsided.snap",
-                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), lopsided,
-                             COUNT(lopsided), NULL);
-    failed |= write_snapshot(dir, "ketama-all-down.snap",
-                             params_of(ketama, SHMRING_HASH_MD5, 160, 0), down,
-                             COUNT(down), NULL);
-    failed |= write_snapshot(dir, "maglev-xxh3-13.snap",
-                             params_of(maglev, SHMRING_HASH_XXH3, 160, 13), small,
-                             COUNT(small), NULL);
-    failed |= write_snapshot(dir, "maglev-murmur3-101-unicode.snap",
-                             params_of(maglev, SHMRING_HASH_MURMUR3, 160, 101), unicode,
-                             COUNT(unicode), NULL);
-    failed |= write_snapshot(dir, "maglev-crc32-lopsided-7.snap",
-                             params_of(maglev, SHMRING_HASH_CRC32, 160, 7), lopsided,
-                             COUNT(lopsided), NULL);
-    failed |= write_snapshot(dir, "maglev-all-down.snap",
-                             params_of(maglev, SHMRING_HASH_FNV1A, 160, 0), down,
-                             COUNT(down), NULL);
+    for (size_t i = 0; i < COUNT(snapshots); i++) {
+        const struct snapshot_seed *seed = &snapshots[i];
+        failed |= write_snapshot(dir, seed->name, seed->foreign, seed->params,
+                                 seed->nodes, seed->count, seed->removed);
+    }
     for (size_t i = 0; i < COUNT(recipes); i++)
         failed |= write_file(dir, recipes[i].name, recipes[i].bytes, recipes[i].size);
     return failed;

@@ -444,3 +444,14 @@ void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t
     free(rebuilt);
     shmring_nodeset_free(set);
 }
+
+void fuzz_check_error_text(const char *text, size_t size)
+{
+    size_t length = strnlen(text, size);
+    FUZZ_REQUIRE(length > 0 && length < size, "error text is empty or not terminated");
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)text[i];
+        FUZZ_REQUIRE(c >= 0x20 && c != 0x7f, "control character 0x%02x in \"%.*s\"", c,
+                     (int)length, text);
+    }
+}

@@ -63,4 +63,8 @@ shmring_snapshot_t *fuzz_snapshot_new(const void *buffer, size_t size, bool exac
  */
 void fuzz_check_json_round_trip(const shmring_nodeset_t *set);
 
+/* Requires TEXT, a failure's message in a buffer of SIZE bytes, to be one non-empty
+ * line: terminated within the buffer, and without control characters. */
+void fuzz_check_error_text(const char *text, size_t size);
+
 #endif /* SHMRING_FUZZ_SUPPORT_H */
