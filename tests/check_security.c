@@ -318,35 +318,32 @@ static uint32_t digest_set(const shmring_nodeset_t *set)
 
 /* ---- Processes ----------------------------------------------------------------- */
 
-static bool write_full(int fd, const void *buffer, size_t size)
+/* Reads SIZE bytes into INTO, or when INTO is NULL writes SIZE bytes from FROM, across
+ * short transfers and interruptions; false at end of file or on an error. */
+static bool transfer_full(int fd, char *into, const char *from, size_t size)
 {
-    const char *bytes = buffer;
-    while (size > 0) {
-        ssize_t n = write(fd, bytes, size);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = into != NULL ? read(fd, into + done, size - done)
+                                 : write(fd, from + done, size - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             return false;
-        bytes += n;
-        size -= (size_t)n;
+        done += (size_t)n;
     }
     return true;
+}
+
+static bool write_full(int fd, const void *buffer, size_t size)
+{
+    return transfer_full(fd, NULL, buffer, size);
 }
 
 /* Reads exactly SIZE bytes; false at end of file or on an error. */
 static bool read_full(int fd, void *buffer, size_t size)
 {
-    char *bytes = buffer;
-    while (size > 0) {
-        ssize_t n = read(fd, bytes, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        bytes += n;
-        size -= (size_t)n;
-    }
-    return true;
+    return transfer_full(fd, buffer, NULL, size);
 }
 
 static int compare_fds(const void *a, const void *b)
