@@ -74,11 +74,8 @@ END_TEST
 static Suite *array_suite(void)
 {
     Suite *s = suite_create("array");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, reserve_starts_at_16_then_doubles);
-    tcase_add_test(tc, reserve_refuses_overflow);
-    tcase_add_test(tc, push_appends_copies_in_order);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "core", reserve_starts_at_16_then_doubles, reserve_refuses_overflow,
+              push_appends_copies_in_order);
     return s;
 }
 

@@ -137,15 +137,9 @@ END_TEST
 static Suite *base64_suite(void)
 {
     Suite *s = suite_create("base64");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, encodes_rfc4648_vectors);
-    tcase_add_test(tc, decodes_rfc4648_vectors);
-    tcase_add_test(tc, round_trips_every_byte);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("errors");
-    tcase_add_test(tc, refuses_what_is_not_base64);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "core", encodes_rfc4648_vectors, decodes_rfc4648_vectors,
+              round_trips_every_byte);
+    TEST_CASE(s, "errors", refuses_what_is_not_base64);
     return s;
 }
 

@@ -204,19 +204,14 @@ START_TEST(stale_versions_unlinked)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+
 static Suite *control_suite(void)
 {
     Suite *s = suite_create("control");
-    TCase *tc = tcase_create("names");
-    tcase_add_test(tc, ring_name_rule);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("objects");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, version_mapped_and_header_read);
-    tcase_add_test(tc, version_refusals);
-    tcase_add_test(tc, control_refusals);
-    tcase_add_test(tc, stale_versions_unlinked);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "names", ring_name_rule);
+    TEST_CASE_WITH(s, "objects", &fixture, version_mapped_and_header_read,
+                   version_refusals, control_refusals, stale_versions_unlinked);
     return s;
 }
 

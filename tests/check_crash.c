@@ -1119,23 +1119,16 @@ START_TEST(test_creators_race)
 }
 END_TEST
 
+static const struct test_fixture fixture_300 = {setup, teardown, 300};
+static const struct test_fixture fixture_600 = {setup, teardown, 600};
+
 static Suite *crash_suite(void)
 {
     Suite *s = suite_create("crash");
-    TCase *steps = tcase_create("steps");
-    tcase_add_checked_fixture(steps, setup, teardown);
-    tcase_add_test(steps, test_kill_at_each_step);
-    tcase_add_test(steps, test_kill_while_creating);
-    tcase_add_test(steps, test_kill_while_destroying);
-    tcase_add_test(steps, test_creators_race);
-    tcase_set_timeout(steps, 300);
-    suite_add_tcase(s, steps);
-
-    TCase *random = tcase_create("random");
-    tcase_add_checked_fixture(random, setup, teardown);
-    tcase_add_test(random, test_kill_at_random_instants);
-    tcase_set_timeout(random, 600);
-    suite_add_tcase(s, random);
+    TEST_CASE_WITH(s, "steps", &fixture_300, test_kill_at_each_step,
+                   test_kill_while_creating, test_kill_while_destroying,
+                   test_creators_race);
+    TEST_CASE_WITH(s, "random", &fixture_600, test_kill_at_random_instants);
     return s;
 }
 

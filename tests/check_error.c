@@ -207,24 +207,12 @@ END_TEST
 static Suite *error_suite(void)
 {
     Suite *s = suite_create("error");
-    TCase *tc = tcase_create("codes");
-    tcase_add_test(tc, every_code_has_its_own_text);
-    tcase_add_test(tc, system_codes_are_negated_errno);
-    tcase_add_test(tc, library_codes_start_at_minus_1000_without_a_gap);
-    tcase_add_test(tc, every_code_has_its_name);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("unlisted");
-    tcase_add_test(tc, zero_is_success);
-    tcase_add_test(tc, positive_numbers_are_unknown);
-    tcase_add_test(tc, unlisted_errno_values_get_the_system_text);
-    tcase_add_test(tc, unknown_negative_codes);
-    tcase_add_test(tc, other_values_have_no_name);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("version");
-    tcase_add_test(tc, version_string_matches_the_macros_and_the_build);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "codes", every_code_has_its_own_text, system_codes_are_negated_errno,
+              library_codes_start_at_minus_1000_without_a_gap, every_code_has_its_name);
+    TEST_CASE(s, "unlisted", zero_is_success, positive_numbers_are_unknown,
+              unlisted_errno_values_get_the_system_text, unknown_negative_codes,
+              other_values_have_no_name);
+    TEST_CASE(s, "version", version_string_matches_the_macros_and_the_build);
     return s;
 }
 

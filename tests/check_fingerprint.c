@@ -364,15 +364,11 @@ END_TEST
 static Suite *fingerprint_suite(void)
 {
     Suite *suite = suite_create("fingerprint");
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, test_documented_encoding);
-    tcase_add_test(core, test_order_and_history_do_not_count);
-    tcase_add_test(core, test_every_covered_field_counts);
-    tcase_add_test(core, test_unused_parameters_do_not_count);
-    tcase_add_test(core, test_ketama_up_order_counts);
-    tcase_add_test(core, test_order_counts_where_placement_depends_on_it);
-    tcase_add_test(core, test_nginx_down_node_order_changes_answers);
-    suite_add_tcase(suite, core);
+    TEST_CASE(suite, "core", test_documented_encoding,
+              test_order_and_history_do_not_count, test_every_covered_field_counts,
+              test_unused_parameters_do_not_count, test_ketama_up_order_counts,
+              test_order_counts_where_placement_depends_on_it,
+              test_nginx_down_node_order_changes_answers);
     return suite;
 }
 

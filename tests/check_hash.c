@@ -210,30 +210,12 @@ END_TEST
 static Suite *hash_suite(void)
 {
     Suite *s = suite_create("hash");
-    TCase *tc = tcase_create("md5");
-    tcase_add_test(tc, md5_digests);
-    tcase_add_test(tc, md5_hash64_is_first_eight_bytes_little_endian);
-    tcase_add_test(tc, ketama_key_hash_is_first_word);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("fnv1a_crc32");
-    tcase_add_test(tc, fnv1a_vectors);
-    tcase_add_test(tc, crc32_key_hash);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("murmur3");
-    tcase_add_test(tc, murmur3_strings);
-    tcase_add_test(tc, murmur3_every_tail_length);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("xxh3");
-    tcase_add_test(tc, xxh3_matches_libxxhash);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("key_hash");
-    tcase_add_test(tc, key_hash_follows_algorithm);
-    tcase_add_test(tc, hashes_differ_from_each_other);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "md5", md5_digests, md5_hash64_is_first_eight_bytes_little_endian,
+              ketama_key_hash_is_first_word);
+    TEST_CASE(s, "fnv1a_crc32", fnv1a_vectors, crc32_key_hash);
+    TEST_CASE(s, "murmur3", murmur3_strings, murmur3_every_tail_length);
+    TEST_CASE(s, "xxh3", xxh3_matches_libxxhash);
+    TEST_CASE(s, "key_hash", key_hash_follows_algorithm, hashes_differ_from_each_other);
     return s;
 }
 

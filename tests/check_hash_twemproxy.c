@@ -139,12 +139,9 @@ END_TEST
 static Suite *hash_twemproxy_suite(void)
 {
     Suite *s = suite_create("hash_twemproxy");
-    TCase *tc = tcase_create("vectors");
+    TCase *tc = TEST_CASE(s, "vectors", published_vectors, high_bytes_are_read_signed,
+                          key_hash_sits_in_the_top_half);
     tcase_add_loop_test(tc, every_hash_of_every_key, 0, (int)COUNT_OF(vectors));
-    tcase_add_test(tc, published_vectors);
-    tcase_add_test(tc, high_bytes_are_read_signed);
-    tcase_add_test(tc, key_hash_sits_in_the_top_half);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -94,14 +94,9 @@ END_TEST
 static Suite *import_libketama_suite(void)
 {
     Suite *suite = suite_create("import_libketama");
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, test_server_file);
-    suite_add_tcase(suite, core);
-    TCase *errors = tcase_create("errors");
+    TEST_CASE(suite, "core", test_server_file);
+    TCase *errors = TEST_CASE(suite, "errors", test_long_line, test_no_section);
     tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
-    tcase_add_test(errors, test_long_line);
-    tcase_add_test(errors, test_no_section);
-    suite_add_tcase(suite, errors);
     return suite;
 }
 

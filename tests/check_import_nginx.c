@@ -239,16 +239,10 @@ END_TEST
 static Suite *import_nginx_suite(void)
 {
     Suite *suite = suite_create("import_nginx");
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, test_upstream_by_name);
-    tcase_add_test(core, test_stream_upstream);
-    tcase_add_test(core, test_only_upstream_needs_no_name);
-    tcase_add_test(core, test_import_places_like_the_node_set);
-    suite_add_tcase(suite, core);
-    TCase *errors = tcase_create("errors");
+    TEST_CASE(suite, "core", test_upstream_by_name, test_stream_upstream,
+              test_only_upstream_needs_no_name, test_import_places_like_the_node_set);
+    TCase *errors = TEST_CASE(suite, "errors", test_long_word_is_cut);
     tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
-    tcase_add_test(errors, test_long_word_is_cut);
-    suite_add_tcase(suite, errors);
     return suite;
 }
 

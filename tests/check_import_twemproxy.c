@@ -196,13 +196,9 @@ END_TEST
 static Suite *import_twemproxy_suite(void)
 {
     Suite *suite = suite_create("import_twemproxy");
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, test_pool_by_name);
-    tcase_add_test(core, test_pool_hash);
-    tcase_add_test(core, test_only_pool_and_defaults);
-    tcase_add_test(core, test_every_hash);
-    tcase_add_test(core, test_other_pool_problems_do_not_matter);
-    suite_add_tcase(suite, core);
+    TEST_CASE(suite, "core", test_pool_by_name, test_pool_hash,
+              test_only_pool_and_defaults, test_every_hash,
+              test_other_pool_problems_do_not_matter);
     TCase *errors = tcase_create("errors");
     tcase_add_loop_test(errors, test_failure, 0, sizeof(failures) / sizeof(failures[0]));
     suite_add_tcase(suite, errors);

@@ -987,19 +987,11 @@ static Suite *json_suite(void)
 {
     Suite *suite = suite_create("json");
 
-    TCase *parse = tcase_create("parse");
-    tcase_add_test(parse, test_parse_example);
-    tcase_add_test(parse, test_parse_given_ids);
-    tcase_add_test(parse, test_parse_node_defaults);
-    tcase_add_test(parse, test_parse_params_from_base);
-    tcase_add_test(parse, test_parse_hash_fallback);
-    tcase_add_test(parse, test_parse_empty_nodes);
-    tcase_add_test(parse, test_parse_order_and_limits);
-    tcase_add_test(parse, test_parse_reads_only_len_bytes);
-    tcase_add_test(parse, test_parse_null_error);
-    tcase_add_test(parse, test_parse_clears_error);
-    suite_add_tcase(suite, parse);
-
+    TEST_CASE(suite, "parse", test_parse_example, test_parse_given_ids,
+              test_parse_node_defaults, test_parse_params_from_base,
+              test_parse_hash_fallback, test_parse_empty_nodes,
+              test_parse_order_and_limits, test_parse_reads_only_len_bytes,
+              test_parse_null_error, test_parse_clears_error);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_error_syntax);
     tcase_add_test(errors, test_error_syntax_strings_and_numbers);
@@ -1026,14 +1018,10 @@ static Suite *json_suite(void)
 #endif
     suite_add_tcase(suite, errors);
 
-    TCase *roundtrip = tcase_create("roundtrip");
-    tcase_add_test(roundtrip, test_roundtrip_example_text);
-    tcase_add_test(roundtrip, test_roundtrip_empty_and_default_table);
-    tcase_add_test(roundtrip, test_roundtrip_varied_set);
-    tcase_add_test(roundtrip, test_roundtrip_every_algorithm_and_hash);
-    tcase_add_test(roundtrip, test_roundtrip_ignores_base);
-    tcase_add_test(roundtrip, test_roundtrip_maglev_default_table_over_other_base);
-    suite_add_tcase(suite, roundtrip);
+    TEST_CASE(suite, "roundtrip", test_roundtrip_example_text,
+              test_roundtrip_empty_and_default_table, test_roundtrip_varied_set,
+              test_roundtrip_every_algorithm_and_hash, test_roundtrip_ignores_base,
+              test_roundtrip_maglev_default_table_over_other_base);
     return suite;
 }
 

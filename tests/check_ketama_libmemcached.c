@@ -288,26 +288,15 @@ START_TEST(port_zero_means_default)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *ketama_suite(void)
 {
     Suite *s = suite_create("ketama_libmemcached");
-    TCase *tc = tcase_create("random_sets");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, random_server_sets);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("down_nodes");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, down_nodes_are_left_out);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("edge_cases");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, equal_addresses_tie_by_index);
-    tcase_add_test(tc, extreme_weights);
-    tcase_add_test(tc, float_rounding_cases);
-    tcase_add_test(tc, port_zero_means_default);
-    suite_add_tcase(s, tc);
+    TEST_CASE_WITH(s, "random_sets", &slow, random_server_sets);
+    TEST_CASE_WITH(s, "down_nodes", &slow, down_nodes_are_left_out);
+    TEST_CASE_WITH(s, "edge_cases", &slow, equal_addresses_tie_by_index, extreme_weights,
+                   float_rounding_cases, port_zero_means_default);
     return s;
 }
 

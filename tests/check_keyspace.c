@@ -497,26 +497,12 @@ END_TEST
 static Suite *keyspace_suite(void)
 {
     Suite *s = suite_create("keyspace");
-    TCase *shares = tcase_create("shares");
-    tcase_add_test(shares, shares_need_room_for_every_node);
-    tcase_add_test(shares, shares_of_hand_built_arcs);
-    suite_add_tcase(s, shares);
-
-    TCase *exact = tcase_create("exact");
-    tcase_add_test(exact, ring_arcs_exact);
-    tcase_add_test(exact, maglev_slots_exact);
-    tcase_add_test(exact, maglev_sizes_differ_exact);
-    tcase_add_test(exact, ring_against_maglev_exact);
-    tcase_add_test(exact, different_hashes_by_chance);
-    tcase_add_test(exact, nodes_matched_by_name);
-    tcase_add_test(exact, nothing_to_place);
-    suite_add_tcase(s, exact);
-
-    TCase *sampled = tcase_create("sampled");
-    tcase_add_test(sampled, agrees_with_sampled_keys);
-    tcase_add_test(sampled, agrees_with_sampled_keys_across_shapes);
-    tcase_add_test(sampled, added_node_takes_its_share);
-    suite_add_tcase(s, sampled);
+    TEST_CASE(s, "shares", shares_need_room_for_every_node, shares_of_hand_built_arcs);
+    TEST_CASE(s, "exact", ring_arcs_exact, maglev_slots_exact, maglev_sizes_differ_exact,
+              ring_against_maglev_exact, different_hashes_by_chance,
+              nodes_matched_by_name, nothing_to_place);
+    TEST_CASE(s, "sampled", agrees_with_sampled_keys,
+              agrees_with_sampled_keys_across_shapes, added_node_takes_its_share);
     return s;
 }
 

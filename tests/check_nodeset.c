@@ -573,40 +573,20 @@ START_TEST(node_limit)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *nodeset_suite(void)
 {
     Suite *s = suite_create("nodeset");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, new_set_is_empty_with_defaults);
-    tcase_add_test(tc, add_get_find);
-    tcase_add_test(tc, remove_keeps_order_and_ids);
-    tcase_add_test(tc, set_weight_and_state);
-    tcase_add_test(tc, names_are_exact_bytes);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("inherit_ids");
-    tcase_add_test(tc, inherit_ids_keeps_known_names);
-    tcase_add_test(tc, inherit_ids_from_empty_previous);
-    tcase_add_test(tc, inherit_ids_keeps_given_ids);
-    tcase_add_test(tc, inherit_ids_stops_at_id_limit);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("errors");
-    tcase_add_test(tc, name_check_codes);
-    tcase_add_test(tc, failed_calls_leave_set_unchanged);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("params");
-    tcase_add_test(tc, params_names_round_trip);
-    tcase_add_test(tc, params_check_codes);
-    tcase_add_test(tc, set_params_stores_valid_params_only);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("limits");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, hundred_thousand_nodes);
-    tcase_add_test(tc, node_limit);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "core", new_set_is_empty_with_defaults, add_get_find,
+              remove_keeps_order_and_ids, set_weight_and_state, names_are_exact_bytes);
+    TEST_CASE(s, "inherit_ids", inherit_ids_keeps_known_names,
+              inherit_ids_from_empty_previous, inherit_ids_keeps_given_ids,
+              inherit_ids_stops_at_id_limit);
+    TEST_CASE(s, "errors", name_check_codes, failed_calls_leave_set_unchanged);
+    TEST_CASE(s, "params", params_names_round_trip, params_check_codes,
+              set_params_stores_valid_params_only);
+    TEST_CASE_WITH(s, "limits", &slow, hundred_thousand_nodes, node_limit);
     return s;
 }
 

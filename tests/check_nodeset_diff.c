@@ -241,13 +241,8 @@ END_TEST
 static Suite *diff_suite(void)
 {
     Suite *suite = suite_create("nodeset_diff");
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, test_same_sets_have_no_difference);
-    tcase_add_test(core, test_every_kind_in_order);
-    tcase_add_test(core, test_params_fields);
-    tcase_add_test(core, test_order);
-    tcase_add_test(core, test_order_where_it_matters);
-    suite_add_tcase(suite, core);
+    TEST_CASE(suite, "core", test_same_sets_have_no_difference, test_every_kind_in_order,
+              test_params_fields, test_order, test_order_where_it_matters);
     return suite;
 }
 

@@ -290,24 +290,11 @@ END_TEST
 static Suite *params_suite(void)
 {
     Suite *s = suite_create("params");
-    TCase *tc = tcase_create("names");
-    tcase_add_test(tc, algorithm_names_both_ways);
-    tcase_add_test(tc, hash_names_both_ways);
-    tcase_add_test(tc, default_hash_per_algorithm);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("checks");
-    tcase_add_test(tc, defaults);
-    tcase_add_test(tc, algorithm_and_hash_checks);
-    tcase_add_test(tc, vnodes_checks);
-    tcase_add_test(tc, table_size_checks);
-    tcase_add_test(tc, is_prime);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("maglev");
-    tcase_add_test(tc, maglev_default_sizes);
-    tcase_add_test(tc, maglev_default_sizes_pass_the_check);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "names", algorithm_names_both_ways, hash_names_both_ways,
+              default_hash_per_algorithm);
+    TEST_CASE(s, "checks", defaults, algorithm_and_hash_checks, vnodes_checks,
+              table_size_checks, is_prime);
+    TEST_CASE(s, "maglev", maglev_default_sizes, maglev_default_sizes_pass_the_check);
     return s;
 }
 

@@ -289,21 +289,15 @@ START_TEST(params_check_follows_the_rows)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *placement_suite(void)
 {
     Suite *s = suite_create("placement");
-    TCase *tc = tcase_create("table");
-    tcase_add_test(tc, every_row_is_complete);
-    tcase_add_test(tc, names_are_unique_and_found);
-    tcase_add_test(tc, params_check_follows_the_rows);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("determinism");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, builds_are_byte_identical);
+    TEST_CASE(s, "table", every_row_is_complete, names_are_unique_and_found,
+              params_check_follows_the_rows);
+    TCase *tc = TEST_CASE_WITH(s, "determinism", &slow, builds_are_byte_identical);
     tcase_add_loop_test(tc, node_order_does_not_matter, 0, 10);
-    suite_add_tcase(s, tc);
-
     tc = tcase_create("hash_key");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, hash_key_renames_move_no_keys, 0, 2);

@@ -276,22 +276,10 @@ END_TEST
 static Suite *envoy_maglev_suite(void)
 {
     Suite *s = suite_create("placement_envoy_maglev");
-    TCase *envoy = tcase_create("envoy_tests");
-    tcase_add_test(envoy, basic);
-    tcase_add_test(envoy, basic_stability);
-    tcase_add_test(envoy, hash_key);
-    tcase_add_test(envoy, weighted);
-    tcase_add_test(envoy, weighted_single_host);
-    tcase_add_test(envoy, default_table_size);
-    tcase_add_test(envoy, key_hash_is_envoys_xxhash64);
-    suite_add_tcase(s, envoy);
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, down_hosts_are_left_out);
-    tcase_add_test(core, table_smaller_than_hosts);
-    suite_add_tcase(s, core);
-    TCase *errors = tcase_create("errors");
-    tcase_add_test(errors, bad_params);
-    suite_add_tcase(s, errors);
+    TEST_CASE(s, "envoy_tests", basic, basic_stability, hash_key, weighted,
+              weighted_single_host, default_table_size, key_hash_is_envoys_xxhash64);
+    TEST_CASE(s, "core", down_hosts_are_left_out, table_smaller_than_hosts);
+    TEST_CASE(s, "errors", bad_params);
     return s;
 }
 

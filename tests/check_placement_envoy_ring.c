@@ -393,24 +393,11 @@ END_TEST
 static Suite *envoy_ring_suite(void)
 {
     Suite *s = suite_create("placement_envoy_ring");
-    TCase *envoy = tcase_create("envoy_tests");
-    tcase_add_test(envoy, basic);
-    tcase_add_test(envoy, basic_with_murmur2);
-    tcase_add_test(envoy, hash_key);
-    tcase_add_test(envoy, uneven_hosts);
-    tcase_add_test(envoy, host_weighted_tiny_ring);
-    tcase_add_test(envoy, host_weighted_large_ring);
-    tcase_add_test(envoy, small_fractional_scale);
-    tcase_add_test(envoy, large_fractional_scale);
-    tcase_add_test(envoy, hashes_are_envoys);
-    suite_add_tcase(s, envoy);
-    TCase *core = tcase_create("core");
-    tcase_add_test(core, lookup_by_key);
-    tcase_add_test(core, default_ring_size);
-    suite_add_tcase(s, core);
-    TCase *errors = tcase_create("errors");
-    tcase_add_test(errors, bad_params);
-    suite_add_tcase(s, errors);
+    TEST_CASE(s, "envoy_tests", basic, basic_with_murmur2, hash_key, uneven_hosts,
+              host_weighted_tiny_ring, host_weighted_large_ring, small_fractional_scale,
+              large_fractional_scale, hashes_are_envoys);
+    TEST_CASE(s, "core", lookup_by_key, default_ring_size);
+    TEST_CASE(s, "errors", bad_params);
     return s;
 }
 

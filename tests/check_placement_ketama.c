@@ -55,10 +55,7 @@ END_TEST
 static Suite *placement_ketama_suite(void)
 {
     Suite *s = suite_create("placement_ketama");
-    TCase *tc = tcase_create("ketama");
-    tcase_add_test(tc, ketama_point_counts);
-    tcase_add_test(tc, ketama_point_strings);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "ketama", ketama_point_counts, ketama_point_strings);
     return s;
 }
 

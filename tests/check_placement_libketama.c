@@ -146,14 +146,10 @@ END_TEST
 static Suite *placement_libketama_suite(void)
 {
     Suite *s = suite_create("placement_libketama");
-    TCase *tc = tcase_create("libketama");
-    tcase_add_test(tc, libketama_point_counts);
-    tcase_add_test(tc, libketama_point_strings);
-    tcase_add_test(tc, libketama_equal_points_keep_server_order);
-    tcase_add_test(tc, libketama_lookup_wraps);
-    tcase_add_test(tc, libketama_hash_key_replaces_address);
-    tcase_add_test(tc, libketama_hash_key_answers_as_the_server_string);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "libketama", libketama_point_counts, libketama_point_strings,
+              libketama_equal_points_keep_server_order, libketama_lookup_wraps,
+              libketama_hash_key_replaces_address,
+              libketama_hash_key_answers_as_the_server_string);
     return s;
 }
 

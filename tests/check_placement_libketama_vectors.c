@@ -141,14 +141,12 @@ START_TEST(python_tests)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *libketama_vectors_suite(void)
 {
     Suite *s = suite_create("placement_libketama_vectors");
-    TCase *published = tcase_create("published");
-    tcase_set_timeout(published, 300);
-    tcase_add_test(published, ketama_test_output_md5);
-    tcase_add_test(published, python_tests);
-    suite_add_tcase(s, published);
+    TEST_CASE_WITH(s, "published", &slow, ketama_test_output_md5, python_tests);
     return s;
 }
 

@@ -156,16 +156,13 @@ START_TEST(maglev_table_size)
     shmring_nodeset_free(set);
 }
 END_TEST
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *placement_maglev_suite(void)
 {
     Suite *s = suite_create("placement_maglev");
-    TCase *tc = tcase_create("maglev");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, maglev_balance);
-    tcase_add_test(tc, maglev_weights);
-    tcase_add_test(tc, maglev_add_node_disruption);
-    tcase_add_test(tc, maglev_table_size);
-    suite_add_tcase(s, tc);
+    TEST_CASE_WITH(s, "maglev", &slow, maglev_balance, maglev_weights,
+                   maglev_add_node_disruption, maglev_table_size);
     return s;
 }
 

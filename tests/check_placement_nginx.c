@@ -160,15 +160,10 @@ END_TEST
 static Suite *placement_nginx_suite(void)
 {
     Suite *s = suite_create("placement_nginx");
-    TCase *tc = tcase_create("nginx");
-    tcase_add_test(tc, nginx_point_counts);
-    tcase_add_test(tc, nginx_point_chain);
-    tcase_add_test(tc, nginx_server_strings);
-    tcase_add_test(tc, nginx_equal_points_go_to_the_earlier_server);
-    tcase_add_test(tc, nginx_up_server_hidden_by_a_down_one_refused);
-    tcase_add_test(tc, nginx_lookup_wraps);
-    tcase_add_test(tc, nginx_point_limit_counts_down_servers);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "nginx", nginx_point_counts, nginx_point_chain, nginx_server_strings,
+              nginx_equal_points_go_to_the_earlier_server,
+              nginx_up_server_hidden_by_a_down_one_refused, nginx_lookup_wraps,
+              nginx_point_limit_counts_down_servers);
     return s;
 }
 

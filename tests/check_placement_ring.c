@@ -406,25 +406,17 @@ START_TEST(ring_point_counts)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *placement_ring_suite(void)
 {
     Suite *s = suite_create("placement_ring");
-    TCase *tc = tcase_create("reference");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = TEST_CASE_WITH(s, "reference", &slow, ring_ties_break_by_name,
+                               ring_of_equal_points, ring_point_counts);
     tcase_add_loop_test(tc, ring_matches_reference, 0, (int)COUNT_OF(test_ring_hashes));
-    tcase_add_test(tc, ring_ties_break_by_name);
-    tcase_add_test(tc, ring_of_equal_points);
-    tcase_add_test(tc, ring_point_counts);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("disruption");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, ring_add_node_moves_its_share_only);
-    tcase_add_test(tc, ring_remove_node_moves_its_keys_only);
-    tcase_add_test(tc, ring_weights_scale_shares);
-    tcase_add_test(tc, ring_addresses_do_not_matter);
-    suite_add_tcase(s, tc);
-
+    TEST_CASE_WITH(s, "disruption", &slow, ring_add_node_moves_its_share_only,
+                   ring_remove_node_moves_its_keys_only, ring_weights_scale_shares,
+                   ring_addresses_do_not_matter);
     tc = tcase_create("down_nodes");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, ring_down_nodes_pass_keys_clockwise, 0,

@@ -113,12 +113,8 @@ END_TEST
 static Suite *placement_twemproxy_suite(void)
 {
     Suite *s = suite_create("placement_twemproxy");
-    TCase *tc = tcase_create("twemproxy");
-    tcase_add_test(tc, twemproxy_point_counts);
-    tcase_add_test(tc, twemproxy_point_strings);
-    tcase_add_test(tc, twemproxy_equal_names_go_by_node_name);
-    tcase_add_test(tc, twemproxy_lookup_wraps);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "twemproxy", twemproxy_point_counts, twemproxy_point_strings,
+              twemproxy_equal_names_go_by_node_name, twemproxy_lookup_wraps);
     return s;
 }
 

@@ -143,11 +143,8 @@ END_TEST
 static Suite *point_sort_suite(void)
 {
     Suite *s = suite_create("point_sort");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, sorts_stably_with_narrow_digits);
-    tcase_add_test(tc, sorts_stably_with_wide_digits);
-    tcase_add_test(tc, sorts_stably_in_place);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "core", sorts_stably_with_narrow_digits, sorts_stably_with_wide_digits,
+              sorts_stably_in_place);
     return s;
 }
 

@@ -1066,17 +1066,14 @@ START_TEST(test_version_with_another_owner_refused)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+
 static Suite *publish_suite(void)
 {
     Suite *s = suite_create("publish");
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, setup, teardown);
-    tcase_add_test(core, test_open_missing_and_exclusive);
-    tcase_add_test(core, test_publish_swaps_versions);
-    tcase_add_test(core, test_writer_nodeset_round_trip);
-    tcase_add_test(core, test_open_or_create);
-    suite_add_tcase(s, core);
-
+    TEST_CASE_WITH(s, "core", &fixture, test_open_missing_and_exclusive,
+                   test_publish_swaps_versions, test_writer_nodeset_round_trip,
+                   test_open_or_create);
     TCase *errors = tcase_create("errors");
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(errors, test_failed_publish_changes_nothing);
@@ -1095,15 +1092,9 @@ static Suite *publish_suite(void)
     tcase_set_timeout(errors, 300);
     suite_add_tcase(s, errors);
 
-    TCase *permissions = tcase_create("permissions");
-    tcase_add_checked_fixture(permissions, setup, teardown);
-    tcase_add_test(permissions, test_permissions);
-    tcase_add_test(permissions, test_restrictive_umask);
-    tcase_add_test(permissions, test_private_squat_is_foreign);
-    tcase_add_test(permissions, test_relative_directory_refused);
-    tcase_add_test(permissions, test_other_users_ring);
-    tcase_add_test(permissions, test_version_with_another_owner_refused);
-    suite_add_tcase(s, permissions);
+    TEST_CASE_WITH(s, "permissions", &fixture, test_permissions, test_restrictive_umask,
+                   test_private_squat_is_foreign, test_relative_directory_refused,
+                   test_other_users_ring, test_version_with_another_owner_refused);
     return s;
 }
 

@@ -588,24 +588,16 @@ START_TEST(test_process_too_large)
 }
 END_TEST
 
+static const struct test_fixture fixture = {setup, teardown, 0};
+
 static Suite *ring_readers_suite(void)
 {
     Suite *s = suite_create("ring_readers");
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, setup, teardown);
-    tcase_add_test(core, test_idle_readers_hold_superseded_versions);
-    tcase_add_test(core, test_no_readers);
-    tcase_add_test(core, test_directory_through_symbolic_link);
-    tcase_add_test(core, test_other_rings_are_not_counted);
-    tcase_add_test(core, test_descriptor_holds_version);
-    tcase_add_test(core, test_foreign_mount_not_counted);
-    tcase_add_test(core, test_process_too_large);
-    suite_add_tcase(s, core);
-    TCase *errors = tcase_create("errors");
-    tcase_add_checked_fixture(errors, setup, teardown);
-    tcase_add_test(errors, test_errors);
-    tcase_add_test(errors, test_hidden_processes_are_counted);
-    suite_add_tcase(s, errors);
+    TEST_CASE_WITH(s, "core", &fixture, test_idle_readers_hold_superseded_versions,
+                   test_no_readers, test_directory_through_symbolic_link,
+                   test_other_rings_are_not_counted, test_descriptor_holds_version,
+                   test_foreign_mount_not_counted, test_process_too_large);
+    TEST_CASE_WITH(s, "errors", &fixture, test_errors, test_hidden_processes_are_counted);
     return s;
 }
 

@@ -470,29 +470,17 @@ START_TEST(test_dry_run)
 }
 END_TEST
 
+static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
+
 static Suite *ringctl_change_suite(void)
 {
     Suite *suite = suite_create("ringctl_change");
 
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(core, 300);
-    tcase_add_test(core, test_init_defaults);
-    tcase_add_test(core, test_init_parameters);
-    tcase_add_test(core, test_add_and_remove);
-    tcase_add_test(core, test_weight_down_up);
-    tcase_add_test(core, test_change_json);
-    tcase_add_test(core, test_load_given_ids);
-    tcase_add_test(core, test_load_replaces_node_set);
-    tcase_add_test(core, test_destroy);
-    tcase_add_test(core, test_ring_from_environment);
-    suite_add_tcase(suite, core);
-
-    TCase *dry_run = tcase_create("dry-run");
-    tcase_add_checked_fixture(dry_run, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(dry_run, 300);
-    tcase_add_test(dry_run, test_dry_run);
-    suite_add_tcase(suite, dry_run);
+    TEST_CASE_WITH(suite, "core", &slow, test_init_defaults, test_init_parameters,
+                   test_add_and_remove, test_weight_down_up, test_change_json,
+                   test_load_given_ids, test_load_replaces_node_set, test_destroy,
+                   test_ring_from_environment);
+    TEST_CASE_WITH(suite, "dry-run", &slow, test_dry_run);
     return suite;
 }
 

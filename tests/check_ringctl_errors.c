@@ -1352,42 +1352,22 @@ START_TEST(test_wait_for_lock)
 }
 END_TEST
 
+static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
+
 static Suite *ringctl_errors_suite(void)
 {
     Suite *suite = suite_create("ringctl_errors");
 
-    TCase *errors = tcase_create("errors");
-    tcase_add_checked_fixture(errors, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(errors, 300);
-    tcase_add_test(errors, test_error_unknown_node);
-    tcase_add_test(errors, test_error_duplicate);
-    tcase_add_test(errors, test_error_numbers);
-    tcase_add_test(errors, test_error_bad_json);
-    tcase_add_test(errors, test_error_usage);
-    tcase_add_test(errors, test_error_ring_names);
-    tcase_add_test(errors, test_error_missing_ring);
-    tcase_add_test(errors, test_error_init_exists);
-    tcase_add_test(errors, test_error_lookup_no_answer);
-    tcase_add_test(errors, test_error_file_size_limit);
-    tcase_add_test(errors, test_error_input_too_large);
-    tcase_add_test(errors, test_all_nodes_down);
-    tcase_add_test(errors, test_error_permission);
-    suite_add_tcase(suite, errors);
-
-    TCase *bad_input = tcase_create("bad-input");
-    tcase_add_checked_fixture(bad_input, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(bad_input, 300);
-    tcase_add_test(bad_input, test_bad_arguments_matrix);
-    tcase_add_test(bad_input, test_bad_json_matrix);
-    suite_add_tcase(suite, bad_input);
-
-    TCase *hygiene = tcase_create("hygiene");
-    tcase_add_checked_fixture(hygiene, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(hygiene, 300);
-    tcase_add_test(hygiene, test_closed_standard_descriptors);
-    tcase_add_test(hygiene, test_output_full);
-    tcase_add_test(hygiene, test_wait_for_lock);
-    suite_add_tcase(suite, hygiene);
+    TEST_CASE_WITH(suite, "errors", &slow, test_error_unknown_node, test_error_duplicate,
+                   test_error_numbers, test_error_bad_json, test_error_usage,
+                   test_error_ring_names, test_error_missing_ring, test_error_init_exists,
+                   test_error_lookup_no_answer, test_error_file_size_limit,
+                   test_error_input_too_large, test_all_nodes_down,
+                   test_error_permission);
+    TEST_CASE_WITH(suite, "bad-input", &slow, test_bad_arguments_matrix,
+                   test_bad_json_matrix);
+    TEST_CASE_WITH(suite, "hygiene", &slow, test_closed_standard_descriptors,
+                   test_output_full, test_wait_for_lock);
     return suite;
 }
 

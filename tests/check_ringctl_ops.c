@@ -699,25 +699,16 @@ START_TEST(test_readers_census_output)
 }
 END_TEST
 
+static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
+
 static Suite *ringctl_ops_suite(void)
 {
     Suite *suite = suite_create("ringctl_ops");
 
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(core, 300);
-    tcase_add_test(core, test_version_and_help);
-    tcase_add_test(core, test_import);
-    tcase_add_test(core, test_json_key_sets);
-    tcase_add_test(core, test_command_help);
-    suite_add_tcase(suite, core);
-
-    TCase *readers = tcase_create("readers");
-    tcase_add_checked_fixture(readers, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(readers, 300);
-    tcase_add_test(readers, test_readers_map_read_only);
-    tcase_add_test(readers, test_readers_census_output);
-    suite_add_tcase(suite, readers);
+    TEST_CASE_WITH(suite, "core", &slow, test_version_and_help, test_import,
+                   test_json_key_sets, test_command_help);
+    TEST_CASE_WITH(suite, "readers", &slow, test_readers_map_read_only,
+                   test_readers_census_output);
     return suite;
 }
 

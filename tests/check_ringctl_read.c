@@ -932,40 +932,20 @@ START_TEST(test_lookup_nul_delimited)
 }
 END_TEST
 
+static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
+
 static Suite *ringctl_read_suite(void)
 {
     Suite *suite = suite_create("ringctl_read");
 
-    TCase *core = tcase_create("core");
-    tcase_add_checked_fixture(core, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(core, 300);
-    tcase_add_test(core, test_show);
-    tcase_add_test(core, test_show_maglev);
-    tcase_add_test(core, test_envoy_and_hash_key);
-    tcase_add_test(core, test_lookup);
-    tcase_add_test(core, test_lookup_stdin);
-    tcase_add_test(core, test_dump);
-    tcase_add_test(core, test_dump_load_round_trip);
-    tcase_add_test(core, test_check);
-    tcase_add_test(core, test_list);
-    suite_add_tcase(suite, core);
-
-    TCase *live = tcase_create("live");
-    tcase_add_checked_fixture(live, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(live, 300);
-    tcase_add_test(live, test_lookup_stdin_follows_changes);
-    tcase_add_test(live, test_lookup_stdin_json);
-    tcase_add_test(live, test_lookup_stdin_never_quits);
-    tcase_add_test(live, test_lookup_nul_delimited);
-    tcase_add_test(live, test_lookup_stdin_long_key);
-    tcase_add_test(live, test_lookup_stdin_read_error);
-    suite_add_tcase(suite, live);
-
-    TCase *hygiene = tcase_create("hygiene");
-    tcase_add_checked_fixture(hygiene, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(hygiene, 300);
-    tcase_add_test(hygiene, test_lookup_escaping);
-    suite_add_tcase(suite, hygiene);
+    TEST_CASE_WITH(suite, "core", &slow, test_show, test_show_maglev,
+                   test_envoy_and_hash_key, test_lookup, test_lookup_stdin, test_dump,
+                   test_dump_load_round_trip, test_check, test_list);
+    TEST_CASE_WITH(suite, "live", &slow, test_lookup_stdin_follows_changes,
+                   test_lookup_stdin_json, test_lookup_stdin_never_quits,
+                   test_lookup_nul_delimited, test_lookup_stdin_long_key,
+                   test_lookup_stdin_read_error);
+    TEST_CASE_WITH(suite, "hygiene", &slow, test_lookup_escaping);
     return suite;
 }
 

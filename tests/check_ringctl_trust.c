@@ -445,21 +445,15 @@ START_TEST(test_list_skips_unreadable)
 }
 END_TEST
 
+static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
+
 static Suite *ringctl_trust_suite(void)
 {
     Suite *suite = suite_create("ringctl_trust");
 
-    TCase *trust = tcase_create("trust");
-    tcase_add_checked_fixture(trust, ringctl_setup, ringctl_teardown);
-    tcase_set_timeout(trust, 300);
-    tcase_add_test(trust, test_ring_directory);
-    tcase_add_test(trust, test_ring_directory_messages);
-    tcase_add_test(trust, test_environment_empty);
-    tcase_add_test(trust, test_init_modes);
-    tcase_add_test(trust, test_squatted_names);
-    tcase_add_test(trust, test_foreign_ring);
-    tcase_add_test(trust, test_list_skips_unreadable);
-    suite_add_tcase(suite, trust);
+    TEST_CASE_WITH(suite, "trust", &slow, test_ring_directory,
+                   test_ring_directory_messages, test_environment_empty, test_init_modes,
+                   test_squatted_names, test_foreign_ring, test_list_skips_unreadable);
     return suite;
 }
 

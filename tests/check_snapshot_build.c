@@ -295,11 +295,8 @@ static Suite *snapshot_build_suite(void)
     tcase_add_test(tc, sixteen_million_points);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("round_trip");
-    tcase_add_test(tc, round_trip_ring);
-    tcase_add_test(tc, round_trip_ketama_and_maglev);
-    tcase_add_test(tc, round_trip_keeps_id_limit);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "round_trip", round_trip_ring, round_trip_ketama_and_maglev,
+              round_trip_keeps_id_limit);
     return s;
 }
 

@@ -161,15 +161,9 @@ END_TEST
 static Suite *snapshot_handle_suite(void)
 {
     Suite *s = suite_create("snapshot_handle");
-    TCase *tc = tcase_create("new");
-    tcase_add_test(tc, new_keeps_a_private_copy);
-    tcase_add_test(tc, new_accepts_unaligned_bytes);
-    tcase_add_test(tc, new_refusals);
-    tcase_add_test(tc, nodeset_snapshot_is_the_build);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("lent");
-    tcase_add_test(tc, writer_lends_its_current_version);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "new", new_keeps_a_private_copy, new_accepts_unaligned_bytes,
+              new_refusals, nodeset_snapshot_is_the_build);
+    TEST_CASE(s, "lent", writer_lends_its_current_version);
     return s;
 }
 

@@ -1420,62 +1420,26 @@ START_TEST(resealed_mutations_never_crash)
 }
 END_TEST
 
+static const struct test_fixture slow = {NULL, NULL, 300};
+
 static Suite *snapshot_validate_suite(void)
 {
     Suite *s = suite_create("snapshot_validate");
-    TCase *tc = tcase_create("header");
-    tcase_add_test(tc, valid_snapshot_and_info);
-    tcase_add_test(tc, bad_magic);
-    tcase_add_test(tc, bad_format);
-    tcase_add_test(tc, other_byte_order);
-    tcase_add_test(tc, truncated_and_extended);
-    tcase_add_test(tc, misaligned_buffer);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("sections");
-    tcase_add_test(tc, section_misaligned);
-    tcase_add_test(tc, section_overlapping);
-    tcase_add_test(tc, section_out_of_bounds);
-    tcase_add_test(tc, section_size_disagrees_with_count);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("params");
-    tcase_add_test(tc, params_refused);
-    tcase_add_test(tc, ketama_needs_md5);
-    tcase_add_test(tc, maglev_params_refused);
-    tcase_add_test(tc, envoy_params_refused);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("checksum");
-    tcase_add_test(tc, checksum_mismatch);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("nodes");
-    tcase_add_test(tc, bad_nodes);
-    tcase_add_test(tc, bad_strings);
-    tcase_add_test(tc, node_ids_out_of_order);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("lookup_structures");
-    tcase_add_test(tc, bad_points);
-    tcase_add_test(tc, bad_bucket_index);
-    tcase_add_test(tc, bucket_bits_not_derived);
-    tcase_add_test(tc, crowded_bucket_bisected);
-    tcase_add_test(tc, answers_as_defined);
-    tcase_add_test(tc, answers_exact_on_hand_made_points);
-    tcase_add_test(tc, bad_answers);
-    tcase_add_test(tc, one_answer_corrupted_per_algorithm);
-    tcase_add_test(tc, bad_maglev_table);
-    tcase_add_test(tc, empty_and_all_down_snapshots);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("fuzz");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, every_bit_flip_is_refused);
-    tcase_add_test(tc, random_garbage);
-    tcase_add_test(tc, resealed_mutations_never_crash);
-    suite_add_tcase(s, tc);
-
+    TEST_CASE(s, "header", valid_snapshot_and_info, bad_magic, bad_format,
+              other_byte_order, truncated_and_extended, misaligned_buffer);
+    TEST_CASE(s, "sections", section_misaligned, section_overlapping,
+              section_out_of_bounds, section_size_disagrees_with_count);
+    TEST_CASE(s, "params", params_refused, ketama_needs_md5, maglev_params_refused,
+              envoy_params_refused);
+    TEST_CASE(s, "checksum", checksum_mismatch);
+    TEST_CASE(s, "nodes", bad_nodes, bad_strings, node_ids_out_of_order);
+    TEST_CASE(s, "lookup_structures", bad_points, bad_bucket_index,
+              bucket_bits_not_derived, crowded_bucket_bisected, answers_as_defined,
+              answers_exact_on_hand_made_points, bad_answers,
+              one_answer_corrupted_per_algorithm, bad_maglev_table,
+              empty_and_all_down_snapshots);
+    TEST_CASE_WITH(s, "fuzz", &slow, every_bit_flip_is_refused, random_garbage,
+                   resealed_mutations_never_crash);
     return s;
 }
 

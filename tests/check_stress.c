@@ -868,20 +868,14 @@ START_TEST(test_open_while_publishing)
 }
 END_TEST
 
+static const struct test_fixture fixture_900 = {setup, teardown, 900};
+static const struct test_fixture fixture_300 = {setup, teardown, 300};
+
 static Suite *stress_suite(void)
 {
     Suite *s = suite_create("stress");
-    TCase *load = tcase_create("load");
-    tcase_add_checked_fixture(load, setup, teardown);
-    tcase_add_test(load, test_consistent_under_load);
-    tcase_set_timeout(load, 900);
-    suite_add_tcase(s, load);
-
-    TCase *open = tcase_create("open");
-    tcase_add_checked_fixture(open, setup, teardown);
-    tcase_add_test(open, test_open_while_publishing);
-    tcase_set_timeout(open, 300);
-    suite_add_tcase(s, open);
+    TEST_CASE_WITH(s, "load", &fixture_900, test_consistent_under_load);
+    TEST_CASE_WITH(s, "open", &fixture_300, test_open_while_publishing);
     return s;
 }
 

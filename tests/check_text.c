@@ -285,22 +285,10 @@ END_TEST
 static Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
-    TCase *tc = tcase_create("utf8");
-    tcase_add_test(tc, sequence_lengths);
-    tcase_add_test(tc, every_code_point);
-    tcase_add_test(tc, every_overlong_form);
-    tcase_add_test(tc, two_byte_sequences_exhaustively);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("texts");
-    tcase_add_test(tc, control_characters);
-    tcase_add_test(tc, texts);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("public");
-    tcase_add_test(tc, public_checks_follow_the_rule);
-    tcase_add_test(tc, public_checks_count_bytes);
-    suite_add_tcase(s, tc);
+    TEST_CASE(s, "utf8", sequence_lengths, every_code_point, every_overlong_form,
+              two_byte_sequences_exhaustively);
+    TEST_CASE(s, "texts", control_characters, texts);
+    TEST_CASE(s, "public", public_checks_follow_the_rule, public_checks_count_bytes);
     return s;
 }
 
