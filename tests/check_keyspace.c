@@ -301,8 +301,7 @@ START_TEST(nodes_matched_by_name)
 {
     for (int a = 0; a < 3; a++) {
         shmring_params_t params = params_of(
-            (shmring_algorithm_t)a,
-            a == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3, 40, 0);
+            (shmring_algorithm_t)a, test_usual_hash((shmring_algorithm_t)a), 40, 0);
         shmring_nodeset_t *forward, *backward, *renamed;
         ck_assert_int_eq(shmring_nodeset_new(&forward), 0);
         ck_assert_int_eq(shmring_nodeset_new(&backward), 0);
@@ -426,8 +425,7 @@ START_TEST(agrees_with_sampled_keys)
 {
     static const char *const changes[] = {"add", "remove", "down", "weight"};
     for (int a = 0; a < 3; a++) {
-        shmring_hash_t hash =
-            a == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+        shmring_hash_t hash = test_usual_hash((shmring_algorithm_t)a);
         for (size_t c = 0; c < COUNT_OF(changes); c++) {
             shmring_nodeset_t *set = test_nodeset(50, (shmring_algorithm_t)a, hash);
             shmring_snapshot_t *before = test_snapshot(set);
@@ -478,8 +476,7 @@ END_TEST
 START_TEST(added_node_takes_its_share)
 {
     for (int a = 0; a < 3; a += 2) { /* ring and ketama */
-        shmring_hash_t hash =
-            a == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+        shmring_hash_t hash = test_usual_hash((shmring_algorithm_t)a);
         shmring_nodeset_t *set = test_nodeset(30, (shmring_algorithm_t)a, hash);
         shmring_snapshot_t *before = test_snapshot(set);
         shmring_snapshot_t *after = changed(set, "add");

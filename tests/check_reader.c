@@ -182,15 +182,20 @@ START_TEST(test_nodes_by_id)
 }
 END_TEST
 
-/* Every algorithm: the reader answers exactly what the snapshot it maps answers. */
-START_TEST(test_lookups_match_snapshot)
+/* The node set of COUNT nodes of the algorithm a loop test's turn I takes (ring,
+ * maglev, ketama), with its usual hash. */
+static shmring_nodeset_t *loop_nodeset(size_t count, int i)
 {
     static const shmring_algorithm_t algorithms[] = {
         SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
-    shmring_algorithm_t algorithm = algorithms[_i];
-    shmring_nodeset_t *set = test_nodeset(
-        50, algorithm,
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    ck_assert_int_lt(i, (int)COUNT_OF(algorithms));
+    return test_nodeset(count, algorithms[i], test_usual_hash(algorithms[i]));
+}
+
+/* Every algorithm: the reader answers exactly what the snapshot it maps answers. */
+START_TEST(test_lookups_match_snapshot)
+{
+    shmring_nodeset_t *set = loop_nodeset(50, _i);
     publish(set);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_t *r;
@@ -1039,12 +1044,7 @@ END_TEST
  */
 START_TEST(test_serialized_follows_and_unmaps)
 {
-    static const shmring_algorithm_t algorithms[] = {
-        SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_MAGLEV, SHMRING_ALGORITHM_KETAMA};
-    shmring_algorithm_t algorithm = algorithms[_i];
-    shmring_nodeset_t *set = test_nodeset(
-        12, algorithm,
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    shmring_nodeset_t *set = loop_nodeset(12, _i);
     publish(set);
     int baseline = test_ring_mappings(ring); /* the writer's own control object */
     shmring_t *r = open_serialized();

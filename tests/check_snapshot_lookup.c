@@ -17,8 +17,7 @@
 START_TEST(down_nodes_take_no_keys)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
-    shmring_hash_t hash =
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+    shmring_hash_t hash = test_usual_hash(algorithm);
     shmring_nodeset_t *set = test_nodeset(20, algorithm, hash);
     for (int n = 0; n < 20; n += 3) {
         char name[32];
@@ -57,9 +56,7 @@ END_TEST
 START_TEST(lookup_ids_match_single_lookups)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
-    shmring_nodeset_t *set = test_nodeset(
-        37, algorithm,
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3);
+    shmring_nodeset_t *set = test_nodeset(37, algorithm, test_usual_hash(algorithm));
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-3", 9), 0);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     enum { KEYS = 1000 };
@@ -176,8 +173,7 @@ END_TEST
 START_TEST(lookup_n_distinct_first_is_lookup)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
-    shmring_hash_t hash =
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+    shmring_hash_t hash = test_usual_hash(algorithm);
     shmring_nodeset_t *set = test_nodeset(100, algorithm, hash);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     test_check_lookup_n(snapshot, 1, 1);
@@ -215,8 +211,7 @@ END_TEST
 START_TEST(empty_and_all_down)
 {
     shmring_algorithm_t algorithm = (shmring_algorithm_t)_i;
-    shmring_hash_t hash =
-        algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+    shmring_hash_t hash = test_usual_hash(algorithm);
     shmring_nodeset_t *set = test_empty_set(algorithm, hash, 160);
     shmring_snapshot_t *snapshot = test_snapshot(set);
     shmring_node_t node[2];

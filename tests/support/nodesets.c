@@ -18,6 +18,11 @@ size_t test_key(char *buf, uint64_t i)
     return (size_t)snprintf(buf, 32, "key:%llu", (unsigned long long)i);
 }
 
+shmring_hash_t test_usual_hash(shmring_algorithm_t algorithm)
+{
+    return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;
+}
+
 shmring_nodeset_t *test_nodeset(size_t count, shmring_algorithm_t algorithm,
                                 shmring_hash_t hash)
 {

@@ -189,6 +189,10 @@ uint64_t test_random(uint64_t *state);
 /* Writes the key number I as text into BUF (at least 32 bytes); returns its length. */
 size_t test_key(char *buf, uint64_t i);
 
+/* The hash a test gives ALGORITHM where the hash is not what it tests: MD5 for ketama
+ * (the only hash ketama takes), xxh3 for the others. */
+shmring_hash_t test_usual_hash(shmring_algorithm_t algorithm);
+
 /*
  * A node set of COUNT up nodes "node-0".. with addresses "10.0.<i/256>.<i%256>:11211"
  * and weight 1, with the given parameters.
