@@ -53,6 +53,24 @@ static uint64_t publish_nodes(shmring_writer_t *w, size_t count)
     return gen;
 }
 
+/* Creates the ring and publishes COUNT nodes as its generation 1; returns the writer. */
+static shmring_writer_t *create_with_nodes(size_t count)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, count), 1);
+    return w;
+}
+
+/* The ring's status says generation 1, and its directory holds that version alone. */
+static void assert_generation_1_alone(void)
+{
+    shmring_ring_status_t status;
+    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+}
+
 START_TEST(test_open_missing_and_exclusive)
 {
     shmring_writer_t *w = NULL;
@@ -76,9 +94,7 @@ END_TEST
 
 START_TEST(test_publish_swaps_versions)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
     ck_assert(version_exists(1));
 
     /* Map version 1 the way a reader does, then supersede it. */
@@ -115,9 +131,7 @@ END_TEST
 
 START_TEST(test_failed_publish_changes_nothing)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
 
     shmring_nodeset_t *huge;
     ck_assert_int_eq(shmring_nodeset_new(&huge), 0);
@@ -174,16 +188,11 @@ static void publish_past_file_size_limit(shmring_writer_t *w, void (*on_sigxfsz)
  */
 START_TEST(test_unallocatable_version_refused)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
     publish_past_file_size_limit(w, SIG_IGN);
 
     ck_assert_uint_eq(shmring_writer_generation(w), 1);
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
-    ck_assert_uint_eq(status.generation, 1);
-    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    assert_generation_1_alone();
     shmring_writer_close(w);
 }
 END_TEST
@@ -193,9 +202,7 @@ END_TEST
  * death fails this test (Check's fork mode reports the signal). */
 START_TEST(test_file_size_limit_without_signal)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
     publish_past_file_size_limit(w, SIG_DFL);
     ck_assert_uint_eq(shmring_writer_generation(w), 1);
     ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
@@ -205,9 +212,7 @@ END_TEST
 
 START_TEST(test_orphans_removed_by_next_writer)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 2), 1);
+    shmring_writer_t *w = create_with_nodes(2);
     shmring_writer_close(w);
 
     /* What a writer killed mid-publish leaves: an unpublished next version, and a
@@ -314,6 +319,20 @@ static int try_lock_file(void)
     return 0;
 }
 
+/* Publishes one node "n1" through W, without Check (it runs in a child): 0 or the
+ * first error. */
+static int publish_one_node(shmring_writer_t *w)
+{
+    shmring_nodeset_t *set;
+    int err = shmring_nodeset_new(&set);
+    if (err == 0)
+        err = shmring_nodeset_add(set, "n1", NULL, 1, SHMRING_STATE_UP, NULL);
+    if (err == 0)
+        err = shmring_writer_publish(w, set, NULL);
+    shmring_nodeset_free(set);
+    return err;
+}
+
 /* Creates the ring and publishes one node, without Check (it runs in a child). */
 static int create_and_publish(void)
 {
@@ -321,13 +340,7 @@ static int create_and_publish(void)
     int err = shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w);
     if (err != 0)
         return err;
-    shmring_nodeset_t *set;
-    err = shmring_nodeset_new(&set);
-    if (err == 0)
-        err = shmring_nodeset_add(set, "n1", NULL, 1, SHMRING_STATE_UP, NULL);
-    if (err == 0)
-        err = shmring_writer_publish(w, set, NULL);
-    shmring_nodeset_free(set);
+    err = publish_one_node(w);
     shmring_writer_close(w);
     return err;
 }
@@ -401,9 +414,7 @@ static void say_waiting(const char *ring_name, void *data)
  */
 START_TEST(test_late_destroy_spares_new_ring)
 {
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
     shmring_writer_close(w);
     /* The late destroy runs in a child forked before the writer below opens, so that
      * it inherits no descriptor of the ring: it waits for that writer's lock, and
@@ -449,10 +460,7 @@ START_TEST(test_late_destroy_spares_new_ring)
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
-    shmring_ring_status_t st;
-    ck_assert_int_eq(shmring_ring_status(ring, NULL, &st), 0);
-    ck_assert_uint_eq(st.generation, 1);
-    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    assert_generation_1_alone();
     ck_assert_int_eq(test_ring_entries(ring), 1);
 }
 END_TEST
@@ -761,10 +769,7 @@ START_TEST(test_lock_wait_bounded)
     ck_assert_int_eq(waits, 1);
     ck_assert_int_eq(shmring_ring_destroy(ring, &options), SHMRING_EBUSY);
     ck_assert_int_eq(waits, 2);
-    shmring_ring_status_t status;
-    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
-    ck_assert_uint_eq(status.generation, 1);
-    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    assert_generation_1_alone();
     ck_assert_int_eq(test_ring_entries(ring), 1);
 
     /* Without a bound: the child says it waits, we publish and let go, and it gets
@@ -894,13 +899,7 @@ static int create_under_umask_with(unsigned atomic)
     int err = shmring_writer_open(ring, SHMRING_WRITER_CREATE | atomic, NULL, &w);
     if (err != 0)
         return err;
-    shmring_nodeset_t *set;
-    err = shmring_nodeset_new(&set);
-    if (err == 0)
-        err = shmring_nodeset_add(set, "n1", NULL, 1, SHMRING_STATE_UP, NULL);
-    if (err == 0)
-        err = shmring_writer_publish(w, set, NULL);
-    shmring_nodeset_free(set);
+    err = publish_one_node(w);
     shmring_writer_close(w);
     struct stat st;
     if (err == 0 &&
@@ -1002,9 +1001,7 @@ START_TEST(test_permissions)
     ck_assert_int_eq(as_other_user(try_write), SHMRING_EOWNER);
     ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EOWNER);
     ck_assert_int_eq(as_other_user(try_lock_file), EACCES);
-    ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
-    ck_assert_uint_eq(status.generation, 1);
-    ck_assert_str_eq(test_ring_listing(ring), "control,lock,version.1");
+    assert_generation_1_alone();
     shmring_writer_close(w);
 }
 END_TEST
@@ -1056,9 +1053,7 @@ START_TEST(test_version_with_another_owner_refused)
 {
     if (geteuid() != 0)
         return;
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_nodes(3);
     ck_assert_int_eq(chown(test_version_path(ring, 1), 65534, 65534), 0);
     shmring_t *r;
     ck_assert_int_eq(shmring_open(ring, &r), SHMRING_EOWNER);
