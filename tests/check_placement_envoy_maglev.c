@@ -246,25 +246,24 @@ START_TEST(key_hash_is_envoys_xxhash64)
 }
 END_TEST
 
+/* envoy-maglev's parameters: xxh64, and a prime table size up to Envoy's largest. */
+#define ENVOY_MAGLEV(hash, table_size)                                                   \
+    {                                                                                    \
+        SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_HASH_##hash, SHMRING_DEFAULT_VNODES,     \
+            table_size                                                                   \
+    }
+
 START_TEST(bad_params)
 {
-    shmring_params_t params = {.algorithm = SHMRING_ALGORITHM_ENVOY_MAGLEV,
-                               .hash = SHMRING_HASH_XXH64,
-                               .vnodes = SHMRING_DEFAULT_VNODES};
-    ck_assert_int_eq(shmring_params_check(&params), 0);
-    /* NoPrimeNumber: Envoy refuses 8. */
-    params.table_size = 8;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    /* The largest size Envoy takes, a prime, and the next prime. */
-    params.table_size = 5000011;
-    ck_assert_int_eq(shmring_params_check(&params), 0);
-    params.table_size = 5000077;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    params.table_size = 7;
-    params.hash = SHMRING_HASH_XXH3;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EBADHASH);
-    params.hash = SHMRING_HASH_MURMUR2;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EBADHASH);
+    static const struct test_params_case cases[] = {
+        {"the defaults", ENVOY_MAGLEV(XXH64, 0), 0},
+        {"NoPrimeNumber: Envoy refuses 8", ENVOY_MAGLEV(XXH64, 8), SHMRING_EINVAL},
+        {"the largest size Envoy takes, a prime", ENVOY_MAGLEV(XXH64, 5000011), 0},
+        {"the next prime", ENVOY_MAGLEV(XXH64, 5000077), SHMRING_EINVAL},
+        {"xxh3", ENVOY_MAGLEV(XXH3, 7), SHMRING_EBADHASH},
+        {"murmur2", ENVOY_MAGLEV(MURMUR2, 7), SHMRING_EBADHASH},
+    };
+    test_check_params_cases(cases, COUNT_OF(cases));
     ck_assert_int_eq(shmring_algorithm_default_hash(SHMRING_ALGORITHM_ENVOY_MAGLEV),
                      SHMRING_HASH_XXH64);
     shmring_algorithm_t algorithm;

@@ -341,37 +341,33 @@ START_TEST(lookup_by_key)
 }
 END_TEST
 
+/* ALGORITHM's parameters with HASH and envoy-ring's minimum and maximum ring sizes. */
+#define RING_SIZES(algorithm, hash, min_ring_size, max_ring_size)                        \
+    {                                                                                    \
+        SHMRING_ALGORITHM_##algorithm, SHMRING_HASH_##hash, SHMRING_DEFAULT_VNODES, 0,   \
+            min_ring_size, max_ring_size                                                 \
+    }
+
 START_TEST(bad_params)
 {
-    shmring_params_t params = {.algorithm = SHMRING_ALGORITHM_ENVOY_RING,
-                               .hash = SHMRING_HASH_XXH64,
-                               .vnodes = SHMRING_DEFAULT_VNODES};
-    ck_assert_int_eq(shmring_params_check(&params), 0);
-    /* BadRingSizeBounds: minimum 20 above maximum 10. */
-    params.min_ring_size = 20;
-    params.max_ring_size = 10;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    /* A minimum above the default maximum, and sizes past Envoy's 8M limit. */
-    params.max_ring_size = 0;
-    params.min_ring_size = 8388608;
-    ck_assert_int_eq(shmring_params_check(&params), 0);
-    params.min_ring_size = 8388609;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    params.min_ring_size = 0;
-    params.max_ring_size = 8388609;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    /* A maximum below the default minimum of 1024. */
-    params.max_ring_size = 1000;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EINVAL);
-    params.max_ring_size = 0;
-    params.hash = SHMRING_HASH_MURMUR2;
-    ck_assert_int_eq(shmring_params_check(&params), 0);
-    params.hash = SHMRING_HASH_XXH3;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EBADHASH);
-    /* ring and maglev do not take Envoy's hashes. */
-    params.algorithm = SHMRING_ALGORITHM_RING;
-    params.hash = SHMRING_HASH_MURMUR2;
-    ck_assert_int_eq(shmring_params_check(&params), SHMRING_EBADHASH);
+    static const struct test_params_case cases[] = {
+        {"the defaults", RING_SIZES(ENVOY_RING, XXH64, 0, 0), 0},
+        {"BadRingSizeBounds: minimum 20 above maximum 10",
+         RING_SIZES(ENVOY_RING, XXH64, 20, 10), SHMRING_EINVAL},
+        {"a minimum above the default maximum", RING_SIZES(ENVOY_RING, XXH64, 8388608, 0),
+         0},
+        {"a minimum past Envoy's 8M limit", RING_SIZES(ENVOY_RING, XXH64, 8388609, 0),
+         SHMRING_EINVAL},
+        {"a maximum past Envoy's 8M limit", RING_SIZES(ENVOY_RING, XXH64, 0, 8388609),
+         SHMRING_EINVAL},
+        {"a maximum below the default minimum of 1024",
+         RING_SIZES(ENVOY_RING, XXH64, 0, 1000), SHMRING_EINVAL},
+        {"murmur2", RING_SIZES(ENVOY_RING, MURMUR2, 0, 0), 0},
+        {"xxh3", RING_SIZES(ENVOY_RING, XXH3, 0, 0), SHMRING_EBADHASH},
+        {"ring does not take Envoy's hashes", RING_SIZES(RING, MURMUR2, 0, 0),
+         SHMRING_EBADHASH},
+    };
+    test_check_params_cases(cases, COUNT_OF(cases));
 }
 END_TEST
 

@@ -197,3 +197,13 @@ void test_check_sole_owner(const shmring_snapshot_t *snapshot, const char *name)
     ck_assert_int_eq(shmring_snapshot_lookup(snapshot, "k", 1, &node), 0);
     ck_assert_str_eq(node.name, name);
 }
+
+void test_check_params_cases(const struct test_params_case *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        int err = shmring_params_check(&cases[i].params);
+        ck_assert_msg(err == cases[i].expected,
+                      "%s: shmring_params_check() returned %d, not %d", cases[i].what,
+                      err, cases[i].expected);
+    }
+}

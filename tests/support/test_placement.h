@@ -91,4 +91,15 @@ void test_check_wrap(const shmring_snapshot_t *snapshot);
 /* Checks that node 0 of a two-node SNAPSHOT, named NAME, owns the whole keyspace. */
 void test_check_sole_owner(const shmring_snapshot_t *snapshot, const char *name);
 
+/* One case of shmring_params_check(): WHAT names it, PARAMS are checked, and EXPECTED
+ * is the code the check must return. */
+struct test_params_case {
+    const char *what;
+    shmring_params_t params;
+    int expected;
+};
+
+/* Checks each of the COUNT CASES; a failure names the case. */
+void test_check_params_cases(const struct test_params_case *cases, size_t count);
+
 #endif
