@@ -939,6 +939,20 @@ START_TEST(test_roundtrip_every_algorithm_and_hash)
 }
 END_TEST
 
+/* Reads TEXT over BASE: the node set read has the parameters that follow, and writes
+ * TEXT again. */
+static void check_reread_over_base(const char *text, const shmring_params_t *base,
+                                   shmring_algorithm_t algorithm, shmring_hash_t hash,
+                                   uint32_t vnodes, uint32_t table_size)
+{
+    shmring_nodeset_t *again = test_parse_json(text, base);
+    check_params(again, algorithm, hash, vnodes, table_size);
+    char *text_again = write_ok(again);
+    ck_assert_str_eq(text_again, text);
+    free(text_again);
+    shmring_nodeset_free(again);
+}
+
 START_TEST(test_roundtrip_ignores_base)
 {
     /* The text names every parameter but table_size, so the base matters only there. */
@@ -948,14 +962,9 @@ START_TEST(test_roundtrip_ignores_base)
                              .hash = SHMRING_HASH_CRC32,
                              .vnodes = 3,
                              .table_size = 0};
-    shmring_nodeset_t *again = test_parse_json(text, &base);
-    check_params(again, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5,
-                 SHMRING_DEFAULT_VNODES, 0);
-    char *text_again = write_ok(again);
-    ck_assert_str_eq(text_again, text);
-    free(text_again);
+    check_reread_over_base(text, &base, SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5,
+                           SHMRING_DEFAULT_VNODES, 0);
     free(text);
-    shmring_nodeset_free(again);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -971,14 +980,9 @@ START_TEST(test_roundtrip_maglev_default_table_over_other_base)
                              .hash = SHMRING_HASH_XXH3,
                              .vnodes = SHMRING_DEFAULT_VNODES,
                              .table_size = 101};
-    shmring_nodeset_t *again = test_parse_json(text, &base);
-    check_params(again, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3,
-                 SHMRING_DEFAULT_VNODES, 0);
-    char *text_again = write_ok(again);
-    ck_assert_str_eq(text_again, text);
-    free(text_again);
+    check_reread_over_base(text, &base, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3,
+                           SHMRING_DEFAULT_VNODES, 0);
     free(text);
-    shmring_nodeset_free(again);
     shmring_nodeset_free(set);
 }
 END_TEST
