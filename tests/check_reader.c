@@ -901,6 +901,33 @@ START_TEST(test_status_consistent_while_switching)
 }
 END_TEST
 
+/* A child forked with a pipe each way: the child reads COMMANDS and writes ANSWERS,
+ * the parent writes COMMANDS and reads ANSWERS. */
+struct piped_child {
+    pid_t pid;
+    int commands;
+    int answers;
+};
+
+/* Forks with the two pipes; PID is 0 in the child. Each side holds only the ends it
+ * uses, so that a read sees end of file once the other side closes its end. */
+static struct piped_child fork_piped(void)
+{
+    int to_child[2], from_child[2];
+    ck_assert_int_eq(pipe(to_child), 0);
+    ck_assert_int_eq(pipe(from_child), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(to_child[1]);
+        close(from_child[0]);
+        return (struct piped_child){0, to_child[0], from_child[1]};
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    return (struct piped_child){pid, to_child[1], from_child[0]};
+}
+
 START_TEST(test_forked_child_keeps_working)
 {
     shmring_nodeset_t *set =
@@ -914,42 +941,34 @@ START_TEST(test_forked_child_keeps_working)
     ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
     ck_assert_str_eq(node.name, "node-7");
 
-    int to_child[2], from_child[2];
-    ck_assert_int_eq(pipe(to_child), 0);
-    ck_assert_int_eq(pipe(from_child), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
+    struct piped_child child = fork_piped();
+    if (child.pid == 0) {
         /* The child uses the handle it inherited: before a publication (then it
          * reports, and the parent publishes only after that report) and after it. */
-        close(to_child[1]);
-        close(from_child[0]);
         char go;
         bool ok = shmring_lookup(r, key, len, &node) == 0 &&
                   strcmp(node.name, "node-7") == 0 && shmring_generation(r) == 1;
         char result = ok ? 'y' : 'n';
-        if (write(from_child[1], &result, 1) != 1)
+        if (write(child.answers, &result, 1) != 1)
             _exit(3);
-        if (read(to_child[0], &go, 1) != 1)
+        if (read(child.commands, &go, 1) != 1)
             _exit(2);
         ok = shmring_lookup(r, key, len, &node) == 0 &&
              strcmp(node.name, "node-7") != 0 && shmring_generation(r) == 2;
         result = ok ? 'y' : 'n';
-        _exit(write(from_child[1], &result, 1) == 1 ? 0 : 3);
+        _exit(write(child.answers, &result, 1) == 1 ? 0 : 3);
     }
-    close(to_child[0]);
-    close(from_child[1]);
     char result = 0;
-    ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+    ck_assert_int_eq(read(child.answers, &result, 1), 1);
     ck_assert_msg(result == 'y', "the child's lookup before the publication failed");
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-7", SHMRING_STATE_DOWN), 0);
     ck_assert_uint_eq(publish(set), 2);
-    ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+    ck_assert_int_eq(write(child.commands, "g", 1), 1);
     result = 0;
-    ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+    ck_assert_int_eq(read(child.answers, &result, 1), 1);
     ck_assert_msg(result == 'y', "the child's lookup after the publication failed");
     int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(waitpid(child.pid, &status, 0), child.pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     shmring_nodeset_free(set);
     shmring_close(r);
@@ -963,24 +982,17 @@ START_TEST(test_reader_process_sees_live_updates)
     publish(set);
     char key[32];
     size_t len = key_owned_by(set, "node-3", key);
-    int to_child[2], from_child[2];
-    ck_assert_int_eq(pipe(to_child), 0);
-    ck_assert_int_eq(pipe(from_child), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        /* Close the parent's ends, or the command pipe would never reach EOF. */
-        close(to_child[1]);
-        close(from_child[0]);
+    struct piped_child child = fork_piped();
+    if (child.pid == 0) {
         shmring_t *r;
         if (shmring_open(ring, &r) != 0)
             _exit(2);
         char command;
-        while (read(to_child[0], &command, 1) == 1) {
+        while (read(child.commands, &command, 1) == 1) {
             shmring_node_t node;
             if (shmring_lookup(r, key, len, &node) != 0)
                 _exit(3);
-            if (write(from_child[1], &node.id, sizeof(node.id)) != sizeof(node.id))
+            if (write(child.answers, &node.id, sizeof(node.id)) != sizeof(node.id))
                 _exit(4);
         }
         shmring_close(r);
@@ -996,16 +1008,16 @@ START_TEST(test_reader_process_sees_live_updates)
                              0);
         if (round > 0)
             publish(set);
-        ck_assert_int_eq(write(to_child[1], "?", 1), 1);
-        ck_assert_int_eq(read(from_child[0], &ids[round], sizeof(ids[round])),
+        ck_assert_int_eq(write(child.commands, "?", 1), 1);
+        ck_assert_int_eq(read(child.answers, &ids[round], sizeof(ids[round])),
                          sizeof(ids[round]));
     }
     ck_assert_uint_eq(ids[0], 3);
     ck_assert_uint_ne(ids[1], 3);
     ck_assert_uint_eq(ids[2], 3);
-    close(to_child[1]);
+    close(child.commands);
     int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(waitpid(child.pid, &status, 0), child.pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     shmring_nodeset_free(set);
 }
@@ -1251,32 +1263,24 @@ START_TEST(test_serialized_forked_child_follows)
     uint32_t id, node2;
     ck_assert_int_eq(shmring_lookup_id(r, key, len, &node2), 0);
 
-    int to_child[2], from_child[2];
-    ck_assert_int_eq(pipe(to_child), 0);
-    ck_assert_int_eq(pipe(from_child), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(to_child[1]);
-        close(from_child[0]);
+    struct piped_child child = fork_piped();
+    if (child.pid == 0) {
         /* One answer per generation the parent announces: 'y' when the child
          * answers from it, with node-2 down on even generations, and holds exactly
          * the control object and that version. */
         uint64_t gen;
-        while (read(to_child[0], &gen, sizeof(gen)) == sizeof(gen)) {
+        while (read(child.commands, &gen, sizeof(gen)) == sizeof(gen)) {
             bool ok = shmring_lookup_id(r, key, len, &id) == 0 &&
                       (gen % 2 == 0 ? id != node2 : id == node2) &&
                       shmring_generation(r) == gen &&
                       test_ring_mappings(ring) == baseline + 2;
             char result = ok ? 'y' : 'n';
-            if (write(from_child[1], &result, 1) != 1)
+            if (write(child.answers, &result, 1) != 1)
                 _exit(3);
         }
         shmring_close(r);
         _exit(test_ring_mappings(ring) == baseline ? 0 : 4);
     }
-    close(to_child[0]);
-    close(from_child[1]);
     for (uint64_t expected = 2; expected <= 21; expected++) {
         ck_assert_int_eq(shmring_nodeset_set_state(set, "node-2",
                                                    expected % 2 == 0 ? SHMRING_STATE_DOWN
@@ -1284,15 +1288,15 @@ START_TEST(test_serialized_forked_child_follows)
                          0);
         uint64_t gen = publish(set);
         ck_assert_uint_eq(gen, expected);
-        ck_assert_int_eq(write(to_child[1], &gen, sizeof(gen)), sizeof(gen));
+        ck_assert_int_eq(write(child.commands, &gen, sizeof(gen)), sizeof(gen));
         char result = 0;
-        ck_assert_int_eq(read(from_child[0], &result, 1), 1);
+        ck_assert_int_eq(read(child.answers, &result, 1), 1);
         ck_assert_msg(result == 'y', "the child failed on generation %llu",
                       (unsigned long long)gen);
     }
-    close(to_child[1]);
+    close(child.commands);
     int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(waitpid(child.pid, &status, 0), child.pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     /* The parent's handle did not move meanwhile; its next call switches. */
     shmring_status_t st;
@@ -1303,7 +1307,7 @@ START_TEST(test_serialized_forked_child_follows)
     ck_assert_uint_eq(id, node2);
     ck_assert_uint_eq(shmring_generation(r), 21);
     ck_assert_int_eq(test_ring_mappings(ring), baseline + 2);
-    close(from_child[0]);
+    close(child.answers);
     shmring_close(r);
     shmring_nodeset_free(set);
 }
