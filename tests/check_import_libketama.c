@@ -16,36 +16,12 @@ static const char server_file[] = "# server\tmemory\n"
 
 START_TEST(test_server_file)
 {
-    char *json = test_import_json(LIBKETAMA, server_file, NULL);
-    ck_assert_str_eq(json, "{\n"
-                           "  \"algorithm\": \"libketama\",\n"
-                           "  \"hash\": \"md5\",\n"
-                           "  \"vnodes\": 160,\n"
-                           "  \"nodes\": [\n"
-                           "    {\n"
-                           "      \"name\": \"10.0.1.1:11211\",\n"
-                           "      \"id\": 0,\n"
-                           "      \"address\": \"10.0.1.1:11211\",\n"
-                           "      \"weight\": 600,\n"
-                           "      \"state\": \"up\"\n"
-                           "    },\n"
-                           "    {\n"
-                           "      \"name\": \"10.0.1.2:11211\",\n"
-                           "      \"id\": 1,\n"
-                           "      \"address\": \"10.0.1.2:11211\",\n"
-                           "      \"weight\": 300,\n"
-                           "      \"state\": \"up\"\n"
-                           "    },\n"
-                           "    {\n"
-                           "      \"name\": \"10.0.1.3:11211\",\n"
-                           "      \"id\": 2,\n"
-                           "      \"address\": \"10.0.1.3:11211\",\n"
-                           "      \"weight\": 200,\n"
-                           "      \"state\": \"up\"\n"
-                           "    }\n"
-                           "  ]\n"
-                           "}\n");
-    free(json);
+    test_check_import(
+        LIBKETAMA, server_file, NULL,
+        &TEST_JSON_TEXT("libketama", "md5", 160, TEST_JSON_NO_TABLE_SIZE,
+                        {"10.0.1.1:11211", 0, "10.0.1.1:11211", NULL, 600, "up"},
+                        {"10.0.1.2:11211", 1, "10.0.1.2:11211", NULL, 300, "up"},
+                        {"10.0.1.3:11211", 2, "10.0.1.3:11211", NULL, 200, "up"}));
 }
 END_TEST
 

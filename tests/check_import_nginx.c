@@ -28,75 +28,31 @@ static const char configuration[] =
     "}\n"
     "stream { upstream tcp { hash $remote_addr consistent; server 10.0.1.1:53; } }\n";
 
-static const char cache_json[] = "{\n"
-                                 "  \"algorithm\": \"nginx\",\n"
-                                 "  \"hash\": \"crc32\",\n"
-                                 "  \"vnodes\": 160,\n"
-                                 "  \"nodes\": [\n"
-                                 "    {\n"
-                                 "      \"name\": \"10.0.0.1:8080\",\n"
-                                 "      \"id\": 0,\n"
-                                 "      \"address\": \"10.0.0.1:8080\",\n"
-                                 "      \"weight\": 3,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"cache-b.example:8080\",\n"
-                                 "      \"id\": 1,\n"
-                                 "      \"address\": \"cache-b.example:8080\",\n"
-                                 "      \"weight\": 1,\n"
-                                 "      \"state\": \"down\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"unix:/run/cache c.sock\",\n"
-                                 "      \"id\": 2,\n"
-                                 "      \"address\": \"unix:/run/cache c.sock\",\n"
-                                 "      \"weight\": 1,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"[::1]:8081\",\n"
-                                 "      \"id\": 3,\n"
-                                 "      \"address\": \"[::1]:8081\",\n"
-                                 "      \"weight\": 1,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"backend-e\",\n"
-                                 "      \"id\": 4,\n"
-                                 "      \"address\": \"backend-e\",\n"
-                                 "      \"weight\": 1,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    }\n"
-                                 "  ]\n"
-                                 "}\n";
+static const struct test_json_node cache_json_nodes[] = {
+    {"10.0.0.1:8080", 0, "10.0.0.1:8080", NULL, 3, "up"},
+    {"cache-b.example:8080", 1, "cache-b.example:8080", NULL, 1, "down"},
+    {"unix:/run/cache c.sock", 2, "unix:/run/cache c.sock", NULL, 1, "up"},
+    {"[::1]:8081", 3, "[::1]:8081", NULL, 1, "up"},
+    {"backend-e", 4, "backend-e", NULL, 1, "up"},
+};
+static const struct test_json_text cache_json = {"nginx",
+                                                 "crc32",
+                                                 160,
+                                                 TEST_JSON_NO_TABLE_SIZE,
+                                                 cache_json_nodes,
+                                                 COUNT_OF(cache_json_nodes)};
 
 START_TEST(test_upstream_by_name)
 {
-    char *json = test_import_json(NGINX, configuration, "cache");
-    ck_assert_str_eq(json, cache_json);
-    free(json);
+    test_check_import(NGINX, configuration, "cache", &cache_json);
 }
 END_TEST
 
 START_TEST(test_stream_upstream)
 {
-    char *json = test_import_json(NGINX, configuration, "tcp");
-    ck_assert_str_eq(json, "{\n"
-                           "  \"algorithm\": \"nginx\",\n"
-                           "  \"hash\": \"crc32\",\n"
-                           "  \"vnodes\": 160,\n"
-                           "  \"nodes\": [\n"
-                           "    {\n"
-                           "      \"name\": \"10.0.1.1:53\",\n"
-                           "      \"id\": 0,\n"
-                           "      \"address\": \"10.0.1.1:53\",\n"
-                           "      \"weight\": 1,\n"
-                           "      \"state\": \"up\"\n"
-                           "    }\n"
-                           "  ]\n"
-                           "}\n");
-    free(json);
+    test_check_import(NGINX, configuration, "tcp",
+                      &TEST_JSON_TEXT("nginx", "crc32", 160, TEST_JSON_NO_TABLE_SIZE,
+                                      {"10.0.1.1:53", 0, "10.0.1.1:53", NULL, 1, "up"}));
 }
 END_TEST
 

@@ -26,63 +26,29 @@ static const char configuration[] = "# pools\n"
 
 /* Pool alpha: an unnamed server is named and addressed HOST:PORT (the placement
  * derives nutcracker's point string from it); a named one hashes its name. */
-static const char alpha_json[] = "{\n"
-                                 "  \"algorithm\": \"twemproxy\",\n"
-                                 "  \"hash\": \"fnv1a_64\",\n"
-                                 "  \"vnodes\": 160,\n"
-                                 "  \"nodes\": [\n"
-                                 "    {\n"
-                                 "      \"name\": \"127.0.0.1:11211\",\n"
-                                 "      \"id\": 0,\n"
-                                 "      \"address\": \"127.0.0.1:11211\",\n"
-                                 "      \"weight\": 1,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"cache-b\",\n"
-                                 "      \"id\": 1,\n"
-                                 "      \"address\": \"10.0.0.2:11212\",\n"
-                                 "      \"hash_key\": \"cache-b\",\n"
-                                 "      \"weight\": 2,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    },\n"
-                                 "    {\n"
-                                 "      \"name\": \"/run/mc.sock\",\n"
-                                 "      \"id\": 2,\n"
-                                 "      \"address\": \"/run/mc.sock\",\n"
-                                 "      \"weight\": 3,\n"
-                                 "      \"state\": \"up\"\n"
-                                 "    }\n"
-                                 "  ]\n"
-                                 "}\n";
+static const struct test_json_node alpha_json_nodes[] = {
+    {"127.0.0.1:11211", 0, "127.0.0.1:11211", NULL, 1, "up"},
+    {"cache-b", 1, "10.0.0.2:11212", "cache-b", 2, "up"},
+    {"/run/mc.sock", 2, "/run/mc.sock", NULL, 3, "up"},
+};
+static const struct test_json_text alpha_json = {"twemproxy",
+                                                 "fnv1a_64",
+                                                 160,
+                                                 TEST_JSON_NO_TABLE_SIZE,
+                                                 alpha_json_nodes,
+                                                 COUNT_OF(alpha_json_nodes)};
 
 START_TEST(test_pool_by_name)
 {
-    char *json = test_import_json(TWEMPROXY, configuration, "alpha");
-    ck_assert_str_eq(json, alpha_json);
-    free(json);
+    test_check_import(TWEMPROXY, configuration, "alpha", &alpha_json);
 }
 END_TEST
 
 START_TEST(test_pool_hash)
 {
-    char *json = test_import_json(TWEMPROXY, configuration, "beta");
-    ck_assert_str_eq(json, "{\n"
-                           "  \"algorithm\": \"twemproxy\",\n"
-                           "  \"hash\": \"murmur\",\n"
-                           "  \"vnodes\": 160,\n"
-                           "  \"nodes\": [\n"
-                           "    {\n"
-                           "      \"name\": \"named\",\n"
-                           "      \"id\": 0,\n"
-                           "      \"address\": \"10.0.0.3:11211\",\n"
-                           "      \"hash_key\": \"named\",\n"
-                           "      \"weight\": 1,\n"
-                           "      \"state\": \"up\"\n"
-                           "    }\n"
-                           "  ]\n"
-                           "}\n");
-    free(json);
+    test_check_import(TWEMPROXY, configuration, "beta",
+                      &TEST_JSON_TEXT("twemproxy", "murmur", 160, TEST_JSON_NO_TABLE_SIZE,
+                                      {"named", 0, "10.0.0.3:11211", "named", 1, "up"}));
 }
 END_TEST
 

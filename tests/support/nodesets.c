@@ -107,6 +107,42 @@ char *test_import_json(shmring_import_format_t format, const char *text,
     return json;
 }
 
+void test_check_json_text(const char *text, const struct test_json_text *want)
+{
+    char *expected = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&expected, &size);
+    ck_assert_ptr_nonnull(out);
+    fprintf(out, "{\n  \"algorithm\": \"%s\",\n  \"hash\": \"%s\",\n  \"vnodes\": %u,\n",
+            want->algorithm, want->hash, want->vnodes);
+    if (want->table_size != TEST_JSON_NO_TABLE_SIZE)
+        fprintf(out, "  \"table_size\": %ld,\n", want->table_size);
+    fprintf(out, "  \"nodes\": [\n");
+    for (size_t i = 0; i < want->count; i++) {
+        const struct test_json_node *node = &want->nodes[i];
+        fprintf(out, "    {\n      \"name\": \"%s\",\n      \"id\": %u,\n", node->name,
+                node->id);
+        if (node->address != NULL)
+            fprintf(out, "      \"address\": \"%s\",\n", node->address);
+        if (node->hash_key != NULL)
+            fprintf(out, "      \"hash_key\": \"%s\",\n", node->hash_key);
+        fprintf(out, "      \"weight\": %u,\n      \"state\": \"%s\"\n    }%s\n",
+                node->weight, node->state, i + 1 < want->count ? "," : "");
+    }
+    fprintf(out, "  ]\n}\n");
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_str_eq(text, expected);
+    free(expected);
+}
+
+void test_check_import(shmring_import_format_t format, const char *text,
+                       const char *section, const struct test_json_text *want)
+{
+    char *json = test_import_json(format, text, section);
+    test_check_json_text(json, want);
+    free(json);
+}
+
 void test_import_fails(shmring_import_format_t format, const char *text,
                        const char *section, int line, const char *message)
 {

@@ -218,6 +218,46 @@ shmring_nodeset_t *test_small_set(shmring_algorithm_t algorithm, shmring_hash_t 
  * or if it succeeds without filling its result. */
 shmring_nodeset_t *test_parse_json(const char *text, const shmring_params_t *base);
 
+/* A node as shmring_nodeset_to_json() writes it; ADDRESS and HASH_KEY are left out
+ * when NULL. */
+struct test_json_node {
+    const char *name;
+    unsigned id;
+    const char *address;
+    const char *hash_key;
+    unsigned weight;
+    const char *state;
+};
+
+/* A node set's whole JSON text: its parameters (TABLE_SIZE is written unless it is
+ * TEST_JSON_NO_TABLE_SIZE) and its COUNT NODES in order. */
+struct test_json_text {
+    const char *algorithm;
+    const char *hash;
+    unsigned vnodes;
+    long table_size;
+    const struct test_json_node *nodes;
+    size_t count;
+};
+#define TEST_JSON_NO_TABLE_SIZE (-1L)
+
+/* A struct test_json_text of the nodes that follow (struct test_json_node
+ * initializers), for a test's expected text. */
+#define TEST_JSON_TEXT(algorithm, hash, vnodes, table_size, ...)                         \
+    ((const struct test_json_text){                                                      \
+        (algorithm), (hash), (vnodes), (table_size),                                     \
+        (const struct test_json_node[]){__VA_ARGS__},                                    \
+        sizeof((const struct test_json_node[]){__VA_ARGS__}) /                           \
+            sizeof(struct test_json_node)})
+
+/* Checks that TEXT is exactly the text WANT describes, byte for byte. */
+void test_check_json_text(const char *text, const struct test_json_text *want);
+
+/* Imports TEXT (FORMAT, SECTION or NULL) and checks that the node set's JSON is
+ * exactly WANT. */
+void test_check_import(shmring_import_format_t format, const char *text,
+                       const char *section, const struct test_json_text *want);
+
 /* Imports TEXT (FORMAT, SECTION or NULL) and returns the node set's JSON (free()). */
 char *test_import_json(shmring_import_format_t format, const char *text,
                        const char *section);
