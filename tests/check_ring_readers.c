@@ -191,6 +191,32 @@ static void assert_version(const shmring_ring_version_use_t *version, uint64_t g
     ck_assert_uint_eq(version->bytes, bytes);
 }
 
+/* RESULT counts one reader, process PID running COMMAND, of the current version 1,
+ * and that version alone. */
+static void assert_one_current_reader(const shmring_ring_readers_t *result, pid_t pid,
+                                      const char *command)
+{
+    ck_assert_uint_eq(result->reader_count, 1);
+    assert_reader(&result->readers[0], pid, command, 1, true, version_bytes());
+    ck_assert_uint_eq(result->version_count, 1);
+    assert_version(&result->versions[0], 1, true, 1, version_bytes());
+}
+
+/* An entry of the uncounted list, with the fields named. */
+static void assert_uncounted(const shmring_ring_reader_t *entry, pid_t pid,
+                             const char *command, uint32_t uid, uint32_t kind,
+                             uint64_t generation, uint64_t mapped_bytes,
+                             uint32_t descriptors)
+{
+    ck_assert_int_eq(entry->pid, pid);
+    ck_assert_str_eq(entry->command, command);
+    ck_assert_uint_eq(entry->uid, uid);
+    ck_assert_uint_eq(entry->kind, kind);
+    ck_assert_uint_eq(entry->generation, generation);
+    ck_assert_uint_eq(entry->mapped_bytes, mapped_bytes);
+    ck_assert_uint_eq(entry->descriptors, descriptors);
+}
+
 /*
  * Two idle readers keep generations 1 and 2 mapped after generation 3 is published:
  * the census names both, marks both superseded and counts the memory they keep in
@@ -515,23 +541,13 @@ START_TEST(test_foreign_mount_not_counted)
     struct holder h = holder_start(hold_foreign_version, NULL);
     shmring_ring_readers_t result;
     census(&result);
-    ck_assert_uint_eq(result.reader_count, 1);
-    assert_reader(&result.readers[0], reader->pid, "reader-real", 1, true,
-                  version_bytes());
-    ck_assert_uint_eq(result.version_count, 1);
-    assert_version(&result.versions[0], 1, true, 1, version_bytes());
+    assert_one_current_reader(&result, reader->pid, "reader-real");
     ck_assert_uint_eq(result.superseded_versions, 0);
     ck_assert_uint_eq(result.superseded_bytes, 0);
     ck_assert_uint_eq(result.uncounted_count, 1);
-    const shmring_ring_reader_t *squatter = &result.uncounted[0];
-    ck_assert_int_eq(squatter->pid, h.pid);
-    ck_assert_str_eq(squatter->command, "squatter");
-    ck_assert_uint_eq(squatter->uid, 65534);
-    ck_assert_uint_eq(squatter->kind, SHMRING_READER_UNVERIFIED);
-    ck_assert_uint_eq(squatter->generation, 7);
-    ck_assert_int_eq(squatter->current, false);
-    ck_assert_uint_eq(squatter->mapped_bytes, TEBIBYTE);
-    ck_assert_uint_eq(squatter->descriptors, 1);
+    assert_uncounted(&result.uncounted[0], h.pid, "squatter", 65534,
+                     SHMRING_READER_UNVERIFIED, 7, TEBIBYTE, 1);
+    ck_assert_int_eq(result.uncounted[0].current, false);
     shmring_ring_readers_free(&result);
     holder_stop(&h);
 }
@@ -569,20 +585,10 @@ START_TEST(test_process_too_large)
     struct holder h = holder_start(hold_many_mappings, NULL);
     shmring_ring_readers_t result;
     census(&result);
-    ck_assert_uint_eq(result.reader_count, 1);
-    assert_reader(&result.readers[0], reader->pid, "reader-small", 1, true,
-                  version_bytes());
-    ck_assert_uint_eq(result.version_count, 1);
-    assert_version(&result.versions[0], 1, true, 1, version_bytes());
+    assert_one_current_reader(&result, reader->pid, "reader-small");
     ck_assert_uint_eq(result.uncounted_count, 1);
-    const shmring_ring_reader_t *large = &result.uncounted[0];
-    ck_assert_int_eq(large->pid, h.pid);
-    ck_assert_str_eq(large->command, "many-maps");
-    ck_assert_uint_eq(large->uid, geteuid());
-    ck_assert_uint_eq(large->kind, SHMRING_READER_TOO_LARGE);
-    ck_assert_uint_eq(large->generation, 0);
-    ck_assert_uint_eq(large->mapped_bytes, 0);
-    ck_assert_uint_eq(large->descriptors, 0);
+    assert_uncounted(&result.uncounted[0], h.pid, "many-maps", geteuid(),
+                     SHMRING_READER_TOO_LARGE, 0, 0, 0);
     shmring_ring_readers_free(&result);
     holder_stop(&h);
 }
