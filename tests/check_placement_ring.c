@@ -240,6 +240,17 @@ START_TEST(ring_of_equal_points)
     shmring_nodeset_free(set);
 }
 END_TEST
+/* Prints what share of TEST_DISRUPTION_KEYS keys the change WHAT moved (MOVED of
+ * them), and checks that it is within 10% of IDEAL. */
+static void check_moved_share(const char *what, size_t moved, double ideal)
+{
+    double fraction = (double)moved / TEST_DISRUPTION_KEYS;
+    printf("%s moved %.4f%% of keys (ideal %.4f%%)\n", what, 100 * fraction, 100 * ideal);
+    fflush(stdout);
+    ck_assert_double_le(fraction, ideal * 1.1);
+    ck_assert_double_ge(fraction, ideal * 0.9);
+}
+
 START_TEST(ring_add_node_moves_its_share_only)
 {
     shmring_nodeset_t *set = test_nodeset(100, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
@@ -257,12 +268,7 @@ START_TEST(ring_add_node_moves_its_share_only)
             moved++;
         }
     }
-    double fraction = (double)moved / TEST_DISRUPTION_KEYS, ideal = 1.0 / 101;
-    printf("ring: adding 1 node to 100 moved %.4f%% of keys (ideal %.4f%%)\n",
-           100 * fraction, 100 * ideal);
-    fflush(stdout);
-    ck_assert_double_le(fraction, ideal * 1.1);
-    ck_assert_double_ge(fraction, ideal * 0.9);
+    check_moved_share("ring: adding 1 node to 100", moved, 1.0 / 101);
     free(old_owner);
     shmring_snapshot_free(before);
     shmring_snapshot_free(after);
@@ -287,12 +293,7 @@ START_TEST(ring_remove_node_moves_its_keys_only)
             EXPECT_UINT_NE(old_owner[k], 37);
         }
     }
-    double fraction = (double)moved / TEST_DISRUPTION_KEYS, ideal = 1.0 / 100;
-    printf("ring: removing 1 node of 100 moved %.4f%% of keys (ideal %.4f%%)\n",
-           100 * fraction, 100 * ideal);
-    fflush(stdout);
-    ck_assert_double_le(fraction, ideal * 1.1);
-    ck_assert_double_ge(fraction, ideal * 0.9);
+    check_moved_share("ring: removing 1 node of 100", moved, 1.0 / 100);
     free(old_owner);
     shmring_snapshot_free(before);
     shmring_snapshot_free(after);
