@@ -57,6 +57,15 @@ static void check_table(const shmring_snapshot_t *snapshot, const uint32_t *expe
         EXPECT_UINT_EQ(shmring__snapshot_owner(buffer, hash), expected[hash % size]);
 }
 
+/* check_table() on the snapshot of SET. */
+static void check_set_table(const shmring_nodeset_t *set, const uint32_t *expected,
+                            uint32_t size)
+{
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    check_table(snapshot, expected, size);
+    shmring_snapshot_free(snapshot);
+}
+
 /* Entries per host, as Envoy's min_entries_per_host/max_entries_per_host count. */
 static void entry_counts(const shmring_snapshot_t *snapshot, uint32_t *counts,
                          size_t hosts)
@@ -108,9 +117,7 @@ START_TEST(basic_stability)
     uint32_t reversed[7];
     for (size_t s = 0; s < 7; s++)
         reversed[s] = 5 - basic_table[s];
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    check_table(snapshot, reversed, 7);
-    shmring_snapshot_free(snapshot);
+    check_set_table(set, reversed, 7);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -120,18 +127,13 @@ START_TEST(hash_key)
     /* The hash key "90".."95" replaces the address, whatever the address is. */
     shmring_nodeset_t *set = envoy_set(7);
     test_add_keyed_hosts(set, 90, 6, NULL, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    check_table(snapshot, hash_key_table, 7);
-    shmring_snapshot_free(snapshot);
-
+    check_set_table(set, hash_key_table, 7);
     shmring_nodeset_free(set);
 
     /* Re-addressing every host keeps the table: the hash keys decide. */
     set = envoy_set(7);
     test_add_keyed_hosts(set, 90, 6, "10.9.8.", ":8080");
-    snapshot = test_snapshot(set);
-    check_table(snapshot, hash_key_table, 7);
-    shmring_snapshot_free(snapshot);
+    check_set_table(set, hash_key_table, 7);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -161,9 +163,7 @@ START_TEST(weighted_single_host)
     static const uint32_t expected[17] = {0};
     shmring_nodeset_t *set = envoy_set(17);
     test_add_local_host(set, 90, 7, NULL);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    check_table(snapshot, expected, 17);
-    shmring_snapshot_free(snapshot);
+    check_set_table(set, expected, 17);
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -175,9 +175,7 @@ START_TEST(down_hosts_are_left_out)
     shmring_nodeset_t *set = basic_set(7);
     ck_assert_int_eq(
         shmring_nodeset_add(set, "h99", "127.0.0.1:99", 1, SHMRING_STATE_DOWN, NULL), 0);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    check_table(snapshot, basic_table, 7);
-    shmring_snapshot_free(snapshot);
+    check_set_table(set, basic_table, 7);
     shmring_nodeset_free(set);
 }
 END_TEST
