@@ -55,6 +55,22 @@ static char *describe(const shmring_nodeset_t *set)
     return text;
 }
 
+/* Checks that describe() gives EXPECTED for SET. */
+static void check_described(const shmring_nodeset_t *set, const char *expected)
+{
+    char *text = describe(set);
+    ck_assert_str_eq(text, expected);
+    free(text);
+}
+
+/* SET inherits the ids of PREVIOUS, and then describe() gives EXPECTED. */
+static void check_inherited(shmring_nodeset_t *set, const shmring_nodeset_t *previous,
+                            const char *expected)
+{
+    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
+    check_described(set, expected);
+}
+
 /* ---- core ---- */
 
 START_TEST(new_set_is_empty_with_defaults)
@@ -131,9 +147,7 @@ START_TEST(remove_keeps_order_and_ids)
     ck_assert_uint_eq(index, 1);
     ck_assert_int_eq(shmring_nodeset_find(set, "d", &index), 0);
     ck_assert_uint_eq(index, 2);
-    char *text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n0 1 0 'a' 'a'\n2 1 0 'c' 'c'\n3 1 0 'd' 'd'\n");
-    free(text);
+    check_described(set, "0 0 160 0\n0 1 0 'a' 'a'\n2 1 0 'c' 'c'\n3 1 0 'd' 'd'\n");
 
     /* Ids are never reused: not the removed one, not after removing the last one. */
     ck_assert_int_eq(shmring_nodeset_remove(set, "d"), 0);
@@ -155,14 +169,10 @@ START_TEST(set_weight_and_state)
     shmring_nodeset_t *set = SET_OF("a", "b");
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "b", 7), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "a", SHMRING_STATE_DOWN), 0);
-    char *text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n0 1 1 'a' 'a'\n1 7 0 'b' 'b'\n");
-    free(text);
+    check_described(set, "0 0 160 0\n0 1 1 'a' 'a'\n1 7 0 'b' 'b'\n");
     ck_assert_int_eq(shmring_nodeset_set_state(set, "a", SHMRING_STATE_UP), 0);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "b", 65535), 0);
-    text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n0 1 0 'a' 'a'\n1 65535 0 'b' 'b'\n");
-    free(text);
+    check_described(set, "0 0 160 0\n0 1 0 'a' 'a'\n1 65535 0 'b' 'b'\n");
     shmring_nodeset_free(set);
 }
 END_TEST
@@ -196,18 +206,15 @@ START_TEST(inherit_ids_keeps_known_names)
 
     /* "d" was removed before: it is a new node now. */
     shmring_nodeset_t *set = SET_OF("c", "x", "a", "d", "y", "z", "w");
-    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
-
-    char *text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n"
-                           "2 1 0 'c' 'c'\n"
-                           "4 1 0 'x' 'x'\n"
-                           "0 1 0 'a' 'a'\n"
-                           "5 1 0 'd' 'd'\n"
-                           "6 1 0 'y' 'y'\n"
-                           "7 1 0 'z' 'z'\n"
-                           "8 1 0 'w' 'w'\n");
-    free(text);
+    check_inherited(set, previous,
+                    "0 0 160 0\n"
+                    "2 1 0 'c' 'c'\n"
+                    "4 1 0 'x' 'x'\n"
+                    "0 1 0 'a' 'a'\n"
+                    "5 1 0 'd' 'd'\n"
+                    "6 1 0 'y' 'y'\n"
+                    "7 1 0 'z' 'z'\n"
+                    "8 1 0 'w' 'w'\n");
     /* The next node gets an id after every id handed out. */
     add_node(set, "v", 9);
     /* Lookup by name still works after the ids changed. */
@@ -235,11 +242,8 @@ START_TEST(inherit_ids_stops_at_id_limit)
 
     /* One fresh id is still there to give. */
     ck_assert_int_eq(shmring_nodeset_remove(set, "new-2"), 0);
-    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
-    char *text = describe(set);
-    ck_assert_str_eq(text,
-                     "0 0 160 0\n4294967294 1 0 'new-1' 'new-1'\n0 1 0 'kept' 'kept'\n");
-    free(text);
+    check_inherited(set, previous,
+                    "0 0 160 0\n4294967294 1 0 'new-1' 'new-1'\n0 1 0 'kept' 'kept'\n");
     ck_assert_int_eq(shmring_nodeset_add(set, "more", NULL, 1, SHMRING_STATE_UP, NULL),
                      SHMRING_ELIMIT);
     shmring_nodeset_free(set);
@@ -258,23 +262,18 @@ START_TEST(inherit_ids_keeps_given_ids)
                         "{\"name\": \"b\"}, {\"name\": \"c\", \"id\": 1}, "
                         "{\"name\": \"x\"}]}",
                         NULL);
-    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
-    char *text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n"
-                           "7 1 0 'a' 'a'\n"
-                           "8 1 0 'b' 'b'\n"
-                           "1 1 0 'c' 'c'\n"
-                           "9 1 0 'x' 'x'\n");
-    free(text);
+    check_inherited(set, previous,
+                    "0 0 160 0\n"
+                    "7 1 0 'a' 'a'\n"
+                    "8 1 0 'b' 'b'\n"
+                    "1 1 0 'c' 'c'\n"
+                    "9 1 0 'x' 'x'\n");
     add_node(set, "y", 10);
     shmring_nodeset_free(set);
 
     set = test_parse_json(
         "{\"nodes\": [{\"name\": \"a\", \"id\": 7}, {\"name\": \"b\"}]}", NULL);
-    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
-    text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n7 1 0 'a' 'a'\n1 1 0 'b' 'b'\n");
-    free(text);
+    check_inherited(set, previous, "0 0 160 0\n7 1 0 'a' 'a'\n1 1 0 'b' 'b'\n");
     add_node(set, "y", 8);
     shmring_nodeset_free(set);
     shmring_nodeset_free(previous);
@@ -287,10 +286,7 @@ START_TEST(inherit_ids_from_empty_previous)
     add_node(previous, "old", 0);
     ck_assert_int_eq(shmring_nodeset_remove(previous, "old"), 0);
     shmring_nodeset_t *set = SET_OF("a", "b");
-    ck_assert_int_eq(shmring_nodeset_inherit_ids(set, previous), 0);
-    char *text = describe(set);
-    ck_assert_str_eq(text, "0 0 160 0\n1 1 0 'a' 'a'\n2 1 0 'b' 'b'\n");
-    free(text);
+    check_inherited(set, previous, "0 0 160 0\n1 1 0 'a' 'a'\n2 1 0 'b' 'b'\n");
     shmring_nodeset_free(set);
     shmring_nodeset_free(previous);
 }
