@@ -32,6 +32,16 @@ static bool has_point(const shmring_snapshot_t *snapshot, uint32_t value)
     return false;
 }
 
+/* SET's snapshot has 160 points, and its node NAME owns the whole keyspace
+ * (test_check_sole_owner()). */
+static void check_sole_owner_of(const shmring_nodeset_t *set, const char *name)
+{
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    ck_assert_uint_eq(test_point_count(snapshot), 160);
+    test_check_sole_owner(snapshot, name);
+    shmring_snapshot_free(snapshot);
+}
+
 START_TEST(nginx_point_counts)
 {
     /* weight x 160 points a server (these servers' CRCs do not collide). */
@@ -93,10 +103,7 @@ START_TEST(nginx_equal_points_go_to_the_earlier_server)
         shmring_nodeset_t *set = nginx_set();
         add_server(set, order == 0 ? "a" : "b", "10.0.0.7:80", 1, SHMRING_STATE_UP);
         add_server(set, order == 0 ? "b" : "a", "10.0.0.7:80", 1, SHMRING_STATE_UP);
-        shmring_snapshot_t *snapshot = test_snapshot(set);
-        ck_assert_uint_eq(test_point_count(snapshot), 160);
-        test_check_sole_owner(snapshot, order == 0 ? "a" : "b");
-        shmring_snapshot_free(snapshot);
+        check_sole_owner_of(set, order == 0 ? "a" : "b");
         shmring_nodeset_free(set);
     }
 }
@@ -121,10 +128,7 @@ START_TEST(nginx_up_server_hidden_by_a_down_one_refused)
     set = nginx_set();
     add_server(set, "b", "10.0.0.7:80", 1, SHMRING_STATE_UP);
     add_server(set, "a", "10.0.0.7:80", 1, SHMRING_STATE_DOWN);
-    shmring_snapshot_t *snapshot = test_snapshot(set);
-    ck_assert_uint_eq(test_point_count(snapshot), 160);
-    test_check_sole_owner(snapshot, "b");
-    shmring_snapshot_free(snapshot);
+    check_sole_owner_of(set, "b");
     shmring_nodeset_free(set);
 }
 END_TEST
