@@ -943,6 +943,41 @@ START_TEST(test_restrictive_umask)
 }
 END_TEST
 
+/* What another user's attempt (one of the try_* functions) must return. */
+struct other_user_try {
+    const char *what;
+    int (*attempt)(void);
+    int expected;
+};
+
+/* Makes each of the COUNT TRIES as the other user; a failure names SCENE and the
+ * attempt. */
+static void check_other_user_gets(const char *scene, const struct other_user_try *tries,
+                                  size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        int got = as_other_user(tries[i].attempt);
+        ck_assert_msg(got == tries[i].expected,
+                      "%s: %s as another user returned %d, not %d", scene, tries[i].what,
+                      got, tries[i].expected);
+    }
+}
+
+/* check_other_user_gets() of the tries that follow. */
+#define OTHER_USER_GETS(scene, ...)                                                      \
+    check_other_user_gets((scene), (const struct other_user_try[]){__VA_ARGS__},         \
+                          sizeof((const struct other_user_try[]){__VA_ARGS__}) /         \
+                              sizeof(struct other_user_try))
+
+/* Creates the ring with OPTIONS and publishes 3 nodes as its generation 1. */
+static shmring_writer_t *create_with_options(const shmring_writer_options_t *options)
+{
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, options, &w), 0);
+    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    return w;
+}
+
 START_TEST(test_permissions)
 {
     if (geteuid() != 0)
@@ -950,9 +985,7 @@ START_TEST(test_permissions)
     shmring_writer_options_t options;
     shmring_writer_options_default(&options);
     options.mode = 0640;
-    shmring_writer_t *w;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    shmring_writer_t *w = create_with_options(&options);
     shmring_ring_status_t status;
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.mode, 0640);
@@ -966,41 +999,38 @@ START_TEST(test_permissions)
      * reach its lock. Reading a ring of a trusted owner is denied by its mode;
      * writing or destroying is refused as for any ring of another user, though its
      * directory cannot even be entered. */
-    ck_assert_int_eq(as_other_user(try_read), SHMRING_EACCES);
-    ck_assert_int_eq(as_other_user(try_status), SHMRING_EACCES);
-    ck_assert_int_eq(as_other_user(try_write), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_lock_file), EACCES);
+    OTHER_USER_GETS("mode 0640, group root", {"read", try_read, SHMRING_EACCES},
+                    {"status", try_status, SHMRING_EACCES},
+                    {"write", try_write, SHMRING_EOWNER},
+                    {"destroy", try_destroy, SHMRING_EOWNER},
+                    {"open the lock", try_lock_file, EACCES});
     shmring_writer_close(w);
     ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
 
     /* Mode 0640, the other user's group: it reads, and still cannot write, destroy
      * or reach the lock. */
     options.group = 65534;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
+    w = create_with_options(&options);
     ck_assert_int_eq(shmring_ring_status(ring, NULL, &status), 0);
     ck_assert_uint_eq(status.group, 65534);
     ck_assert_int_eq(stat(test_version_path(ring, 1), &st), 0);
     ck_assert_uint_eq(st.st_gid, 65534);
-    ck_assert_int_eq(as_other_user(try_read), 0);
-    ck_assert_int_eq(as_other_user(try_status), 0);
-    ck_assert_int_eq(as_other_user(try_write), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_create), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_lock_file), EACCES);
+    OTHER_USER_GETS("mode 0640, the other user's group", {"read", try_read, 0},
+                    {"status", try_status, 0}, {"write", try_write, SHMRING_EOWNER},
+                    {"create", try_create, SHMRING_EOWNER},
+                    {"destroy", try_destroy, SHMRING_EOWNER},
+                    {"open the lock", try_lock_file, EACCES});
     shmring_writer_close(w);
     ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
 
     /* Mode 0644: another user can read, but still not write. */
     options.mode = 0644;
     options.group = (gid_t)-1;
-    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, &options, &w), 0);
-    ck_assert_uint_eq(publish_nodes(w, 3), 1);
-    ck_assert_int_eq(as_other_user(try_read), 0);
-    ck_assert_int_eq(as_other_user(try_write), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_destroy), SHMRING_EOWNER);
-    ck_assert_int_eq(as_other_user(try_lock_file), EACCES);
+    w = create_with_options(&options);
+    OTHER_USER_GETS("mode 0644", {"read", try_read, 0},
+                    {"write", try_write, SHMRING_EOWNER},
+                    {"destroy", try_destroy, SHMRING_EOWNER},
+                    {"open the lock", try_lock_file, EACCES});
     assert_generation_1_alone();
     shmring_writer_close(w);
 }
