@@ -354,9 +354,9 @@ static void check_lock(const char *ring_name, bool held)
     check_lock_in(path, held);
 }
 
-/* The generation in the control object of the ring directory DIRECTORY, which must
- * have its magic (a complete ring, visible or not). */
-static uint64_t control_generation_in(const char *directory)
+/* The control object of the ring directory DIRECTORY, mapped read-only (munmap() its
+ * CONTROL_SIZE bytes). */
+static const struct control_block *map_control_in(const char *directory)
 {
     char path[700];
     snprintf(path, sizeof(path), "%s/" CONTROL_FILE, directory);
@@ -366,6 +366,14 @@ static uint64_t control_generation_in(const char *directory)
         mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
     ck_assert_ptr_ne(control, MAP_FAILED);
     close(fd);
+    return control;
+}
+
+/* The generation in the control object of the ring directory DIRECTORY, which must
+ * have its magic (a complete ring, visible or not). */
+static uint64_t control_generation_in(const char *directory)
+{
+    const struct control_block *control = map_control_in(directory);
     ck_assert(shmring__control_valid(control));
     uint64_t gen = uatomic_read(&control->generation);
     munmap((void *)control, CONTROL_SIZE);
@@ -790,6 +798,17 @@ static void check_no_ring(void)
     shmring_ring_list_free(names);
 }
 
+/* Checks that no ring is visible under its name and that the ring's one entry is a
+ * hidden directory named with PREFIX; copies that directory's path into HIDDEN. */
+static void only_hidden_directory(const char *prefix, char hidden[600])
+{
+    check_no_ring();
+    ck_assert_int_eq(test_ring_entries(ring), 1);
+    const char *found = test_hidden_path(ring, prefix);
+    ck_assert_ptr_nonnull(found);
+    snprintf(hidden, 600, "%s", found);
+}
+
 /* Whether a writer creating a ring (ATOMIC: with SHMRING_WRITER_ATOMIC_CREATE) has
  * given it its name once it passed STEP. */
 static bool created_visible(int step, bool atomic)
@@ -833,12 +852,7 @@ static void check_creating(const char *hidden, int step)
     /* Allocated in full before anything else is written into it. */
     ck_assert_int_eq(st.st_size, CONTROL_SIZE);
     if (step == PUBLISH_STEP_CONTROL_BEFORE_MAGIC) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_int_ge(fd, 0);
-        const struct control_block *control =
-            mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-        ck_assert_ptr_ne(control, MAP_FAILED);
-        close(fd);
+        const struct control_block *control = map_control_in(hidden);
         ck_assert_uint_eq(control->magic, 0);
         ck_assert(!shmring__control_valid(control));
         munmap((void *)control, CONTROL_SIZE);
@@ -883,12 +897,8 @@ static bool kill_creator(int step, bool atomic, bool stop)
             check_lock(ring, true);
             check_state(&after);
         } else {
-            check_no_ring();
-            ck_assert_int_eq(test_ring_entries(ring), 1);
-            const char *found = test_hidden_path(ring, CREATING_PREFIX);
-            ck_assert_ptr_nonnull(found);
             char hidden[600];
-            snprintf(hidden, sizeof(hidden), "%s", found);
+            only_hidden_directory(CREATING_PREFIX, hidden);
             check_creating(hidden, step);
             shmring_writer_t *other;
             ck_assert_int_eq(
@@ -981,12 +991,8 @@ END_TEST
  */
 static void check_destroyed(const struct ring_state *s, int step, bool destroyer_lives)
 {
-    check_no_ring();
-    ck_assert_int_eq(test_ring_entries(ring), 1);
-    const char *found = test_hidden_path(ring, REMOVING_PREFIX);
-    ck_assert_ptr_nonnull(found);
     char hidden[600];
-    snprintf(hidden, sizeof(hidden), "%s", found);
+    only_hidden_directory(REMOVING_PREFIX, hidden);
     char want[64];
     snprintf(want, sizeof(want), "control,lock,version.%llu",
              (unsigned long long)s->generation);
