@@ -182,6 +182,14 @@ static const shmring_ring_reader_t *reader_of(const shmring_ring_readers_t *resu
     return NULL;
 }
 
+/* assert_reader() on the entry of process PID in RESULT. */
+static void assert_reader_of(const shmring_ring_readers_t *result, pid_t pid,
+                             const char *command, uint64_t generation, bool current,
+                             uint64_t bytes)
+{
+    assert_reader(reader_of(result, pid), pid, command, generation, current, bytes);
+}
+
 static void assert_version(const shmring_ring_version_use_t *version, uint64_t generation,
                            bool current, size_t processes, uint64_t bytes)
 {
@@ -236,10 +244,8 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     census(&result);
     ck_assert_uint_eq(result.generation, 3);
     ck_assert_uint_eq(result.reader_count, 2);
-    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 1, false,
-                  bytes);
-    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
-                  bytes);
+    assert_reader_of(&result, first->pid, "reader-one", 1, false, bytes);
+    assert_reader_of(&result, second->pid, "reader-two", 2, false, bytes);
     ck_assert_uint_eq(result.version_count, 2);
     assert_version(&result.versions[0], 1, false, 1, bytes);
     assert_version(&result.versions[1], 2, false, 1, bytes);
@@ -258,10 +264,8 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     reader_lookup(first);
     census(&result);
     ck_assert_uint_eq(result.reader_count, 2);
-    assert_reader(reader_of(&result, first->pid), first->pid, "reader-one", 3, true,
-                  bytes);
-    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 2, false,
-                  bytes);
+    assert_reader_of(&result, first->pid, "reader-one", 3, true, bytes);
+    assert_reader_of(&result, second->pid, "reader-two", 2, false, bytes);
     ck_assert_uint_eq(result.version_count, 2);
     assert_version(&result.versions[0], 2, false, 1, bytes);
     assert_version(&result.versions[1], 3, true, 1, bytes);
@@ -273,8 +277,7 @@ START_TEST(test_idle_readers_hold_superseded_versions)
     reader_lookup(second);
     census(&result);
     ck_assert_uint_eq(result.reader_count, 2);
-    assert_reader(reader_of(&result, second->pid), second->pid, "reader-two", 3, true,
-                  bytes);
+    assert_reader_of(&result, second->pid, "reader-two", 3, true, bytes);
     ck_assert_uint_eq(result.version_count, 1);
     assert_version(&result.versions[0], 3, true, 2, bytes);
     ck_assert_uint_eq(result.superseded_versions, 0);
