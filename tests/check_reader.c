@@ -901,33 +901,6 @@ START_TEST(test_status_consistent_while_switching)
 }
 END_TEST
 
-/* A child forked with a pipe each way: the child reads COMMANDS and writes ANSWERS,
- * the parent writes COMMANDS and reads ANSWERS. */
-struct piped_child {
-    pid_t pid;
-    int commands;
-    int answers;
-};
-
-/* Forks with the two pipes; PID is 0 in the child. Each side holds only the ends it
- * uses, so that a read sees end of file once the other side closes its end. */
-static struct piped_child fork_piped(void)
-{
-    int to_child[2], from_child[2];
-    ck_assert_int_eq(pipe(to_child), 0);
-    ck_assert_int_eq(pipe(from_child), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(to_child[1]);
-        close(from_child[0]);
-        return (struct piped_child){0, to_child[0], from_child[1]};
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    return (struct piped_child){pid, to_child[1], from_child[0]};
-}
-
 START_TEST(test_forked_child_keeps_working)
 {
     shmring_nodeset_t *set =
@@ -941,7 +914,7 @@ START_TEST(test_forked_child_keeps_working)
     ck_assert_int_eq(shmring_lookup(r, key, len, &node), 0);
     ck_assert_str_eq(node.name, "node-7");
 
-    struct piped_child child = fork_piped();
+    struct test_piped_child child = test_fork_piped();
     if (child.pid == 0) {
         /* The child uses the handle it inherited: before a publication (then it
          * reports, and the parent publishes only after that report) and after it. */
@@ -982,7 +955,7 @@ START_TEST(test_reader_process_sees_live_updates)
     publish(set);
     char key[32];
     size_t len = key_owned_by(set, "node-3", key);
-    struct piped_child child = fork_piped();
+    struct test_piped_child child = test_fork_piped();
     if (child.pid == 0) {
         shmring_t *r;
         if (shmring_open(ring, &r) != 0)
@@ -1263,7 +1236,7 @@ START_TEST(test_serialized_forked_child_follows)
     uint32_t id, node2;
     ck_assert_int_eq(shmring_lookup_id(r, key, len, &node2), 0);
 
-    struct piped_child child = fork_piped();
+    struct test_piped_child child = test_fork_piped();
     if (child.pid == 0) {
         /* One answer per generation the parent announces: 'y' when the child
          * answers from it, with node-2 down on even generations, and holds exactly

@@ -116,26 +116,18 @@ static void reader_main(const char *name, int commands, int answers)
 static struct reader_process *start_reader(const char *name)
 {
     ck_assert_uint_lt(reader_count, MAX_READERS);
-    int commands[2], answers[2];
-    ck_assert_int_eq(pipe2(commands, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(answers, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(commands[1]);
-        close(answers[0]);
+    struct test_piped_child child = test_fork_piped();
+    if (child.pid == 0) {
         /* The other readers' pipes are theirs: without this, a reader would keep
          * its siblings' command pipes open and they would never see end of input. */
         for (size_t i = 0; i < reader_count; i++) {
             close(readers[i].commands);
             close(readers[i].answers);
         }
-        reader_main(name, commands[0], answers[1]);
+        reader_main(name, child.commands, child.answers);
     }
-    close(commands[0]);
-    close(answers[1]);
     struct reader_process *reader = &readers[reader_count++];
-    *reader = (struct reader_process){pid, commands[1], answers[0]};
+    *reader = (struct reader_process){child.pid, child.commands, child.answers};
     answered(reader);
     return reader;
 }
@@ -417,35 +409,27 @@ struct holder {
  * non-zero status) and waits for end of input. */
 static struct holder holder_start(int (*hold)(const void *arg), const void *arg)
 {
-    int commands[2], answers[2];
-    ck_assert_int_eq(pipe2(commands, O_CLOEXEC), 0);
-    ck_assert_int_eq(pipe2(answers, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(commands[1]);
-        close(answers[0]);
+    struct test_piped_child child = test_fork_piped();
+    if (child.pid == 0) {
         int status = hold(arg);
         if (status != 0)
             _exit(status);
-        if (write(answers[1], "k", 1) != 1)
+        if (write(child.answers, "k", 1) != 1)
             _exit(1);
         char byte;
-        while (read(commands[0], &byte, 1) == 1)
+        while (read(child.commands, &byte, 1) == 1)
             ;
         _exit(0);
     }
-    close(commands[0]);
-    close(answers[1]);
     char byte = 0;
-    ssize_t got = read(answers[0], &byte, 1);
-    close(answers[0]);
+    ssize_t got = read(child.answers, &byte, 1);
+    close(child.answers);
     if (got != 1) {
         int status;
-        waitpid(pid, &status, 0);
+        waitpid(child.pid, &status, 0);
         ck_abort_msg("holder failed: status %d", WEXITSTATUS(status));
     }
-    return (struct holder){pid, commands[1]};
+    return (struct holder){child.pid, child.commands};
 }
 
 static void holder_stop(struct holder *h)

@@ -17,6 +17,23 @@
 
 const char *const TEST_RINGCTL = TEST_RINGCTL_PATH;
 
+struct test_piped_child test_fork_piped(void)
+{
+    int commands[2], answers[2];
+    ck_assert_int_eq(pipe2(commands, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(answers, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(commands[1]);
+        close(answers[0]);
+        return (struct test_piped_child){0, commands[0], answers[1]};
+    }
+    close(commands[0]);
+    close(answers[1]);
+    return (struct test_piped_child){pid, commands[1], answers[0]};
+}
+
 const struct test_spawn test_spawn_default = {.user = (uid_t)-1, .closed_fd = -1};
 
 bool test_drain(int fd, char **text, size_t *len)

@@ -7,7 +7,8 @@
  *   files.c      private directories, listings, files, directories and sockets
  *   rings.c      a ring's paths and entries, its mappings, waiting for a generation
  *   nodesets.c   node sets, snapshots, keys, imports and JSON parsed or failed
- *   processes.c  starting ringctl (or another program) and capturing its output
+ *   processes.c  forking a child with pipes, starting ringctl (or another program)
+ *                and capturing its output
  *   users.c      acting as another user
  *   clock.c      sleeping and reading the monotonic clock
  *
@@ -276,6 +277,19 @@ void test_import_fails(shmring_import_format_t format, const char *text,
                        const char *section, int line, const char *message);
 
 /* ---- processes.c: running ringctl ----------------------------------------------- */
+
+/* A child forked with a pipe each way: the child reads COMMANDS and writes ANSWERS,
+ * the parent writes COMMANDS and reads ANSWERS. */
+struct test_piped_child {
+    pid_t pid;
+    int commands;
+    int answers;
+};
+
+/* Forks with the two pipes (close-on-exec); PID is 0 in the child. Each side holds
+ * only the ends it uses, so that a read sees end of file once the other side closes
+ * its end. */
+struct test_piped_child test_fork_piped(void);
 
 /* A started program. */
 struct test_child {
