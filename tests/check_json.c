@@ -852,20 +852,7 @@ static void check_roundtrip(const shmring_nodeset_t *set)
     shmring_nodeset_t *again = test_parse_json(text, NULL);
     char *text_again = write_ok(again);
     ck_assert_str_eq(text_again, text);
-
-    shmring_params_t params, params_again;
-    shmring_nodeset_params(set, &params);
-    shmring_nodeset_params(again, &params_again);
-    ck_assert_int_eq(params_again.algorithm, params.algorithm);
-    ck_assert_int_eq(params_again.hash, params.hash);
-    ck_assert_uint_eq(params_again.vnodes, params.vnodes);
-    ck_assert_uint_eq(params_again.table_size, params.table_size);
-    ck_assert_uint_eq(shmring_nodeset_count(again), shmring_nodeset_count(set));
-    for (size_t i = 0; i < shmring_nodeset_count(set); i++) {
-        shmring_node_info_t node;
-        ck_assert_int_eq(shmring_nodeset_get(set, i, &node), 0);
-        check_node(again, i, node.id, node.name, node.address, node.weight, node.state);
-    }
+    test_check_same_nodeset(set, again);
     free(text_again);
     shmring_nodeset_free(again);
     free(text);

@@ -158,28 +158,6 @@ END_TEST
 
 /* ---- round trip ---- */
 
-static void assert_same_nodeset(const shmring_nodeset_t *a, const shmring_nodeset_t *b)
-{
-    shmring_params_t pa, pb;
-    shmring_nodeset_params(a, &pa);
-    shmring_nodeset_params(b, &pb);
-    ck_assert_int_eq(pa.algorithm, pb.algorithm);
-    ck_assert_int_eq(pa.hash, pb.hash);
-    ck_assert_uint_eq(pa.vnodes, pb.vnodes);
-    ck_assert_uint_eq(pa.table_size, pb.table_size);
-    ck_assert_uint_eq(shmring_nodeset_count(a), shmring_nodeset_count(b));
-    for (size_t i = 0; i < shmring_nodeset_count(a); i++) {
-        shmring_node_info_t x, y;
-        ck_assert_int_eq(shmring_nodeset_get(a, i, &x), 0);
-        ck_assert_int_eq(shmring_nodeset_get(b, i, &y), 0);
-        ck_assert_uint_eq(x.id, y.id);
-        ck_assert_uint_eq(x.weight, y.weight);
-        ck_assert_int_eq(x.state, y.state);
-        ck_assert_str_eq(x.name, y.name);
-        ck_assert_str_eq(x.address, y.address);
-    }
-}
-
 /* Recreates SET from its snapshot and checks nodes, ids, parameters, the next id and
  * that the recreated set builds the same bytes. */
 static void check_round_trip(shmring_nodeset_t *set)
@@ -188,7 +166,7 @@ static void check_round_trip(shmring_nodeset_t *set)
     shmring_snapshot_t *buffer = test_snapshot(set);
     shmring_nodeset_t *copy = NULL;
     ck_assert_int_eq(shmring_nodeset_from_snapshot(buffer, &copy), 0);
-    assert_same_nodeset(set, copy);
+    test_check_same_nodeset(set, copy);
     shmring_snapshot_t *again = test_snapshot(copy);
     const void *bytes = shmring_snapshot_data(buffer, &size);
     const void *bytes_again = shmring_snapshot_data(again, &size_again);

@@ -18,6 +18,42 @@ size_t test_key(char *buf, uint64_t i)
     return (size_t)snprintf(buf, 32, "key:%llu", (unsigned long long)i);
 }
 
+/* Whether strings A and B, either of which may be NULL, are equal. */
+static bool same_text(const char *a, const char *b)
+{
+    return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+void test_check_same_nodeset(const shmring_nodeset_t *a, const shmring_nodeset_t *b)
+{
+    shmring_params_t pa, pb;
+    shmring_nodeset_params(a, &pa);
+    shmring_nodeset_params(b, &pb);
+    ck_assert_int_eq(pa.algorithm, pb.algorithm);
+    ck_assert_int_eq(pa.hash, pb.hash);
+    ck_assert_uint_eq(pa.vnodes, pb.vnodes);
+    ck_assert_uint_eq(pa.table_size, pb.table_size);
+    ck_assert_uint_eq(pa.min_ring_size, pb.min_ring_size);
+    ck_assert_uint_eq(pa.max_ring_size, pb.max_ring_size);
+    ck_assert_uint_eq(shmring_nodeset_count(a), shmring_nodeset_count(b));
+    for (size_t i = 0; i < shmring_nodeset_count(a); i++) {
+        shmring_node_info_t x, y;
+        ck_assert_int_eq(shmring_nodeset_get(a, i, &x), 0);
+        ck_assert_int_eq(shmring_nodeset_get(b, i, &y), 0);
+        ck_assert_uint_eq(x.id, y.id);
+        ck_assert_str_eq(x.name, y.name);
+        ck_assert_msg(same_text(x.address, y.address), "node %zu: address '%s', not '%s'",
+                      i, y.address != NULL ? y.address : "(none)",
+                      x.address != NULL ? x.address : "(none)");
+        ck_assert_msg(same_text(x.hash_key, y.hash_key),
+                      "node %zu: hash key '%s', not '%s'", i,
+                      y.hash_key != NULL ? y.hash_key : "(none)",
+                      x.hash_key != NULL ? x.hash_key : "(none)");
+        ck_assert_uint_eq(x.weight, y.weight);
+        ck_assert_int_eq(x.state, y.state);
+    }
+}
+
 shmring_hash_t test_usual_hash(shmring_algorithm_t algorithm)
 {
     return algorithm == SHMRING_ALGORITHM_KETAMA ? SHMRING_HASH_MD5 : SHMRING_HASH_XXH3;

@@ -201,6 +201,10 @@ shmring_hash_t test_usual_hash(shmring_algorithm_t algorithm);
 shmring_nodeset_t *test_nodeset(size_t count, shmring_algorithm_t algorithm,
                                 shmring_hash_t hash);
 
+/* Checks that node sets A and B are equal: parameters, and every node's id, name,
+ * address, hash key, weight and state, in order. */
+void test_check_same_nodeset(const shmring_nodeset_t *a, const shmring_nodeset_t *b);
+
 /* Builds SET's snapshot bytes (free()) and checks that they validate. */
 void *test_build(const shmring_nodeset_t *set, size_t *size);
 
