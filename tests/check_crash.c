@@ -798,6 +798,17 @@ static void check_no_ring(void)
     shmring_ring_list_free(names);
 }
 
+/* A new ring is created under the name while the hidden directory of a stopped
+ * creator or destroyer stays: generation 0, and the ring now has two entries. */
+static void create_beside_hidden(void)
+{
+    shmring_writer_t *other;
+    ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &other), 0);
+    ck_assert_uint_eq(shmring_writer_generation(other), 0);
+    shmring_writer_close(other);
+    ck_assert_int_eq(test_ring_entries(ring), 2);
+}
+
 /* Checks that no ring is visible under its name and that the ring's one entry is a
  * hidden directory named with PREFIX; copies that directory's path into HIDDEN. */
 static void only_hidden_directory(const char *prefix, char hidden[600])
@@ -900,12 +911,7 @@ static bool kill_creator(int step, bool atomic, bool stop)
             char hidden[600];
             only_hidden_directory(CREATING_PREFIX, hidden);
             check_creating(hidden, step);
-            shmring_writer_t *other;
-            ck_assert_int_eq(
-                shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &other), 0);
-            ck_assert_uint_eq(shmring_writer_generation(other), 0);
-            shmring_writer_close(other);
-            ck_assert_int_eq(test_ring_entries(ring), 2);
+            create_beside_hidden();
             ck_assert_str_eq(test_hidden_path(ring, CREATING_PREFIX), hidden);
             ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
             ck_assert_int_eq(test_ring_entries(ring), 1);
@@ -1028,12 +1034,7 @@ START_TEST(test_kill_while_destroying)
             wait_stopped(pid);
             ck_assert_int_eq(uatomic_read(&trace->last_step), step);
             check_destroyed(&s, step, true);
-            shmring_writer_t *other;
-            ck_assert_int_eq(
-                shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &other), 0);
-            ck_assert_uint_eq(shmring_writer_generation(other), 0);
-            shmring_writer_close(other);
-            ck_assert_int_eq(test_ring_entries(ring), 2);
+            create_beside_hidden();
             ck_assert_int_eq(shmring_ring_destroy(ring, NULL), 0);
             check_destroyed(&s, step, true);
             ck_assert_int_eq(kill(pid, SIGKILL), 0);
