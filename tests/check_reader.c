@@ -47,6 +47,15 @@ static uint64_t publish(shmring_nodeset_t *set)
     return gen;
 }
 
+/* Publishes SET as the ring's generation 1 and opens a reader of it. */
+static shmring_t *open_first_version(shmring_nodeset_t *set)
+{
+    ck_assert_uint_eq(publish(set), 1);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    return r;
+}
+
 START_TEST(test_open_errors)
 {
     shmring_t *r = NULL;
@@ -356,9 +365,7 @@ static void chown_version(uint64_t gen, uid_t owner)
 START_TEST(test_refuses_hostile_versions)
 {
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    ck_assert_uint_eq(publish(set), 1);
-    shmring_t *r;
-    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_t *r = open_first_version(set);
     shmring_node_t before, after;
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &before), 0);
     size_t size;
@@ -455,9 +462,7 @@ END_TEST
 START_TEST(test_keeps_last_good_version)
 {
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    ck_assert_uint_eq(publish(set), 1);
-    shmring_t *r;
-    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_t *r = open_first_version(set);
     shmring_node_t before, after;
     ck_assert_int_eq(shmring_lookup(r, "some key", 8, &before), 0);
 
