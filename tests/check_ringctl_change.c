@@ -364,8 +364,7 @@ START_TEST(test_destroy)
            "destroy", "--dry-run");
     ck_assert_uint_eq(generation_of(ring), 3);
     EXPECT(0, test_fmt("destroyed ring '%s'\n", ring), "", "-r", ring, "destroy");
-    ck_assert_int_eq(status_error(ring), SHMRING_ENOENT);
-    assert_no_objects(ring);
+    assert_ring_absent(ring);
     EXPECT(1, "",
            test_fmt("ringctl: error: cannot destroy ring '%s': no such ring\n", ring),
            "-r", ring, "destroy");
@@ -465,8 +464,7 @@ START_TEST(test_dry_run)
            "would load 1 node (1 added, 0 removed, 0 changed): 100.00% of the keyspace "
            "would move\n",
            "", "-r", other, "load", temp_file, "--dry-run");
-    ck_assert_int_eq(status_error(other), SHMRING_ENOENT);
-    assert_no_objects(other);
+    assert_ring_absent(other);
 }
 END_TEST
 

@@ -71,6 +71,12 @@ void assert_no_objects(const char *ring_name)
                          -1);
 }
 
+void assert_ring_absent(const char *ring_name)
+{
+    ck_assert_int_eq(status_error(ring_name), SHMRING_ENOENT);
+    assert_no_objects(ring_name);
+}
+
 void ringctl_teardown(void)
 {
     unlink(temp_file);

@@ -37,6 +37,10 @@ const char *make_ring_directory(void);
  * directory, or one being created or destroyed. */
 void assert_no_objects(const char *ring_name);
 
+/* Fails the test unless RING_NAME is absent: no status (SHMRING_ENOENT) and no
+ * objects (assert_no_objects()). */
+void assert_ring_absent(const char *ring_name);
+
 void ringctl_teardown(void);
 
 /* The library's status of RING_NAME (read from ring_dir); fails the test if it has
