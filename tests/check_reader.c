@@ -500,6 +500,21 @@ START_TEST(test_keeps_last_good_version)
 }
 END_TEST
 
+/* STATUS says the handle answers from GENERATION (FINGERPRINT), the one published, to
+ * which it switched between AFTER and BEFORE, and that no version failed. */
+static void assert_switched_status(const shmring_status_t *status, uint64_t generation,
+                                   uint64_t fingerprint, int64_t after, int64_t before)
+{
+    ck_assert_uint_eq(status->generation, generation);
+    ck_assert_uint_eq(status->fingerprint, fingerprint);
+    ck_assert_uint_eq(status->published_generation, generation);
+    ck_assert_int_ge(status->switched_at_ns, after);
+    ck_assert_int_le(status->switched_at_ns, before);
+    ck_assert_uint_eq(status->failed_generation, 0);
+    ck_assert_int_eq(status->failed_error, 0);
+    ck_assert_int_eq(status->failed_at_ns, 0);
+}
+
 static int64_t unix_coarse_ns(void)
 {
     struct timespec ts;
@@ -525,14 +540,7 @@ START_TEST(test_status_names_a_bad_version)
     shmring_status_t status;
     memset(&status, 0xff, sizeof(status));
     shmring_status(r, &status);
-    ck_assert_uint_eq(status.generation, 1);
-    ck_assert_uint_eq(status.fingerprint, fingerprint);
-    ck_assert_uint_eq(status.published_generation, 1);
-    ck_assert_int_ge(status.switched_at_ns, opened_after);
-    ck_assert_int_le(status.switched_at_ns, opened_before);
-    ck_assert_uint_eq(status.failed_generation, 0);
-    ck_assert_int_eq(status.failed_error, 0);
-    ck_assert_int_eq(status.failed_at_ns, 0);
+    assert_switched_status(&status, 1, fingerprint, opened_after, opened_before);
     for (size_t i = 0; i < 4; i++)
         ck_assert_uint_eq(status.reserved[i], 0);
     int64_t opened_at = status.switched_at_ns;
@@ -574,14 +582,7 @@ START_TEST(test_status_names_a_bad_version)
     int64_t switched_before = unix_coarse_ns();
     ck_assert_int_eq(shmring_fingerprint(r, &fingerprint), 0);
     shmring_status(r, &status);
-    ck_assert_uint_eq(status.generation, 3);
-    ck_assert_uint_eq(status.fingerprint, fingerprint);
-    ck_assert_uint_eq(status.published_generation, 3);
-    ck_assert_int_ge(status.switched_at_ns, switched_after);
-    ck_assert_int_le(status.switched_at_ns, switched_before);
-    ck_assert_uint_eq(status.failed_generation, 0);
-    ck_assert_int_eq(status.failed_error, 0);
-    ck_assert_int_eq(status.failed_at_ns, 0);
+    assert_switched_status(&status, 3, fingerprint, switched_after, switched_before);
 
     /* Destroyed under the handle: the next try fails with SHMRING_ENOENT. */
     shmring_writer_close(writer);
