@@ -366,6 +366,17 @@ START_TEST(test_error_input_too_large)
 }
 END_TEST
 
+/* `lookup k` in ring, all of whose nodes are down, fails with its one line. */
+static void expect_lookup_all_down(void)
+{
+    EXPECT(
+        1, "",
+        test_fmt(
+            "ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
+            "down\n",
+            ring),
+        "-r", ring, "lookup", "k");
+}
 START_TEST(test_error_lookup_no_answer)
 {
     EXPECT(0,
@@ -380,13 +391,7 @@ START_TEST(test_error_lookup_no_answer)
            ring, "add", "n", "n:1");
     EXPECT(0, test_fmt("marked n (id 0) down in ring '%s': generation 3\n", ring), "",
            "-r", ring, "down", "n");
-    EXPECT(
-        1, "",
-        test_fmt(
-            "ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
-            "down\n",
-            ring),
-        "-r", ring, "lookup", "k");
+    expect_lookup_all_down();
     /* --stdin answers such a key in its documented error form, and goes on. */
     struct test_run r;
     RUN_INPUT(&r, "k\nj\n", "-r", ring, "lookup", "--stdin");
@@ -426,13 +431,7 @@ START_TEST(test_all_nodes_down)
                test_fmt("marked %s (id %d) down in ring '%s': generation %d\n", names[i],
                         i, ring, i + 12),
                "", "-r", ring, "down", names[i]);
-    EXPECT(
-        1, "",
-        test_fmt(
-            "ringctl: error: cannot look up keys in ring '%s': all nodes of the ring are "
-            "down\n",
-            ring),
-        "-r", ring, "lookup", "k");
+    expect_lookup_all_down();
     struct test_run r;
     RUN(&r, "-r", ring, "show");
     ck_assert_str_eq(r.err, "");
@@ -1350,21 +1349,19 @@ START_TEST(test_wait_for_lock)
 }
 END_TEST
 
-static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
-
 static Suite *ringctl_errors_suite(void)
 {
     Suite *suite = suite_create("ringctl_errors");
 
-    TEST_CASE_WITH(suite, "errors", &slow, test_error_unknown_node, test_error_duplicate,
-                   test_error_numbers, test_error_bad_json, test_error_usage,
-                   test_error_ring_names, test_error_missing_ring, test_error_init_exists,
-                   test_error_lookup_no_answer, test_error_file_size_limit,
-                   test_error_input_too_large, test_all_nodes_down,
-                   test_error_permission);
-    TEST_CASE_WITH(suite, "bad-input", &slow, test_bad_arguments_matrix,
+    TEST_CASE_WITH(suite, "errors", &ringctl_fixture, test_error_unknown_node,
+                   test_error_duplicate, test_error_numbers, test_error_bad_json,
+                   test_error_usage, test_error_ring_names, test_error_missing_ring,
+                   test_error_init_exists, test_error_lookup_no_answer,
+                   test_error_file_size_limit, test_error_input_too_large,
+                   test_all_nodes_down, test_error_permission);
+    TEST_CASE_WITH(suite, "bad-input", &ringctl_fixture, test_bad_arguments_matrix,
                    test_bad_json_matrix);
-    TEST_CASE_WITH(suite, "hygiene", &slow, test_closed_standard_descriptors,
+    TEST_CASE_WITH(suite, "hygiene", &ringctl_fixture, test_closed_standard_descriptors,
                    test_output_full, test_wait_for_lock);
     return suite;
 }
