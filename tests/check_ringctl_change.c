@@ -468,17 +468,15 @@ START_TEST(test_dry_run)
 }
 END_TEST
 
-static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
-
 static Suite *ringctl_change_suite(void)
 {
     Suite *suite = suite_create("ringctl_change");
 
-    TEST_CASE_WITH(suite, "core", &slow, test_init_defaults, test_init_parameters,
-                   test_add_and_remove, test_weight_down_up, test_change_json,
-                   test_load_given_ids, test_load_replaces_node_set, test_destroy,
-                   test_ring_from_environment);
-    TEST_CASE_WITH(suite, "dry-run", &slow, test_dry_run);
+    TEST_CASE_WITH(suite, "core", &ringctl_fixture, test_init_defaults,
+                   test_init_parameters, test_add_and_remove, test_weight_down_up,
+                   test_change_json, test_load_given_ids, test_load_replaces_node_set,
+                   test_destroy, test_ring_from_environment);
+    TEST_CASE_WITH(suite, "dry-run", &ringctl_fixture, test_dry_run);
     return suite;
 }
 

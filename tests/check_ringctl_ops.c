@@ -682,15 +682,13 @@ START_TEST(test_readers_census_output)
 }
 END_TEST
 
-static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
-
 static Suite *ringctl_ops_suite(void)
 {
     Suite *suite = suite_create("ringctl_ops");
 
-    TEST_CASE_WITH(suite, "core", &slow, test_version_and_help, test_import,
+    TEST_CASE_WITH(suite, "core", &ringctl_fixture, test_version_and_help, test_import,
                    test_json_key_sets, test_command_help);
-    TEST_CASE_WITH(suite, "readers", &slow, test_readers_map_read_only,
+    TEST_CASE_WITH(suite, "readers", &ringctl_fixture, test_readers_map_read_only,
                    test_readers_census_output);
     return suite;
 }

@@ -932,20 +932,18 @@ START_TEST(test_lookup_nul_delimited)
 }
 END_TEST
 
-static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
-
 static Suite *ringctl_read_suite(void)
 {
     Suite *suite = suite_create("ringctl_read");
 
-    TEST_CASE_WITH(suite, "core", &slow, test_show, test_show_maglev,
+    TEST_CASE_WITH(suite, "core", &ringctl_fixture, test_show, test_show_maglev,
                    test_envoy_and_hash_key, test_lookup, test_lookup_stdin, test_dump,
                    test_dump_load_round_trip, test_check, test_list);
-    TEST_CASE_WITH(suite, "live", &slow, test_lookup_stdin_follows_changes,
+    TEST_CASE_WITH(suite, "live", &ringctl_fixture, test_lookup_stdin_follows_changes,
                    test_lookup_stdin_json, test_lookup_stdin_never_quits,
                    test_lookup_nul_delimited, test_lookup_stdin_long_key,
                    test_lookup_stdin_read_error);
-    TEST_CASE_WITH(suite, "hygiene", &slow, test_lookup_escaping);
+    TEST_CASE_WITH(suite, "hygiene", &ringctl_fixture, test_lookup_escaping);
     return suite;
 }
 

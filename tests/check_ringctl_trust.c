@@ -445,13 +445,11 @@ START_TEST(test_list_skips_unreadable)
 }
 END_TEST
 
-static const struct test_fixture slow = {ringctl_setup, ringctl_teardown, 300};
-
 static Suite *ringctl_trust_suite(void)
 {
     Suite *suite = suite_create("ringctl_trust");
 
-    TEST_CASE_WITH(suite, "trust", &slow, test_ring_directory,
+    TEST_CASE_WITH(suite, "trust", &ringctl_fixture, test_ring_directory,
                    test_ring_directory_messages, test_environment_empty, test_init_modes,
                    test_squatted_names, test_foreign_ring, test_list_skips_unreadable);
     return suite;

@@ -71,6 +71,8 @@ void assert_no_objects(const char *ring_name)
                          -1);
 }
 
+const struct test_fixture ringctl_fixture = {ringctl_setup, ringctl_teardown, 300};
+
 void assert_ring_absent(const char *ring_name)
 {
     ck_assert_int_eq(status_error(ring_name), SHMRING_ENOENT);

@@ -2,7 +2,8 @@
  * The fixture of the check_ringctl_* programs, ringctl's end-to-end tests by command
  * group: the rings a test works on (ring, other, and a private ring directory when
  * it makes one), what the library reads from them, and the helpers more than one
- * group uses. Each program adds ringctl_setup and ringctl_teardown to its cases.
+ * group uses. Each program gives its cases ringctl_fixture (ringctl_setup and
+ * ringctl_teardown).
  */
 #ifndef SHMRING_TEST_RINGCTL_FIXTURE_H
 #define SHMRING_TEST_RINGCTL_FIXTURE_H
@@ -24,8 +25,10 @@ extern const char *ring_dir;
 
 /* Check fixtures of the check_ringctl_* programs: setup names the rings and clears
  * SHMRING_RING and SHMRING_DIR; teardown destroys the rings, checks that nothing of
- * them is left, and removes temp_dir and temp_file. */
+ * them is left, and removes temp_dir and temp_file. ringctl_fixture gives a case
+ * both, with the 300 s timeout the programs' cases take. */
 void ringctl_setup(void);
+extern const struct test_fixture ringctl_fixture;
 
 /* Open options that read rings from ring_dir. */
 const shmring_open_options_t *read_options(void);
