@@ -1,4 +1,5 @@
 /* Tests of the nginx configuration reader (lib/import_nginx.c). */
+#include "test_placement.h"
 #include "test_support.h"
 
 #include <stdio.h>
@@ -77,13 +78,8 @@ START_TEST(test_import_places_like_the_node_set)
         "server 10.0.0.2:80 down; server 10.0.0.3:80; }";
     ck_assert_int_eq(
         shmring_nodeset_import(NGINX, text, strlen(text), NULL, &imported, &error), 0);
-    shmring_nodeset_t *built;
-    ck_assert_int_eq(shmring_nodeset_new(&built), 0);
-    shmring_params_t params;
-    shmring_params_default(&params);
-    params.algorithm = SHMRING_ALGORITHM_NGINX;
-    params.hash = SHMRING_HASH_CRC32;
-    ck_assert_int_eq(shmring_nodeset_set_params(built, &params), 0);
+    shmring_nodeset_t *built = test_empty_set(SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32,
+                                              SHMRING_DEFAULT_VNODES);
     ck_assert_int_eq(
         shmring_nodeset_add(built, "10.0.0.1:80", NULL, 2, SHMRING_STATE_UP, NULL), 0);
     ck_assert_int_eq(
