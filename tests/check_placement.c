@@ -130,6 +130,18 @@ static uint32_t keys_moved(const shmring_snapshot_t *a, const shmring_snapshot_t
     return moved;
 }
 
+/* keys_moved() between the snapshots of BEFORE and AFTER. */
+static uint32_t keys_moved_between(const shmring_nodeset_t *before,
+                                   const shmring_nodeset_t *after)
+{
+    shmring_snapshot_t *a = test_snapshot(before);
+    shmring_snapshot_t *b = test_snapshot(after);
+    uint32_t moved = keys_moved(a, b);
+    shmring_snapshot_free(a);
+    shmring_snapshot_free(b);
+    return moved;
+}
+
 START_TEST(hash_key_renames_move_no_keys)
 {
     /* ring and maglev hash a node's hash_key in place of its name: renaming and
@@ -139,21 +151,13 @@ START_TEST(hash_key_renames_move_no_keys)
         _i == 0 ? SHMRING_ALGORITHM_RING : SHMRING_ALGORITHM_MAGLEV;
     shmring_nodeset_t *before = keyed_set(algorithm, "old", true, false);
     shmring_nodeset_t *after = keyed_set(algorithm, "new", true, true);
-    shmring_snapshot_t *a = test_snapshot(before);
-    shmring_snapshot_t *b = test_snapshot(after);
-    ck_assert_uint_eq(keys_moved(a, b), 0);
-    shmring_snapshot_free(a);
-    shmring_snapshot_free(b);
+    ck_assert_uint_eq(keys_moved_between(before, after), 0);
     shmring_nodeset_free(before);
     shmring_nodeset_free(after);
 
     before = keyed_set(algorithm, "old", false, false);
     after = keyed_set(algorithm, "new", false, true);
-    a = test_snapshot(before);
-    b = test_snapshot(after);
-    ck_assert_uint_gt(keys_moved(a, b), 10000);
-    shmring_snapshot_free(a);
-    shmring_snapshot_free(b);
+    ck_assert_uint_gt(keys_moved_between(before, after), 10000);
     shmring_nodeset_free(before);
     shmring_nodeset_free(after);
 }
@@ -178,11 +182,7 @@ START_TEST(hash_key_replaces_the_name)
             test_add_node(keyed, name, 1, SHMRING_STATE_UP);
         }
     }
-    shmring_snapshot_t *a = test_snapshot(named);
-    shmring_snapshot_t *b = test_snapshot(keyed);
-    ck_assert_uint_eq(keys_moved(a, b), 0);
-    shmring_snapshot_free(a);
-    shmring_snapshot_free(b);
+    ck_assert_uint_eq(keys_moved_between(named, keyed), 0);
     shmring_nodeset_free(named);
     shmring_nodeset_free(keyed);
 }
