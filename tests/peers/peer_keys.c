@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hash_internal.h"
+#include "reference_lookup.h"
 #include "snapshot_internal.h"
 
 #define WRAP_KEYS 64
@@ -70,18 +71,12 @@ static size_t make_key(char *buf, const char *prefix, uint64_t n, uint64_t r)
                             letters[r % 5], (unsigned long long)(r >> 8));
 }
 
-/* Whether HASH is exactly one of the snapshot's points (binary search). */
-static bool on_a_point(const struct snapshot_point *points, uint32_t count, uint64_t hash)
+/* Whether HASH is exactly one of the points of SNAPSHOT, whose points are POINTS (the
+ * first point >= HASH, as the lookup tests' reference finds it). */
+static bool on_a_point(const void *snapshot, const struct snapshot_point *points,
+                       uint64_t hash)
 {
-    uint32_t low = 0, high = count;
-    while (low < high) {
-        uint32_t middle = low + (high - low) / 2;
-        if (points[middle].point < hash)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && points[low].point == hash;
+    return points[reference_first_point(snapshot, hash)].point == hash;
 }
 
 int main(int argc, char **argv)
@@ -129,7 +124,7 @@ int main(int argc, char **argv)
     for (uint64_t tries = 0; tries < exact_tries && exact < EXACT_KEYS; tries++) {
         size_t len = make_key(key, prefix, n, next_random(&state));
         uint64_t hash = shmring__key_hash_any(params.algorithm, params.hash, key, len);
-        if (on_a_point(points, h->point_count, hash)) {
+        if (on_a_point(buffer, points, hash)) {
             printf("%s\n", key);
             exact++;
         }
