@@ -260,19 +260,12 @@ START_TEST(test_lookup)
         strcat(expected_two, test_fmt("%s\t%s\t%s\t%s\t%s\n", keys[i], nodes[0].name,
                                       nodes[0].address, nodes[1].name, nodes[1].address));
     }
-    struct test_run r;
-    RUN(&r, "-r", ring, "lookup", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5]);
-    ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(r.out, expected);
-    ck_assert_int_eq(r.status, 0);
-    test_run_free(&r);
-    RUN(&r, "-r", ring, "lookup", "-n", "2", keys[0], keys[1], keys[2], keys[3], keys[4],
-        keys[5]);
-    ck_assert_str_eq(r.err, "");
-    ck_assert_str_eq(r.out, expected_two);
-    ck_assert_int_eq(r.status, 0);
-    test_run_free(&r);
+    EXPECT(0, expected, "", "-r", ring, "lookup", keys[0], keys[1], keys[2], keys[3],
+           keys[4], keys[5]);
+    EXPECT(0, expected_two, "", "-r", ring, "lookup", "-n", "2", keys[0], keys[1],
+           keys[2], keys[3], keys[4], keys[5]);
     /* -n larger than the ring gives every up node. */
+    struct test_run r;
     RUN(&r, "-r", ring, "lookup", "-n", "64", keys[0], keys[1], keys[2], keys[3], keys[4],
         keys[5]);
     ck_assert_str_eq(r.out, expected_two);
