@@ -691,30 +691,6 @@ START_TEST(test_lookup_escaping)
 }
 END_TEST
 
-/* Writes KEY (LEN bytes) and TERMINATOR to the child and reads its one answer, which
- * ends in TERMINATOR too. */
-static const char *ask_record(struct test_child *c, const char *key, size_t len,
-                              char terminator)
-{
-    static char answer[1024];
-    char line[256];
-    ck_assert_uint_lt(len, sizeof(line));
-    memcpy(line, key, len);
-    line[len] = terminator;
-    ck_assert_int_eq(write(c->in, line, len + 1), (ssize_t)(len + 1));
-    size_t got = 0;
-    while (got == 0 || answer[got - 1] != terminator) {
-        struct pollfd fd = {.fd = c->out, .events = POLLIN};
-        ck_assert_msg(poll(&fd, 1, ANSWER_TIMEOUT_MS) == 1, "no answer after %d ms",
-                      ANSWER_TIMEOUT_MS);
-        ssize_t n = read(c->out, answer + got, sizeof(answer) - 1 - got);
-        ck_assert_int_gt(n, 0);
-        got += (size_t)n;
-    }
-    answer[got] = '\0';
-    return answer;
-}
-
 /* Ends a co-process: end of input, then nothing more on stdout or stderr, exit 0. */
 static void finish_coprocess(struct test_child *c)
 {

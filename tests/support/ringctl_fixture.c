@@ -201,23 +201,31 @@ const char *belongs_message(const char *ring_name, uid_t owner)
                     ring_name, test_ring_path(ring_name), owner_text(owner));
 }
 
-const char *ask(struct test_child *c, const char *key)
+const char *ask_record(struct test_child *c, const char *key, size_t len, char terminator)
 {
     static char answer[1024];
-    const char *line = test_fmt("%s\n", key);
-    ck_assert_int_eq(write(c->in, line, strlen(line)), (ssize_t)strlen(line));
-    size_t len = 0;
-    while (len == 0 || answer[len - 1] != '\n') {
+    static char line[8192];
+    ck_assert_uint_lt(len, sizeof(line));
+    memcpy(line, key, len);
+    line[len] = terminator;
+    ck_assert_int_eq(write(c->in, line, len + 1), (ssize_t)(len + 1));
+    size_t got = 0;
+    while (got == 0 || answer[got - 1] != terminator) {
         struct pollfd fd = {.fd = c->out, .events = POLLIN};
-        int ready = poll(&fd, 1, ANSWER_TIMEOUT_MS);
-        ck_assert_msg(ready == 1, "no answer for '%s' after %d ms", key,
+        ck_assert_msg(poll(&fd, 1, ANSWER_TIMEOUT_MS) == 1,
+                      "no answer for '%.*s' after %d ms", (int)len, key,
                       ANSWER_TIMEOUT_MS);
-        ssize_t n = read(c->out, answer + len, sizeof(answer) - 1 - len);
+        ssize_t n = read(c->out, answer + got, sizeof(answer) - 1 - got);
         ck_assert_int_gt(n, 0);
-        len += (size_t)n;
+        got += (size_t)n;
     }
-    answer[len] = '\0';
+    answer[got] = '\0';
     return answer;
+}
+
+const char *ask(struct test_child *c, const char *key)
+{
+    return ask_record(c, key, strlen(key), '\n');
 }
 
 const char *owner_line(const char *key)

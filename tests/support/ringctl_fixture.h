@@ -102,7 +102,12 @@ const char *belongs_message(const char *ring_name, uid_t owner);
         test_run_free(&r_);                                                              \
     } while (0)
 
-/* Writes KEY and a newline to the child and reads its one-line answer. */
+/* Writes KEY (LEN bytes) and TERMINATOR to the child and reads its one answer, which
+ * ends in TERMINATOR too. The answer stays valid until the next call. */
+const char *ask_record(struct test_child *c, const char *key, size_t len,
+                       char terminator);
+
+/* ask_record() of KEY and a newline: the child's one-line answer. */
 const char *ask(struct test_child *c, const char *key);
 
 /* What lookup --stdin answers for KEY on the ring make_ring() made (a static
