@@ -273,9 +273,7 @@ static size_t key_owned_by(const shmring_nodeset_t *set, const char *name, char 
 START_TEST(test_follows_new_versions)
 {
     shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
-    publish(set);
-    shmring_t *r;
-    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_t *r = open_first_version(set);
     char key[32];
     size_t len = key_owned_by(set, "node-4", key);
     shmring_node_t node;
@@ -911,9 +909,7 @@ START_TEST(test_forked_child_keeps_working)
 {
     shmring_nodeset_t *set =
         test_nodeset(10, SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_XXH3);
-    publish(set);
-    shmring_t *r;
-    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_t *r = open_first_version(set);
     char key[32];
     size_t len = key_owned_by(set, "node-7", key);
     shmring_node_t node;
