@@ -2,6 +2,7 @@
 even on failure), free ports, the keys to send (and keys forged onto a chosen CRC-32),
 the library's answers through ringctl on a private ring directory, and what to do
 when a peer is missing."""
+import contextlib
 import ctypes
 import json
 import os
@@ -170,6 +171,20 @@ class Servers:
         for p in reversed(list(self.processes)):
             self.stop(p)
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def peer_servers():
+    """The Servers of a peer test's main(), all stopped when the block ends. A Failure
+    raised in the block is printed as "FAIL: <reason>" (before the servers stop) and
+    ends the block, so that what follows it returns the exit status 1."""
+    servers = Servers()
+    try:
+        yield servers
+    except Failure as e:
+        print("FAIL: %s" % e)
+    finally:
+        servers.stop_all()
 
 
 def connect(endpoint, timeout):

@@ -29,8 +29,8 @@ import sys
 import time
 import zlib
 
-from peerlib import (Failure, Library, Servers, edge_targets, find_program, forge_key,
-                     peer_missing, peers_required, wait_listening)
+from peerlib import (Failure, Library, edge_targets, find_program, forge_key,
+                     peer_missing, peer_servers, peers_required, wait_listening)
 
 CONNECTIONS = 6
 # Debian's libnginx-mod-stream.
@@ -520,8 +520,7 @@ def main():
     if nginx is None:
         return peer_missing("nginx is not installed")
     started = time.monotonic()
-    servers = Servers()
-    try:
+    with peer_servers() as servers:
         library = Library(ringctl, peer_keys, servers.tmp)
         rng = random.Random(13)
         pool = Pool(servers.tmp, 500)
@@ -598,11 +597,7 @@ def main():
             print("nginx stream: not compared: %s is not installed (Debian: "
                   "libnginx-mod-stream)" % STREAM_MODULE)
         return 0
-    except Failure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        servers.stop_all()
+    return 1
 
 
 if __name__ == "__main__":

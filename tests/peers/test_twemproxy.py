@@ -23,9 +23,9 @@ import time
 import urllib.parse
 import zlib
 
-from peerlib import (Failure, Library, Servers, connect, edge_targets, endpoint_text,
-                     find_program, forge_key, free_port, peer_missing, start_on_free_port,
-                     wait_listening, PortTaken)
+from peerlib import (Failure, Library, connect, edge_targets, endpoint_text,
+                     find_program, forge_key, free_port, peer_missing, peer_servers,
+                     start_on_free_port, wait_listening, PortTaken)
 
 HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
           "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
@@ -321,8 +321,7 @@ def main():
         return peer_missing("nutcracker or memcached is not installed")
     started_all = time.monotonic()
     COLLIDING_NAMES = colliding_names()
-    servers = Servers()
-    try:
+    with peer_servers() as servers:
         library = Library(ringctl, peer_keys, servers.tmp)
         rng = random.Random(13)
         places = []
@@ -440,11 +439,7 @@ def main():
                time.monotonic() - started_all, COLLIDING_NAMES[0], COLLIDING_NAMES[1],
                COLLIDING_NAMES[2]))
         return 0
-    except Failure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        servers.stop_all()
+    return 1
 
 
 if __name__ == "__main__":
