@@ -613,17 +613,6 @@ START_TEST(test_lookup_stdin_json)
 }
 END_TEST
 
-/* A lookup's text answer as ringctl prints it: the key escaped, then the node. */
-static const char *answer_line(const char *key, const char *printed)
-{
-    shmring_t *reader;
-    ck_assert_int_eq(shmring_open(ring, &reader), 0);
-    shmring_node_t node;
-    ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
-    shmring_close(reader);
-    return test_fmt("%s\t%s\t%s\n", printed, node.name, node.address);
-}
-
 /*
  * Keys with control bytes, backslashes and bytes that are not UTF-8 are printed
  * escaped as --help documents, so that an answer is always one line of three

@@ -228,14 +228,19 @@ const char *ask(struct test_child *c, const char *key)
     return ask_record(c, key, strlen(key), '\n');
 }
 
-const char *owner_line(const char *key)
+const char *answer_line(const char *key, const char *printed)
 {
     shmring_t *reader;
     ck_assert_int_eq(shmring_open(ring, &reader), 0);
     shmring_node_t node;
     ck_assert_int_eq(shmring_lookup(reader, key, strlen(key), &node), 0);
     shmring_close(reader);
-    return test_fmt("%s\t%s\t%s\n", key, node.name, node.address);
+    return test_fmt("%s\t%s\t%s\n", printed, node.name, node.address);
+}
+
+const char *owner_line(const char *key)
+{
+    return answer_line(key, key);
 }
 
 char *read_all(int fd)

@@ -110,8 +110,12 @@ const char *ask_record(struct test_child *c, const char *key, size_t len,
 /* ask_record() of KEY and a newline: the child's one-line answer. */
 const char *ask(struct test_child *c, const char *key);
 
-/* What lookup --stdin answers for KEY on the ring make_ring() made (a static
- * buffer). */
+/* A lookup's text answer for KEY in ring as ringctl prints it: PRINTED (the key as
+ * ringctl escapes it), then the node (in test_fmt()'s buffers). */
+const char *answer_line(const char *key, const char *printed);
+
+/* What lookup --stdin answers for KEY on the ring make_ring() made: answer_line() of
+ * KEY printed as it is. */
 const char *owner_line(const char *key);
 
 /* Reads FD to its end. */
