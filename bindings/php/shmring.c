@@ -60,8 +60,16 @@ static zend_object_handlers shmring_ring_handlers;
 typedef struct registry_entry {
     shmring_t *ring;
     uint64_t nodes_fingerprint;
+    /* The Node objects by id: an array for ids below NODES_BY_ID (request memory,
+     * NULL outside a request that used it) and a table for larger ids (set
+     * explicitly by a JSON node set). */
+    zend_object **nodes_by_id;
+    uint32_t nodes_capacity;
     HashTable *nodes;
 } registry_entry;
+
+/* Ids the node cache indexes in an array (at most 512 KB of pointers). */
+#define NODES_BY_ID 65536
 
 /* A Shmring\Ring: a borrowed pointer to an entry the registry owns. */
 typedef struct shmring_ring_object {
@@ -156,14 +164,73 @@ static void node_to_zval(const shmring_node_t *node, zval *out)
     ZVAL_LONG(OBJ_PROP_NUM(obj, 3), (zend_long)node->weight);
 }
 
-/* Drops this request's Node objects of ENTRY. */
-static void entry_nodes_free(registry_entry *entry)
+/* Drops ENTRY's Node objects, keeping the array for the next version when KEEP. */
+static void entry_nodes_clear(registry_entry *entry, bool keep)
 {
+    for (uint32_t i = 0; i < entry->nodes_capacity; i++) {
+        if (entry->nodes_by_id[i] != NULL) {
+            OBJ_RELEASE(entry->nodes_by_id[i]);
+            entry->nodes_by_id[i] = NULL;
+        }
+    }
+    if (!keep && entry->nodes_by_id != NULL) {
+        efree(entry->nodes_by_id);
+        entry->nodes_by_id = NULL;
+        entry->nodes_capacity = 0;
+    }
     if (entry->nodes != NULL) {
         zend_hash_destroy(entry->nodes);
         FREE_HASHTABLE(entry->nodes);
         entry->nodes = NULL;
     }
+}
+
+/* Drops this request's Node objects of ENTRY. */
+static void entry_nodes_free(registry_entry *entry)
+{
+    entry_nodes_clear(entry, false);
+}
+
+/* ENTRY's Node object of ID, or NULL. */
+static inline zend_object *entry_node_find(const registry_entry *entry, uint32_t id)
+{
+    if (id < entry->nodes_capacity) {
+        return entry->nodes_by_id[id];
+    }
+    if (id >= NODES_BY_ID && entry->nodes != NULL) {
+        zval *found = zend_hash_index_find(entry->nodes, id);
+        return found != NULL ? Z_OBJ_P(found) : NULL;
+    }
+    return NULL;
+}
+
+/* Keeps NODE (a Node object of id ID) in ENTRY, which takes a reference. */
+static void entry_node_add(registry_entry *entry, uint32_t id, zend_object *node)
+{
+    if (id < NODES_BY_ID) {
+        if (id >= entry->nodes_capacity) {
+            uint32_t capacity = entry->nodes_capacity ? entry->nodes_capacity : 64;
+            while (capacity <= id) {
+                capacity *= 2;
+            }
+            entry->nodes_by_id =
+                erealloc(entry->nodes_by_id, capacity * sizeof(*entry->nodes_by_id));
+            memset(entry->nodes_by_id + entry->nodes_capacity, 0,
+                   (capacity - entry->nodes_capacity) * sizeof(*entry->nodes_by_id));
+            entry->nodes_capacity = capacity;
+        }
+        GC_ADDREF(node);
+        entry->nodes_by_id[id] = node;
+        return;
+    }
+    if (entry->nodes == NULL) {
+        ALLOC_HASHTABLE(entry->nodes);
+        zend_hash_init(entry->nodes, 8, NULL, ZVAL_PTR_DTOR, 0);
+    }
+    zval value;
+    GC_ADDREF(node);
+    ZVAL_OBJ(&value, node);
+    zend_hash_index_update(entry->nodes, id, &value);
 }
 
 static void registry_entry_dtor(zval *zv)
@@ -356,7 +423,7 @@ ZEND_METHOD(Shmring_Ring, lookup)
     shmring_status_t status;
     uint32_t id;
     uint64_t fingerprint;
-    zval *cached;
+    zend_object *cached;
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
@@ -371,17 +438,14 @@ ZEND_METHOD(Shmring_Ring, lookup)
         throw_code(rc);
         RETURN_THROWS();
     }
-    if (entry->nodes == NULL) {
-        ALLOC_HASHTABLE(entry->nodes);
-        zend_hash_init(entry->nodes, 16, NULL, ZVAL_PTR_DTOR, 0);
-        entry->nodes_fingerprint = fingerprint;
-    } else if (entry->nodes_fingerprint != fingerprint) {
-        zend_hash_clean(entry->nodes);
+    if (entry->nodes_fingerprint != fingerprint) {
+        entry_nodes_clear(entry, true);
         entry->nodes_fingerprint = fingerprint;
     }
-    cached = zend_hash_index_find(entry->nodes, id);
+    cached = entry_node_find(entry, id);
     if (cached != NULL) {
-        RETURN_COPY(cached);
+        GC_ADDREF(cached);
+        RETURN_OBJ(cached);
     }
     rc = shmring_lookup(entry->ring, key, key_len, &node);
     if (rc != 0) {
@@ -391,8 +455,7 @@ ZEND_METHOD(Shmring_Ring, lookup)
     node_to_zval(&node, return_value);
     shmring_status(entry->ring, &status);
     if (status.fingerprint == entry->nodes_fingerprint) {
-        Z_ADDREF_P(return_value);
-        zend_hash_index_update(entry->nodes, node.id, return_value);
+        entry_node_add(entry, node.id, Z_OBJ_P(return_value));
     }
 }
 /* }}} */

@@ -79,6 +79,28 @@ for ($i = 0; $i < 200 && $r->status()->destroyed; $i++) {
 }
 show_status($r->status(), $ring);
 var_dump($r->lookup('k')->name);
+
+echo "-- large and sparse ids\n";
+$sparse = test_ring('status-sparse');
+$set = ['nodes' => []];
+foreach ([3, 65535, 65536, 4294967294] as $i => $id) {
+    $set['nodes'][] = ['name' => "n$i", 'address' => "a$i", 'id' => $id];
+}
+$file = tempnam(sys_get_temp_dir(), 'shmring');
+file_put_contents($file, json_encode($set));
+ringctl($sparse, 'load', $file);
+unlink($file);
+$s = new Shmring\Ring($sparse);
+$expected = ringctl_lookup($sparse, $keys);
+$seen = [];
+$bad = 0;
+foreach ($keys as $key) {
+    $node = $s->lookup($key);
+    $seen[$node->id] ??= $node;
+    $bad += ($seen[$node->id] !== $node || [$node->name, $node->address] !== $expected[$key]) ? 1 : 0;
+}
+ksort($seen);
+echo implode(' ', array_keys($seen)), "; $bad mismatches\n";
 ?>
 --EXPECT--
 -- a published ring
@@ -101,3 +123,5 @@ bool(true)
 -- made again under the name
 present true, destroyed false, generation 2, fingerprint as ringctl shows it, error 0
 string(5) "omega"
+-- large and sparse ids
+3 65535 65536 4294967294; 0 mismatches
