@@ -189,7 +189,11 @@ def main():
     if uhashring is None:
         print("uhashring: not installed (Debian: apt-get install python3-uhashring)")
     else:
-        print("uhashring %s" % getattr(uhashring, "__version__", "(version unknown)"))
+        try:
+            from importlib.metadata import version
+            print("uhashring %s" % version("uhashring"))
+        except Exception:  # a uhashring without distribution metadata
+            print("uhashring (version unknown)")
     directory = tempfile.mkdtemp(prefix="shmring-bench-", dir="/dev/shm")
     try:
         for nodes in sizes:
