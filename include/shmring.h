@@ -266,6 +266,22 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_id(shmring_t *r, const void *k
                                                      size_t len, uint32_t *id);
 
 /*
+ * Finds the node that owns KEY like shmring_lookup_id(), and stores in *fingerprint
+ * the content fingerprint of the version that answered (what shmring_fingerprint()
+ * says of it): for a language binding that keeps one node object per node of a
+ * version, made once and returned by every lookup that answers that node from a
+ * version of that fingerprint (two versions with one fingerprint have the same name,
+ * address and weight for every id). Both come from one version, whatever other
+ * threads switch meanwhile, which a shmring_lookup_id() followed by another call
+ * cannot promise. Returns 0, SHMRING_EEMPTY or SHMRING_EALLDOWN (then neither out
+ * parameter is written). Thread-safe and follows new versions like shmring_lookup().
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_lookup_id_versioned(shmring_t *r,
+                                                               const void *key,
+                                                               size_t len, uint32_t *id,
+                                                               uint64_t *fingerprint);
+
+/*
  * Looks up COUNT keys at once: ids[i] gets the id of the owner of keys[i], which is
  * lens[i] bytes long. All the keys are answered from one version, and the batch
  * overlaps the keys' memory accesses, so it costs less per key than COUNT calls of

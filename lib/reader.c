@@ -122,6 +122,7 @@ struct shmring {
         const struct control_block *block;
         const void *snapshot;
         uint64_t generation;
+        uint64_t fingerprint;
     } serialized_view;
     /* The pid of the process whose thread is refreshing, or 0. A pid rather than a
      * flag, so a child forked while a parent's thread was refreshing can take over. */
@@ -426,6 +427,7 @@ static void serialized_view_copy(shmring_t *r)
     r->serialized_view.block = v->block;
     r->serialized_view.snapshot = v->snapshot;
     r->serialized_view.generation = v->generation;
+    r->serialized_view.fingerprint = v->fingerprint;
 }
 
 /* A serialized handle's switch to SEEN: the old view is freed at once, as no other
@@ -613,6 +615,47 @@ int shmring_lookup_id(shmring_t *r, const void *key, size_t len, uint32_t *id)
     if (r->serialized)
         return serialized_lookup_id(r, key, len, id);
     return shared_lookup_id(r, key, len, id);
+}
+
+/* The fingerprint is read from the view the lookup used, inside the same call (a
+ * serialized handle's copy of it, a shared handle's read-side section), so the two
+ * belong to one version. */
+static __attribute__((noinline, flatten)) int
+shared_lookup_id_versioned(shmring_t *r, const void *key, size_t len, uint32_t *id,
+                           uint64_t *fingerprint)
+{
+    const struct view *v = view_enter(r);
+    int result = v->snapshot != NULL
+                     ? shmring__snapshot_lookup_id(v->snapshot, key, len, id)
+                     : SHMRING_EEMPTY;
+    if (result == 0)
+        *fingerprint = v->fingerprint;
+    view_exit(v);
+    return result;
+}
+
+static __attribute__((noinline, flatten)) int
+serialized_lookup_id_versioned(shmring_t *r, const void *key, size_t len, uint32_t *id,
+                               uint64_t *fingerprint)
+{
+    if (caa_unlikely(!serialized_mark(r)))
+        return SHMRING_EINUSE;
+    serialized_follow(r);
+    const void *snapshot = r->serialized_view.snapshot;
+    int result = snapshot != NULL ? shmring__snapshot_lookup_id(snapshot, key, len, id)
+                                  : SHMRING_EEMPTY;
+    if (result == 0)
+        *fingerprint = r->serialized_view.fingerprint;
+    serialized_unmark(r);
+    return result;
+}
+
+int shmring_lookup_id_versioned(shmring_t *r, const void *key, size_t len, uint32_t *id,
+                                uint64_t *fingerprint)
+{
+    if (r->serialized)
+        return serialized_lookup_id_versioned(r, key, len, id, fingerprint);
+    return shared_lookup_id_versioned(r, key, len, id, fingerprint);
 }
 
 int shmring_lookup_ids(shmring_t *r, const void *const *keys, const size_t *lens,

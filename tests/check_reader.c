@@ -681,6 +681,83 @@ static shmring_t *open_serialized(void)
     return r;
 }
 
+/*
+ * shmring_lookup_id_versioned() answers shmring_lookup_id()'s id with the fingerprint
+ * of the version that answered, on both kinds of handle: the same id and the same
+ * fingerprint as the separate calls, the new version's after a publication, and
+ * nothing written on an error.
+ */
+START_TEST(test_lookup_id_versioned)
+{
+    shmring_t *handles[2];
+    ck_assert_int_eq(shmring_open(ring, &handles[0]), 0);
+    handles[1] = open_serialized();
+    uint32_t id = 7;
+    uint64_t fingerprint = 9;
+    for (int h = 0; h < 2; h++)
+        ck_assert_int_eq(
+            shmring_lookup_id_versioned(handles[h], "k", 1, &id, &fingerprint),
+            SHMRING_EEMPTY);
+    ck_assert_uint_eq(id, 7);
+    ck_assert_uint_eq(fingerprint, 9);
+
+    shmring_nodeset_t *set = test_nodeset(10, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    char key[32];
+    size_t len = key_owned_by(set, "node-4", key);
+    uint64_t first = 0;
+    for (int h = 0; h < 2; h++) {
+        uint32_t expected_id;
+        uint64_t expected_fingerprint;
+        ck_assert_int_eq(
+            shmring_lookup_id_versioned(handles[h], key, len, &id, &fingerprint), 0);
+        ck_assert_int_eq(shmring_lookup_id(handles[h], key, len, &expected_id), 0);
+        ck_assert_int_eq(shmring_fingerprint(handles[h], &expected_fingerprint), 0);
+        ck_assert_uint_eq(id, expected_id);
+        ck_assert_uint_eq(fingerprint, expected_fingerprint);
+        first = fingerprint;
+    }
+
+    /* node-4 down: the first call to see version 2 answers from it, with its
+     * fingerprint. */
+    ck_assert_int_eq(shmring_nodeset_set_state(set, "node-4", SHMRING_STATE_DOWN), 0);
+    ck_assert_uint_eq(publish(set), 2);
+    for (int h = 0; h < 2; h++) {
+        uint32_t node4 = id;
+        ck_assert_int_eq(
+            shmring_lookup_id_versioned(handles[h], key, len, &id, &fingerprint), 0);
+        uint64_t expected_fingerprint;
+        ck_assert_int_eq(shmring_fingerprint(handles[h], &expected_fingerprint), 0);
+        ck_assert_uint_ne(fingerprint, first);
+        ck_assert_uint_eq(fingerprint, expected_fingerprint);
+        ck_assert_uint_eq(shmring_generation(handles[h]), 2);
+        shmring_node_t node;
+        ck_assert_int_eq(shmring_node(handles[h], id, &node), 0);
+        ck_assert_str_ne(node.name, "node-4");
+        id = node4;
+    }
+
+    /* Every node down: SHMRING_EALLDOWN, and neither out parameter is written. */
+    for (int i = 0; i < 10; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "node-%d", i);
+        ck_assert_int_eq(shmring_nodeset_set_state(set, name, SHMRING_STATE_DOWN), 0);
+    }
+    ck_assert_uint_eq(publish(set), 3);
+    for (int h = 0; h < 2; h++) {
+        id = 7;
+        fingerprint = 9;
+        ck_assert_int_eq(
+            shmring_lookup_id_versioned(handles[h], key, len, &id, &fingerprint),
+            SHMRING_EALLDOWN);
+        ck_assert_uint_eq(id, 7);
+        ck_assert_uint_eq(fingerprint, 9);
+        shmring_close(handles[h]);
+    }
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 /* ---- Threads sharing one handle ------------------------------------------- */
 
 #define THREADS 4
@@ -1309,9 +1386,9 @@ static const struct test_fixture slow = {setup, teardown, 300};
 static Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
-    TCase *core =
-        TEST_CASE_WITH(s, "core", &fixture, test_open_errors, test_nothing_published_yet,
-                       test_nodes_by_id, test_follows_new_versions);
+    TCase *core = TEST_CASE_WITH(s, "core", &fixture, test_open_errors,
+                                 test_nothing_published_yet, test_nodes_by_id,
+                                 test_follows_new_versions, test_lookup_id_versioned);
     tcase_add_loop_test(core, test_lookups_match_snapshot, 0, 3);
     TEST_CASE_WITH(s, "resilience", &slow, test_keeps_last_good_version,
                    test_status_names_a_bad_version, test_refuses_hostile_versions,

@@ -34,6 +34,10 @@ libfcgi-bin"
 # nginx, installed above, runs the `hash consistent` upstreams of
 # tests/peers/test_nginx.py, the stream one through its stream module.
 SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
+# What the bindings' benchmarks compare with: uhashring, Python's usual ring library
+# (bench.py), and php-memcached, whose getServerByKey() is PHP's usual way to pick a
+# server by key (bench.php).
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 
 shmring_install_deps() {
     local missing=""

@@ -18,12 +18,13 @@
 
 local ffi = require "ffi"
 local cdef = require "shmring.cdef"
+local table_new = require "table.new"
 
 local ffi_string, ffi_gc = ffi.string, ffi.gc
 local type, tostring, tonumber, setmetatable, error = type, tostring, tonumber,
     setmetatable, error
 local string_format, find = string.format, string.find
-local rawget = rawget
+local rawget, pairs, math_max = rawget, pairs, math.max
 
 -- Declare once per Lua state, even if the program already declared shmring_ffi.h.
 if not pcall(ffi.typeof, "shmring_nodes_t") then
@@ -112,6 +113,13 @@ local key_array_t = ffi.typeof("const void *[?]")
 local ring_out_t = ffi.typeof("shmring_t *[1]")
 local options_t = ffi.typeof("shmring_open_options_t")
 local nodes_t = ffi.typeof("shmring_nodes_t[1]")
+local status_t = ffi.typeof("shmring_status_t[1]")
+-- What a destroyed ring's control object says as its published generation.
+local DESTROYED = 0xffffffffffffffffULL
+-- The largest node id for which the node cache's table gets an array part (see
+-- Ring:lookup), so that a compiled lookup reads its node without leaving the trace;
+-- a version with a larger id (set explicitly by a JSON node set) has a hash part.
+local NODE_CACHE_ARRAY_IDS = 65536
 
 local function node_table(node)
     return {
@@ -200,6 +208,13 @@ function _M.open(name, options)
     end
     local self = {
         handle = ffi_gc(out[0], C.shmring_close),
+        -- One node table per node of a version (see Ring:lookup): the tables by id,
+        -- and the fingerprint of the version they belong to (valid once true).
+        node_cache = {},
+        node_cache_valid = false,
+        node_cache_fingerprint = uint64_array_t(1),
+        fingerprint_out = uint64_array_t(1),
+        status_out = status_t(),
         -- Out parameters, one set per handle, so that lookups allocate nothing
         -- but what they return.
         id_out = uint32_array_t(1),
@@ -244,7 +259,57 @@ function Ring:lookup_id(key)
     return tonumber(id_out[0])
 end
 
--- The node that owns KEY, as {id =, name =, address =, weight =}.
+-- A lookup whose node the cache cannot answer: the library copies the node.
+local function lookup_copied(self, handle, key)
+    local node_out = self.node_out
+    local rc = C.shmring_lookup(handle, key, #key, node_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return node_table(node_out[0])
+end
+
+-- The first lookup after a switch to a version of another fingerprint: makes the
+-- table of every node of the handle's version (one shmring_nodes() copy, a few
+-- milliseconds at 10,000 nodes, once per version), then answers from it when it is
+-- the version that answered ID (fingerprint FINGERPRINT), else copies the node. All
+-- the tables at once rather than each on its node's first lookup: then every later
+-- lookup finds its node, and the trace LuaJIT compiles for a lookup loop is the one
+-- that does.
+local function lookup_rebuilt(self, handle, key, id, fingerprint)
+    local copy = nodes_t()
+    if C.shmring_nodes(handle, copy) ~= 0 then
+        return lookup_copied(self, handle, key)
+    end
+    local version = copy[0]
+    local count = tonumber(version.count)
+    local max_id = 0
+    for i = 0, count - 1 do
+        max_id = math_max(max_id, tonumber(version.nodes[i].id))
+    end
+    -- Ids 0..max_id in the array part, unless they are too sparse for one.
+    local nodes = table_new(max_id < NODE_CACHE_ARRAY_IDS and max_id or 0, 0)
+    for i = 0, count - 1 do
+        local node = node_table(version.nodes[i])
+        nodes[node.id] = node
+    end
+    self.node_cache = nodes
+    self.node_cache_fingerprint[0] = version.fingerprint
+    self.node_cache_valid = true
+    local same = version.fingerprint == fingerprint
+    C.shmring_nodes_free(copy)
+    local node = same and nodes[id] or nil
+    if node ~= nil then
+        return node
+    end
+    return lookup_copied(self, handle, key)
+end
+
+-- The node that owns KEY, as {id =, name =, address =, weight =}. Every lookup that
+-- answers a node from a version of one fingerprint returns the same table, made
+-- with every other node's at the first lookup in that version: treat it as
+-- read-only. The fingerprint covers every field of the table, and the library
+-- answers the id and the fingerprint of the version that answered in one call.
 function Ring:lookup(key)
     local handle = self.handle
     if handle == nil then
@@ -253,12 +318,20 @@ function Ring:lookup(key)
     if type(key) ~= "string" then
         key = check_key(key)
     end
-    local node_out = self.node_out
-    local rc = C.shmring_lookup(handle, key, #key, node_out)
+    local id_out, fingerprint_out = self.id_out, self.fingerprint_out
+    local rc = C.shmring_lookup_id_versioned(handle, key, #key, id_out, fingerprint_out)
     if rc ~= 0 then
         return nil, errmsg(rc), rc
     end
-    return node_table(node_out[0])
+    local id = tonumber(id_out[0])
+    if fingerprint_out[0] ~= self.node_cache_fingerprint[0] or not self.node_cache_valid then
+        return lookup_rebuilt(self, handle, key, id, fingerprint_out[0])
+    end
+    local node = self.node_cache[id]
+    if node ~= nil then
+        return node
+    end
+    return lookup_copied(self, handle, key)
 end
 
 -- The ids of the owners of KEYS (a list), in one call into the library, all from
@@ -419,6 +492,35 @@ function Ring:fingerprint()
         return nil, errmsg(rc), rc
     end
     return fingerprint_hex(u64_out[0])
+end
+
+-- The handle's state, for a worker's health check or status page:
+-- {present =, destroyed =, generation =, fingerprint =, error =}. present: the ring
+-- exists and the handle answers from a published version of it. destroyed: the ring
+-- was destroyed; lookups go on answering from its last version (generation and
+-- fingerprint, 16 hex digits as ringctl show prints them, nil when nothing was
+-- published) until a ring made again under its name is followed. error: the
+-- SHMRING_E* code of the last failed switch to a newer version (shmring.ENOENT for
+-- a destroyed ring), 0 when none failed. Follows a newer version first, like
+-- generation(); no system call unless a switch is due.
+function Ring:status()
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    C.shmring_generation(handle)
+    local out = self.status_out
+    C.shmring_status(handle, out)
+    local status = out[0]
+    local generation = tonumber(status.generation)
+    local destroyed = status.published_generation == DESTROYED
+    return {
+        present = not destroyed and generation ~= 0,
+        destroyed = destroyed,
+        generation = generation,
+        fingerprint = generation ~= 0 and fingerprint_hex(status.fingerprint) or nil,
+        error = tonumber(status.failed_error),
+    }
 end
 
 Ring.__tostring = function(self)

@@ -37,6 +37,7 @@
 ZEND_DECLARE_MODULE_GLOBALS(shmring)
 
 static zend_class_entry *shmring_node_ce;
+static zend_class_entry *shmring_status_ce;
 static zend_class_entry *shmring_ring_ce;
 static zend_class_entry *shmring_exception_ce;
 static zend_class_entry *shmring_ring_not_found_ce;
@@ -48,9 +49,31 @@ static zend_class_entry *shmring_node_not_found_ce;
 
 static zend_object_handlers shmring_ring_handlers;
 
-/* A Shmring\Ring: a borrowed pointer to a handle the registry owns. */
-typedef struct shmring_ring_object {
+/*
+ * What the registry keeps per ring: the handle, and this request's Node objects of
+ * one version of it. PHP frees a request's objects when the request ends, so the
+ * nodes live in a request-allocated table (NULL outside a request that used it),
+ * emptied at RSHUTDOWN; within a request every lookup that answers a node from a
+ * version of one fingerprint returns the same Node object, made on the node's first
+ * lookup. The fingerprint covers every property of a Node.
+ */
+typedef struct registry_entry {
     shmring_t *ring;
+    uint64_t nodes_fingerprint;
+    /* The Node objects by id: an array for ids below NODES_BY_ID (request memory,
+     * NULL outside a request that used it) and a table for larger ids (set
+     * explicitly by a JSON node set). */
+    zend_object **nodes_by_id;
+    uint32_t nodes_capacity;
+    HashTable *nodes;
+} registry_entry;
+
+/* Ids the node cache indexes in an array (at most 512 KB of pointers). */
+#define NODES_BY_ID 65536
+
+/* A Shmring\Ring: a borrowed pointer to an entry the registry owns. */
+typedef struct shmring_ring_object {
+    registry_entry *entry;
     zend_object std;
 } shmring_ring_object;
 
@@ -63,7 +86,7 @@ static zend_object *ring_create_object(zend_class_entry *ce)
 {
     shmring_ring_object *intern = zend_object_alloc(sizeof(shmring_ring_object), ce);
 
-    intern->ring = NULL;
+    intern->entry = NULL;
     zend_object_std_init(&intern->std, ce);
     object_properties_init(&intern->std, ce);
     intern->std.handlers = &shmring_ring_handlers;
@@ -106,15 +129,24 @@ static void throw_code(int code)
     zend_throw_exception(exception_class(code), shmring_strerror(code), code);
 }
 
-/* Fetches the handle of `$this`, or throws when the constructor never completed. */
-static shmring_t *this_ring(zval *this_zv)
+/* Fetches the registry entry of `$this`, or throws when the constructor never
+ * completed. */
+static registry_entry *this_entry(zval *this_zv)
 {
     shmring_ring_object *intern = ring_from_obj(Z_OBJ_P(this_zv));
 
-    if (intern->ring == NULL) {
+    if (intern->entry == NULL) {
         zend_throw_error(NULL, "Shmring\\Ring object is not initialized");
     }
-    return intern->ring;
+    return intern->entry;
+}
+
+/* Fetches the handle of `$this`, or throws when the constructor never completed. */
+static shmring_t *this_ring(zval *this_zv)
+{
+    registry_entry *entry = this_entry(this_zv);
+
+    return entry != NULL ? entry->ring : NULL;
 }
 
 /* Fills a new Shmring\Node from NODE. The properties are written in declaration
@@ -132,9 +164,81 @@ static void node_to_zval(const shmring_node_t *node, zval *out)
     ZVAL_LONG(OBJ_PROP_NUM(obj, 3), (zend_long)node->weight);
 }
 
-static void registry_entry_dtor(zval *entry)
+/* Drops ENTRY's Node objects, keeping the array for the next version when KEEP. */
+static void entry_nodes_clear(registry_entry *entry, bool keep)
 {
-    shmring_close((shmring_t *)Z_PTR_P(entry));
+    for (uint32_t i = 0; i < entry->nodes_capacity; i++) {
+        if (entry->nodes_by_id[i] != NULL) {
+            OBJ_RELEASE(entry->nodes_by_id[i]);
+            entry->nodes_by_id[i] = NULL;
+        }
+    }
+    if (!keep && entry->nodes_by_id != NULL) {
+        efree(entry->nodes_by_id);
+        entry->nodes_by_id = NULL;
+        entry->nodes_capacity = 0;
+    }
+    if (entry->nodes != NULL) {
+        zend_hash_destroy(entry->nodes);
+        FREE_HASHTABLE(entry->nodes);
+        entry->nodes = NULL;
+    }
+}
+
+/* Drops this request's Node objects of ENTRY. */
+static void entry_nodes_free(registry_entry *entry)
+{
+    entry_nodes_clear(entry, false);
+}
+
+/* ENTRY's Node object of ID, or NULL. */
+static inline zend_object *entry_node_find(const registry_entry *entry, uint32_t id)
+{
+    if (id < entry->nodes_capacity) {
+        return entry->nodes_by_id[id];
+    }
+    if (id >= NODES_BY_ID && entry->nodes != NULL) {
+        zval *found = zend_hash_index_find(entry->nodes, id);
+        return found != NULL ? Z_OBJ_P(found) : NULL;
+    }
+    return NULL;
+}
+
+/* Keeps NODE (a Node object of id ID) in ENTRY, which takes a reference. */
+static void entry_node_add(registry_entry *entry, uint32_t id, zend_object *node)
+{
+    if (id < NODES_BY_ID) {
+        if (id >= entry->nodes_capacity) {
+            uint32_t capacity = entry->nodes_capacity ? entry->nodes_capacity : 64;
+            while (capacity <= id) {
+                capacity *= 2;
+            }
+            entry->nodes_by_id =
+                erealloc(entry->nodes_by_id, capacity * sizeof(*entry->nodes_by_id));
+            memset(entry->nodes_by_id + entry->nodes_capacity, 0,
+                   (capacity - entry->nodes_capacity) * sizeof(*entry->nodes_by_id));
+            entry->nodes_capacity = capacity;
+        }
+        GC_ADDREF(node);
+        entry->nodes_by_id[id] = node;
+        return;
+    }
+    if (entry->nodes == NULL) {
+        ALLOC_HASHTABLE(entry->nodes);
+        zend_hash_init(entry->nodes, 8, NULL, ZVAL_PTR_DTOR, 0);
+    }
+    zval value;
+    GC_ADDREF(node);
+    ZVAL_OBJ(&value, node);
+    zend_hash_index_update(entry->nodes, id, &value);
+}
+
+static void registry_entry_dtor(zval *zv)
+{
+    registry_entry *entry = Z_PTR_P(zv);
+
+    shmring_close(entry->ring);
+    pefree(entry, 1);
 }
 
 /* Whether CODE says what is wrong with the ring directory rather than the ring: its
@@ -206,7 +310,7 @@ static zend_string *directory_canonical(const zend_string *directory)
  * Returns 0 or the library's code.
  */
 static int registry_open(const zend_string *name, const zend_string *directory,
-                         zend_long owner, shmring_t **out)
+                         zend_long owner, registry_entry **out)
 {
     smart_str key = {0};
     int rc = 0;
@@ -227,8 +331,11 @@ static int registry_open(const zend_string *name, const zend_string *directory,
             .trusted_owner = owner >= 0 ? (uid_t)owner : 0,
             .flags = SHMRING_OPEN_SERIALIZED,
         };
-        rc = shmring_open_with(ZSTR_VAL(name), &options, out);
+        shmring_t *ring;
+        rc = shmring_open_with(ZSTR_VAL(name), &options, &ring);
         if (rc == 0) {
+            *out = pecalloc(1, sizeof(**out), 1);
+            (*out)->ring = ring;
             /* The table is persistent, so it copies the key persistently. */
             zend_hash_str_add_new_ptr(&SHMRING_G(rings), ZSTR_VAL(key.s), ZSTR_LEN(key.s),
                                       *out);
@@ -254,7 +361,7 @@ ZEND_METHOD(Shmring_Ring, __construct)
     zend_long owner = 0;
     bool owner_is_null = true;
     shmring_ring_object *intern = ring_from_obj(Z_OBJ_P(ZEND_THIS));
-    shmring_t *ring;
+    registry_entry *entry;
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 3)
@@ -264,7 +371,7 @@ ZEND_METHOD(Shmring_Ring, __construct)
     Z_PARAM_LONG_OR_NULL(owner, owner_is_null)
     ZEND_PARSE_PARAMETERS_END();
 
-    if (intern->ring != NULL) {
+    if (intern->entry != NULL) {
         zend_throw_error(NULL, "Shmring\\Ring object is already initialized");
         RETURN_THROWS();
     }
@@ -284,7 +391,7 @@ ZEND_METHOD(Shmring_Ring, __construct)
                                 ZSTR_VAL(name), shown);
         RETURN_THROWS();
     }
-    rc = registry_open(name, canonical, owner_is_null ? -1 : owner, &ring);
+    rc = registry_open(name, canonical, owner_is_null ? -1 : owner, &entry);
     zend_string_release(canonical);
     if (rc != 0 && is_directory_error(rc)) {
         zend_throw_exception_ex(exception_class(rc), rc,
@@ -297,32 +404,59 @@ ZEND_METHOD(Shmring_Ring, __construct)
                                 ZSTR_VAL(name), shmring_strerror(rc));
         RETURN_THROWS();
     }
-    intern->ring = ring;
+    intern->entry = entry;
 }
 /* }}} */
 
-/* {{{ Shmring\Ring::lookup(string $key): Shmring\Node */
+/* {{{ Shmring\Ring::lookup(string $key): Shmring\Node
+ * The library answers the id with the fingerprint of the version that answered, so
+ * the Node made on that node's first lookup in this request and version is returned
+ * again; on a first lookup the library copies the node, and the object is kept when
+ * shmring_status() (which never switches: no other call can run in between on this
+ * process's handle) says it comes from the cached version. */
 ZEND_METHOD(Shmring_Ring, lookup)
 {
     char *key;
     size_t key_len;
-    shmring_t *ring;
+    registry_entry *entry;
     shmring_node_t node;
+    shmring_status_t status;
+    uint32_t id;
+    uint64_t fingerprint;
+    zend_object *cached;
     int rc;
 
     ZEND_PARSE_PARAMETERS_START(1, 1)
     Z_PARAM_STRING(key, key_len)
     ZEND_PARSE_PARAMETERS_END();
 
-    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+    if ((entry = this_entry(ZEND_THIS)) == NULL) {
         RETURN_THROWS();
     }
-    rc = shmring_lookup(ring, key, key_len, &node);
+    rc = shmring_lookup_id_versioned(entry->ring, key, key_len, &id, &fingerprint);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+    if (entry->nodes_fingerprint != fingerprint) {
+        entry_nodes_clear(entry, true);
+        entry->nodes_fingerprint = fingerprint;
+    }
+    cached = entry_node_find(entry, id);
+    if (cached != NULL) {
+        GC_ADDREF(cached);
+        RETURN_OBJ(cached);
+    }
+    rc = shmring_lookup(entry->ring, key, key_len, &node);
     if (rc != 0) {
         throw_code(rc);
         RETURN_THROWS();
     }
     node_to_zval(&node, return_value);
+    shmring_status(entry->ring, &status);
+    if (status.fingerprint == entry->nodes_fingerprint) {
+        entry_node_add(entry, node.id, Z_OBJ_P(return_value));
+    }
 }
 /* }}} */
 
@@ -562,6 +696,46 @@ ZEND_METHOD(Shmring_Ring, fingerprint)
 }
 /* }}} */
 
+/* {{{ Shmring\Ring::status(): Shmring\Status
+ * After following a newer version, as generation() does (or trying a destroyed
+ * ring's name again, at most every 100 ms). A destroyed ring's control object says
+ * UINT64_MAX as its published generation. */
+ZEND_METHOD(Shmring_Ring, status)
+{
+    shmring_t *ring;
+    shmring_status_t status;
+    zend_object *obj;
+    bool destroyed;
+
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    if ((ring = this_ring(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    (void)shmring_generation(ring);
+    shmring_status(ring, &status);
+    destroyed = status.published_generation == UINT64_MAX;
+    object_init_ex(return_value, shmring_status_ce);
+    obj = Z_OBJ_P(return_value);
+    ZVAL_BOOL(OBJ_PROP_NUM(obj, 0), !destroyed && status.generation != 0);
+    ZVAL_BOOL(OBJ_PROP_NUM(obj, 1), destroyed);
+    ZVAL_LONG(OBJ_PROP_NUM(obj, 2), (zend_long)status.generation);
+    if (status.generation != 0) {
+        ZVAL_STR(OBJ_PROP_NUM(obj, 3), zend_strpprintf(0, "%016" PRIx64, status.fingerprint));
+    } else {
+        ZVAL_NULL(OBJ_PROP_NUM(obj, 3));
+    }
+    ZVAL_LONG(OBJ_PROP_NUM(obj, 4), (zend_long)status.failed_error);
+}
+/* }}} */
+
+/* {{{ Shmring\Status */
+ZEND_METHOD(Shmring_Status, __construct)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+}
+/* }}} */
+
 static PHP_GINIT_FUNCTION(shmring)
 {
 #if defined(COMPILE_DL_SHMRING) && defined(ZTS)
@@ -601,8 +775,8 @@ static void preopen_rings(void)
              * that a worker's `new Shmring\Ring($name)` finds this handle. */
             zend_string *directory = zend_string_init(
                 SHMRING_DEFAULT_DIRECTORY, sizeof(SHMRING_DEFAULT_DIRECTORY) - 1, 1);
-            shmring_t *ring;
-            int rc = registry_open(name, directory, -1, &ring);
+            registry_entry *entry;
+            int rc = registry_open(name, directory, -1, &entry);
             zend_string_release(directory);
             if (rc != 0) {
                 php_error_docref(NULL, E_WARNING,
@@ -620,6 +794,7 @@ static PHP_MINIT_FUNCTION(shmring)
 {
     REGISTER_INI_ENTRIES();
     shmring_node_ce = register_class_Shmring_Node();
+    shmring_status_ce = register_class_Shmring_Status();
     shmring_ring_ce = register_class_Shmring_Ring();
     shmring_ring_ce->create_object = ring_create_object;
 
@@ -643,6 +818,19 @@ static PHP_MINIT_FUNCTION(shmring)
     shmring_node_not_found_ce =
         register_class_Shmring_NodeNotFoundException(shmring_exception_ce);
     preopen_rings();
+    return SUCCESS;
+}
+
+/* Drops the request's Node objects: they belong to the request. */
+static PHP_RSHUTDOWN_FUNCTION(shmring)
+{
+    registry_entry *entry;
+
+    ZEND_HASH_FOREACH_PTR(&SHMRING_G(rings), entry)
+    {
+        entry_nodes_free(entry);
+    }
+    ZEND_HASH_FOREACH_END();
     return SUCCESS;
 }
 
@@ -676,7 +864,7 @@ zend_module_entry shmring_module_entry = {
     PHP_MINIT(shmring),
     PHP_MSHUTDOWN(shmring),
     NULL,
-    NULL,
+    PHP_RSHUTDOWN(shmring),
     PHP_MINFO(shmring),
     PHP_SHMRING_VERSION,
     PHP_MODULE_GLOBALS(shmring),

@@ -17,6 +17,22 @@ namespace Shmring {
         private function __construct() {}
     }
 
+    /** What a Ring answers from, as Ring::status() returns it. */
+    final class Status
+    {
+        /** The ring exists and the Ring answers from a published version of it. */
+        public readonly bool $present;
+        /** The ring was destroyed: lookups answer from its last version until a ring made again under its name is followed. */
+        public readonly bool $destroyed;
+        public readonly int $generation;
+        /** 16 lowercase hex digits, as `ringctl show` prints it; null when nothing was published. */
+        public readonly ?string $fingerprint;
+        /** The SHMRING_E* code of the last failed switch to a newer version (-2 once the ring was destroyed), 0 when none failed. */
+        public readonly int $error;
+
+        private function __construct() {}
+    }
+
     /**
      * A reader of the ring NAME. The underlying handle is opened once per process and
      * shared by every Ring of the same name, directory and trusted owner.
@@ -45,6 +61,8 @@ namespace Shmring {
 
         /** 16 lowercase hex digits, or null when nothing is published yet. */
         public function fingerprint(): ?string {}
+
+        public function status(): Status {}
     }
 
     class Exception extends \RuntimeException {}

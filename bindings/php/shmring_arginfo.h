@@ -49,6 +49,12 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Shmring_Ring_fingerprint, 
                                         IS_STRING, 1)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Shmring_Ring_status, 0, 0,
+                                       Shmring\\Status, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Shmring_Status___construct arginfo_class_Shmring_Node___construct
+
 ZEND_METHOD(Shmring_Node, __construct);
 ZEND_METHOD(Shmring_Ring, __construct);
 ZEND_METHOD(Shmring_Ring, lookup);
@@ -59,6 +65,8 @@ ZEND_METHOD(Shmring_Ring, nodes);
 ZEND_METHOD(Shmring_Ring, node);
 ZEND_METHOD(Shmring_Ring, generation);
 ZEND_METHOD(Shmring_Ring, fingerprint);
+ZEND_METHOD(Shmring_Ring, status);
+ZEND_METHOD(Shmring_Status, __construct);
 
 static const zend_function_entry class_Shmring_Node_methods[] = {
     ZEND_ME(Shmring_Node, __construct, arginfo_class_Shmring_Node___construct,
@@ -82,7 +90,14 @@ static const zend_function_entry class_Shmring_Ring_methods[] = {
                                 arginfo_class_Shmring_Ring_generation, ZEND_ACC_PUBLIC)
                             ZEND_ME(Shmring_Ring, fingerprint,
                                     arginfo_class_Shmring_Ring_fingerprint,
-                                    ZEND_ACC_PUBLIC) ZEND_FE_END};
+                                    ZEND_ACC_PUBLIC)
+                                ZEND_ME(Shmring_Ring, status,
+                                        arginfo_class_Shmring_Ring_status,
+                                        ZEND_ACC_PUBLIC) ZEND_FE_END};
+
+static const zend_function_entry class_Shmring_Status_methods[] = {
+    ZEND_ME(Shmring_Status, __construct, arginfo_class_Shmring_Status___construct,
+            ZEND_ACC_PRIVATE) ZEND_FE_END};
 
 static const zend_function_entry class_Shmring_Exception_methods[] = {ZEND_FE_END};
 
@@ -149,6 +164,36 @@ static zend_class_entry *register_class_Shmring_Node(void)
                                 ZEND_ACC_PUBLIC | ZEND_ACC_READONLY, NULL,
                                 (zend_type)ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
     zend_string_release(property_weight_name);
+
+    return class_entry;
+}
+
+/* One readonly public property of an internal class, as gen_stub.php declares it. */
+static void declare_readonly(zend_class_entry *class_entry, const char *name,
+                             uint32_t type_mask)
+{
+    zval default_value;
+    ZVAL_UNDEF(&default_value);
+    zend_string *property_name = zend_string_init(name, strlen(name), 1);
+    zend_declare_typed_property(class_entry, property_name, &default_value,
+                                ZEND_ACC_PUBLIC | ZEND_ACC_READONLY, NULL,
+                                (zend_type)ZEND_TYPE_INIT_MASK(type_mask));
+    zend_string_release(property_name);
+}
+
+static zend_class_entry *register_class_Shmring_Status(void)
+{
+    zend_class_entry ce, *class_entry;
+
+    INIT_NS_CLASS_ENTRY(ce, "Shmring", "Status", class_Shmring_Status_methods);
+    class_entry = zend_register_internal_class_ex(&ce, NULL);
+    class_entry->ce_flags |=
+        ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
+    declare_readonly(class_entry, "present", MAY_BE_BOOL);
+    declare_readonly(class_entry, "destroyed", MAY_BE_BOOL);
+    declare_readonly(class_entry, "generation", MAY_BE_LONG);
+    declare_readonly(class_entry, "fingerprint", MAY_BE_STRING | MAY_BE_NULL);
+    declare_readonly(class_entry, "error", MAY_BE_LONG);
 
     return class_entry;
 }

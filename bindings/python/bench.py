@@ -9,13 +9,19 @@ a private directory under /dev/shm), prints from one run, in ns per call over
   - shmring._noop(key): a no-op function of the same C module with one argument,
     the floor for any call from Python into C;
   - ring.lookup_id(key), ring.lookup(key), and lookup_ids(keys) per key;
+  - uhashring's HashRing.get_node(key) over the same node names (Debian's
+    python3-uhashring; its default ring of 160 MD5 points per node), the ring
+    library Python applications usually take;
   - pure-Python rings of the same size and points (bisect over sorted points,
     owners in a parallel list), hashing the key with MD5 (what pure-Python rings
     such as uhashring and hash_ring use) and with zlib.crc32 (the cheapest hash
     in the standard library);
 
-then the ratios lookup_id / _noop (target: at most 1.5) and pure-Python /
-lookup_id (target: at least 20). Targets are reported, never enforced here.
+then the ratios lookup / lookup_id (target: at most 1.3: a Node object costs a
+table read, not a new object, see README "Speed"), uhashring / lookup,
+lookup_id / _noop (target: at most 1.5) and pure-Python / lookup_id (target: at
+least 20). Targets are reported, never enforced here. Without uhashring its rows
+say so and the rest runs.
 
 Usage: bench.py [--quick] [--passes N] [--ringctl PATH]   (PATH defaults to
 $SHMRING_RINGCTL, then ringctl on PATH). --quick: small sizes, one pass (a smoke
@@ -38,9 +44,15 @@ import zlib
 
 import shmring
 
+try:
+    import uhashring
+except ImportError:  # Debian: apt-get install python3-uhashring
+    uhashring = None
+
 VNODES = 160
 HOT_KEYS = 1024
 TARGET_NOOP_RATIO = 1.5
+TARGET_NODE_RATIO = 1.3
 TARGET_PURE_PYTHON_RATIO = 20.0
 
 
@@ -127,6 +139,7 @@ def bench_ring(ringctl, directory, nodes, key_sets, passes):
     names = [n["name"] for n in node_set(nodes)]
     pure_md5 = PurePythonRing(names, md5_hash)
     pure_crc = PurePythonRing(names, zlib.crc32)
+    uhash = uhashring.HashRing(nodes=names) if uhashring is not None else None
     results = {}
     with shmring.Ring(name, directory) as ring:
         for label, keys in key_sets.items():
@@ -141,6 +154,8 @@ def bench_ring(ringctl, directory, nodes, key_sets, passes):
                 "pure Python, MD5 + bisect": loop_timer(pure_md5.lookup_id),
                 "pure Python, crc32 + bisect": loop_timer(pure_crc.lookup_id),
             }
+            if uhash is not None:
+                contenders["uhashring get_node(key)"] = loop_timer(uhash.get_node)
             results[label] = best_of(contenders, keys, passes)
     subprocess.run([ringctl, "--dir", directory, "-r", name, "destroy"], check=True,
                    capture_output=True)
@@ -171,6 +186,14 @@ def main():
           % (key_count, VNODES, passes))
     print("distinct: %d distinct keys; hot: %d distinct keys, repeated"
           % (key_count, HOT_KEYS))
+    if uhashring is None:
+        print("uhashring: not installed (Debian: apt-get install python3-uhashring)")
+    else:
+        try:
+            from importlib.metadata import version
+            print("uhashring %s" % version("uhashring"))
+        except Exception:  # a uhashring without distribution metadata
+            print("uhashring (version unknown)")
     directory = tempfile.mkdtemp(prefix="shmring-bench-", dir="/dev/shm")
     try:
         for nodes in sizes:
@@ -182,10 +205,18 @@ def main():
                 print("  %-34s" % label + "".join("%9.1f ns" % c[label] for c in columns))
 
             def ratios(label, target, compare, numerator, denominator):
+                if numerator not in columns[0]:
+                    return
                 values = [c[numerator] / c[denominator] for c in columns]
                 print("  %-34s" % label + "".join("%11.2fx" % v for v in values)
-                      + "   (target %s: %s)" % (target, ", ".join(
-                          "met" if compare(v) else "NOT met" for v in values)))
+                      + ("   (target %s: %s)" % (target, ", ".join(
+                          "met" if compare(v) else "NOT met" for v in values))
+                         if target else ""))
+
+            ratios("lookup / lookup_id", "<= %.1fx" % TARGET_NODE_RATIO,
+                   lambda v: v <= TARGET_NODE_RATIO, "ring.lookup(key)", "ring.lookup_id(key)")
+            ratios("uhashring get_node / lookup", None, None, "uhashring get_node(key)",
+                   "ring.lookup(key)")
 
             ratios("lookup_id / _noop", "<= %.1fx" % TARGET_NOOP_RATIO,
                    lambda v: v <= TARGET_NOOP_RATIO, "ring.lookup_id(key)", "shmring._noop(key)")

@@ -282,7 +282,25 @@ class Test:
         print("ok - %s: %d workers answer %d keys as ringctl (generation %d)" % (
             what, len(self.connections), len(keys), generation))
 
+    def check_readme_config(self):
+        """The README's nginx.conf, presented as a whole file, is one nginx accepts
+        (`nginx -t`): with Debian's modules-enabled include, its Lua directives are
+        known."""
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                              "README.md")
+        text = open(readme, encoding="utf-8").read()
+        start = text.index("```nginx\n") + len("```nginx\n")
+        path = os.path.join(self.tmp, "readme-nginx.conf")
+        with open(path, "w") as conf:
+            conf.write(text[start:text.index("```", start)])
+        result = subprocess.run(
+            [self.args.nginx, "-t", "-c", path, "-e", os.path.join(self.tmp, "readme-t.log")],
+            capture_output=True, text=True)
+        if result.returncode != 0:
+            raise Failure("nginx -t of the README's nginx.conf: " + result.stderr)
+
     def run(self):
+        self.check_readme_config()
         self.ringctl("init")
         for i in range(1, 6):
             self.ringctl("add", "cache-%d" % i, "10.1.0.%d:11211" % i)

@@ -248,6 +248,40 @@ local function main()
         same_error("node('x')", shmring.ENODE, ring:node("x"))
     end)
 
+    test("status", function()
+        local fingerprint = ringctl("show"):match("fingerprint:%s+(%x+)")
+        local status = assert(ring:status())
+        eq(status.present, true, "present")
+        eq(status.destroyed, false, "destroyed")
+        eq(status.generation, 4, "generation")
+        eq(status.fingerprint, fingerprint, "fingerprint")
+        eq(status.error, 0, "error")
+    end)
+
+    test("one node table per node and version", function()
+        local by_id = {}
+        for _, key in ipairs(keys) do
+            local node = assert(ring:lookup(key))
+            by_id[node.id] = by_id[node.id] or node
+            assert(rawequal(by_id[node.id], node), "the same table for node " .. node.id)
+        end
+        eq(by_id[1].weight, 2, "beta's weight")
+        ringctl("weight beta 3")
+        local beta
+        for _, key in ipairs(keys) do
+            local node = assert(ring:lookup(key))
+            if node.id == 1 then
+                beta = node
+            end
+        end
+        assert(not rawequal(beta, by_id[1]), "a new version, a new table")
+        eq(beta.weight, 3, "the new version's weight")
+        eq(beta.name, "beta", "the new version's name")
+        ringctl("weight beta 2")
+        check_against_ringctl(ring, "weights back")
+        eq(ring:generation(), 6, "generation after two weight changes")
+    end)
+
     test("keys", function()
         local binary = "a\0b\255"
         eq(ring:lookup(binary).id, ring:lookup_id(binary), "binary key")
@@ -265,6 +299,10 @@ local ok, err = xpcall(function()
             eq(shared:lookup_id("k" .. i), ring:lookup_id("k" .. i), "key k" .. i)
         end
         eq(shared:generation(), ring:generation(), "generation")
+        -- A thread-safe handle's lookups return one table per node and version too.
+        local first, second = assert(shared:lookup("k")), assert(shared:lookup("k"))
+        assert(rawequal(first, second), "the same table")
+        eq(first.name, ring:lookup("k").name, "the same node as the serialized handle's")
         shared:close()
         assert(not pcall(shmring.open, RING, {serialized = 1}),
             "a non-boolean serialized raises")
@@ -298,7 +336,7 @@ local ok, err = xpcall(function()
     ringctl("add delta 10.0.0.4:11211")
     test("follows add on the next call", function()
         eq(ring:lookup_id("x") ~= nil, true, "lookup after add")
-        eq(ring:generation(), 5, "generation after add")
+        eq(ring:generation(), 7, "generation after add")
         check_against_ringctl(ring, "after add")
         local found = false
         for _, node in ipairs(assert(ring:nodes()).nodes) do
@@ -310,7 +348,7 @@ local ok, err = xpcall(function()
     ringctl("remove alpha")
     test("follows remove on the next call", function()
         check_against_ringctl(ring, "after remove")
-        eq(ring:generation(), 6, "generation after remove")
+        eq(ring:generation(), 8, "generation after remove")
         for _, node in ipairs(assert(ring:nodes()).nodes) do
             assert(node.name ~= "alpha", "alpha is gone")
         end
@@ -332,14 +370,44 @@ local ok, err = xpcall(function()
     ringctl("up gamma")
     test("up again", function()
         eq(ring:lookup("k").name, "gamma", "the one up node")
-        eq(ring:generation(), 10, "generation")
+        eq(ring:generation(), 12, "generation")
     end)
 
+    local last_node = ring:lookup("k")
+    local last_fingerprint = ring:fingerprint()
     ringctl("destroy")
     test("destroyed ring: the handle keeps its last version", function()
+        local status = assert(ring:status())
+        eq(status.present, false, "present")
+        eq(status.destroyed, true, "destroyed")
+        eq(status.generation, 12, "generation")
+        eq(status.fingerprint, last_fingerprint, "fingerprint")
+        eq(status.error, shmring.ENOENT, "error")
+        assert(rawequal(ring:lookup("k"), last_node), "the same node table")
         eq(ring:lookup("k").name, "gamma", "lookup after destroy")
         open_error("open after destroy", shmring.ENOENT,
             "shmring: ring '" .. RING .. "': no such ring", shmring.open(RING))
+    end)
+
+    ringctl("init")
+    ringctl("add omega 10.0.0.24:11211")
+    test("a ring made again under the name is followed", function()
+        -- Within the library's retry interval (100 ms); bounded at 10 s.
+        local status
+        for _ = 1, 200 do
+            status = assert(ring:status())
+            if not status.destroyed then
+                break
+            end
+            os.execute("sleep 0.05")
+        end
+        eq(status.present, true, "present")
+        eq(status.destroyed, false, "destroyed")
+        eq(status.generation, 2, "generation")
+        eq(status.fingerprint, ringctl("show"):match("fingerprint:%s+(%x+)"), "fingerprint")
+        eq(status.error, 0, "error")
+        eq(ring:lookup("k").name, "omega", "lookup")
+        ringctl("destroy")
     end)
 
     test("close", function()
@@ -353,6 +421,7 @@ local ok, err = xpcall(function()
         closed("nodes", ring:nodes())
         closed("generation", ring:generation())
         closed("fingerprint", ring:fingerprint())
+        closed("status", ring:status())
         eq(tostring(ring), "shmring.ring (closed)", "tostring")
     end)
 
@@ -391,6 +460,34 @@ local ok, err = xpcall(function()
         for i = 1, 100 do
             eq(got[i], expected[i], "id of key " .. i)
         end
+        ring:close()
+        ringctl("destroy")
+    end)
+
+    test("node tables of large and sparse ids", function()
+        local file = os.tmpname()
+        local f = assert(io.open(file, "w"))
+        f:write('{"nodes": [{"name": "n0", "address": "a0", "id": 3},',
+            ' {"name": "n1", "address": "a1", "id": 65535},',
+            ' {"name": "n2", "address": "a2", "id": 65536},',
+            ' {"name": "n3", "address": "a3", "id": 4294967294}]}')
+        f:close()
+        ringctl("load " .. file)
+        os.remove(file)
+        local ring = assert(shmring.open(RING))
+        local answers = ringctl_lookup(keys)
+        local seen, count = {}, 0
+        for _, key in ipairs(keys) do
+            local node = assert(ring:lookup(key))
+            eq(node.name, answers[key][1], "lookup(" .. key .. ").name")
+            if seen[node.id] == nil then
+                seen[node.id] = node
+                count = count + 1
+            end
+            assert(rawequal(seen[node.id], node), "the same table for id " .. node.id)
+        end
+        eq(count, 4, "every node answers some key")
+        eq(seen[4294967294].name, "n3", "id 4294967294")
         ring:close()
         ringctl("destroy")
     end)

@@ -9,10 +9,19 @@
  *   (c) a pure-PHP ring: crc32 and binary search over the same number of sorted
  *       points, built once (as if kept in opcache), lookup only; building it, which a
  *       request would have to do without such a cache, is timed separately.
+ * Then, over 100,000 distinct keys, at 10,000 nodes and at 100: lookup() (a Node
+ * object) against lookupId() (an int; target: lookup() at most 1.3x, since it
+ * returns the Node made on the node's first lookup in the version), and at 100
+ * nodes php-memcached's getServerByKey() over the same 100 servers (libmemcached's
+ * ketama, Memcached::OPT_LIBKETAMA_COMPATIBLE), the usual way PHP picks a server by
+ * key (libmemcached 1.1 refuses more than 100 servers in a ketama continuum: it
+ * asserts); its row says so when the memcached extension (Debian:
+ * php8.2-memcached) is not loaded.
  * One run; timings from hrtime(). Environment: SHMRING_RINGCTL (the built ringctl),
  * SHMRING_LIBRARY (libshmring.so for FFI). Run through the CMake target
  * shmring_php_bench, or:
- *   php -n -d extension=.../shmring.so -d extension=ffi -d ffi.enable=1 bench.php
+ *   php -n -d extension=.../shmring.so -d extension=ffi -d ffi.enable=1 \
+ *       -d extension=igbinary -d extension=msgpack -d extension=memcached bench.php
  */
 const NODES = 10000;
 const VNODES = 160;
@@ -148,6 +157,65 @@ try {
            format_ns($pure), $count, format_ns((float)$build));
     printf("(b)/(a) = %.0fx (target: at least 100x); (c)/(a) = %.1fx\n",
            $ffiPerRequest / $ext, $pure / $ext);
+
+    // Node objects against ids, over many distinct keys (best of 5 interleaved runs).
+    $distinct = [];
+    for ($i = 0; $i < 100000; $i++) {
+        $distinct[] = sprintf('user:%d:%x', $i, ($i * 2654435761) & 0xffffffff);
+    }
+    $small = $ring . '-100';
+    $file = tempnam(sys_get_temp_dir(), 'shmring');
+    file_put_contents($file, json_encode(['vnodes' => VNODES,
+                                          'nodes' => array_slice($nodes, 0, 100)]));
+    run([$ringctl, '-r', $small, 'load', $file]);
+    unlink($file);
+    $r100 = new Shmring\Ring($small);
+    $memcached = null;
+    if (class_exists('Memcached')) {
+        $memcached = new Memcached();
+        $memcached->setOption(Memcached::OPT_LIBKETAMA_COMPATIBLE, true);
+        $servers = [];
+        foreach (array_slice($nodes, 0, 100) as $node) {
+            [$host, $port] = explode(':', $node['address']);
+            $servers[] = [$host, (int)$port, 1];
+        }
+        $memcached->addServers($servers);
+    }
+    $pass = function (callable $call) use ($distinct): float {
+        $start = hrtime(true);
+        foreach ($distinct as $key) {
+            $call($key);
+        }
+        return (hrtime(true) - $start) / count($distinct);
+    };
+    $best = ['id' => INF, 'node' => INF, 'id100' => INF, 'node100' => INF,
+             'memcached' => INF];
+    for ($run = 0; $run < 5; $run++) {
+        $best['id'] = min($best['id'], $pass(fn($k) => $r->lookupId($k)));
+        $best['node'] = min($best['node'], $pass(fn($k) => $r->lookup($k)));
+        $best['id100'] = min($best['id100'], $pass(fn($k) => $r100->lookupId($k)));
+        $best['node100'] = min($best['node100'], $pass(fn($k) => $r100->lookup($k)));
+        if ($memcached !== null) {
+            $best['memcached'] = min($best['memcached'],
+                                     $pass(fn($k) => $memcached->getServerByKey($k)));
+        }
+    }
+    printf("%d distinct keys, best of 5 interleaved passes, a closure call per key included:\n",
+           count($distinct));
+    foreach (['' => NODES, '100' => 100] as $suffix => $count) {
+        printf("    %5d nodes: lookupId() %s, lookup() %s: lookup()/lookupId() = %.2fx (target: at most 1.3x)\n",
+               $count, format_ns($best['id' . $suffix]), format_ns($best['node' . $suffix]),
+               $best['node' . $suffix] / $best['id' . $suffix]);
+    }
+    if ($memcached !== null) {
+        printf("      100 servers: php-memcached getServerByKey() %s: getServerByKey()/lookup() = %.1fx\n",
+               format_ns($best['memcached']), $best['memcached'] / $best['node100']);
+    } else {
+        echo "    php-memcached: the memcached extension is not loaded (Debian: php8.2-memcached)\n";
+    }
 } finally {
     run([$ringctl, '-r', $ring, 'destroy']);
+    if (isset($small)) {
+        run([$ringctl, '-r', $small, 'destroy']);
+    }
 }

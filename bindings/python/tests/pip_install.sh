@@ -36,5 +36,13 @@ versions = (importlib.metadata.version("shmring"), shmring.__version__,
 assert versions == (os.environ["SHMRING_VERSION"],) * 3, versions
 print("installed", shmring.__file__, "version", shmring.__version__)
 PY
+# The README runs gunicorn as `venv/bin/python -m gunicorn`: Debian's gunicorn, seen
+# through --system-site-packages, and the venv's shmring, from one interpreter.
+env -u PYTHONPATH "$work/venv/bin/python" -c '
+import gunicorn, shmring, sys
+assert gunicorn.__file__.startswith("/usr/lib/python3/dist-packages/"), gunicorn.__file__
+assert shmring.__file__.startswith(sys.prefix), shmring.__file__
+print("gunicorn", gunicorn.__version__, "and shmring", shmring.__version__, "from", sys.executable)'
+env -u PYTHONPATH "$work/venv/bin/python" -m gunicorn --version
 env -u PYTHONPATH SHMRING_RINGCTL="$ringctl" "$work/venv/bin/python" -m pytest -q \
     -p no:cacheprovider --ignore="$source_dir/tests/test_gunicorn.py" "$source_dir/tests"

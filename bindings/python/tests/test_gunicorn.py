@@ -1,4 +1,5 @@
-"""shmring in a real gunicorn: opened once in the master, used by 4 forked workers.
+"""shmring in a real gunicorn: opened once in the master, used by 4 forked workers;
+and the README's worker, started before its ring exists.
 
 The app module opens the ring at import, and gunicorn runs with --preload, so the
 master opens it before it forks its sync workers. Each round holds 4 requests open
@@ -194,3 +195,94 @@ def test_every_worker_answers_as_ringctl_and_follows_changes(gunicorn):
 
     ringctl("remove", "node3")
     assert check_workers(master, port, ringctl, generation + 2) == pids
+
+
+# The README's worker, run as it is written there ---------------------------------------
+
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "README.md")
+
+
+def readme_app():
+    """The README's `# app.py` example, exactly as the README shows it."""
+    text = open(README, encoding="utf-8").read()
+    start = text.index("```python\n# app.py")
+    return text[start + len("```python\n"):text.index("```", start + 3)]
+
+
+def get(port, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+def test_readme_worker_started_before_its_ring(tmp_path, ringctl):
+    """One worker of the README's app, started before the ring exists: it boots and
+    answers 503, then routes exactly as ringctl once the ring is published, then
+    says that the ring was destroyed."""
+    (tmp_path / "app.py").write_text(readme_app())
+    (tmp_path / "gunicorn_conf.py").write_text(CONFIG)
+    ready_read, ready_write = os.pipe()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    env = dict(os.environ, SHMRING_RING=ringctl.name, SHMRING_DIR=ringctl.directory,
+               SHMRING_TEST_READY_FD=str(ready_write))
+    log = open(tmp_path / "gunicorn.log", "wb")
+    master = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "sync",
+         "--bind", "fd://%d" % listener.fileno(), "--chdir", str(tmp_path),
+         "--config", str(tmp_path / "gunicorn_conf.py"), "--timeout", "120",
+         "--log-level", "warning", "app:application"],
+        env=env, pass_fds=[listener.fileno(), ready_write], stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    listener.close()
+    os.close(ready_write)
+    try:
+        data = b""
+        while b"\n" not in data:
+            ready, _, _ = select.select([ready_read], [], [], 120)
+            assert ready, "gunicorn's worker did not start within 120 s"
+            chunk = os.read(ready_read, 4096)
+            assert chunk, "gunicorn exited before its worker was ready"
+            data += chunk
+        name = ringctl.name
+        assert get(port, "/user:42") == (503, "ring %s does not exist yet\n" % name)
+
+        ringctl("init")
+        ringctl.load_nodes(20)
+        expected = ringctl.lookup(KEYS[:200])
+        for key in KEYS[:200]:
+            [(node, address)] = expected[key]
+            assert get(port, "/" + key) == (
+                200, "%s -> %s %s (generation 2)\n" % (key, node, address))
+
+        ringctl("down", "node3")
+        for key in KEYS[:200]:
+            [(node, address)] = ringctl.lookup([key])[key]
+            assert get(port, "/" + key) == (
+                200, "%s -> %s %s (generation 3)\n" % (key, node, address))
+
+        ringctl("destroy")
+        assert get(port, "/user:42") == (503, "ring %s was destroyed (generation 3)\n" % name)
+        assert master.poll() is None, "gunicorn exited"
+    finally:
+        try:
+            os.killpg(master.pid, signal.SIGTERM)
+            master.wait(timeout=60)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            try:
+                os.killpg(master.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            master.wait()
+            log.close()
+            os.close(ready_read)
+        print((tmp_path / "gunicorn.log").read_text(errors="replace"))

@@ -2,6 +2,7 @@
 
 import errno
 import gc
+import json
 import os
 import pathlib
 import re
@@ -149,10 +150,104 @@ def test_nodes_snapshot_and_node(small_ring):
         snap = ring.snapshot()
         assert snap.nodes == nodes
         assert snap.generation == ring.generation == 4
-        assert snap.fingerprint == ring.fingerprint
-        assert isinstance(snap.fingerprint, int) and 0 <= snap.fingerprint < 2**64
+        assert snap.fingerprint == ring.fingerprint == ringctl_fingerprint(small_ring)
+        assert re.fullmatch(r"[0-9a-f]{16}", snap.fingerprint)
         generation, fingerprint, copied = snap
         assert copied == nodes
+
+
+def ringctl_fingerprint(ringctl):
+    """The fingerprint as `ringctl show` prints it."""
+    return re.search(r"^fingerprint: +([0-9a-f]+)$", ringctl("show").stdout.decode(),
+                     re.M).group(1)
+
+
+# Status -----------------------------------------------------------------------------
+
+
+def test_status_of_a_published_ring(small_ring):
+    with open_ring(small_ring) as ring:
+        fingerprint = ringctl_fingerprint(small_ring)
+        status = ring.status()
+        assert status == (True, False, 4, fingerprint, 0)
+        assert (status.present, status.destroyed, status.generation, status.fingerprint,
+                status.error) == (True, False, 4, fingerprint, 0)
+        assert repr(status) == (
+            "shmring.Status(present=True, destroyed=False, generation=4, "
+            "fingerprint='%s', error=0)" % fingerprint)
+        # status() follows a version published since the last lookup.
+        small_ring("add", "d", "10.0.0.4:11211")
+        assert ring.status() == (True, False, 5, ringctl_fingerprint(small_ring), 0)
+
+
+def test_status_before_anything_is_published(ringctl):
+    ringctl("init")
+    with open_ring(ringctl) as ring:
+        # ringctl init publishes the empty node set as generation 1.
+        assert ring.status() == (True, False, 1, ringctl_fingerprint(ringctl), 0)
+
+
+def test_status_says_the_ring_was_destroyed(small_ring):
+    with open_ring(small_ring) as ring:
+        fingerprint = ringctl_fingerprint(small_ring)
+        answer = ring.lookup("k")
+        small_ring("destroy")
+        # Lookups go on answering from the last version; status() says why.
+        assert ring.status() == (False, True, 4, fingerprint, shmring.ENOENT)
+        assert ring.lookup("k") is answer
+        assert ring.generation == 4 and ring.fingerprint == fingerprint
+        # A ring made again under the name (by the same owner) is followed within the
+        # library's retry interval (100 ms), and the status says so.
+        small_ring("init")
+        small_ring("add", "z", "10.0.0.26:11211")
+        for _ in range(200):
+            status = ring.status()
+            if not status.destroyed:
+                break
+            threading.Event().wait(0.05)
+        assert status == (True, False, 2, ringctl_fingerprint(small_ring), 0)
+        assert ring.lookup("k").name == "z"
+
+
+# One Node object per node and version ---------------------------------------------------
+
+
+def test_lookup_returns_one_object_per_node_and_version(small_ring):
+    with open_ring(small_ring) as ring:
+        nodes = {}
+        for key in KEYS:
+            node = ring.lookup(key)
+            assert nodes.setdefault(node.id, node) is node
+        assert sorted((n.id, n.name, n.address, n.weight) for n in nodes.values()) == [
+            (0, "a", "10.0.0.1:11211", 1), (1, "b", "10.0.0.2:11211", 2),
+            (2, "c", "10.0.0.3:11211", 1)]
+        # A new version: new objects, with the new version's fields.
+        small_ring("weight", "a", "5")
+        again = ring.lookup(KEYS[0])
+        assert again is not nodes[again.id]
+        fresh = {n.id: n for n in map(ring.lookup, KEYS)}
+        assert fresh[0] == shmring.Node((0, "a", "10.0.0.1:11211", 5))
+        assert fresh[again.id] is again
+        expected = small_ring.lookup(KEYS)
+        assert [[(n.name, n.address)] for n in map(ring.lookup, KEYS)] == [
+            expected[k] for k in KEYS]
+        # Content published again unchanged keeps its fingerprint, and so its nodes.
+        small_ring("weight", "a", "5")
+        assert ring.lookup(KEYS[0]) is again
+
+
+def test_lookup_caches_large_ids(ringctl):
+    nodes = [{"name": "n%d" % i, "address": "10.0.0.%d:11211" % i, "id": node_id}
+             for i, node_id in enumerate([3, 65535, 65536, 2**32 - 2])]
+    ringctl("load", "-", input=json.dumps({"nodes": nodes}).encode())
+    expected = ringctl.lookup(KEYS)
+    with open_ring(ringctl) as ring:
+        seen = {}
+        for key in KEYS:
+            node = ring.lookup(key)
+            assert [(node.name, node.address)] == expected[key]
+            assert seen.setdefault(node.id, node) is node
+        assert sorted(seen) == [3, 65535, 65536, 2**32 - 2]
 
 
 def test_node_errors(small_ring):

@@ -31,6 +31,7 @@ from ._shmring import (
     Ring,
     RingNotFound,
     Snapshot,
+    Status,
     _noop,
     library_version,
     strerror,
@@ -63,6 +64,7 @@ __all__ = [
     "Ring",
     "RingNotFound",
     "Snapshot",
+    "Status",
     "library_version",
     "strerror",
 ]

@@ -29,6 +29,10 @@
 
 /* Keys of lookup_ids() converted on the stack, before falling back to the heap. */
 #define STACK_KEYS 32
+/* Node ids the node cache indexes in an array (at most 512 KB of pointers); rings
+ * whose ids ringctl assigned stay below it unless nodes come and go by the tens of
+ * thousands. */
+#define NODE_CACHE_IDS 65536
 /* What a lookup "returns" when the ring was closed while its key was converted: no
  * library code is this. */
 #define SHMRING_CLOSED INT_MIN
@@ -40,12 +44,27 @@ typedef struct {
         shmring_t *handle;
     PyObject *name;
     PyObject *directory;
+    /* The Node objects of one version, made on first use and returned by every
+     * later lookup that answers that node from that version, so that lookup() costs
+     * what lookup_id() costs plus a table read (see cached_node()). A version is
+     * known by its fingerprint, which covers every field of a Node: two versions
+     * with one fingerprint have the same Node for every id. Ids below
+     * NODE_CACHE_IDS index by_id; larger ones (set explicitly by a JSON node set)
+     * go into the dict large_ids. */
+    struct {
+        bool valid;
+        uint64_t fingerprint;
+        PyObject **by_id;
+        size_t capacity;
+        PyObject *large_ids;
+    } nodes;
 } RingObject;
 
 /* The module's state lives in statics: the module is single-phase and its types are
  * created once per process, like most extension modules of its size. */
 static PyTypeObject NodeType;
 static PyTypeObject SnapshotType;
+static PyTypeObject StatusType;
 static PyObject *Error;
 static PyObject *RingNotFound;
 static PyObject *PermissionDenied;
@@ -239,7 +258,8 @@ static PyStructSequence_Desc node_desc = {
 static PyStructSequence_Field snapshot_fields[] = {
     {"generation", "the generation of the version the nodes were copied from"},
     {"fingerprint",
-     "that version's content fingerprint (an int), or None when nothing is published"},
+     "that version's content fingerprint as 16 hex digits (as `ringctl show` prints "
+     "it), or None when nothing is published"},
     {"nodes", "a tuple of every Node of that version, in the version's node order"},
     {NULL, NULL}};
 
@@ -280,6 +300,104 @@ static PyObject *node_new(const shmring_node_t *node)
     PyStructSequence_SET_ITEM(result, 2, address);
     PyStructSequence_SET_ITEM(result, 3, weight);
     return result;
+}
+
+static PyStructSequence_Field status_fields[] = {
+    {"present", "True when the ring exists and the ring answers from a published version "
+                "of it"},
+    {"destroyed", "True when the ring was destroyed: lookups go on answering from its "
+                  "last version until a ring made again under its name is followed"},
+    {"generation", "the generation of the version the ring answers from (0: none)"},
+    {"fingerprint",
+     "that version's content fingerprint as 16 hex digits, as `ringctl show` prints it; "
+     "None when nothing was published"},
+    {"error", "the SHMRING_E* code of the last failed switch to a newer version (e.g. "
+              "ENOENT once the ring was destroyed), 0 when none failed"},
+    {NULL, NULL}};
+
+static PyStructSequence_Desc status_desc = {
+    "shmring.Status",
+    "Status(present, destroyed, generation, fingerprint, error)\n--\n\n"
+    "What a Ring answers from, as Ring.status() returns it: for a worker's health\n"
+    "check or status page.",
+    status_fields, 5};
+
+/* A fingerprint as `ringctl show` prints it: 16 lowercase hex digits. */
+static PyObject *fingerprint_hex(uint64_t fingerprint)
+{
+    char text[17];
+    snprintf(text, sizeof(text), "%016llx", (unsigned long long)fingerprint);
+    return PyUnicode_FromStringAndSize(text, 16);
+}
+
+/* Node cache ----------------------------------------------------------------------- */
+
+static void node_cache_clear(RingObject *self)
+{
+    for (size_t i = 0; i < self->nodes.capacity; i++)
+        Py_CLEAR(self->nodes.by_id[i]);
+    Py_CLEAR(self->nodes.large_ids);
+    self->nodes.valid = false;
+}
+
+static void node_cache_free(RingObject *self)
+{
+    node_cache_clear(self);
+    PyMem_Free(self->nodes.by_id);
+    self->nodes.by_id = NULL;
+    self->nodes.capacity = 0;
+}
+
+/* The cached Node of ID (a borrowed reference), or NULL. */
+static inline PyObject *node_cache_find(RingObject *self, uint32_t id)
+{
+    if (id < self->nodes.capacity)
+        return self->nodes.by_id[id];
+    if (id < NODE_CACHE_IDS || self->nodes.large_ids == NULL)
+        return NULL;
+    PyObject *key = PyLong_FromUnsignedLong(id);
+    if (key == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *node = PyDict_GetItemWithError(self->nodes.large_ids, key);
+    Py_DECREF(key);
+    if (node == NULL)
+        PyErr_Clear();
+    return node;
+}
+
+/* Keeps NODE (a Node of id ID) in the cache. A failure to grow it is no error: the
+ * node is simply made again next time. */
+static void node_cache_add(RingObject *self, uint32_t id, PyObject *node)
+{
+    if (id < NODE_CACHE_IDS) {
+        if (id >= self->nodes.capacity) {
+            size_t capacity = self->nodes.capacity ? self->nodes.capacity : 64;
+            while (capacity <= id)
+                capacity *= 2;
+            if (capacity > NODE_CACHE_IDS)
+                capacity = NODE_CACHE_IDS;
+            PyObject **by_id =
+                PyMem_Realloc(self->nodes.by_id, capacity * sizeof(*by_id));
+            if (by_id == NULL)
+                return;
+            memset(by_id + self->nodes.capacity, 0,
+                   (capacity - self->nodes.capacity) * sizeof(*by_id));
+            self->nodes.by_id = by_id;
+            self->nodes.capacity = capacity;
+        }
+        Py_XSETREF(self->nodes.by_id[id], Py_NewRef(node));
+        return;
+    }
+    if (self->nodes.large_ids == NULL && (self->nodes.large_ids = PyDict_New()) == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *key = PyLong_FromUnsignedLong(id);
+    if (key == NULL || PyDict_SetItem(self->nodes.large_ids, key, node) < 0)
+        PyErr_Clear();
+    Py_XDECREF(key);
 }
 
 /* Ring -------------------------------------------------------------------------- */
@@ -366,6 +484,7 @@ static PyObject *Ring_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static void Ring_dealloc(RingObject *self)
 {
     shmring_close(self->handle);
+    node_cache_free(self);
     Py_XDECREF(self->name);
     Py_XDECREF(self->directory);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -382,6 +501,7 @@ static PyObject *Ring_close(RingObject *self, PyObject *Py_UNUSED(ignored))
     shmring_t *handle = self->handle;
     self->handle = NULL;
     shmring_close(handle);
+    node_cache_free(self);
     Py_RETURN_NONE;
 }
 
@@ -428,7 +548,9 @@ static PyObject *Ring_lookup_id(RingObject *self, PyObject *key)
 PyDoc_STRVAR(Ring_lookup_doc,
              "lookup(key, /)\n--\n\n"
              "Return the Node that owns KEY (str, bytes or a bytes-like object).\n"
-             "Raises EmptyRing or AllNodesDown.");
+             "Every lookup that answers a node from one version returns the same\n"
+             "(immutable) Node object, made on its first use. Raises EmptyRing or\n"
+             "AllNodesDown.");
 
 static PyObject *Ring_lookup(RingObject *self, PyObject *key)
 {
@@ -437,14 +559,42 @@ static PyObject *Ring_lookup(RingObject *self, PyObject *key)
     struct key k;
     if (key_acquire(key, &k) < 0)
         return NULL;
-    shmring_node_t node;
+    uint32_t id;
+    uint64_t fingerprint;
     shmring_t *handle = self->handle; /* again: see lookup_id() */
-    int rc =
-        handle != NULL ? shmring_lookup(handle, k.data, k.len, &node) : SHMRING_CLOSED;
+    int rc = handle != NULL
+                 ? shmring_lookup_id_versioned(handle, k.data, k.len, &id, &fingerprint)
+                 : SHMRING_CLOSED;
+    if (rc < 0) {
+        key_release(&k);
+        return raise_code(rc, NULL);
+    }
+    if ((!self->nodes.valid || self->nodes.fingerprint != fingerprint)) {
+        node_cache_clear(self);
+        self->nodes.valid = true;
+        self->nodes.fingerprint = fingerprint;
+    }
+    PyObject *node = node_cache_find(self, id);
+    if (node != NULL) {
+        key_release(&k);
+        return Py_NewRef(node);
+    }
+    /* The first lookup of this node in this version: the library copies it. The copy
+     * is kept when it comes from that version, which shmring_status() (it never
+     * switches, and no other call can run in between: see the top) tells; a version
+     * published in between answers from itself, uncached. */
+    shmring_node_t copy;
+    rc = shmring_lookup(handle, k.data, k.len, &copy);
     key_release(&k);
     if (rc < 0)
         return raise_code(rc, NULL);
-    return node_new(&node);
+    if ((node = node_new(&copy)) == NULL)
+        return NULL;
+    shmring_status_t status;
+    shmring_status(handle, &status);
+    if (status.fingerprint == self->nodes.fingerprint)
+        node_cache_add(self, copy.id, node);
+    return node;
 }
 
 PyDoc_STRVAR(Ring_lookup_n_doc,
@@ -697,7 +847,7 @@ static PyObject *Ring_snapshot(RingObject *self, PyObject *Py_UNUSED(ignored))
     if (nodes.generation == 0) {
         fingerprint = Py_NewRef(Py_None);
     } else {
-        fingerprint = PyLong_FromUnsignedLongLong(nodes.fingerprint);
+        fingerprint = fingerprint_hex(nodes.fingerprint);
     }
     shmring_nodes_free(&nodes);
     PyObject *result = NULL;
@@ -731,7 +881,48 @@ static PyObject *Ring_get_fingerprint(RingObject *self, void *Py_UNUSED(closure)
         Py_RETURN_NONE;
     if (rc < 0)
         return raise_code(rc, NULL);
-    return PyLong_FromUnsignedLongLong(fingerprint);
+    return fingerprint_hex(fingerprint);
+}
+
+PyDoc_STRVAR(Ring_status_doc,
+             "status()\n--\n\n"
+             "Return a Status(present, destroyed, generation, fingerprint, error): what\n"
+             "the ring answers from, after following a newer published version if there\n"
+             "is one (as the generation attribute does). A destroyed ring shows\n"
+             "destroyed=True, present=False, error=ENOENT, and keeps the generation and\n"
+             "fingerprint of the version lookups still answer from. No system call\n"
+             "unless a switch is due; cheap enough for every health check.");
+
+static PyObject *Ring_status(RingObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    /* Follows a newer version first, or tries again a destroyed ring's name (at most
+     * every 100 ms): then a ring made again under the name shows as present. */
+    (void)shmring_generation(self->handle);
+    shmring_status_t status;
+    shmring_status(self->handle, &status);
+    /* The ring's control object says UINT64_MAX once it was destroyed. */
+    bool destroyed = status.published_generation == UINT64_MAX;
+    PyObject *generation = PyLong_FromUnsignedLongLong(status.generation);
+    PyObject *fingerprint =
+        status.generation != 0 ? fingerprint_hex(status.fingerprint) : Py_NewRef(Py_None);
+    PyObject *error = PyLong_FromLong(status.failed_error);
+    PyObject *result = NULL;
+    if (generation != NULL && fingerprint != NULL && error != NULL &&
+        (result = PyStructSequence_New(&StatusType)) != NULL) {
+        PyStructSequence_SET_ITEM(result, 0,
+                                  PyBool_FromLong(!destroyed && status.generation != 0));
+        PyStructSequence_SET_ITEM(result, 1, PyBool_FromLong(destroyed));
+        PyStructSequence_SET_ITEM(result, 2, generation);
+        PyStructSequence_SET_ITEM(result, 3, fingerprint);
+        PyStructSequence_SET_ITEM(result, 4, error);
+        return result;
+    }
+    Py_XDECREF(generation);
+    Py_XDECREF(fingerprint);
+    Py_XDECREF(error);
+    return NULL;
 }
 
 static PyObject *Ring_get_closed(RingObject *self, void *Py_UNUSED(closure))
@@ -754,6 +945,7 @@ static PyMethodDef Ring_methods[] = {
     {"node", (PyCFunction)Ring_node, METH_O, Ring_node_doc},
     {"nodes", (PyCFunction)Ring_nodes, METH_NOARGS, Ring_nodes_doc},
     {"snapshot", (PyCFunction)Ring_snapshot, METH_NOARGS, Ring_snapshot_doc},
+    {"status", (PyCFunction)Ring_status, METH_NOARGS, Ring_status_doc},
     {"close", (PyCFunction)Ring_close, METH_NOARGS, Ring_close_doc},
     {"__enter__", (PyCFunction)Ring_enter, METH_NOARGS,
      "__enter__()\n--\n\nReturn the ring itself."},
@@ -767,7 +959,8 @@ static PyGetSetDef Ring_getset[] = {
      "to a newer published version if there is one; 0 before anything is published.",
      NULL},
     {"fingerprint", (getter)Ring_get_fingerprint, NULL,
-     "The 64-bit content fingerprint (an int) of the version the ring answers from,\n"
+     "The 64-bit content fingerprint of the version the ring answers from, as the\n"
+     "16 hex digits `ringctl show` prints (int(fingerprint, 16) is the number);\n"
      "equal for equal content; None when nothing is published.",
      NULL},
     {"closed", (getter)Ring_get_closed, NULL, "True once close() was called.", NULL},
@@ -915,7 +1108,8 @@ PyMODINIT_FUNC PyInit__shmring(void)
 {
     if (NodeType.tp_name == NULL &&
         (PyStructSequence_InitType2(&NodeType, &node_desc) < 0 ||
-         PyStructSequence_InitType2(&SnapshotType, &snapshot_desc) < 0))
+         PyStructSequence_InitType2(&SnapshotType, &snapshot_desc) < 0 ||
+         PyStructSequence_InitType2(&StatusType, &status_desc) < 0))
         return NULL;
     if (PyType_Ready(&RingType) < 0)
         return NULL;
@@ -925,6 +1119,7 @@ PyMODINIT_FUNC PyInit__shmring(void)
     if (PyModule_AddObjectRef(m, "Ring", (PyObject *)&RingType) < 0 ||
         PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0 ||
         PyModule_AddObjectRef(m, "Snapshot", (PyObject *)&SnapshotType) < 0 ||
+        PyModule_AddObjectRef(m, "Status", (PyObject *)&StatusType) < 0 ||
         add_exceptions(m) < 0)
         goto fail;
         /* The codes, generated from the header's one list, so they cannot drift. */
