@@ -309,6 +309,9 @@ def main():
     args.source, args.build = os.path.abspath(args.source), os.path.abspath(args.build)
     pages = args.pages or [os.path.join(args.source, "README.md")] + sorted(
         glob.glob(os.path.join(args.source, "docs", "*.md")))
+    # ctest's timeout sends SIGTERM: end through the finally blocks, which stop the
+    # servers the pages started and remove the work directory.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     runner = Runner(args)
     failures = 0
     try:
