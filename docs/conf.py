@@ -5,8 +5,13 @@ project = "shmring"
 author = "the shmring authors"
 copyright = "the shmring authors, MIT license"
 
-extensions = ["myst_parser"]
-source_suffix = {".md": "markdown"}
+import os
+import sys
+
+# c_header: the C API reference, generated from include/*.h (docs/_ext/c_header.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
+extensions = ["myst_parser", "c_header"]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build"]
 

@@ -70,7 +70,7 @@ enum shmring_limits {
     SHMRING_DIRECTORY_MAX = 1024
 };
 /* Where rings live unless a caller names another directory (see "Security model" in
- * the README: system rings belong in a root-only directory such as /run/shmring). */
+ * docs/security.md: system rings belong in a root-only directory such as /run/shmring). */
 #define SHMRING_DEFAULT_DIRECTORY "/dev/shm"
 
 /*
@@ -177,7 +177,7 @@ typedef struct shmring shmring_t;
  * checks the published generation and reads the snapshot, and a switch to a newer
  * version unmaps the old one at once instead of waiting for a grace period. A
  * one-key lookup costs about what the same lookup on an in-process snapshot costs
- * (README "Performance"); the default handle adds liburcu's read section instead,
+ * (docs/performance.md); the default handle adds liburcu's read section instead,
  * which is what lets any number of threads share it.
  *
  * Such a handle is inherited by fork() like any other: the child's copy is its own,

@@ -28,7 +28,7 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_RING = 0,
     SHMRING_ALGORITHM_MAGLEV = 1,
     SHMRING_ALGORITHM_KETAMA = 2,
-    /* Peers' continua, reproduced bit for bit (README.md, "Peer algorithms"). */
+    /* Peers' continua, reproduced bit for bit (docs/peers.md). */
     SHMRING_ALGORITHM_TWEMPROXY = 3,
     SHMRING_ALGORITHM_NGINX = 4,
     SHMRING_ALGORITHM_LIBKETAMA = 5,
@@ -442,7 +442,7 @@ typedef struct shmring_json_error {
 } shmring_json_error_t;
 
 /*
- * Parses a JSON node set (see README.md) of LEN bytes into a new node set. Fields the
+ * Parses a JSON node set (see docs/nodesets.md) of LEN bytes into a new node set. Fields the
  * text leaves out (algorithm, hash, vnodes, table_size, min_ring_size, max_ring_size)
  * are taken from BASE (NULL: the defaults); a hash that BASE gives but the text's
  * algorithm cannot use falls back to that algorithm's default
@@ -533,8 +533,8 @@ shmring_import_format_parse(const char *name, shmring_import_format_t *out);
  * with the same address, a weight above 65535, and any directive or parameter this
  * reader does not know. Options that only act while servers fail (nginx's max_fails,
  * fail_timeout, max_conns; twemproxy's auto_eject_hosts) and connection settings are
- * accepted, as they do not move keys while every server answers. The README's
- * "Importing a peer's configuration" lists what each format accepts.
+ * accepted, as they do not move keys while every server answers. docs/peers.md ("Importing a
+ * peer's configuration") lists what each format accepts.
  *
  * Returns 0, SHMRING_EINVAL with *error filled (a bad or unsupported configuration,
  * an unknown FORMAT, or a SECTION given to libketama), or SHMRING_ENOMEM.
@@ -549,7 +549,7 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_import(shmring_import_format_
 /* ---- Publication into shared memory --------------------------------------- */
 
 /*
- * Layout and trust (the README's "Security model" says the same for operators). A
+ * Layout and trust (docs/security.md says the same for operators). A
  * ring RING lives in a directory DIR (SHMRING_DEFAULT_DIRECTORY unless a caller names
  * another) as DIR/shmring.RING/, a directory that belongs to the ring's owner and
  * that nobody else may write, holding:

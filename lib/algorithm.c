@@ -1,7 +1,7 @@
 /*
  * The table of placement algorithms, by shmring_algorithm_t: each row is the
  * description that its algorithm file exports. Adding an algorithm is one file, one
- * row here and its test program (README.md, "Adding an algorithm").
+ * row here and its test program (docs/hacking.md, "Adding an algorithm").
  */
 #include <string.h>
 

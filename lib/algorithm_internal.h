@@ -109,7 +109,7 @@ struct placement_algorithm {
     /* Its value in shmring_algorithm_t, which is its row in the table and the byte
      * that a snapshot's header stores. */
     shmring_algorithm_t id;
-    /* Whether the algorithm reproduces a peer's (README.md, "Peer algorithms"). */
+    /* Whether the algorithm reproduces a peer's (docs/peers.md). */
     bool peer;
     /* The hash it uses unless told otherwise, and every hash it takes (a set of
      * PLACEMENT_HASH_BIT()s, the default among them). */

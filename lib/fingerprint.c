@@ -36,7 +36,7 @@
  *
  * Nothing else goes in: not the generation, the publisher, the next id to give, the
  * ring's name, mode or owner, nor the order of the nodes when the algorithm ignores
- * it. ringctl and the README describe the same list; change all three together, and
+ * it. ringctl and docs/concepts.md describe the same list; change all three together, and
  * the domain string with them.
  */
 #include <stdlib.h>

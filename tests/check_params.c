@@ -2,7 +2,7 @@
  * Tests of lib/params.c: algorithm and hash names, the parameter checks, the default
  * hash of each algorithm and the default Maglev table sizes.
  *
- * The Maglev primes are the README's list (each checked prime with coreutils'
+ * The Maglev primes are docs/concepts.md's list (each checked prime with coreutils'
  * factor(1) when this test was written); the boundaries are worked out by hand:
  * the default for U up nodes is the first prime P of the list with P >= 100 x U, so
  * floor(P / 100) nodes still get P and one more gets the next prime.

@@ -554,7 +554,7 @@ static void assert_init_refused(const char *err, const char *const *args)
     assert_no_objects(other);
 }
 
-/* The number of bad inputs tried, printed for the README's reliability figures. */
+/* The number of bad inputs tried, printed for the reliability figures of docs/concepts.md. */
 static int bad_inputs_tried;
 
 /* A refusal with exit STATUS_ and exactly the stderr line ERR_. */

@@ -1,5 +1,5 @@
 /*
- * The security model against a hostile local user (README "Security model"; the
+ * The security model against a hostile local user (docs/security.md; the
  * attacks of issue 9). The attacker is user nobody (uid 65534): each attack runs in a
  * child process that drops to that user. The ring's owner is this process's user
  * (root in CI) or, for another user's ring, daemon (uid 1).
@@ -2321,7 +2321,7 @@ START_TEST(test_ringctl_wait)
 END_TEST
 
 /* ringctl init on a squatted name fails with one line naming the path, what is there
- * and who owns it (README: "/dev/shm/shmring.web is a FIFO owned by uid 65534
+ * and who owns it (docs/security.md: "/dev/shm/shmring.web is a FIFO owned by uid 65534
  * (nobody)"), and leaves the squat as it is. */
 START_TEST(test_ringctl_names_squatter)
 {

@@ -20,8 +20,12 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES util-linux passwd"
 # The man pages' source format (scdoc), and promtool (in prometheus), the real
 # parser that the metrics test checks `ringctl metrics` with.
 SHMRING_PACKAGES="$SHMRING_PACKAGES scdoc prometheus"
-# The manual in docs/: Sphinx with MyST for its Markdown pages.
-SHMRING_PACKAGES="$SHMRING_PACKAGES python3-sphinx python3-myst-parser"
+# The manual in docs/: Sphinx with MyST for its Markdown pages; curl, with which the
+# README's quick starts ask their workers (ctest docs_examples runs them).
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-sphinx python3-myst-parser curl"
+# The performance page's pictures, drawn from ringbench's JSON by
+# tools/bench/perf_plots.py with matplotlib.
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-matplotlib"
 # The bindings and the real servers their tests start: Python's headers, setuptools,
 # pytest and gunicorn; OpenResty's LuaJIT (luajit2, which lua-resty-core needs;
 # Debian's luajit conflicts with it) and nginx's Lua module; PHP's headers, CLI and

@@ -23,7 +23,8 @@ const struct ringctl_option ringctl_options[] = {
      "the directory holding the rings (default: $SHMRING_DIR, else /dev/shm); use a "
      "directory only root can write, such as /run/shmring, for system rings"},
     {"json", 0, NULL, CODE_JSON, 0,
-     "print results as JSON (each command's keys are listed in the README)"},
+     "print results as JSON (each command's keys are listed in the manual, "
+     "docs/json-output.md)"},
     {"dry-run", 0, NULL, CODE_DRY_RUN, OPTION(DRY_RUN),
      "publish nothing; say what would change and the exact share of the keyspace "
      "that would move to another node"},
@@ -38,7 +39,7 @@ const struct ringctl_option ringctl_options[] = {
     {"help", 'h', NULL, 'h', 0, "print this help and exit"},
     {"version", 'V', NULL, 'V', 0, "print the version and exit"},
     {"algorithm", 0, "A", CODE_ALGORITHM, OPTION(ALGORITHM),
-     "the placement algorithm (README.md, \"Peer algorithms\"), one of:"},
+     "the placement algorithm (the manual's docs/peers.md), one of:"},
     {"hash", 0, "H", CODE_HASH, OPTION(HASH),
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "

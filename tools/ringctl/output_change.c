@@ -110,7 +110,7 @@ static const char *const action_names[] = {
     [ACTION_UP] = "up",         [ACTION_DESTROY] = "destroy",
 };
 
-/* The keys only CHANGE's action reports (see the README's JSON schema). */
+/* The keys only CHANGE's action reports (see docs/json-output.md). */
 static void json_action_keys(json_t *object, const struct change *change)
 {
     switch (change->action) {

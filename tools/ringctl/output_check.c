@@ -158,7 +158,7 @@ static int check_json(const shmring_nodeset_diff_t *diff, const shmring_params_t
             describe_node_change(&d, line, sizeof(line));
             json_object_set_new(entry, "what", json_string(line));
         }
-        /* Every key in every entry (README "JSON output"): null where it does not
+        /* Every key in every entry (docs/json-output.md): null where it does not
          * apply. */
         if (json_object_get(entry, "what") == NULL)
             json_object_set_new(entry, "what", json_null());

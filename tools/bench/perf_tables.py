@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Formats one `ringbench --json` run as the README's Performance tables.
+"""Formats one `ringbench --json` run as the tables of the manual's performance page
+(docs/performance.md).
 
 ringbench prints every contender at every node count (over 70 rows a table); the
-README shows the calls a worker makes, hot keys next to the streamed ones, cold keys
+page shows the calls a worker makes, hot keys next to the streamed ones, cold keys
 next to the one-miss floor, and the publish, switch and memory figures, all from the
 same run. Nothing here measures: every number is read from the JSON.
 
-Usage: readme_tables.py RUN.json     (from: build-bench/tools/ringbench --json > RUN.json)
+Usage: perf_tables.py RUN.json     (from: build-bench/tools/ringbench --json > RUN.json)
 """
 
 import json
