@@ -115,13 +115,14 @@ START_TEST(test_error_numbers)
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
     EXPECT(2, "",
-           "ringctl: error: unknown algorithm 'jump' (use ring, maglev, ketama, "
+           "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
            "twemproxy, nginx, libketama, "
-           "envoy-maglev or envoy-ring)\n",
-           "-r", other, "init", "--algorithm", "jump");
+           "envoy-maglev, envoy-ring, rendezvous or jump)\n",
+           "-r", other, "init", "--algorithm", "chord");
     EXPECT(2, "",
            "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
-           "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
+           "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, pymemcache's "
+           "murmur3_32 or Guava's murmur3_128)\n",
            "-r", other, "init", "--hash", "sha1");
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
@@ -743,10 +744,12 @@ START_TEST(test_bad_arguments_matrix)
     REFUSED(1, test_fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
     INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
                      "nginx, libketama, "
-                     "envoy-maglev or envoy-ring)\n",
+                     "envoy-maglev, envoy-ring, rendezvous or jump)\n",
                  "--algorithm", "chord");
-    INIT_REFUSED(ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
-                     "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
+    INIT_REFUSED(ERR
+                 "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+                 "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, pymemcache's "
+                 "murmur3_32 or Guava's murmur3_128)\n",
                  "--hash", "sha1");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
@@ -907,7 +910,7 @@ START_TEST(test_bad_json_matrix)
          "line 1, column 34: duplicate object key near '\"nodes\"'"},
         {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
-         "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)"},
+         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous or jump)"},
         {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: must be a string"},
         {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,
