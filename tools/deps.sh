@@ -34,6 +34,10 @@ libfcgi-bin"
 # nginx, installed above, runs the `hash consistent` upstreams of
 # tests/peers/test_nginx.py, the stream one through its stream module.
 SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
+# The node algorithms' peers: pymemcache's HashClient (rendezvous) for Debian's
+# python3, and Guava's Hashing.consistentHash (jump), compiled against at test time
+# with the default JDK.
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
 
 shmring_install_deps() {
     local missing=""
