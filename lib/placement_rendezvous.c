@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_internal.h"
 #include "placement_internal.h"
 
 /* Node strings: an address with ":" and a port of at most 20 digits, or a hash key. */
@@ -184,7 +185,17 @@ static void murmur_add_text(struct murmur3_32 *m, const uint8_t *text, size_t le
                             bool ascii)
 {
     if (ascii) {
-        for (size_t i = 0; i < length; i++)
+        /* Bytes are characters: up to a block boundary one at a time, then whole
+         * little-endian blocks, then the rest. */
+        size_t i = 0;
+        for (; i < length && (m->length & 3) != 0; i++)
+            murmur_add(m, text[i]);
+        for (; i + 4 <= length; i += 4) {
+            m->h1 ^= scramble(shmring__load_le32(text + i));
+            m->h1 = rotl32(m->h1, 13) * 5 + UINT32_C(0xe6546b64);
+            m->length += 4;
+        }
+        for (; i < length; i++)
             murmur_add(m, text[i]);
         return;
     }
