@@ -401,6 +401,45 @@ START_TEST(test_error_lookup_no_answer)
 }
 END_TEST
 
+/* What the node algorithms cannot reproduce is refused with one line that says why,
+ * and the ring stays as it was. */
+START_TEST(test_error_node_algorithms)
+{
+    EXPECT(0, test_fmt("created ring '%s' (jump, murmur3_128): generation 1\n", ring), "",
+           "-r", ring, "init", "--algorithm", "jump");
+    EXPECT(0, test_fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "a", "10.0.0.1:11211");
+    EXPECT(0, test_fmt("added b (id 1) to ring '%s': generation 3\n", ring), "", "-r",
+           ring, "add", "b", "10.0.0.2:11211");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': this algorithm takes no "
+                    "weights (every weight must be 1)\n",
+                    ring),
+           "-r", ring, "weight", "a", "2");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': jump takes no down nodes "
+                    "(remove the last node instead)\n",
+                    ring),
+           "-r", ring, "down", "b");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': jump would renumber its "
+                    "buckets (only the last node may go)\n",
+                    ring),
+           "-r", ring, "remove", "a");
+    ck_assert_uint_eq(generation_of(ring), 3);
+    EXPECT(0, test_fmt("removed b (id 1) from ring '%s': generation 4\n", ring), "", "-r",
+           ring, "remove", "b");
+    EXPECT(0,
+           test_fmt("created ring '%s' (rendezvous, murmur3_32): generation 1\n", other),
+           "", "-r", other, "init", "--algorithm", "rendezvous");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': invalid node address\n",
+                    other),
+           "-r", other, "add", "a", "cache:+1");
+    ck_assert_uint_eq(generation_of(other), 1);
+}
+END_TEST
+
 /*
  * Every node down, in a version whose size is exactly one page (ten nodes with
  * 255-byte names and 100-byte addresses): such a version has no points and no
@@ -1371,6 +1410,7 @@ static Suite *ringctl_errors_suite(void)
     tcase_add_test(errors, test_error_missing_ring);
     tcase_add_test(errors, test_error_init_exists);
     tcase_add_test(errors, test_error_lookup_no_answer);
+    tcase_add_test(errors, test_error_node_algorithms);
     tcase_add_test(errors, test_error_file_size_limit);
     tcase_add_test(errors, test_error_input_too_large);
     tcase_add_test(errors, test_all_nodes_down);
