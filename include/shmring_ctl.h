@@ -801,8 +801,9 @@ shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out);
  * store of GEN into the control object; the superseded object is then unlinked. On
  * any error nothing is published and the ring is unchanged. Fills *generation if not
  * NULL. Returns 0, what shmring_snapshot_build() refuses, SHMRING_ERENUMBER (`jump`
- * over a `jump` version: a node the two share is elsewhere in SET, which may only add
- * nodes at the end or drop the last ones), SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot
+ * over a `jump` version: a node the two share is in another bucket, its place, in
+ * SET, which may add nodes at the end, drop the last ones, or put a new node in the
+ * place of one it drops), SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot
  * would be too large, or the ring's generations are used up), SHMRING_ENOMEM,
  * SHMRING_EEXIST (see SHMRING_WRITER_ATOMIC_CREATE), -EFBIG (see below) or another
  * negated errno value.

@@ -17,15 +17,18 @@
  *   double, which gives the same answer (trunc(q) < n exactly when q < n).
  *
  * Bucket i is node i of the node set. Guava's buckets are numbered, so jump takes no
- * weights and no down nodes (check_nodes()), and a publication may only add nodes at
- * the end or remove the last ones (check_change()): anything else would renumber
- * buckets and move keys that a Guava client keeps where they were. The lookup is
+ * weights and no down nodes (check_nodes()), and a publication may not move a node
+ * to another bucket (check_change()): it may add nodes at the end, remove the last
+ * ones, or replace a node in its bucket; anything else would renumber buckets and
+ * move keys that a Guava client keeps where they were. The lookup is
  * O(log n) steps of the generator.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "nodeset_internal.h"
 #include "placement_internal.h"
+#include "text_internal.h"
 
 #define JUMP_MULTIPLIER UINT64_C(2862933555777941757)
 
@@ -121,22 +124,50 @@ static int check_nodes(const struct placement_input *input)
     return 0;
 }
 
-/* The nodes that AFTER shares with the current version BEFORE must be the same
- * nodes in the same places: AFTER may only add nodes at the end, or drop the last
- * ones. */
+/* A node of the current version, by name, for check_change(). */
+struct named_bucket {
+    const char *name;
+    size_t length;
+    uint32_t bucket;
+};
+
+static int compare_named(const void *a, const void *b)
+{
+    const struct named_bucket *x = a, *y = b;
+    return shmring__text_compare(x->name, x->length, y->name, y->length);
+}
+
+/*
+ * Every node that AFTER shares (by name) with the current version BEFORE must keep
+ * its bucket: AFTER may add nodes at the end, drop the last ones, or put a new node
+ * in a bucket whose node it drops (replacing a server), but never move a node.
+ */
 static int check_change(const void *before, const struct shmring_nodeset *after)
 {
     const struct snapshot_header *h = snapshot_header(before);
     const struct snapshot_node *nodes = snapshot_section_at(before, &h->nodes);
     const char *strings = snapshot_section_at(before, &h->strings);
-    size_t common = h->node_count < after->count ? h->node_count : after->count;
-    for (size_t i = 0; i < common; i++) {
-        const struct nodeset_node *node = &after->nodes[i];
-        if (node->name_length != nodes[i].name_length ||
-            memcmp(node->name, strings + nodes[i].name_offset, node->name_length) != 0)
-            return SHMRING_ERENUMBER;
+    if (h->node_count == 0 || after->count == 0)
+        return 0;
+    struct named_bucket *sorted = malloc(h->node_count * sizeof(*sorted));
+    if (sorted == NULL)
+        return SHMRING_ENOMEM;
+    for (uint32_t i = 0; i < h->node_count; i++)
+        sorted[i] = (struct named_bucket){.name = strings + nodes[i].name_offset,
+                                          .length = nodes[i].name_length,
+                                          .bucket = i};
+    qsort(sorted, h->node_count, sizeof(*sorted), compare_named);
+    int err = 0;
+    for (size_t i = 0; i < after->count && err == 0; i++) {
+        struct named_bucket key = {.name = after->nodes[i].name,
+                                   .length = after->nodes[i].name_length};
+        const struct named_bucket *found =
+            bsearch(&key, sorted, h->node_count, sizeof(*sorted), compare_named);
+        if (found != NULL && found->bucket != i)
+            err = SHMRING_ERENUMBER;
     }
-    return 0;
+    free(sorted);
+    return err;
 }
 
 static int size(struct placement_input *input, uint64_t *size)

@@ -141,8 +141,9 @@ START_TEST(no_weights_no_down_nodes)
 }
 END_TEST
 
-/* A publication over a jump version may add nodes at the end or drop the last ones;
- * any other change of places is refused and publishes nothing. */
+/* A publication over a jump version may add nodes at the end, drop the last ones or
+ * put a new node in the bucket of one it drops; moving a node to another bucket is
+ * refused and publishes nothing. */
 START_TEST(no_renumbering)
 {
     const char *ring = test_ring_name("jump");
@@ -175,6 +176,17 @@ START_TEST(no_renumbering)
         0);
     ck_assert_int_eq(shmring_writer_publish(w, set, NULL), SHMRING_ERENUMBER);
     ck_assert_uint_eq(shmring_writer_generation(w), generation);
+    shmring_nodeset_free(set);
+    /* A new node may take the bucket of one it replaces. */
+    set = test_nodeset(3, SHMRING_ALGORITHM_JUMP, SHMRING_HASH_MURMUR3_128);
+    ck_assert_int_eq(shmring_writer_publish(w, set, NULL), 0);
+    shmring_nodeset_free(set);
+    set = test_parse_json("{\"algorithm\": \"jump\", \"hash\": \"murmur3_128\", "
+                          "\"nodes\": [{\"name\": \"node-0\", \"address\": \"a:1\"}, "
+                          "{\"name\": \"spare\", \"address\": \"b:1\"}, "
+                          "{\"name\": \"node-2\", \"address\": \"c:1\"}]}",
+                          NULL);
+    ck_assert_int_eq(shmring_writer_publish(w, set, NULL), 0);
     shmring_nodeset_free(set);
     /* Another algorithm may follow; jump may follow another. */
     set = test_nodeset(2, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);

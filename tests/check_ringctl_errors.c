@@ -423,7 +423,7 @@ START_TEST(test_error_node_algorithms)
            "-r", ring, "down", "b");
     EXPECT(1, "",
            test_fmt("ringctl: error: cannot publish ring '%s': jump would renumber its "
-                    "buckets (only the last node may go)\n",
+                    "buckets (remove only the last nodes)\n",
                     ring),
            "-r", ring, "remove", "a");
     ck_assert_uint_eq(generation_of(ring), 3);
