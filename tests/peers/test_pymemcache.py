@@ -28,7 +28,7 @@ import time
 from peerlib import Failure, peer_missing
 
 # Node-hash evaluations in all (keys x servers, summed over the sets).
-DEFAULT_EVALUATIONS = 1_500_000
+DEFAULT_EVALUATIONS = 1_000_000
 # At most this many keys in one set, however small.
 KEYS_MAX = 20_000
 
