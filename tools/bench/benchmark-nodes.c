@@ -245,11 +245,11 @@ static void print_row(const char *label, const double *values, const double *bas
     printf("%-28s", label);
     for (int n = 0; n < NODE_SETS; n++) {
         if (isnan(values[n]))
-            printf("%22s", "-");
+            printf("%24s", "-");
         else if (baseline == NULL)
-            printf("%14.1f ns     ", values[n]);
+            printf("%16.1f ns     ", values[n]);
         else
-            printf("%10.1f ns %7.1fx", values[n], values[n] / baseline[n]);
+            printf("%12.1f ns %7.1fx", values[n], values[n] / baseline[n]);
     }
     printf("\n");
 }
@@ -261,7 +261,7 @@ static void print(const struct config *cfg)
            "named\n");
     printf("%-28s", "nodes");
     for (int n = 0; n < NODE_SETS; n++)
-        printf("%22zu", node_counts[n]);
+        printf("%24zu", node_counts[n]);
     printf("\n");
     print_row("ring", cost[SUBJECT_RING], NULL);
     print_row("rendezvous (x ring)", cost[SUBJECT_RENDEZVOUS], cost[SUBJECT_RING]);
