@@ -214,6 +214,27 @@ static void murmur_add_text(struct murmur3_32 *m, const uint8_t *text, size_t le
     }
 }
 
+/* Keys up to this long are read as characters once a lookup (rank()). */
+#define KEY_CHARACTERS_MAX 512
+
+/* The low byte of each character of TEXT (LENGTH bytes, read as murmur_add_text()
+ * reads it) into OUT (LENGTH bytes at least): how many. */
+static size_t low_bytes(const uint8_t *text, size_t length, uint8_t *out)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < length;) {
+        size_t n = utf8_sequence(text + i, length - i);
+        if (n <= 1) {
+            out[count++] = text[i++];
+            continue;
+        }
+        out[count++] =
+            (uint8_t)((text[i + n - 2] & 0x03) << 6 | (text[i + n - 1] & 0x3f));
+        i += n;
+    }
+    return count;
+}
+
 static bool is_ascii(const uint8_t *text, size_t length)
 {
     uint8_t any = 0;
@@ -276,7 +297,17 @@ static size_t rank(const void *buffer, const void *key, size_t len, uint64_t key
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
     const char *strings = snapshot_section_at(buffer, &h->strings);
+    /* A key that is not ASCII is read as its characters' low bytes once, here, when
+     * they fit; a longer one is read again for each node. */
+    uint8_t characters[KEY_CHARACTERS_MAX];
+    const uint8_t *text = key;
+    size_t text_length = len;
     bool key_ascii = is_ascii(key, len);
+    if (!key_ascii && len <= sizeof(characters)) {
+        text_length = low_bytes(key, len, characters);
+        text = characters;
+        key_ascii = true;
+    }
     size_t wanted = n < h->up_count ? n : h->up_count;
     /* The best WANTED so far, best first; one more slot for the node being tried. */
     struct candidate best[SHMRING_LOOKUP_N_MAX + 1];
@@ -290,7 +321,7 @@ static size_t rank(const void *buffer, const void *key, size_t len, uint64_t key
         murmur_add_text(&m, (const uint8_t *)string, length,
                         is_ascii((const uint8_t *)string, length));
         murmur_add(&m, '-');
-        murmur_add_text(&m, key, len, key_ascii);
+        murmur_add_text(&m, text, text_length, key_ascii);
         struct candidate c = {.score = murmur_end(m), .node_index = i};
         /* Insert it in order; past WANTED, the last falls off. */
         size_t at = count;

@@ -84,6 +84,25 @@ static const struct {
      {"10.0.0.2:11212", "/var/run/mc.sock", "fe80::2:11211"}},
 };
 
+/* A key longer than rank() reads as characters once (512 bytes), which is read again
+ * for each node: b"\xc3\xa9\xe2\x82\xacx\xff" * 100, 700 bytes. */
+START_TEST(long_keys_are_pymemcaches)
+{
+    shmring_nodeset_t *set = servers_set();
+    shmring_snapshot_t *snapshot = test_snapshot(set);
+    char key[700];
+    for (size_t i = 0; i < sizeof(key); i += 7)
+        memcpy(key + i, "\xc3\xa9\xe2\x82\xacx\xff", 7);
+    shmring_node_t ranked[3];
+    ck_assert_int_eq(shmring_snapshot_lookup_n(snapshot, key, sizeof(key), ranked, 3), 3);
+    ck_assert_str_eq(ranked[0].name, "a");
+    ck_assert_str_eq(ranked[1].name, "sock");
+    ck_assert_str_eq(ranked[2].name, "host");
+    shmring_snapshot_free(snapshot);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 START_TEST(owners_are_pymemcaches)
 {
     shmring_nodeset_t *set = servers_set();
@@ -219,7 +238,7 @@ END_TEST
 static Suite *rendezvous_suite(void)
 {
     Suite *s = suite_create("placement_rendezvous");
-    TEST_CASE(s, "pymemcache", owners_are_pymemcaches,
+    TEST_CASE(s, "pymemcache", owners_are_pymemcaches, long_keys_are_pymemcaches,
               ties_go_to_the_greater_node_string);
     TEST_CASE(s, "core", hash_keys_and_down_nodes, shares_are_equal);
     TEST_CASE(s, "errors", refusals);
