@@ -122,7 +122,10 @@ enum shmring_limits {
     XX(EBADDIR, -1031, "ring directory must be an absolute path of at most 1024 bytes")  \
     XX(ENODIR, -1032, "no such ring directory")                                          \
     XX(ENOTRINGDIR, -1033, "not a ring directory (a kernel filesystem such as /proc)")   \
-    XX(EBASEOWNER, -1034, "ring directory belongs to an untrusted user")
+    XX(EBASEOWNER, -1034, "ring directory belongs to an untrusted user")                 \
+    XX(EUNWEIGHTED, -1035, "this algorithm takes no weights (every weight must be 1)")   \
+    XX(EJUMPDOWN, -1036, "jump takes no down nodes (remove the last node instead)")      \
+    XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),

@@ -35,6 +35,10 @@ typedef enum shmring_algorithm {
     /* Envoy's `MAGLEV` and `RING_HASH` load balancers. */
     SHMRING_ALGORITHM_ENVOY_MAGLEV = 6,
     SHMRING_ALGORITHM_ENVOY_RING = 7,
+    /* Node algorithms, with no points: pymemcache's HashClient (RendezvousHash) and
+     * Guava's Hashing.consistentHash (jump). */
+    SHMRING_ALGORITHM_RENDEZVOUS = 8,
+    SHMRING_ALGORITHM_JUMP = 9,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -61,6 +65,11 @@ typedef enum shmring_hash {
      * hash of `envoy-ring` only. */
     SHMRING_HASH_XXH64 = 15,
     SHMRING_HASH_MURMUR2 = 16,
+    /* pymemcache's murmur3_32 (seed 0) of "NODE-KEY", `rendezvous` only. */
+    SHMRING_HASH_MURMUR3_32 = 17,
+    /* Guava's Hashing.murmur3_128() (seed 0) of the key, padToLong(): the first
+     * little-endian 64 bits, `jump` only. */
+    SHMRING_HASH_MURMUR3_128 = 18,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -99,7 +108,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
 
 /* The hash ALGORITHM uses unless told otherwise: md5 for ketama and libketama (the
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
- * default), xxh64 for envoy-maglev and envoy-ring, xxh3 for ring and maglev. */
+ * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
+ * murmur3_128 for jump (the only ones they take), xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -114,7 +124,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
 /*
  * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (a hash the
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
- * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2, ring
+ * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
+ * rendezvous only murmur3_32, jump only murmur3_128, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -301,8 +312,12 @@ SHMRING_API void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,
 /*
  * Builds the snapshot of SET into a new buffer (free it with free()). The same node
  * set and parameters give byte-identical snapshots on every host of the same byte
- * order. Returns 0, SHMRING_ELIMIT (checked before anything large is allocated) or
- * SHMRING_ENOMEM.
+ * order. Returns 0, SHMRING_ELIMIT (checked before anything large is allocated),
+ * SHMRING_ENOMEM, or what the algorithm refuses of the nodes: SHMRING_EUNWEIGHTED
+ * (`rendezvous`, `jump`: a weight other than 1), SHMRING_EJUMPDOWN (`jump`: a down
+ * node), SHMRING_EBADADDRESS (`rendezvous`: an address whose port is not a number;
+ * `nginx`: an address nginx cannot parse) or SHMRING_EDUPLICATE (`rendezvous`: two up
+ * nodes with one pymemcache node string).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_t *set,
                                                           void **buffer, size_t *size);
@@ -386,9 +401,11 @@ shmring_snapshot_lookup_n(const shmring_snapshot_t *snapshot, const void *key, s
 /*
  * Fills SHARES[i] with the exact fraction of the keyspace owned by the i-th node of
  * the snapshot (node-set order): its arcs of the ring, or its maglev table slots
- * over the table size. Down nodes, and every node of a snapshot without up nodes,
- * own 0. COUNT is how many values SHARES has room for. Returns 0, or SHMRING_EINVAL
- * (nothing written) when COUNT is less than the snapshot's node_count.
+ * over the table size; for `rendezvous` and `jump`, which have neither, the expected
+ * share of keys hashed at random, 1 / (up nodes). Down nodes, and every node of a
+ * snapshot without up nodes, own 0. COUNT is how many values SHARES has room for. Returns
+ * 0, or SHMRING_EINVAL (nothing written) when COUNT is less than the snapshot's
+ * node_count.
  */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares, size_t count);
@@ -407,7 +424,14 @@ shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares, size
  *     ketama): the hash space is cut where either snapshot's owner can change
  *     (points, or the first hash of each maglev slot), and the pieces whose owners
  *     differ are summed;
- *   - snapshots that hash keys differently give a key two unrelated places: the share
+ *   - two snapshots of `rendezvous`, or two of `jump`: the share expected for keys
+ *     hashed at random. Rendezvous keeps a key when the best of the up nodes of both
+ *     is one they share (same name, address and hash key): 1 - shared / (all up
+ *     nodes of both, once each). Jump keeps it when its bucket is below both counts
+ *     and holds the same node in both: 1 - (same nodes in the same places) / (the
+ *     larger count);
+ *   - snapshots that hash keys differently, and a node algorithm against another
+ *     algorithm, give a key two unrelated places: the share
  *     is then the chance that a uniformly hashed key changes owner,
  *     1 - sum over nodes N of share_before(N) x share_after(N).
  *
@@ -776,9 +800,13 @@ shmring_writer_snapshot(shmring_writer_t *w, const shmring_snapshot_t **out);
  * fails here with SHMRING_ENOSPC), written whole, then made current by one atomic
  * store of GEN into the control object; the superseded object is then unlinked. On
  * any error nothing is published and the ring is unchanged. Fills *generation if not
- * NULL. Returns 0, SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot would be too large,
- * or the ring's generations are used up), SHMRING_ENOMEM, SHMRING_EEXIST (see
- * SHMRING_WRITER_ATOMIC_CREATE), -EFBIG (see below) or another negated errno value.
+ * NULL. Returns 0, what shmring_snapshot_build() refuses, SHMRING_ERENUMBER (`jump`
+ * over a `jump` version: a node the two share is in another bucket, its place, in
+ * SET, which may add nodes at the end, drop the last ones, or put a new node in the
+ * place of one it drops), SHMRING_ENOSPC, SHMRING_ELIMIT (the snapshot
+ * would be too large, or the ring's generations are used up), SHMRING_ENOMEM,
+ * SHMRING_EEXIST (see SHMRING_WRITER_ATOMIC_CREATE), -EFBIG (see below) or another
+ * negated errno value.
  *
  * File size limits: an object larger than the caller's RLIMIT_FSIZE (ulimit -f) is
  * refused with -EFBIG before it is allocated, so this call (like

@@ -16,6 +16,8 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_LIBKETAMA] = &shmring__placement_libketama,
     [SHMRING_ALGORITHM_ENVOY_MAGLEV] = &shmring__placement_envoy_maglev,
     [SHMRING_ALGORITHM_ENVOY_RING] = &shmring__placement_envoy_ring,
+    [SHMRING_ALGORITHM_RENDEZVOUS] = &shmring__placement_rendezvous,
+    [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
 };
 
 #define ALGORITHM_COUNT (sizeof(shmring__algorithms) / sizeof(shmring__algorithms[0]))
@@ -54,6 +56,8 @@ const struct placement_algorithm *shmring__algorithm_find(const char *name)
  * - `nginx` places every node, down ones included, in node-set order, and of equal
  *   points keeps the first: a down node listed before an up node with an equal point
  *   (the same address, say) takes that point from it.
+ * - `rendezvous` ranks the up nodes by their hashes with the key, ties by node
+ *   string: no order. `jump`'s bucket i is the i-th up node (all are up).
  */
 enum placement_order shmring__placement_order(const shmring_params_t *params)
 {

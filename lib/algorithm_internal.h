@@ -79,6 +79,9 @@ enum key_hash {
     /* Envoy's hash policies hash the header, cookie or address with
      * HashUtil::xxHash64 (seed 0), whatever ring_hash's hash_function. */
     KEY_HASH_XXH64 = 4,
+    /* None: the algorithm's rank() hashes the key itself, with each node
+     * (`rendezvous`), and the lookups' key hash is 0. */
+    KEY_HASH_NONE = 5,
 };
 
 /* Bits of a description's `parameters`: the fields of shmring_params_t beyond the
@@ -100,6 +103,7 @@ enum key_hash {
 
 struct placement_input;
 struct snapshot_point;
+struct shmring_nodeset;
 
 /* One placement algorithm. Every field is set; the functions not named optional are
  * never NULL. */
@@ -120,6 +124,14 @@ struct placement_algorithm {
     /* Its own checks of PARAMS (whose algorithm is this one and whose common fields
      * shmring_params_check() has checked): 0 or SHMRING_EINVAL. Optional. */
     int (*check)(const shmring_params_t *params);
+    /* Its checks of the node set's nodes beyond the parameters, whether or not any
+     * is up (`jump` takes no weights and no down nodes): 0 or a SHMRING_E* code. The
+     * builder calls it before anything else. Optional. */
+    int (*check_nodes)(const struct placement_input *input);
+    /* Its checks of a publication of AFTER over the validated snapshot BEFORE of
+     * the same algorithm (`jump` refuses to renumber its buckets): 0 or a SHMRING_E*
+     * code. Optional. */
+    int (*check_change)(const void *before, const struct shmring_nodeset *after);
     /* How it hashes a key for a lookup (hash_internal.h). */
     enum key_hash key_hash;
     enum placement_order order;
@@ -141,11 +153,12 @@ struct placement_algorithm {
     int (*place)(const struct placement_input *input, uint64_t size, void *out);
     /*
      * PLACEMENT_CANDIDATES_RANKED only (NULL otherwise): the first N (>= 1) distinct
-     * up nodes that KEY_HASH tries in turn in the validated snapshot BUFFER (which has
-     * up nodes), as node indexes into FOUND, the owner first. Returns how many: N, or
-     * the up count when smaller.
+     * up nodes that the key KEY (LEN bytes), whose key hash is KEY_HASH, tries in
+     * turn in the validated snapshot BUFFER (which has up nodes), as node indexes
+     * into FOUND, the owner first. Returns how many: N, or the up count when smaller.
      */
-    size_t (*rank)(const void *buffer, uint64_t key_hash, uint32_t *found, size_t n);
+    size_t (*rank)(const void *buffer, const void *key, size_t len, uint64_t key_hash,
+                   uint32_t *found, size_t n);
 };
 
 /*
@@ -189,5 +202,7 @@ extern const struct placement_algorithm shmring__placement_nginx;
 extern const struct placement_algorithm shmring__placement_libketama;
 extern const struct placement_algorithm shmring__placement_envoy_maglev;
 extern const struct placement_algorithm shmring__placement_envoy_ring;
+extern const struct placement_algorithm shmring__placement_rendezvous;
+extern const struct placement_algorithm shmring__placement_jump;
 
 #endif /* SHMRING_ALGORITHM_INTERNAL_H */

@@ -163,6 +163,9 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len)
     case SHMRING_HASH_FNV1A:
         return fnv1a_64(data, len);
     case SHMRING_HASH_MURMUR3:
+    case SHMRING_HASH_MURMUR3_128:
+        /* Guava's murmur3_128() is the same function, and its padToLong() the
+         * same first half: asLong() of the first 8 bytes, little-endian. */
         return murmur3_64(data, len);
     case SHMRING_HASH_XXH64:
         return XXH64(data, len, 0);
@@ -193,6 +196,8 @@ uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const voi
         return crc32_64(key, len);
     case KEY_HASH_XXH64:
         return XXH64(key, len, 0);
+    case KEY_HASH_NONE:
+        return 0;
     case KEY_HASH_PARAMS:
     default:
         return shmring__hash64(hash, key, len);

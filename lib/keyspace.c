@@ -87,6 +87,15 @@ int shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares,
         shares[i] = 0.0;
     if (h->up_count == 0)
         return 0;
+    if (shmring__algorithm_valid(h->algorithm)->lookup == PLACEMENT_LOOKUP_NODES) {
+        /* Rendezvous and jump have nothing to measure: each up node takes an equal
+         * share of keys hashed at random, the share stated here. */
+        const struct snapshot_node *nodes =
+            snapshot_section_at(snapshot->buffer, &h->nodes);
+        for (uint32_t i = 0; i < h->node_count; i++)
+            shares[i] = nodes[i].state == SHMRING_STATE_UP ? 1.0 / h->up_count : 0.0;
+        return 0;
+    }
     if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(snapshot->buffer, &h->table);
         /* Slots are counted first (a double holds every count up to 2^53 exactly,
@@ -220,6 +229,61 @@ static double moved_pieces(const void *before, const void *after, const uint32_t
     return (double)moved / HASH_SPACE_DOUBLE;
 }
 
+/* Whether node I of A and node J of B are one node to a node algorithm: the same
+ * address and hash key (the name matched already). */
+static bool same_node_string(const void *a, uint32_t i, const void *b, uint32_t j)
+{
+    const struct snapshot_header *ha = snapshot_header(a), *hb = snapshot_header(b);
+    const struct snapshot_node *x =
+        (const struct snapshot_node *)snapshot_section_at(a, &ha->nodes) + i;
+    const struct snapshot_node *y =
+        (const struct snapshot_node *)snapshot_section_at(b, &hb->nodes) + j;
+    const char *xs =
+        (const char *)snapshot_section_at(a, &ha->strings) + x->address_offset;
+    const char *ys =
+        (const char *)snapshot_section_at(b, &hb->strings) + y->address_offset;
+    /* The address, its NUL, and the hash key that follows. */
+    size_t x_length = (size_t)x->address_length + 1 + x->hash_key_length;
+    size_t y_length = (size_t)y->address_length + 1 + y->hash_key_length;
+    return x->address_length == y->address_length && x_length == y_length &&
+           memcmp(xs, ys, x_length) == 0;
+}
+
+/*
+ * The share of keys hashed at random that move between two snapshots of one node
+ * algorithm, in expectation (there is no structure to measure). Rendezvous: a key's
+ * owner in either is the node of highest score among its own up nodes, so it stays
+ * exactly when the highest of all the up nodes of both is one they share: the
+ * shared nodes over all of them. Jump: a key's buckets among n and m are the same
+ * with probability min(n, m) / max(n, m), and then uniform below min(n, m); it stays
+ * when that bucket holds the same node in both.
+ */
+static double moved_among_nodes(const void *before, const void *after,
+                                const uint32_t *match)
+{
+    const struct snapshot_header *a = snapshot_header(before);
+    const struct snapshot_header *b = snapshot_header(after);
+    const struct snapshot_node *old_nodes = snapshot_section_at(before, &a->nodes);
+    const struct snapshot_node *new_nodes = snapshot_section_at(after, &b->nodes);
+    if (a->algorithm == SHMRING_ALGORITHM_JUMP && a->up_count == a->node_count &&
+        b->up_count == b->node_count) {
+        uint32_t common = a->node_count < b->node_count ? a->node_count : b->node_count;
+        uint32_t larger = a->node_count > b->node_count ? a->node_count : b->node_count;
+        uint32_t same = 0;
+        for (uint32_t i = 0; i < common; i++)
+            same += match[i] == i && same_node_string(before, i, after, i);
+        return 1.0 - (double)same / larger;
+    }
+    uint32_t shared = 0;
+    for (uint32_t i = 0; i < a->node_count; i++) {
+        uint32_t j = match[i];
+        shared += old_nodes[i].state == SHMRING_STATE_UP && j != NO_NODE &&
+                  new_nodes[j].state == SHMRING_STATE_UP &&
+                  same_node_string(before, i, after, j);
+    }
+    return 1.0 - (double)shared / (a->up_count + b->up_count - shared);
+}
+
 /*
  * For snapshots that hash keys differently: a key's two places are unrelated, so it
  * stays with the chance that both put it on the same node.
@@ -266,7 +330,13 @@ int shmring_snapshot_moved_share(const shmring_snapshot_t *before,
     uint32_t *match = malloc(((size_t)a->node_count + 1) * sizeof(*match));
     int err = match != NULL ? match_names(before->buffer, after->buffer, match)
                             : SHMRING_ENOMEM;
-    if (err == 0 && !same_key_hash(a, b))
+    bool a_nodes =
+        shmring__algorithm_valid(a->algorithm)->lookup == PLACEMENT_LOOKUP_NODES;
+    bool b_nodes =
+        shmring__algorithm_valid(b->algorithm)->lookup == PLACEMENT_LOOKUP_NODES;
+    if (err == 0 && a_nodes && a->algorithm == b->algorithm)
+        *share = moved_among_nodes(before->buffer, after->buffer, match);
+    else if (err == 0 && (a_nodes || b_nodes || !same_key_hash(a, b)))
         err = moved_by_chance(before, after, match, share);
     else if (err == 0 && shmring__algorithm_has_table(a->algorithm) &&
              a->algorithm == b->algorithm && a->table_size == b->table_size)

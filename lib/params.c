@@ -8,7 +8,8 @@
 static const char *const hash_names[] = {
     "xxh3",    "md5",    "crc32",         "fnv1a",   "murmur3",  "fnv1a_64",
     "crc16",   "crc32a", "fnv1_32",       "fnv1_64", "fnv1a_32", "hsieh",
-    "jenkins", "murmur", "one_at_a_time", "xxh64",   "murmur2"};
+    "jenkins", "murmur", "one_at_a_time", "xxh64",   "murmur2",  "murmur3_32",
+    "murmur3_128"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

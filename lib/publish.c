@@ -28,6 +28,7 @@
 #include <urcu/uatomic.h>
 
 #include "control_internal.h"
+#include "nodeset_internal.h"
 #include "publish_internal.h"
 #include "ring_dir_internal.h"
 #include "snapshot_build_internal.h"
@@ -487,6 +488,25 @@ static int version_create(const shmring_writer_t *w, const char *name,
     return err;
 }
 
+/* The algorithm's checks of a publication of SET over the current version, when both
+ * have that algorithm (`jump` refuses to renumber its buckets). */
+static int check_change(shmring_writer_t *w, const shmring_nodeset_t *set)
+{
+    if (w->generation == 0)
+        return 0;
+    const struct placement_algorithm *algorithm =
+        shmring__algorithm((unsigned)set->params.algorithm);
+    if (algorithm == NULL || algorithm->check_change == NULL)
+        return 0;
+    const shmring_snapshot_t *current;
+    int err = shmring_writer_snapshot(w, &current);
+    if (err != 0)
+        return err;
+    if (snapshot_header(current->buffer)->algorithm != (uint8_t)algorithm->id)
+        return 0;
+    return algorithm->check_change(current->buffer, set);
+}
+
 int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
                            uint64_t *generation)
 {
@@ -494,8 +514,11 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
     uint64_t next = w->generation + 1;
     if (next == CONTROL_GENERATION_DESTROYED)
         return SHMRING_ELIMIT;
+    int err = check_change(w, set);
+    if (err != 0)
+        return err;
     struct snapshot_plan plan;
-    int err = shmring__snapshot_plan(set, &plan);
+    err = shmring__snapshot_plan(set, &plan);
     if (err != 0)
         return err;
 

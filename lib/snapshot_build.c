@@ -103,7 +103,9 @@ int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *p
 
     /* Work out the sizes and refuse anything over a limit before allocating. */
     uint64_t size = 0;
-    if (up_count > 0)
+    if (plan->algorithm->check_nodes != NULL)
+        err = plan->algorithm->check_nodes(&plan->input);
+    if (err == 0 && up_count > 0)
         err = plan->algorithm->size(&plan->input, &size);
     uint64_t point_count = 0;
     uint32_t table_size = 0;

@@ -365,7 +365,11 @@ static inline uint32_t shmring__snapshot_point_owner(const void *buffer,
     return owner;
 }
 
-/* Node index of the owner of KEY_HASH in a validated snapshot with up nodes. */
+/*
+ * Node index of the owner of KEY_HASH in a validated snapshot with up nodes, of a
+ * ring or table algorithm: a node algorithm may need the key itself
+ * (shmring__snapshot_key_owner()).
+ */
 static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_hash)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
@@ -373,11 +377,6 @@ static inline uint32_t shmring__snapshot_owner(const void *buffer, uint64_t key_
     if (algorithm->lookup == PLACEMENT_LOOKUP_TABLE) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         return table[shmring__snapshot_slot(h, key_hash)];
-    }
-    if (__builtin_expect(algorithm->lookup == PLACEMENT_LOOKUP_NODES, 0)) {
-        uint32_t owner;
-        algorithm->rank(buffer, key_hash, &owner, 1);
-        return owner;
     }
     return shmring__snapshot_point_owner(buffer, key_hash);
 }
@@ -403,6 +402,22 @@ static inline uint64_t shmring__snapshot_key_hash(const void *buffer, const void
                              key, len);
 }
 
+/* Node index of the owner of KEY (LEN bytes) in a validated snapshot with up nodes,
+ * of any algorithm. */
+static inline uint32_t shmring__snapshot_key_owner(const void *buffer, const void *key,
+                                                   size_t len)
+{
+    const struct snapshot_header *h = snapshot_header(buffer);
+    uint64_t key_hash = shmring__snapshot_key_hash(buffer, key, len);
+    const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
+    if (__builtin_expect(algorithm->lookup == PLACEMENT_LOOKUP_NODES, 0)) {
+        uint32_t owner;
+        algorithm->rank(buffer, key, len, key_hash, &owner, 1);
+        return owner;
+    }
+    return shmring__snapshot_owner(buffer, key_hash);
+}
+
 /*
  * The id of KEY's owner in a validated snapshot, into *id: the whole of
  * shmring_snapshot_lookup_id(), inline so that the reader's hot path is one function.
@@ -415,9 +430,7 @@ static inline int shmring__snapshot_lookup_id(const void *buffer, const void *ke
         return err;
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
-    *id = nodes[shmring__snapshot_owner(buffer,
-                                        shmring__snapshot_key_hash(buffer, key, len))]
-              .id;
+    *id = nodes[shmring__snapshot_key_owner(buffer, key, len)].id;
     return 0;
 }
 

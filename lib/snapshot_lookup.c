@@ -85,9 +85,7 @@ int shmring__snapshot_lookup(const void *buffer, const void *key, size_t len,
     int err = shmring__snapshot_state(buffer);
     if (err != 0)
         return err;
-    uint32_t index =
-        shmring__snapshot_owner(buffer, shmring__snapshot_key_hash(buffer, key, len));
-    node_copy(buffer, index, out);
+    node_copy(buffer, shmring__snapshot_key_owner(buffer, key, len), out);
     return 0;
 }
 
@@ -108,15 +106,16 @@ static size_t add_distinct(uint32_t *found, size_t count, uint32_t node_index)
  * from the key's slot (both walks stop after one full turn, so they end even when
  * fewer than N nodes are up); a ranked algorithm ranks the up nodes itself.
  */
-static int lookup_n_indexes(const void *buffer, uint64_t key_hash, uint32_t *found,
-                            size_t n)
+static int lookup_n_indexes(const void *buffer, const void *key, size_t len,
+                            uint32_t *found, size_t n)
 {
+    uint64_t key_hash = shmring__snapshot_key_hash(buffer, key, len);
     const struct snapshot_header *h = snapshot_header(buffer);
     size_t wanted = n < h->up_count ? n : h->up_count;
     size_t count = 0;
     const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
     if (algorithm->candidates == PLACEMENT_CANDIDATES_RANKED)
-        return (int)algorithm->rank(buffer, key_hash, found, wanted);
+        return (int)algorithm->rank(buffer, key, len, key_hash, found, wanted);
     if (algorithm->candidates == PLACEMENT_CANDIDATES_TABLE_FORWARD) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slot = shmring__snapshot_slot(h, key_hash);
@@ -149,8 +148,7 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
     if (n > SHMRING_LOOKUP_N_MAX)
         n = SHMRING_LOOKUP_N_MAX;
     uint32_t found[SHMRING_LOOKUP_N_MAX];
-    int count =
-        lookup_n_indexes(buffer, shmring__snapshot_key_hash(buffer, key, len), found, n);
+    int count = lookup_n_indexes(buffer, key, len, found, n);
     for (int i = 0; i < count; i++)
         node_copy(buffer, found[i], &out[i]);
     return count;
@@ -165,7 +163,8 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
 #define BATCH_GROUP 16
 
 /*
- * Owners' ids of the COUNT (<= BATCH_GROUP) key hashes, into IDS. The first read of
+ * Owners' ids of the COUNT (<= BATCH_GROUP) key hashes of a ring or table snapshot,
+ * into IDS. The first read of
  * every lookup (the maglev slot; the bucket's answer) is prefetched for the whole
  * group before any lookup runs. Each algorithm resolves in its own loop, as
  * shmring__snapshot_owner() would, without its per-key branch.
@@ -176,11 +175,6 @@ static void ids_of_hashes(const void *buffer, const uint64_t *hashes, size_t cou
     const struct snapshot_header *h = snapshot_header(buffer);
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
     const struct placement_algorithm *algorithm = shmring__algorithm_valid(h->algorithm);
-    if (algorithm->lookup == PLACEMENT_LOOKUP_NODES) {
-        for (size_t i = 0; i < count; i++)
-            ids[i] = nodes[shmring__snapshot_owner(buffer, hashes[i])].id;
-        return;
-    }
     if (algorithm->lookup == PLACEMENT_LOOKUP_TABLE) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         uint64_t slots[BATCH_GROUP];
@@ -227,6 +221,14 @@ int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
     int err = shmring__snapshot_state(buffer);
     if (err != 0)
         return err;
+    const struct snapshot_header *h = snapshot_header(buffer);
+    if (shmring__algorithm_valid(h->algorithm)->lookup == PLACEMENT_LOOKUP_NODES) {
+        /* Nothing to prefetch: a node algorithm reads the node table alone. */
+        const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+        for (size_t i = 0; i < count; i++)
+            ids[i] = nodes[shmring__snapshot_key_owner(buffer, keys[i], lens[i])].id;
+        return 0;
+    }
     uint64_t hashes[BATCH_GROUP];
     for (size_t first = 0; first < count; first += BATCH_GROUP) {
         size_t group = count - first < BATCH_GROUP ? count - first : BATCH_GROUP;

@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 44);
+    ck_assert_uint_eq(CODE_COUNT, 47);
 }
 END_TEST
 
@@ -82,8 +82,11 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_ENODIR, -1032);
     ck_assert_int_eq(SHMRING_ENOTRINGDIR, -1033);
     ck_assert_int_eq(SHMRING_EBASEOWNER, -1034);
-    /* Every value from -1000 to -1034 is exactly one listed code. */
-    for (int value = -1000; value >= -1034; value--) {
+    ck_assert_int_eq(SHMRING_EUNWEIGHTED, -1035);
+    ck_assert_int_eq(SHMRING_EJUMPDOWN, -1036);
+    ck_assert_int_eq(SHMRING_ERENUMBER, -1037);
+    /* Every value from -1000 to -1037 is exactly one listed code. */
+    for (int value = -1000; value >= -1037; value--) {
         int found = 0;
         for (size_t i = 0; i < CODE_COUNT; i++)
             found += codes[i].value == value;
@@ -108,7 +111,8 @@ static const char *const expected_names[] = {
     "SHMRING_EJSON",         "SHMRING_ECONTROL",   "SHMRING_ESTALE",
     "SHMRING_ENOTRING",      "SHMRING_EBUSY",      "SHMRING_EBASEDIR",
     "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
-    "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER",
+    "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER", "SHMRING_EUNWEIGHTED",
+    "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",
 };
 
 START_TEST(every_code_has_its_name)
@@ -135,7 +139,7 @@ START_TEST(other_values_have_no_name)
     /* Zero, positive numbers, errno values outside the list (-EBUSY is not
      * SHMRING_EBUSY), unused library codes and values far away. */
     static const int others[] = {0,     1,     ENOENT, -EAGAIN, -EBUSY, -999,
-                                 -1035, -4096, 1000,   INT_MIN, INT_MAX};
+                                 -1038, -4096, 1000,   INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
         ck_assert_str_eq(shmring_err_name(others[i]), "unknown");
 }
@@ -175,11 +179,11 @@ START_TEST(unknown_negative_codes)
         ck_assert_str_eq(shmring_strerror(far[i]), "unknown shmring error");
     /* Unused library codes (from -1000 down, where no errno value lies) get the same
      * static text: a second call cannot overwrite the first one's. */
-    static const int unused[] = {-1035, -1036, -4095};
+    static const int unused[] = {-1038, -1039, -4095};
     for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
         ck_assert_str_eq(shmring_strerror(unused[i]), "unknown shmring error");
-    const char *first = shmring_strerror(-1035);
-    ck_assert_ptr_eq(shmring_strerror(-1036), first);
+    const char *first = shmring_strerror(-1038);
+    ck_assert_ptr_eq(shmring_strerror(-1039), first);
     /* An unused errno value gets the C library's text, neither NULL nor listed. */
     const char *text = shmring_strerror(-999);
     ck_assert_ptr_nonnull(text);

@@ -115,13 +115,14 @@ START_TEST(test_error_numbers)
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
     EXPECT(2, "",
-           "ringctl: error: unknown algorithm 'jump' (use ring, maglev, ketama, "
+           "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
            "twemproxy, nginx, libketama, "
-           "envoy-maglev or envoy-ring)\n",
-           "-r", other, "init", "--algorithm", "jump");
+           "envoy-maglev, envoy-ring, rendezvous or jump)\n",
+           "-r", other, "init", "--algorithm", "chord");
     EXPECT(2, "",
            "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
-           "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
+           "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, pymemcache's "
+           "murmur3_32 or Guava's murmur3_128)\n",
            "-r", other, "init", "--hash", "sha1");
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
@@ -400,6 +401,45 @@ START_TEST(test_error_lookup_no_answer)
                             "j\t\tall nodes of the ring are down\n");
     ck_assert_int_eq(r.status, 0);
     test_run_free(&r);
+}
+END_TEST
+
+/* What the node algorithms cannot reproduce is refused with one line that says why,
+ * and the ring stays as it was. */
+START_TEST(test_error_node_algorithms)
+{
+    EXPECT(0, test_fmt("created ring '%s' (jump, murmur3_128): generation 1\n", ring), "",
+           "-r", ring, "init", "--algorithm", "jump");
+    EXPECT(0, test_fmt("added a (id 0) to ring '%s': generation 2\n", ring), "", "-r",
+           ring, "add", "a", "10.0.0.1:11211");
+    EXPECT(0, test_fmt("added b (id 1) to ring '%s': generation 3\n", ring), "", "-r",
+           ring, "add", "b", "10.0.0.2:11211");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': this algorithm takes no "
+                    "weights (every weight must be 1)\n",
+                    ring),
+           "-r", ring, "weight", "a", "2");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': jump takes no down nodes "
+                    "(remove the last node instead)\n",
+                    ring),
+           "-r", ring, "down", "b");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': jump would renumber its "
+                    "buckets (remove only the last nodes)\n",
+                    ring),
+           "-r", ring, "remove", "a");
+    ck_assert_uint_eq(generation_of(ring), 3);
+    EXPECT(0, test_fmt("removed b (id 1) from ring '%s': generation 4\n", ring), "", "-r",
+           ring, "remove", "b");
+    EXPECT(0,
+           test_fmt("created ring '%s' (rendezvous, murmur3_32): generation 1\n", other),
+           "", "-r", other, "init", "--algorithm", "rendezvous");
+    EXPECT(1, "",
+           test_fmt("ringctl: error: cannot publish ring '%s': invalid node address\n",
+                    other),
+           "-r", other, "add", "a", "cache:+1");
+    ck_assert_uint_eq(generation_of(other), 1);
 }
 END_TEST
 
@@ -740,10 +780,12 @@ START_TEST(test_bad_arguments_matrix)
     REFUSED(1, test_fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
     INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
                      "nginx, libketama, "
-                     "envoy-maglev or envoy-ring)\n",
+                     "envoy-maglev, envoy-ring, rendezvous or jump)\n",
                  "--algorithm", "chord");
-    INIT_REFUSED(ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
-                     "one of twemproxy's hash: names, or Envoy's xxh64 or murmur2)\n",
+    INIT_REFUSED(ERR
+                 "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+                 "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, pymemcache's "
+                 "murmur3_32 or Guava's murmur3_128)\n",
                  "--hash", "sha1");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
@@ -904,7 +946,7 @@ START_TEST(test_bad_json_matrix)
          "line 1, column 34: duplicate object key near '\"nodes\"'"},
         {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
-         "twemproxy, nginx, libketama, envoy-maglev or envoy-ring)"},
+         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous or jump)"},
         {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: must be a string"},
         {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,
@@ -1353,12 +1395,12 @@ static Suite *ringctl_errors_suite(void)
 {
     Suite *suite = suite_create("ringctl_errors");
 
-    TEST_CASE_WITH(suite, "errors", &ringctl_fixture, test_error_unknown_node,
-                   test_error_duplicate, test_error_numbers, test_error_bad_json,
-                   test_error_usage, test_error_ring_names, test_error_missing_ring,
-                   test_error_init_exists, test_error_lookup_no_answer,
-                   test_error_file_size_limit, test_error_input_too_large,
-                   test_all_nodes_down, test_error_permission);
+    TEST_CASE_WITH(
+        suite, "errors", &ringctl_fixture, test_error_unknown_node, test_error_duplicate,
+        test_error_numbers, test_error_bad_json, test_error_usage, test_error_ring_names,
+        test_error_missing_ring, test_error_init_exists, test_error_lookup_no_answer,
+        test_error_node_algorithms, test_error_file_size_limit,
+        test_error_input_too_large, test_all_nodes_down, test_error_permission);
     TEST_CASE_WITH(suite, "bad-input", &ringctl_fixture, test_bad_arguments_matrix,
                    test_bad_json_matrix);
     TEST_CASE_WITH(suite, "hygiene", &ringctl_fixture, test_closed_standard_descriptors,

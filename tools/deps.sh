@@ -42,6 +42,10 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
 # (bench.py), and php-memcached, whose getServerByKey() is PHP's usual way to pick a
 # server by key (bench.php).
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
+# The node algorithms' peers: pymemcache's HashClient (rendezvous) for Debian's
+# python3, and Guava's Hashing.consistentHash (jump), compiled against at test time
+# with the default JDK.
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
 
 shmring_install_deps() {
     local missing=""

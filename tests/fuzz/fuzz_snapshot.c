@@ -67,8 +67,8 @@ static const uint32_t table_sizes[] = {0, 2, 3, 5, 7, 11, 13, 31, 61, 101, 251, 
 static void take_params(struct recipe *r, shmring_params_t *params)
 {
     /* Every algorithm: ring, maglev, ketama and the peers (twemproxy, nginx,
-     * libketama, envoy-maglev, envoy-ring). */
-    params->algorithm = (shmring_algorithm_t)(take8(r) % 8);
+     * libketama, envoy-maglev, envoy-ring, rendezvous, jump). */
+    params->algorithm = (shmring_algorithm_t)(take8(r) % 10);
     uint8_t hash = take8(r);
     params->hash = (shmring_hash_t)(hash % 5);
     switch (params->algorithm) {

@@ -142,7 +142,14 @@ static uint32_t mark_owners(const void *buffer, bool *owns)
 {
     const struct snapshot_header *h = snapshot_header(buffer);
     uint32_t distinct = 0;
-    if (shmring__algorithm_has_table(h->algorithm)) {
+    if (shmring__algorithm_valid(h->algorithm)->lookup == PLACEMENT_LOOKUP_NODES) {
+        /* rendezvous and jump: every up node may own keys. */
+        const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
+        for (uint32_t i = 0; i < h->node_count; i++) {
+            owns[i] = nodes[i].state == SHMRING_STATE_UP;
+            distinct += owns[i];
+        }
+    } else if (shmring__algorithm_has_table(h->algorithm)) {
         const uint32_t *table = snapshot_section_at(buffer, &h->table);
         for (uint32_t s = 0; s < h->table_size; s++) {
             distinct += !owns[table[s]];
@@ -228,6 +235,43 @@ static size_t key_at(const uint8_t *keys, size_t keys_len, unsigned k, const voi
     return length;
 }
 
+/*
+ * A node algorithm's lookups, which have no structure to walk for a reference: the
+ * owner OWNER is an up node and the first of lookup_n()'s, whose answers are that
+ * many distinct up nodes, each list a prefix of the longer ones.
+ */
+static void check_ranked(const shmring_snapshot_t *snapshot, const void *key, size_t len,
+                         const shmring_node_t *owner, uint32_t distinct)
+{
+    const void *buffer = shmring_snapshot_data(snapshot, NULL);
+    const struct snapshot_header *h = snapshot_header(buffer);
+    const struct snapshot_node *nodes = nodes_of(buffer);
+    shmring_node_t longest[LOOKUP_N_TRIED], found[LOOKUP_N_TRIED];
+    int count = shmring_snapshot_lookup_n(snapshot, key, len, longest, LOOKUP_N_TRIED);
+    size_t wanted = LOOKUP_N_TRIED < distinct ? LOOKUP_N_TRIED : distinct;
+    FUZZ_REQUIRE(count >= 0 && (size_t)count == wanted, "lookup_n returned %d of %zu",
+                 count, wanted);
+    FUZZ_REQUIRE(longest[0].id == owner->id, "lookup_n's first is id %u, lookup's %u",
+                 longest[0].id, owner->id);
+    for (int i = 0; i < count; i++) {
+        bool up = false;
+        for (uint32_t j = 0; j < h->node_count && !up; j++)
+            up = nodes[j].id == longest[i].id && nodes[j].state == SHMRING_STATE_UP;
+        FUZZ_REQUIRE(up, "candidate %d (id %u) is no up node", i, longest[i].id);
+        for (int j = 0; j < i; j++)
+            FUZZ_REQUIRE(longest[i].id != longest[j].id, "candidates %d and %d agree", i,
+                         j);
+    }
+    for (size_t n = 1; n < wanted; n++) {
+        int shorter = shmring_snapshot_lookup_n(snapshot, key, len, found, n);
+        FUZZ_REQUIRE(shorter == (int)n, "lookup_n(%zu) returned %d", n, shorter);
+        for (size_t i = 0; i < n; i++)
+            FUZZ_REQUIRE(found[i].id == longest[i].id,
+                         "lookup_n(%zu)[%zu] is id %u, the longer list has %u", n, i,
+                         found[i].id, longest[i].id);
+    }
+}
+
 static void check_lookups(const shmring_snapshot_t *snapshot, const void *key, size_t len,
                           uint32_t distinct)
 {
@@ -246,6 +290,10 @@ static void check_lookups(const shmring_snapshot_t *snapshot, const void *key, s
     }
     if (expected != 0)
         return;
+    if (shmring__algorithm_valid(h->algorithm)->lookup == PLACEMENT_LOOKUP_NODES) {
+        check_ranked(snapshot, key, len, &found[0], distinct);
+        return;
+    }
 
     uint64_t key_hash = shmring__key_hash((shmring_algorithm_t)h->algorithm,
                                           (shmring_hash_t)h->hash, key, len);
@@ -434,6 +482,17 @@ void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t
     void *rebuilt = NULL;
     size_t rebuilt_size = 0;
     err = shmring_snapshot_build(set, &rebuilt, &rebuilt_size);
+    /* The validator does not judge what a node algorithm's builder refuses of the
+     * nodes (weights, jump's down nodes, rendezvous's node strings): another writer's
+     * snapshot may have them. */
+    bool node_refusal = err == SHMRING_EUNWEIGHTED || err == SHMRING_EJUMPDOWN ||
+                        err == SHMRING_EBADADDRESS || err == SHMRING_EDUPLICATE;
+    if (!exact && node_refusal &&
+        shmring__algorithm_valid(snapshot_header(buffer)->algorithm)->lookup ==
+            PLACEMENT_LOOKUP_NODES) {
+        shmring_nodeset_free(set);
+        return;
+    }
     FUZZ_REQUIRE(err == 0, "rebuilding an accepted snapshot returned %d", err);
     shmring_snapshot_free(fuzz_snapshot_new(rebuilt, rebuilt_size, true));
     if (exact) {

@@ -43,7 +43,8 @@ const struct ringctl_option ringctl_options[] = {
     {"hash", 0, "H", CODE_HASH, OPTION(HASH),
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
-     "twemproxy one of its hash: names (default fnv1a_64)"},
+     "twemproxy one of its hash: names (default fnv1a_64); rendezvous always "
+     "murmur3_32 (pymemcache's), jump murmur3_128 (Guava's)"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
      "ring points per unit of weight, 1-65535 (default 160)"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
@@ -227,21 +228,40 @@ static int known_name(int parse_result, const char *what, const char *value,
     return EXIT_OK;
 }
 
+/* "ring, maglev, ... or jump": the library's algorithms, in the order of its table,
+ * so that a new algorithm is named here without a line in ringctl. */
+static void algorithm_choices(char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; len < size; i++) {
+        const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
+        if (strcmp(name, "unknown") == 0)
+            break;
+        bool last =
+            strcmp(shmring_algorithm_name((shmring_algorithm_t)(i + 1)), "unknown") == 0;
+        int added = snprintf(out + len, size - len, "%s%s",
+                             i == 0 ? "" : (last ? " or " : ", "), name);
+        len += added > 0 ? (size_t)added : 0;
+    }
+}
+
 /* The options that set a parameter of init or a value of the command. */
 static int parse_value(struct ringctl *ctl, int code, const char *value)
 {
     unsigned long number = 0;
     char rule[128];
+    char choices[512];
     switch (code) {
     case CODE_ALGORITHM:
+        algorithm_choices(choices, sizeof(choices));
         return known_name(shmring_algorithm_parse(value, &ctl->params.algorithm),
-                          "algorithm", value,
-                          "ring, maglev, ketama, twemproxy, nginx, libketama, "
-                          "envoy-maglev or envoy-ring");
+                          "algorithm", value, choices);
     case CODE_HASH:
         return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
-                          "names, or Envoy's xxh64 or murmur2");
+                          "names, Envoy's xxh64 or murmur2, pymemcache's murmur3_32 "
+                          "or Guava's murmur3_128");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
