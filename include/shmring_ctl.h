@@ -35,6 +35,8 @@ typedef enum shmring_algorithm {
     /* Envoy's `MAGLEV` and `RING_HASH` load balancers. */
     SHMRING_ALGORITHM_ENVOY_MAGLEV = 6,
     SHMRING_ALGORITHM_ENVOY_RING = 7,
+    /* HAProxy's `hash-type consistent`. */
+    SHMRING_ALGORITHM_HAPROXY = 8,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -61,6 +63,16 @@ typedef enum shmring_hash {
      * hash of `envoy-ring` only. */
     SHMRING_HASH_XXH64 = 15,
     SHMRING_HASH_MURMUR2 = 16,
+    /* HAProxy's `hash-type consistent` functions, for `haproxy` only (which also takes
+     * crc32): sdbm, djb2 and wt6, and each of the four with the `avalanche` modifier
+     * (full_hash() over the function's result). */
+    SHMRING_HASH_SDBM = 17,
+    SHMRING_HASH_DJB2 = 18,
+    SHMRING_HASH_WT6 = 19,
+    SHMRING_HASH_SDBM_AVALANCHE = 20,
+    SHMRING_HASH_DJB2_AVALANCHE = 21,
+    SHMRING_HASH_WT6_AVALANCHE = 22,
+    SHMRING_HASH_CRC32_AVALANCHE = 23,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -99,7 +111,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
 
 /* The hash ALGORITHM uses unless told otherwise: md5 for ketama and libketama (the
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
- * default), xxh64 for envoy-maglev and envoy-ring, xxh3 for ring and maglev. */
+ * default), xxh64 for envoy-maglev and envoy-ring, sdbm_avalanche for haproxy (its
+ * `hash-type consistent` alone), xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -114,7 +127,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
 /*
  * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (a hash the
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
- * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2, ring
+ * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2, haproxy
+ * sdbm, djb2, wt6 and crc32 with and without avalanche, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -180,7 +194,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * Gives node NAME a hash key: the string hashed into its points or its maglev
  * permutation instead of the default: its name for ring and maglev, and what each
  * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
- * its address. A node can so match a peer's server name exactly (a named twemproxy
+ * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647), and
+ * a node without one takes the id HAProxy would give it. A node can so match a peer's
+ * server name exactly (a named twemproxy
  * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
  * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
  * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key

@@ -16,6 +16,7 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_LIBKETAMA] = &shmring__placement_libketama,
     [SHMRING_ALGORITHM_ENVOY_MAGLEV] = &shmring__placement_envoy_maglev,
     [SHMRING_ALGORITHM_ENVOY_RING] = &shmring__placement_envoy_ring,
+    [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
 };
 
 #define ALGORITHM_COUNT (sizeof(shmring__algorithms) / sizeof(shmring__algorithms[0]))

@@ -79,6 +79,9 @@ enum key_hash {
     /* Envoy's hash policies hash the header, cookie or address with
      * HashUtil::xxHash64 (seed 0), whatever ring_hash's hash_function. */
     KEY_HASH_XXH64 = 4,
+    /* HAProxy's: the parameters' hash in HAProxy's meaning (sdbm, djb2, wt6, crc32,
+     * each with or without avalanche). */
+    KEY_HASH_HAPROXY = 5,
 };
 
 /* Bits of a description's `parameters`: the fields of shmring_params_t beyond the
@@ -189,5 +192,6 @@ extern const struct placement_algorithm shmring__placement_nginx;
 extern const struct placement_algorithm shmring__placement_libketama;
 extern const struct placement_algorithm shmring__placement_envoy_maglev;
 extern const struct placement_algorithm shmring__placement_envoy_ring;
+extern const struct placement_algorithm shmring__placement_haproxy;
 
 #endif /* SHMRING_ALGORITHM_INTERNAL_H */

@@ -27,14 +27,15 @@ START_TEST(algorithm_names_both_ways)
                  {SHMRING_ALGORITHM_NGINX, "nginx"},
                  {SHMRING_ALGORITHM_LIBKETAMA, "libketama"},
                  {SHMRING_ALGORITHM_ENVOY_MAGLEV, "envoy-maglev"},
-                 {SHMRING_ALGORITHM_ENVOY_RING, "envoy-ring"}};
+                 {SHMRING_ALGORITHM_ENVOY_RING, "envoy-ring"},
+                 {SHMRING_ALGORITHM_HAPROXY, "haproxy"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
         shmring_algorithm_t parsed = (shmring_algorithm_t)99;
         ck_assert_int_eq(shmring_algorithm_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
-    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)8), "unknown");
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)9), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
                                       "rin",  "rings",    "chord",  "md5",   "unknown",
@@ -67,14 +68,21 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_MURMUR, "murmur"},
                  {SHMRING_HASH_ONE_AT_A_TIME, "one_at_a_time"},
                  {SHMRING_HASH_XXH64, "xxh64"},
-                 {SHMRING_HASH_MURMUR2, "murmur2"}};
+                 {SHMRING_HASH_MURMUR2, "murmur2"},
+                 {SHMRING_HASH_SDBM, "sdbm"},
+                 {SHMRING_HASH_DJB2, "djb2"},
+                 {SHMRING_HASH_WT6, "wt6"},
+                 {SHMRING_HASH_SDBM_AVALANCHE, "sdbm_avalanche"},
+                 {SHMRING_HASH_DJB2_AVALANCHE, "djb2_avalanche"},
+                 {SHMRING_HASH_WT6_AVALANCHE, "wt6_avalanche"},
+                 {SHMRING_HASH_CRC32_AVALANCHE, "crc32_avalanche"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
         shmring_hash_t parsed = (shmring_hash_t)99;
         ck_assert_int_eq(shmring_hash_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].hash);
     }
-    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)17), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)24), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
     static const char *const bad[] = {"",      "XXH3", "MD5",  "xxh128", "xxhash",
                                       "sha1",  "md4",  "crc",  "fnv",    "fnv1",
@@ -164,14 +172,22 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_ENVOY_RING, SHMRING_HASH_MURMUR3, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH64, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MURMUR2, SHMRING_EBADHASH},
-        {8, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_SDBM_AVALANCHE, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32_AVALANCHE, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_SDBM, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32_AVALANCHE, SHMRING_EBADHASH},
+        {9, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {SHMRING_ALGORITHM_RING, 17, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, 24, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, -1, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_TWEMPROXY, 17, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_KETAMA, 17, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, 24, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, 24, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HAPROXY, 24, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
-        {8, 17, SHMRING_EBADALGORITHM},
+        {9, 24, SHMRING_EBADALGORITHM},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         shmring_params_t p = params_of((shmring_algorithm_t)cases[i].algorithm,

@@ -42,7 +42,9 @@ const struct ringctl_option ringctl_options[] = {
     {"hash", 0, "H", CODE_HASH, OPTION(HASH),
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
-     "twemproxy one of its hash: names (default fnv1a_64)"},
+     "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
+     "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
+     "alone)"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
      "ring points per unit of weight, 1-65535 (default 160)"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
@@ -236,11 +238,12 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         return known_name(shmring_algorithm_parse(value, &ctl->params.algorithm),
                           "algorithm", value,
                           "ring, maglev, ketama, twemproxy, nginx, libketama, "
-                          "envoy-maglev or envoy-ring");
+                          "envoy-maglev, envoy-ring or haproxy");
     case CODE_HASH:
         return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
-                          "names, or Envoy's xxh64 or murmur2");
+                          "names, Envoy's xxh64 or murmur2, or HAProxy's sdbm, djb2, "
+                          "wt6 or crc32, each also with _avalanche");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
