@@ -517,6 +517,9 @@ typedef enum shmring_import_format {
     /* A libketama server file, one `ADDRESS MEMORY` line per server: algorithm
      * `libketama`. */
     SHMRING_IMPORT_LIBKETAMA = 2,
+    /* An HAProxy configuration, one `backend` or `listen` section of a hash
+     * `balance` with `hash-type consistent`: algorithm `haproxy` with its hash. */
+    SHMRING_IMPORT_HAPROXY = 3,
 } shmring_import_format_t;
 
 /* Where a peer's configuration went wrong, filled by shmring_nodeset_import(). */
@@ -532,7 +535,8 @@ typedef struct shmring_import_error {
     uint64_t reserved[4];
 } shmring_import_error_t;
 
-/* Parses a format name ("nginx", "twemproxy", "libketama"): 0 or SHMRING_EINVAL. */
+/* Parses a format name ("nginx", "twemproxy", "libketama", "haproxy"): 0 or
+ * SHMRING_EINVAL. */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_import_format_parse(const char *name, shmring_import_format_t *out);
 
@@ -542,9 +546,9 @@ shmring_import_format_parse(const char *name, shmring_import_format_t *out);
  * does: its algorithm and hash, and one node per server in the peer's order, with
  * its weight, its state (nginx's `down`) and, where the peer hashes a name other
  * than the address (a named twemproxy server), that name as its hash key. SECTION
- * names the nginx upstream or the twemproxy pool to read; NULL takes the file's only
- * one (libketama files have none: SECTION must be NULL). What the node set cannot
- * reproduce is refused, never approximated: a balancing method other than the
+ * names the nginx upstream, the twemproxy pool or the HAProxy backend to read; NULL takes
+ * the file's only one (libketama files have none: SECTION must be NULL). What the node
+ * set cannot reproduce is refused, never approximated: a balancing method other than the
  * continuum, a key transformation (twemproxy's hash_tag), an `include`, two servers
  * with the same address, a weight above 65535, and any directive or parameter this
  * reader does not know. Options that only act while servers fail (nginx's max_fails,

@@ -82,12 +82,12 @@ SHMRING_DIR=$directory SHMRING_RING=sessions expect "s-1" up ""
 # Only the first argument of a node command is a node; add's NAME is new.
 expect "" --dir "$directory" -r cache weight cache-a ""
 expect "" --dir "$directory" -r cache add ""
-# import: a format, then a file; --upstream and --pool take a name.
-expect "libketama nginx twemproxy" import ""
+# import: a format, then a file; --upstream, --pool and --backend take a name.
+expect "haproxy libketama nginx twemproxy" import ""
 expect "twemproxy" import t
 expect "$directory/unrelated" import nginx "$directory/unr"
 expect "" import nginx --upstream ""
-expect "--dir --help --json --pool --ring --upstream --version" import nginx f --
+expect "--backend --dir --help --json --pool --ring --upstream --version" import nginx f --
 # A ring that does not exist has no nodes to offer.
 expect "" --dir "$directory" -r missing down ""
 

@@ -34,6 +34,8 @@ libfcgi-bin"
 # nginx, installed above, runs the `hash consistent` upstreams of
 # tests/peers/test_nginx.py, the stream one through its stream module.
 SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
+# haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
+SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 
 shmring_install_deps() {
     local missing=""

@@ -23,7 +23,7 @@ _ringctl_command_options() {
     show | dump | check | list | readers) echo "--owner" ;;
     sync) echo "--etcd --key --prefix --file --state --metrics --once --backoff-max --cacert --cert --cert-key --user --password-file --dir" ;;
     metrics) echo "--all --owner" ;;
-    import) echo "--upstream --pool" ;;
+    import) echo "--upstream --pool --backend" ;;
     esac
 }
 
@@ -32,7 +32,7 @@ _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
-        --hash-key | -n | --upstream | --pool | --etcd | --key | --prefix | --file | \
+        --hash-key | -n | --upstream | --pool | --backend | --etcd | --key | --prefix | --file | \
         --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
         --password-file) return 0 ;;
     esac
@@ -140,7 +140,7 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n | --upstream | --pool)
+        --hash-key | -n | --upstream | --pool | --backend)
         COMPREPLY=()
         return
         ;;
@@ -170,7 +170,7 @@ _ringctl() {
         ;;
     import)
         if ((arguments == 0)); then
-            _ringctl_reply $'nginx\ntwemproxy\nlibketama' "$cur"
+            _ringctl_reply $'nginx\ntwemproxy\nlibketama\nhaproxy' "$cur"
             return
         fi
         if ((arguments == 1)); then

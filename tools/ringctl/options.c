@@ -76,6 +76,8 @@ const struct ringctl_option ringctl_options[] = {
      "the nginx upstream block to import (default: the file's only one)"},
     {"pool", 0, "NAME", CODE_POOL, OPTION(POOL),
      "the twemproxy pool to import (default: the file's only one)"},
+    {"backend", 0, "NAME", CODE_BACKEND, OPTION(BACKEND),
+     "the HAProxy backend or listen section to import (default: the file's only one)"},
     {"etcd", 0, "URL[,URL...]", CODE_ETCD, OPTION(ETCD),
      "etcd's client URLs (http:// or https://), tried in turn; with --key or --prefix"},
     {"key", 0, "KEY", CODE_KEY, OPTION(KEY), "the JSON node set is the value of KEY"},
@@ -353,6 +355,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         return EXIT_OK;
     case CODE_UPSTREAM:
     case CODE_POOL:
+    case CODE_BACKEND:
         ctl->section = value;
         return EXIT_OK;
     default:
