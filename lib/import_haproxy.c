@@ -403,9 +403,12 @@ static int read_proxy_line(struct proxy *proxy, const struct line *line)
                                          "by the servers' connections, which a node set "
                                          "cannot follow");
     }
-    static const char *const choosers[] = {"use-server",      "cookie",
-                                           "stick",           "stick-table",
-                                           "server-template", "dynamic-cookie-key"};
+    if (word_is(keyword, "server-template"))
+        return shmring__import_fail_once(section, line->number,
+                                         "'server-template' is not supported: name each "
+                                         "server with 'server'");
+    static const char *const choosers[] = {"use-server", "cookie", "stick", "stick-table",
+                                           "dynamic-cookie-key"};
     for (size_t i = 0; i < sizeof(choosers) / sizeof(choosers[0]); i++) {
         if (word_is(keyword, choosers[i]))
             return shmring__import_fail_once(
