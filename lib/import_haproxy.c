@@ -5,8 +5,9 @@
  *
  * The file is split as HAProxy's readcfgfile() splits it: one directive a line,
  * words separated by blanks, '#' starting a comment outside quotes, words quoted
- * with '"' or '\'', and a backslash escaping the next character outside single
- * quotes. Environment variables ("${NAME}" in double quotes, "$NAME" outside quotes)
+ * with '"' or '\'', and outside single quotes a backslash escaping a blank, '#',
+ * a quote, '$' or itself (\r, \n and \t are translated; before any other character
+ * it stays). Environment variables ("${NAME}" in double quotes, "$NAME" outside quotes)
  * are refused: their values are not in the file. A line whose first word names a
  * section (global, defaults, frontend, backend, listen, and the other sections 2.6
  * knows) starts that section.
@@ -135,12 +136,22 @@ static int split_line(const char *text, size_t len, char *buffer, struct line *l
                 return shmring__import_fail(
                     error, line->number,
                     "an environment variable: its value is not in the file");
-            if (in_quote != '\'' && c == '\\') {
-                if (i + 1 == len)
+            if (in_quote != '\'' && c == '\\' && i + 1 < len) {
+                /* HAProxy's escapes (tools.c parse_line()); a backslash before any
+                 * other character stays as it is. */
+                char next = text[i + 1];
+                if (next == ' ' || next == '\\' || next == '#' || next == '\'' ||
+                    next == '"' || next == '$') {
+                    c = next;
+                    i++;
+                } else if (next == 'r' || next == 'n' || next == 't') {
+                    c = next == 'r' ? '\r' : next == 'n' ? '\n' : '\t';
+                    i++;
+                } else if (next == 'x') {
                     return shmring__import_fail(error, line->number,
-                                                "a backslash at the end of the line");
-                c = text[i + 1];
-                i++;
+                                                "a '\\x' escape: not supported by this "
+                                                "reader");
+                }
             }
             buffer[out++] = c;
             i++;

@@ -6,7 +6,8 @@
 
 #define HAPROXY SHMRING_IMPORT_HAPROXY
 
-/* A whole configuration: comments, quoting and escapes, settings from defaults
+/* A whole configuration that haproxy -c accepts (with a resolvable backend-e):
+ * comments, quoting and escapes, settings from defaults
  * (balance, hash-type, default-server), a backend of another balance, and a listen
  * section that overrides the hash-type it inherits. */
 static const char configuration[] =
@@ -27,8 +28,8 @@ static const char configuration[] =
     "backend cache\n"
     "    http-send-name-header X-Server\n"
     "    server a 10.0.0.1:8080 id 7 inter 2s   # an explicit id\n"
-    "    server \"b c\" 'unix@/run/b c.sock' weight 256 disabled\n"
-    "    server c\\ d [::1]:8081 weight 1 maxconn 10\n"
+    "    server \"b-c\" 'unix@/run/b c.sock' weight 256 disabled\n"
+    "    server c.d unix@/run/c\\ d.sock weight 1 maxconn 10\n"
     "listen inherit\n"
     "    bind :81\n"
     "    hash-type consistent\n"
@@ -48,16 +49,16 @@ static const char cache_json[] = "{\n"
                                  "      \"state\": \"up\"\n"
                                  "    },\n"
                                  "    {\n"
-                                 "      \"name\": \"b c\",\n"
+                                 "      \"name\": \"b-c\",\n"
                                  "      \"id\": 1,\n"
                                  "      \"address\": \"unix@/run/b c.sock\",\n"
                                  "      \"weight\": 256,\n"
                                  "      \"state\": \"down\"\n"
                                  "    },\n"
                                  "    {\n"
-                                 "      \"name\": \"c d\",\n"
+                                 "      \"name\": \"c.d\",\n"
                                  "      \"id\": 2,\n"
-                                 "      \"address\": \"[::1]:8081\",\n"
+                                 "      \"address\": \"unix@/run/c d.sock\",\n"
                                  "      \"weight\": 1,\n"
                                  "      \"state\": \"up\"\n"
                                  "    }\n"
