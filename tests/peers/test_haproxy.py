@@ -17,6 +17,7 @@ Usage: test_haproxy.py RINGCTL PEER_KEYS [KEYS_PER_SET]
 Exits 77 (skipped) when haproxy is missing, 1 if so when SHMRING_REQUIRE_PEERS=1 is
 in the environment.
 """
+import json
 import os
 import random
 import socket
@@ -332,6 +333,31 @@ def ask_haproxy(port, requests):
     return answers
 
 
+def check_documented_example(haproxy, library, tmp):
+    """docs/haproxy.md's configuration: haproxy takes it, and its import is the node
+    set the page describes."""
+    page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                        "haproxy.md")
+    with open(page) as f:
+        text = f.read()
+    example = text.split("```text\n", 1)[1].split("```", 1)[0]
+    path = os.path.join(tmp, "documented.cfg")
+    with open(path, "w") as f:
+        f.write(example)
+    r = subprocess.run([haproxy, "-c", "-f", path], capture_output=True, text=True)
+    # 2: valid, but it would not start, having no listener.
+    if r.returncode not in (0, 2) or "no error" not in r.stdout + r.stderr:
+        raise Failure("haproxy -c refuses the example of %s: %s" % (page, r.stderr))
+    nodes = json.loads(library.run("import", "haproxy", path, "--backend", "cache"))
+    got = (nodes["algorithm"], nodes["hash"],
+           [(n["name"], n["weight"], n["state"], n.get("hash_key"))
+            for n in nodes["nodes"]])
+    wanted = ("haproxy", "crc32_avalanche",
+              [("a", 3, "up", None), ("b", 1, "up", "12"), ("c", 1, "down", None)])
+    if got != wanted:
+        raise Failure("the example of %s imports as %s, not %s" % (page, got, wanted))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -345,6 +371,7 @@ def main():
     servers = Servers()
     try:
         library = Library(ringctl, peer_keys, servers.tmp)
+        check_documented_example(haproxy, library, servers.tmp)
         rng = random.Random(31)
         sets = server_sets(rng)
         cfg = os.path.join(servers.tmp, "haproxy.cfg")
