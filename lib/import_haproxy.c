@@ -353,6 +353,7 @@ static int read_server_options(const struct line *line, size_t first, uint32_t *
 
 static int read_server(struct proxy *proxy, const struct line *line)
 {
+    char quoted[IMPORT_QUOTE_SIZE];
     struct import_section *section = &proxy->section;
     if (line->count < 3)
         return shmring__import_fail_once(section, line->number,
@@ -363,8 +364,19 @@ static int read_server(struct proxy *proxy, const struct line *line)
     if (read_server_options(line, 3, &weight, &id, &disabled, &problem) != 0)
         return shmring__import_fail_once(section, line->number, "%s", problem.text);
     char id_text[16];
-    if (id != 0)
+    if (id != 0) {
         snprintf(id_text, sizeof(id_text), "%u", (unsigned)id);
+        /* HAProxy refuses an id given twice in a backend ("custom id already
+         * used"). */
+        for (size_t i = 0; i < shmring_nodeset_count(section->set); i++) {
+            shmring_node_info_t node;
+            if (shmring_nodeset_get(section->set, i, &node) == 0 &&
+                node.hash_key != NULL && strcmp(node.hash_key, id_text) == 0)
+                return shmring__import_fail_once(
+                    section, line->number, "'id %s' is already server '%s''s", id_text,
+                    shmring__import_quote(quoted, node.name, strlen(node.name)));
+        }
+    }
     int err =
         shmring__import_add(section->set, line->words[1].text, line->words[2].text,
                             weight, disabled ? SHMRING_STATE_DOWN : SHMRING_STATE_UP,
@@ -437,8 +449,13 @@ static int finish_proxy(struct proxy *proxy)
 {
     struct import_section *section = &proxy->section;
     const struct settings *s = &proxy->settings;
+    char quoted[IMPORT_QUOTE_SIZE];
     if (section->failed)
         return 0;
+    if (section->servers == 0)
+        return shmring__import_fail_once(
+            section, section->line, "backend '%s' has no servers",
+            shmring__import_quote(quoted, section->name, strlen(section->name)));
     if (s->balance == 0)
         return shmring__import_fail_once(section, section->line,
                                          "no 'balance': HAProxy's default is roundrobin, "

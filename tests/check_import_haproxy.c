@@ -100,6 +100,11 @@ START_TEST(test_named_defaults)
 END_TEST
 
 static const struct test_import_failure failures[] = {
+    {"backend b\n balance uri\n hash-type consistent\n server a 1:1 id 4\n server b 2:2 "
+     "id 4\n",
+     NULL, 5, "'id 4' is already server 'a''s"},
+    {"backend b\n balance uri\n hash-type consistent\n", NULL, 1,
+     "backend 'b' has no servers"},
     {"backend b\n balance roundrobin\n hash-type consistent\n server a 1.2.3.4:80\n",
      NULL, 2,
      "'balance roundrobin' does not hash keys: only hdr(), uri, url_param, source and "
