@@ -194,11 +194,12 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * Gives node NAME a hash key: the string hashed into its points or its maglev
  * permutation instead of the default: its name for ring and maglev, and what each
  * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
- * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647), and
- * a node without one takes the id HAProxy would give it. A node can so match a peer's
- * server name exactly (a named twemproxy
- * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
- * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
+ * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
+ * node without one takes the id HAProxy would give it, and a ring with a malformed or
+ * repeated id is refused with SHMRING_EBADADDRESS when built). A node can so match a
+ * peer's server name exactly (a named twemproxy server, Envoy's `envoy.lb` hash_key
+ * metadata), be re-addressed under a peer algorithm, or be renamed under ring and
+ * maglev, without moving keys. NULL removes
  * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key
  * follows the address rules) or SHMRING_ENOMEM; on error the set is unchanged.
  */
