@@ -39,6 +39,8 @@ typedef enum shmring_algorithm {
      * Guava's Hashing.consistentHash (jump). */
     SHMRING_ALGORITHM_RENDEZVOUS = 8,
     SHMRING_ALGORITHM_JUMP = 9,
+    /* HAProxy's `hash-type consistent`. */
+    SHMRING_ALGORITHM_HAPROXY = 10,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -70,6 +72,16 @@ typedef enum shmring_hash {
     /* Guava's Hashing.murmur3_128() (seed 0) of the key, padToLong(): the first
      * little-endian 64 bits, `jump` only. */
     SHMRING_HASH_MURMUR3_128 = 18,
+    /* HAProxy's `hash-type consistent` functions, for `haproxy` only (which also takes
+     * crc32): sdbm, djb2 and wt6, and each of the four with the `avalanche` modifier
+     * (full_hash() over the function's result). */
+    SHMRING_HASH_SDBM = 19,
+    SHMRING_HASH_DJB2 = 20,
+    SHMRING_HASH_WT6 = 21,
+    SHMRING_HASH_SDBM_AVALANCHE = 22,
+    SHMRING_HASH_DJB2_AVALANCHE = 23,
+    SHMRING_HASH_WT6_AVALANCHE = 24,
+    SHMRING_HASH_CRC32_AVALANCHE = 25,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -109,7 +121,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
 /* The hash ALGORITHM uses unless told otherwise: md5 for ketama and libketama (the
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
  * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
- * murmur3_128 for jump (the only ones they take), xxh3 for ring and maglev. */
+ * murmur3_128 for jump (the only ones they take), sdbm_avalanche for haproxy (its
+ * `hash-type consistent` alone), xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -125,7 +138,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
  * Checks parameters: returns 0, SHMRING_EBADALGORITHM, SHMRING_EBADHASH (a hash the
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
  * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
- * rendezvous only murmur3_32, jump only murmur3_128, ring
+ * rendezvous only murmur3_32, jump only murmur3_128, haproxy sdbm, djb2, wt6 and crc32
+ * with and without avalanche, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -191,9 +205,12 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * Gives node NAME a hash key: the string hashed into its points or its maglev
  * permutation instead of the default: its name for ring and maglev, and what each
  * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
- * its address. A node can so match a peer's server name exactly (a named twemproxy
- * server, Envoy's `envoy.lb` hash_key metadata), be re-addressed under a peer
- * algorithm, or be renamed under ring and maglev, without moving keys. NULL removes
+ * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
+ * node without one takes the id HAProxy would give it, and a ring with a malformed or
+ * repeated id is refused with SHMRING_EBADADDRESS when built). A node can so match a
+ * peer's server name exactly (a named twemproxy server, Envoy's `envoy.lb` hash_key
+ * metadata), be re-addressed under a peer algorithm, or be renamed under ring and
+ * maglev, without moving keys. NULL removes
  * it; ketama ignores it. Returns 0, SHMRING_ENODE, SHMRING_EBADADDRESS (a hash key
  * follows the address rules) or SHMRING_ENOMEM; on error the set is unchanged.
  */
@@ -466,8 +483,8 @@ typedef struct shmring_json_error {
 } shmring_json_error_t;
 
 /*
- * Parses a JSON node set (see docs/nodesets.md) of LEN bytes into a new node set. Fields the
- * text leaves out (algorithm, hash, vnodes, table_size, min_ring_size, max_ring_size)
+ * Parses a JSON node set (see docs/nodesets.md) of LEN bytes into a new node set. Fields
+ * the text leaves out (algorithm, hash, vnodes, table_size, min_ring_size, max_ring_size)
  * are taken from BASE (NULL: the defaults); a hash that BASE gives but the text's
  * algorithm cannot use falls back to that algorithm's default
  * (shmring_algorithm_default_hash()). Node order in the
@@ -525,6 +542,9 @@ typedef enum shmring_import_format {
     /* A libketama server file, one `ADDRESS MEMORY` line per server: algorithm
      * `libketama`. */
     SHMRING_IMPORT_LIBKETAMA = 2,
+    /* An HAProxy configuration, one `backend` or `listen` section of a hash
+     * `balance` with `hash-type consistent`: algorithm `haproxy` with its hash. */
+    SHMRING_IMPORT_HAPROXY = 3,
 } shmring_import_format_t;
 
 /* Where a peer's configuration went wrong, filled by shmring_nodeset_import(). */
@@ -540,7 +560,8 @@ typedef struct shmring_import_error {
     uint64_t reserved[4];
 } shmring_import_error_t;
 
-/* Parses a format name ("nginx", "twemproxy", "libketama"): 0 or SHMRING_EINVAL. */
+/* Parses a format name ("nginx", "twemproxy", "libketama", "haproxy"): 0 or
+ * SHMRING_EINVAL. */
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_import_format_parse(const char *name, shmring_import_format_t *out);
 
@@ -550,15 +571,15 @@ shmring_import_format_parse(const char *name, shmring_import_format_t *out);
  * does: its algorithm and hash, and one node per server in the peer's order, with
  * its weight, its state (nginx's `down`) and, where the peer hashes a name other
  * than the address (a named twemproxy server), that name as its hash key. SECTION
- * names the nginx upstream or the twemproxy pool to read; NULL takes the file's only
- * one (libketama files have none: SECTION must be NULL). What the node set cannot
- * reproduce is refused, never approximated: a balancing method other than the
+ * names the nginx upstream, the twemproxy pool or the HAProxy backend to read; NULL takes
+ * the file's only one (libketama files have none: SECTION must be NULL). What the node
+ * set cannot reproduce is refused, never approximated: a balancing method other than the
  * continuum, a key transformation (twemproxy's hash_tag), an `include`, two servers
  * with the same address, a weight above 65535, and any directive or parameter this
  * reader does not know. Options that only act while servers fail (nginx's max_fails,
  * fail_timeout, max_conns; twemproxy's auto_eject_hosts) and connection settings are
- * accepted, as they do not move keys while every server answers. docs/peers.md ("Importing a
- * peer's configuration") lists what each format accepts.
+ * accepted, as they do not move keys while every server answers. docs/peers.md
+ * ("Importing a peer's configuration") lists what each format accepts.
  *
  * Returns 0, SHMRING_EINVAL with *error filled (a bad or unsupported configuration,
  * an unknown FORMAT, or a SECTION given to libketama), or SHMRING_ENOMEM.

@@ -18,6 +18,7 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_ENVOY_RING] = &shmring__placement_envoy_ring,
     [SHMRING_ALGORITHM_RENDEZVOUS] = &shmring__placement_rendezvous,
     [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
+    [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
 };
 
 #define ALGORITHM_COUNT (sizeof(shmring__algorithms) / sizeof(shmring__algorithms[0]))

@@ -82,6 +82,9 @@ enum key_hash {
     /* None: the algorithm's rank() hashes the key itself, with each node
      * (`rendezvous`), and the lookups' key hash is 0. */
     KEY_HASH_NONE = 5,
+    /* HAProxy's: the parameters' hash in HAProxy's meaning (sdbm, djb2, wt6, crc32,
+     * each with or without avalanche). */
+    KEY_HASH_HAPROXY = 6,
 };
 
 /* Bits of a description's `parameters`: the fields of shmring_params_t beyond the
@@ -204,5 +207,6 @@ extern const struct placement_algorithm shmring__placement_envoy_maglev;
 extern const struct placement_algorithm shmring__placement_envoy_ring;
 extern const struct placement_algorithm shmring__placement_rendezvous;
 extern const struct placement_algorithm shmring__placement_jump;
+extern const struct placement_algorithm shmring__placement_haproxy;
 
 #endif /* SHMRING_ALGORITHM_INTERNAL_H */

@@ -39,6 +39,13 @@ uint32_t shmring__crc32_update(uint32_t crc32, const void *data, size_t len);
 /* twemproxy's key hash HASH (one of the names of its `hash:` option) of KEY. */
 uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t len);
 
+/* HAProxy's key hash HASH (sdbm, djb2, wt6 or crc32, with or without avalanche) of
+ * KEY (hash_haproxy.c). */
+uint32_t shmring__haproxy_hash(shmring_hash_t hash, const void *key, size_t len);
+
+/* HAProxy's full_hash(): its `avalanche` step, and the hash of a server's points. */
+uint32_t shmring__haproxy_full_hash(uint32_t value);
+
 /* The hash of KEY by KIND (see enum key_hash), with HASH the parameters' hash. */
 uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const void *key,
                               size_t len);

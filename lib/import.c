@@ -1,7 +1,8 @@
 /*
  * Importing a peer's configuration: the public entry point, which checks what every
  * format needs (no NUL byte) and hands the text to the format's reader
- * (import_nginx.c, import_twemproxy.c, import_libketama.c), and what those readers
+ * (import_nginx.c, import_twemproxy.c, import_libketama.c, import_haproxy.c), and what
+ * those readers
  * share.
  */
 #include <stdarg.h>
@@ -19,7 +20,8 @@ int shmring_import_format_parse(const char *name, shmring_import_format_t *out)
         shmring_import_format_t format;
     } formats[] = {{"nginx", SHMRING_IMPORT_NGINX},
                    {"twemproxy", SHMRING_IMPORT_TWEMPROXY},
-                   {"libketama", SHMRING_IMPORT_LIBKETAMA}};
+                   {"libketama", SHMRING_IMPORT_LIBKETAMA},
+                   {"haproxy", SHMRING_IMPORT_HAPROXY}};
     for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
         if (strcmp(name, formats[i].name) == 0) {
             *out = formats[i].format;
@@ -267,6 +269,8 @@ int shmring_nodeset_import(shmring_import_format_t format, const char *text, siz
         return shmring__import_nginx(text, len, section, out, error);
     case SHMRING_IMPORT_TWEMPROXY:
         return shmring__import_twemproxy(text, len, section, out, error);
+    case SHMRING_IMPORT_HAPROXY:
+        return shmring__import_haproxy(text, len, section, out, error);
     case SHMRING_IMPORT_LIBKETAMA:
         if (section != NULL)
             return shmring__import_fail(error, 0,

@@ -23,6 +23,8 @@ int shmring__import_nginx(const char *text, size_t len, const char *section,
                           shmring_nodeset_t **out, shmring_import_error_t *error);
 int shmring__import_twemproxy(const char *text, size_t len, const char *section,
                               shmring_nodeset_t **out, shmring_import_error_t *error);
+int shmring__import_haproxy(const char *text, size_t len, const char *section,
+                            shmring_nodeset_t **out, shmring_import_error_t *error);
 int shmring__import_libketama(const char *text, size_t len, shmring_nodeset_t **out,
                               shmring_import_error_t *error);
 

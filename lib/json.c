@@ -237,7 +237,8 @@ static int read_choice(const json_t *value, const char *field, shmring_params_t 
                                 : "xxh3, md5, crc32, fnv1a, murmur3, one of "
                                   "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, "
                                   "fnv1_64, fnv1a_32, hsieh, jenkins, murmur, "
-                                  "one_at_a_time, or one of Envoy's: xxh64, murmur2");
+                                  "one_at_a_time, one of Envoy's: xxh64, murmur2, or "
+                                  "HAProxy's sdbm, djb2, wt6, *_avalanche");
 }
 
 static int read_table_size(const json_t *value, uint32_t *out,

@@ -4,12 +4,15 @@
 #include "algorithm_internal.h"
 #include "params_internal.h"
 
-/* Indexed by shmring_hash_t; twemproxy's own hashes carry its `hash:` names. */
+/* Indexed by shmring_hash_t; twemproxy's own hashes carry its `hash:` names, HAProxy's
+ * its `hash-type` names. */
 static const char *const hash_names[] = {
-    "xxh3",    "md5",    "crc32",         "fnv1a",   "murmur3",  "fnv1a_64",
-    "crc16",   "crc32a", "fnv1_32",       "fnv1_64", "fnv1a_32", "hsieh",
-    "jenkins", "murmur", "one_at_a_time", "xxh64",   "murmur2",  "murmur3_32",
-    "murmur3_128"};
+    "xxh3", "md5", "crc32", "fnv1a", "murmur3", "fnv1a_64", "crc16", "crc32a", "fnv1_32",
+    "fnv1_64", "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time", "xxh64",
+    "murmur2", "murmur3_32", "murmur3_128",
+    /* HAProxy's, the `avalanche` modifier spelt as a suffix. */
+    "sdbm", "djb2", "wt6", "sdbm_avalanche", "djb2_avalanche", "wt6_avalanche",
+    "crc32_avalanche"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

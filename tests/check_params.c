@@ -29,14 +29,16 @@ START_TEST(algorithm_names_both_ways)
                  {SHMRING_ALGORITHM_ENVOY_MAGLEV, "envoy-maglev"},
                  {SHMRING_ALGORITHM_ENVOY_RING, "envoy-ring"},
                  {SHMRING_ALGORITHM_RENDEZVOUS, "rendezvous"},
-                 {SHMRING_ALGORITHM_JUMP, "jump"}};
+                 {SHMRING_ALGORITHM_JUMP, "jump"},
+
+                 {SHMRING_ALGORITHM_HAPROXY, "haproxy"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
         shmring_algorithm_t parsed = (shmring_algorithm_t)99;
         ck_assert_int_eq(shmring_algorithm_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
-    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)10), "unknown");
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)11), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
                                       "rin",  "rings",    "chord",  "md5",   "unknown",
@@ -71,14 +73,22 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_XXH64, "xxh64"},
                  {SHMRING_HASH_MURMUR2, "murmur2"},
                  {SHMRING_HASH_MURMUR3_32, "murmur3_32"},
-                 {SHMRING_HASH_MURMUR3_128, "murmur3_128"}};
+                 {SHMRING_HASH_MURMUR3_128, "murmur3_128"},
+
+                 {SHMRING_HASH_SDBM, "sdbm"},
+                 {SHMRING_HASH_DJB2, "djb2"},
+                 {SHMRING_HASH_WT6, "wt6"},
+                 {SHMRING_HASH_SDBM_AVALANCHE, "sdbm_avalanche"},
+                 {SHMRING_HASH_DJB2_AVALANCHE, "djb2_avalanche"},
+                 {SHMRING_HASH_WT6_AVALANCHE, "wt6_avalanche"},
+                 {SHMRING_HASH_CRC32_AVALANCHE, "crc32_avalanche"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
         shmring_hash_t parsed = (shmring_hash_t)99;
         ck_assert_int_eq(shmring_hash_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].hash);
     }
-    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)19), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)26), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
     static const char *const bad[] = {"",      "XXH3", "MD5",  "xxh128", "xxhash",
                                       "sha1",  "md4",  "crc",  "fnv",    "fnv1",
@@ -176,14 +186,22 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_JUMP, SHMRING_HASH_MURMUR3, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_JUMP, SHMRING_HASH_MURMUR3_32, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, SHMRING_HASH_MURMUR3_128, SHMRING_EBADHASH},
-        {10, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_SDBM_AVALANCHE, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32_AVALANCHE, 0},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_SDBM, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32_AVALANCHE, SHMRING_EBADHASH},
+        {11, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {SHMRING_ALGORITHM_RING, 19, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, 26, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, -1, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_TWEMPROXY, 19, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_KETAMA, 19, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HAPROXY, 26, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
-        {10, 19, SHMRING_EBADALGORITHM},
+        {11, 26, SHMRING_EBADALGORITHM},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         shmring_params_t p = params_of((shmring_algorithm_t)cases[i].algorithm,

@@ -145,10 +145,12 @@ START_TEST(test_import)
            "nginx", temp_file, "--pool", "u");
     EXPECT(2, "", "ringctl: error: option '--upstream' is for nginx files\n", "import",
            "libketama", temp_file, "--upstream", "u");
+    EXPECT(2, "", "ringctl: error: option '--backend' is for haproxy files\n", "import",
+           "nginx", temp_file, "--backend", "u");
     EXPECT(2, "",
-           "ringctl: error: unknown format 'haproxy' (use nginx, twemproxy or "
-           "libketama)\n",
-           "import", "haproxy", temp_file);
+           "ringctl: error: unknown format 'envoy' (use nginx, twemproxy, libketama or "
+           "haproxy)\n",
+           "import", "envoy", temp_file);
     EXPECT(1, "",
            "ringctl: error: cannot read '/nonexistent/x.conf': No such file or "
            "directory\n",

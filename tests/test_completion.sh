@@ -60,7 +60,7 @@ expect "--max-ring-size --min-ring-size --mode" init --m
 expect "--dry-run" -r cache down --dr
 expect "--dir --help --json --owner --ring --stdin --version -V -h -n -r -z" lookup -
 # Option values.
-expect "envoy-maglev envoy-ring jump ketama libketama maglev nginx rendezvous ring twemproxy" init --algorithm ""
+expect "envoy-maglev envoy-ring haproxy jump ketama libketama maglev nginx rendezvous ring twemproxy" init --algorithm ""
 expect "envoy-maglev envoy-ring" init --algorithm e
 expect "md5 murmur murmur2 murmur3 murmur3_128 murmur3_32" init --hash m
 expect "jump" init --algorithm j
@@ -73,7 +73,7 @@ SHMRING_DIR=$directory expect "cache" -r c
 expect "cache sessions" --dir = "$directory" -r ""
 expect "sessions" --dir = "$directory" --ring = s
 expect "cache sessions" --dir "$directory" --ring =
-expect "envoy-maglev envoy-ring jump ketama libketama maglev nginx rendezvous ring twemproxy" init --algorithm = ""
+expect "envoy-maglev envoy-ring haproxy jump ketama libketama maglev nginx rendezvous ring twemproxy" init --algorithm = ""
 # Node names of the chosen ring, from ringctl dump (a name with spaces quoted).
 expect "cache-a cache-b node\\ with\\ space" --dir "$directory" -r cache down ""
 expect "cache-a cache-b" --dir "$directory" -r cache weight cache-
@@ -83,12 +83,12 @@ SHMRING_DIR=$directory SHMRING_RING=sessions expect "s-1" up ""
 # Only the first argument of a node command is a node; add's NAME is new.
 expect "" --dir "$directory" -r cache weight cache-a ""
 expect "" --dir "$directory" -r cache add ""
-# import: a format, then a file; --upstream and --pool take a name.
-expect "libketama nginx twemproxy" import ""
+# import: a format, then a file; --upstream, --pool and --backend take a name.
+expect "haproxy libketama nginx twemproxy" import ""
 expect "twemproxy" import t
 expect "$directory/unrelated" import nginx "$directory/unr"
 expect "" import nginx --upstream ""
-expect "--dir --help --json --pool --ring --upstream --version" import nginx f --
+expect "--backend --dir --help --json --pool --ring --upstream --version" import nginx f --
 # A ring that does not exist has no nodes to offer.
 expect "" --dir "$directory" -r missing down ""
 

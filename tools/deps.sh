@@ -46,6 +46,8 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 # python3, and Guava's Hashing.consistentHash (jump), compiled against at test time
 # with the default JDK.
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
+# haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
+SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 
 shmring_install_deps() {
     local missing=""

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    shmring_import_format_t format = (shmring_import_format_t)(data[0] % 3);
+    shmring_import_format_t format = (shmring_import_format_t)(data[0] % 4);
     const char *section = (data[0] & 4) != 0 ? "a" : NULL;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;

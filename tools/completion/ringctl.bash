@@ -23,7 +23,7 @@ _ringctl_command_options() {
     show | dump | check | list | readers) echo "--owner" ;;
     sync) echo "--etcd --key --prefix --file --state --metrics --once --backoff-max --cacert --cert --cert-key --user --password-file --dir" ;;
     metrics) echo "--all --owner" ;;
-    import) echo "--upstream --pool" ;;
+    import) echo "--upstream --pool --backend" ;;
     esac
 }
 
@@ -32,7 +32,7 @@ _ringctl_takes_value() {
     case $1 in
     -r | --ring | --dir | --wait | --owner | --algorithm | --hash | --vnodes | \
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
-        --hash-key | -n | --upstream | --pool | --etcd | --key | --prefix | --file | \
+        --hash-key | -n | --upstream | --pool | --backend | --etcd | --key | --prefix | --file | \
         --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
         --password-file) return 0 ;;
     esac
@@ -120,11 +120,11 @@ _ringctl() {
         return
         ;;
     --algorithm)
-        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nrendezvous\njump' "$cur"
+        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nhaproxy\nrendezvous\njump' "$cur"
         return
         ;;
     --hash)
-        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3\nfnv1a_64\ncrc16\ncrc32a\nfnv1_32\nfnv1_64\nfnv1a_32\nhsieh\njenkins\nmurmur\none_at_a_time\nxxh64\nmurmur2\nmurmur3_32\nmurmur3_128' "$cur"
+        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3\nfnv1a_64\ncrc16\ncrc32a\nfnv1_32\nfnv1_64\nfnv1a_32\nhsieh\njenkins\nmurmur\none_at_a_time\nxxh64\nmurmur2\nmurmur3_32\nmurmur3_128\nsdbm\ndjb2\nwt6\nsdbm_avalanche\ndjb2_avalanche\nwt6_avalanche\ncrc32_avalanche' "$cur"
         return
         ;;
     --mode)
@@ -140,7 +140,7 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n | --upstream | --pool)
+        --hash-key | -n | --upstream | --pool | --backend)
         COMPREPLY=()
         return
         ;;
@@ -170,7 +170,7 @@ _ringctl() {
         ;;
     import)
         if ((arguments == 0)); then
-            _ringctl_reply $'nginx\ntwemproxy\nlibketama' "$cur"
+            _ringctl_reply $'nginx\ntwemproxy\nlibketama\nhaproxy' "$cur"
             return
         fi
         if ((arguments == 1)); then

@@ -9,15 +9,18 @@ int ringctl_cmd_import(struct ringctl *ctl)
     const char *format_name = ctl->args[0];
     shmring_import_format_t format;
     if (shmring_import_format_parse(format_name, &format) != 0)
-        return ringctl_fail(EXIT_USAGE,
-                            "unknown format '%s' (use nginx, twemproxy or libketama)",
-                            format_name);
+        return ringctl_fail(
+            EXIT_USAGE,
+            "unknown format '%s' (use nginx, twemproxy, libketama or haproxy)",
+            format_name);
     /* Each option names the section of one format: --pool for an nginx file is a
      * slip worth pointing out, not an alias. */
     if ((ctl->given & OPTION(UPSTREAM)) && format != SHMRING_IMPORT_NGINX)
         return ringctl_fail(EXIT_USAGE, "option '--upstream' is for nginx files");
     if ((ctl->given & OPTION(POOL)) && format != SHMRING_IMPORT_TWEMPROXY)
         return ringctl_fail(EXIT_USAGE, "option '--pool' is for twemproxy files");
+    if ((ctl->given & OPTION(BACKEND)) && format != SHMRING_IMPORT_HAPROXY)
+        return ringctl_fail(EXIT_USAGE, "option '--backend' is for haproxy files");
 
     struct load_input in;
     if (ringctl_read_load_input(ctl->args[1], &in) != EXIT_OK)

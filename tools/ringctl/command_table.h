@@ -75,13 +75,15 @@ COMMAND(metrics, .group = GROUP_READ, .synopsis = {"metrics [--all]"},
         .options = OPTION(OWNER) | OPTION(ALL), .names_ring = true)
 COMMAND(import, .group = GROUP_OTHER,
         .synopsis = {"import nginx FILE [--upstream NAME]",
-                     "import twemproxy FILE [--pool NAME]", "import libketama FILE"},
+                     "import twemproxy FILE [--pool NAME]", "import libketama FILE",
+                     "import haproxy FILE [--backend NAME]"},
         .summary = "print the JSON node set, for 'load', that places keys as the peer "
                    "configured in FILE does (- for standard input): an nginx upstream of "
-                   "'hash KEY consistent', a twemproxy pool, a libketama server file; "
+                   "'hash KEY consistent', a twemproxy pool, a libketama server file, "
+                   "an HAProxy backend of 'hash-type consistent'; "
                    "what the node set cannot reproduce is an error naming FILE:LINE",
-        .min_args = 2, .max_args = 2, .options = OPTION(UPSTREAM) | OPTION(POOL),
-        .names_ring = false)
+        .min_args = 2, .max_args = 2,
+        .options = OPTION(UPSTREAM) | OPTION(POOL) | OPTION(BACKEND), .names_ring = false)
 COMMAND(destroy, .group = GROUP_OTHER, .synopsis = {"destroy"},
         .summary = "remove the ring; readers keep their last version",
         .options = OPTIONS_CHANGE, .names_ring = true)

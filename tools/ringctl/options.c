@@ -43,8 +43,9 @@ const struct ringctl_option ringctl_options[] = {
     {"hash", 0, "H", CODE_HASH, OPTION(HASH),
      "xxh3 (default), md5, crc32, fnv1a or murmur3; ketama and libketama always use "
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
-     "twemproxy one of its hash: names (default fnv1a_64); rendezvous always "
-     "murmur3_32 (pymemcache's), jump murmur3_128 (Guava's)"},
+     "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
+     "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
+     "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's)"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
      "ring points per unit of weight, 1-65535 (default 160)"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
@@ -76,6 +77,8 @@ const struct ringctl_option ringctl_options[] = {
      "the nginx upstream block to import (default: the file's only one)"},
     {"pool", 0, "NAME", CODE_POOL, OPTION(POOL),
      "the twemproxy pool to import (default: the file's only one)"},
+    {"backend", 0, "NAME", CODE_BACKEND, OPTION(BACKEND),
+     "the HAProxy backend or listen section to import (default: the file's only one)"},
     {"etcd", 0, "URL[,URL...]", CODE_ETCD, OPTION(ETCD),
      "etcd's client URLs (http:// or https://), tried in turn; with --key or --prefix"},
     {"key", 0, "KEY", CODE_KEY, OPTION(KEY), "the JSON node set is the value of KEY"},
@@ -260,8 +263,9 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
     case CODE_HASH:
         return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
-                          "names, Envoy's xxh64 or murmur2, pymemcache's murmur3_32 "
-                          "or Guava's murmur3_128");
+                          "names, Envoy's xxh64 or murmur2, HAProxy's sdbm, djb2, wt6 or "
+                          "crc32, each also with _avalanche, pymemcache's murmur3_32 or "
+                          "Guava's murmur3_128");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
@@ -371,6 +375,7 @@ int ringctl_parse_option(struct ringctl *ctl, int code, const char *value)
         return EXIT_OK;
     case CODE_UPSTREAM:
     case CODE_POOL:
+    case CODE_BACKEND:
         ctl->section = value;
         return EXIT_OK;
     default:

@@ -31,6 +31,7 @@ enum option_code {
     CODE_HASH_KEY,
     CODE_UPSTREAM,
     CODE_POOL,
+    CODE_BACKEND,
     /* sync's own options, read by its helper (tools/sync/). */
     CODE_ETCD,
     CODE_KEY,

@@ -25,7 +25,8 @@ static const char commands_intro[][160] = {
 static const char change_note[] =
     "  (weight, down and up publish nothing when the node already is as asked; load,\n"
     "  when the file gives the ring's node set and parameters, and its node order where\n"
-    "  the algorithm depends on it: ketama, libketama, envoy-ring, nginx.)\n";
+    "  the algorithm depends on it: ketama, libketama, envoy-ring, nginx,\n"
+    "  haproxy.)\n";
 
 static const char keys_note[] =
     "Keys in lookup's output are escaped, so that every answer is one line of\n"

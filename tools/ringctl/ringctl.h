@@ -65,6 +65,7 @@ enum ringctl_exit {
     XX(HASH_KEY)                                                                         \
     XX(UPSTREAM)                                                                         \
     XX(POOL)                                                                             \
+    XX(BACKEND)                                                                          \
     XX(ETCD)                                                                             \
     XX(KEY)                                                                              \
     XX(PREFIX)                                                                           \
@@ -157,7 +158,7 @@ enum command_group {
 };
 
 /* The most synopsis lines a command has (lookup: keys, or --stdin). */
-#define SYNOPSIS_MAX 3
+#define SYNOPSIS_MAX 4
 
 /* One row of the command table: everything dispatch and help know of a command. */
 struct ringctl_command {
