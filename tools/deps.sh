@@ -40,7 +40,8 @@ libfcgi-bin"
 SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
 # What the bindings' benchmarks compare with: uhashring, Python's usual ring library
 # (bench.py), and php-memcached, whose getServerByKey() is PHP's usual way to pick a
-# server by key (bench.php).
+# server by key (bench.php); the PHP binding's tests/011_memcached_ketama.phpt also
+# checks its README's php-memcached node set against php-memcached, key for key.
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 # The node algorithms' peers: pymemcache's HashClient (rendezvous) for Debian's
 # python3, and Guava's Hashing.consistentHash (jump), compiled against at test time
