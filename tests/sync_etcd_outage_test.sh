@@ -36,6 +36,12 @@ python3 "$DOCS" writer "$URL" /t/doc 700 "$WORK/written" 2>>"$WORK/writer.log" &
 WRITER=$!
 PIDS+=("$WRITER")
 until_true 60 written_at_least 20 || fail "the writer did not put 20 documents"
+# Each sync's log length now: a "lost the watch" line after it means the sync has
+# published every event the ended stream carried (events are handled in order, and
+# the stream's end after them), so that its ring no longer changes under the checks.
+declare -A LOG_LINES
+for r in a b c s i; do LOG_LINES[$r]=$(wc -l <"$WORK/sync-$r.log"); done
+lost_watch_since() { tail -n +$((LOG_LINES[$1] + 1)) "$WORK/sync-$1.log" | grep -q "lost the watch on"; }
 stop_etcd
 STOPPED=${EPOCHREALTIME/./}
 until_true 60 gone "$WRITER" || fail "the writer went on without etcd"
@@ -47,6 +53,9 @@ for r in s i; do
 done
 stops_within_a_second TERM "$PID_S" "sync s, in reconnect backoff"
 stops_within_a_second INT "$PID_I" "sync i, in reconnect backoff"
+for r in a b c; do
+    until_true 60 lost_watch_since "$r" || fail "sync $r did not lose its watch"
+done
 declare -A HELD_STATE
 # Which document each ring holds (one the writer put, or the last good one), and
 # the answers a ring loaded from that document gives.
