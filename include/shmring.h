@@ -70,7 +70,8 @@ enum shmring_limits {
     SHMRING_DIRECTORY_MAX = 1024
 };
 /* Where rings live unless a caller names another directory (see "Security model" in
- * docs/security.md: system rings belong in a root-only directory such as /run/shmring). */
+ * docs/security.md: system rings belong in a root-only directory such as /run/shmring).
+ */
 #define SHMRING_DEFAULT_DIRECTORY "/dev/shm"
 
 /*

@@ -201,7 +201,8 @@ static json_t *json_output(const char *const *args)
 #define UNCOUNTED_KEYS "pid,command,uid,reason,generation,mapped_bytes,descriptors"
 #define SAMPLE_KEYS "moved_fraction"
 
-/* Each command's --json keys are the same in every case (docs/json-output.md's schema). */
+/* Each command's --json keys are the same in every case (docs/json-output.md's schema).
+ */
 START_TEST(test_json_key_sets)
 {
     ck_assert_int_eq(setenv("SHMRING_DIR", make_ring_directory(), 1), 0);

@@ -721,7 +721,8 @@ ZEND_METHOD(Shmring_Ring, status)
     ZVAL_BOOL(OBJ_PROP_NUM(obj, 1), destroyed);
     ZVAL_LONG(OBJ_PROP_NUM(obj, 2), (zend_long)status.generation);
     if (status.generation != 0) {
-        ZVAL_STR(OBJ_PROP_NUM(obj, 3), zend_strpprintf(0, "%016" PRIx64, status.fingerprint));
+        ZVAL_STR(OBJ_PROP_NUM(obj, 3),
+                 zend_strpprintf(0, "%016" PRIx64, status.fingerprint));
     } else {
         ZVAL_NULL(OBJ_PROP_NUM(obj, 3));
     }

@@ -74,26 +74,24 @@ static const zend_function_entry class_Shmring_Node_methods[] = {
 
 static const zend_function_entry class_Shmring_Ring_methods[] = {
     ZEND_ME(Shmring_Ring, __construct, arginfo_class_Shmring_Ring___construct,
-            ZEND_ACC_PUBLIC)
-        ZEND_ME(Shmring_Ring, lookup, arginfo_class_Shmring_Ring_lookup, ZEND_ACC_PUBLIC)
-            ZEND_ME(Shmring_Ring, lookupId, arginfo_class_Shmring_Ring_lookupId,
-                    ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, lookupIds,
-                                             arginfo_class_Shmring_Ring_lookupIds,
+            ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, lookup,
+                                     arginfo_class_Shmring_Ring_lookup, ZEND_ACC_PUBLIC)
+        ZEND_ME(Shmring_Ring, lookupId, arginfo_class_Shmring_Ring_lookupId,
+                ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, lookupIds,
+                                         arginfo_class_Shmring_Ring_lookupIds,
+                                         ZEND_ACC_PUBLIC)
+            ZEND_ME(Shmring_Ring, lookupN, arginfo_class_Shmring_Ring_lookupN,
+                    ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, nodes,
+                                             arginfo_class_Shmring_Ring_nodes,
                                              ZEND_ACC_PUBLIC)
-                ZEND_ME(Shmring_Ring, lookupN, arginfo_class_Shmring_Ring_lookupN,
-                        ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, nodes,
-                                                 arginfo_class_Shmring_Ring_nodes,
+                ZEND_ME(Shmring_Ring, node, arginfo_class_Shmring_Ring_node,
+                        ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Ring, generation,
+                                                 arginfo_class_Shmring_Ring_generation,
                                                  ZEND_ACC_PUBLIC)
-                    ZEND_ME(Shmring_Ring, node, arginfo_class_Shmring_Ring_node,
-                            ZEND_ACC_PUBLIC)
-                        ZEND_ME(Shmring_Ring, generation,
-                                arginfo_class_Shmring_Ring_generation, ZEND_ACC_PUBLIC)
-                            ZEND_ME(Shmring_Ring, fingerprint,
-                                    arginfo_class_Shmring_Ring_fingerprint,
-                                    ZEND_ACC_PUBLIC)
-                                ZEND_ME(Shmring_Ring, status,
-                                        arginfo_class_Shmring_Ring_status,
-                                        ZEND_ACC_PUBLIC) ZEND_FE_END};
+                    ZEND_ME(Shmring_Ring, fingerprint,
+                            arginfo_class_Shmring_Ring_fingerprint, ZEND_ACC_PUBLIC)
+                        ZEND_ME(Shmring_Ring, status, arginfo_class_Shmring_Ring_status,
+                                ZEND_ACC_PUBLIC) ZEND_FE_END};
 
 static const zend_function_entry class_Shmring_Status_methods[] = {
     ZEND_ME(Shmring_Status, __construct, arginfo_class_Shmring_Status___construct,

@@ -318,8 +318,8 @@ static int output_json_record(const struct ringctl *ctl, json_t *value)
 
 /*
  * Prints the answer for KEY: FOUND nodes, or (FOUND < 0) the error record, as the
- * docs/ringctl.md's "lookup as a routing co-process" says: text "KEY\tNAME\tADDRESS..." or "KEY\t\tMESSAGE"
- * (no node name is empty), or one JSON object; then the record's end.
+ * docs/ringctl.md's "lookup as a routing co-process" says: text "KEY\tNAME\tADDRESS..."
+ * or "KEY\t\tMESSAGE" (no node name is empty), or one JSON object; then the record's end.
  */
 /* One answer of lookup: FOUND nodes, or (FOUND < 0) the error ERROR. */
 static int lookup_record(const struct ringctl *ctl, const char *key, size_t len,
