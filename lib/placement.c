@@ -98,3 +98,10 @@ void shmring__maglev_fill(struct maglev_permutation *nodes, size_t count,
         }
     }
 }
+
+int shmring__place_prepared_points(const struct placement_input *input, uint64_t size,
+                                   void *points)
+{
+    memcpy(points, input->prepared, size * sizeof(struct snapshot_point));
+    return 0;
+}

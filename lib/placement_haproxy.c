@@ -220,12 +220,6 @@ static int size(struct placement_input *input, uint64_t *size)
     return 0;
 }
 
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    memcpy(points, input->prepared, size * sizeof(struct snapshot_point));
-    return 0;
-}
-
 /* HAProxy hashes keys with its `hash-type` function and the servers' points with
  * full_hash(); ids follow every server's place in the configuration, down ones
  * included, and equal points keep server order. */
@@ -247,5 +241,5 @@ const struct placement_algorithm shmring__placement_haproxy = {
     .lookup = PLACEMENT_LOOKUP_POINTS,
     .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
     .size = size,
-    .place = place,
+    .place = shmring__place_prepared_points,
 };

@@ -99,6 +99,13 @@ int shmring__placement_compare_by_key(const struct placement_node *x,
 int shmring__points_sort(struct snapshot_point *points, size_t count);
 
 /*
+ * place() for an algorithm whose size() had to build the whole placement to count its
+ * points (nginx, haproxy) and kept them in INPUT->prepared: copies SIZE points out.
+ */
+int shmring__place_prepared_points(const struct placement_input *input, uint64_t size,
+                                   void *points);
+
+/*
  * One node's place in the Maglev fill (shared by `maglev` and `envoy-maglev`, which
  * differ in keys, order and weights, not in how the table is filled): its
  * permutation of the slots and its weighted turns. WEIGHT and TARGET are doubles

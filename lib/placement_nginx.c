@@ -142,12 +142,6 @@ static int size(struct placement_input *input, uint64_t *size)
     return 0;
 }
 
-static int place(const struct placement_input *input, uint64_t size, void *points)
-{
-    memcpy(points, input->prepared, size * sizeof(struct snapshot_point));
-    return 0;
-}
-
 /* nginx hashes points and keys with CRC-32 alone. Every server, down ones included,
  * is placed in configuration order, and of equal points the first is kept. */
 const struct placement_algorithm shmring__placement_nginx = {
@@ -162,5 +156,5 @@ const struct placement_algorithm shmring__placement_nginx = {
     .lookup = PLACEMENT_LOOKUP_POINTS,
     .candidates = PLACEMENT_CANDIDATES_CLOCKWISE,
     .size = size,
-    .place = place,
+    .place = shmring__place_prepared_points,
 };
