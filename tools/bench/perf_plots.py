@@ -9,6 +9,12 @@ Three SVG files into OUTDIR, every value read from the JSON (nothing here measur
                   against the number of nodes, for each algorithm ringbench balances
   disruption.svg  the share of keys that move when a node joins and when one leaves,
                   next to the ideal (1/n)
+  vnodes.svg      the largest share over the mean share against the points (or
+                  table slots) per node, at 100 nodes: a line for each algorithm
+                  whose point count a parameter sets, a marker for each fixed one
+
+A run of only some benchmarks (`ringbench --only vnodes --json`) draws only the
+pictures whose figures it holds.
 
 Usage: perf_plots.py RUN.json OUTDIR
 Needs matplotlib (Debian: python3-matplotlib).
@@ -93,17 +99,53 @@ def disruption_plot(run, path):
     plt.close(fig)
 
 
+def vnodes_plot(run, path):
+    rows = run["balance_vnodes"]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    names = sorted(set(row["algorithm"] for row in rows),
+                   key=lambda name: [row["algorithm"] for row in rows].index(name))
+    for algorithm in names:
+        points = sorted((row["points_per_node"], row["max_over_mean"]) for row in rows
+                        if row["algorithm"] == algorithm)
+        if len(points) > 1:
+            # Envoy's maglev fills its table as maglev does, so its line lies on
+            # maglev's: dashed, it stays visible.
+            style = "--" if algorithm.startswith("envoy-") else "-"
+            ax.plot(*zip(*points), style, marker="o", label=algorithm)
+        else:
+            ax.plot(*zip(*points), marker="D", linestyle="none", markersize=8,
+                    label="%s (fixed)" % algorithm)
+    ax.set_xscale("log")
+    ax.set_xlabel("points (or maglev table slots) per node")
+    ax.set_ylabel("largest share / mean share")
+    ax.set_title("Balance against points per node, %d nodes" % rows[0]["nodes"])
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# Each picture, the member of the run it is drawn from, and how.
+PLOTS = [("lookup.svg", "lookup_ns", lookup_plot),
+         ("balance.svg", "balance", balance_plot),
+         ("disruption.svg", "disruption", disruption_plot),
+         ("vnodes.svg", "balance_vnodes", vnodes_plot)]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: perf_plots.py RUN.json OUTDIR")
     run = json.load(open(sys.argv[1]))
     out = sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    lookup_plot(run, os.path.join(out, "lookup.svg"))
-    balance_plot(run, os.path.join(out, "balance.svg"))
-    disruption_plot(run, os.path.join(out, "disruption.svg"))
-    for name in ("lookup.svg", "balance.svg", "disruption.svg"):
-        print(os.path.join(out, name))
+    drawn = 0
+    for name, member, plot in PLOTS:
+        if run.get(member):
+            plot(run, os.path.join(out, name))
+            print(os.path.join(out, name))
+            drawn += 1
+    if drawn == 0:
+        sys.exit("perf_plots.py: %s holds none of the figures it draws" % sys.argv[1])
 
 
 if __name__ == "__main__":
