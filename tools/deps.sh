@@ -49,6 +49,12 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
 # haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
 SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
+# The Node.js binding needs node, npm (with the node-gyp it bundles) and Node's headers
+# in /usr/include/node: nodesource's `nodejs` package has all three, and CI machines
+# have it. It is not listed here, because on a machine without nodesource's apt
+# source that name would install Debian's nodejs, which ships no npm, and Debian's
+# npm and node-gyp packages conflict with nodesource's nodejs. CMake's
+# SHMRING_REQUIRE_BINDINGS fails configuration when any of them is missing.
 
 shmring_install_deps() {
     local missing=""
