@@ -15,6 +15,7 @@
  * synchronous: one costs tens of nanoseconds, far less than handing it to the thread
  * pool and resolving a promise would.
  */
+#define _GNU_SOURCE /* strerrorname_np() */
 #define NAPI_VERSION 8
 #include <node_api.h>
 
@@ -127,12 +128,16 @@ static enum error_kind error_kind(int code)
     }
 }
 
-/* A code's name for an Error's `code`: the header's name ('SHMRING_ENOENT'), or
- * 'SHMRING_ERROR' for a system error the header does not list. */
+/* A code's name for an Error's `code`: the header's name ('SHMRING_ENOENT'); for a
+ * system error the header does not list, errno's own name ('ENOTDIR'), as Node's fs
+ * errors have it; else 'SHMRING_ERROR'. */
 static const char *code_name(int code)
 {
     const char *name = shmring_err_name(code);
-    return strcmp(name, "unknown") == 0 ? "SHMRING_ERROR" : name;
+    if (strcmp(name, "unknown") != 0)
+        return name;
+    name = code < 0 && code > -4096 ? strerrorname_np(-code) : NULL;
+    return name != NULL ? name : "SHMRING_ERROR";
 }
 
 /* Throws the Error subclass of CODE: message the library's text (followed by

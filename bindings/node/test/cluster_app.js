@@ -4,7 +4,7 @@
 // one a line; the answer is JSON: the worker's pid, the generation it answered from,
 // each key's node, the ids lookupIds() gives and every node of the version, and how
 // long this request's first lookup took (the one that switches to a newly published
-// version: the switch stall). The primary prints "listening PORT" once every worker
+// version: the switch stall), in wall and CPU time. The primary prints "listening PORT" once every worker
 // listens (on the one port cluster shares among them, chosen by the kernel).
 const cluster = require('node:cluster');
 const http = require('node:http');
@@ -40,9 +40,13 @@ if (cluster.isPrimary) {
           ring = new shmring.Ring(process.env.SHMRING_TEST_RING,
             { directory: process.env.SHMRING_TEST_DIR });
         }
+        // Wall time, and the CPU time the process spent meanwhile (which a loaded
+        // machine inflates less).
+        const cpu = process.cpuUsage();
         const start = process.hrtime.bigint();
         const first = ring.lookup(keys[0]);
         const firstLookupNs = Number(process.hrtime.bigint() - start);
+        const { user, system } = process.cpuUsage(cpu);
         const state = ring.status();
         if (state.destroyed) {
           status = 503;
@@ -56,6 +60,7 @@ if (cluster.isPrimary) {
             generationAfter: snapshot.generation,
             fingerprint: state.fingerprint,
             firstLookupNs,
+            firstLookupCpuUs: user + system,
             firstIsCached: first === ring.lookup(keys[0]),
             answers,
             ids: ring.lookupIds(keys),

@@ -199,6 +199,13 @@ test('opening fails with the library code and message', (t) => {
   assertShmringError(() => new shmring.Ring('web', { directory: '/proc' }),
     shmring.InvalidArgumentError, 'SHMRING_ENOTRINGDIR',
     "not a ring directory (a kernel filesystem such as /proc): '/proc'");
+  assert.throws(() => new shmring.Ring('web', { directory: '/etc/passwd' }), (error) => {
+    assert.ok(error instanceof shmring.InvalidArgumentError);
+    assert.equal(error.code, 'ENOTDIR');
+    assert.equal(error.errno, -20);
+    assert.equal(error.message, "Not a directory: '/etc/passwd'");
+    return true;
+  });
   for (const trustedOwner of [-1, 2 ** 32 - 1, 2 ** 32, 1.5, NaN]) {
     assertShmringError(() => new shmring.Ring('web', { directory, trustedOwner }),
       shmring.InvalidArgumentError, 'SHMRING_EINVAL', 'invalid argument');
