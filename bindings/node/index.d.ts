@@ -59,7 +59,7 @@ export class Ring {
   /** The id of the node that owns KEY: the hot-path call. */
   lookupId(key: Key): number;
   /** The ids of the nodes that own each of KEYS, all from one version, in one call. */
-  lookupIds(keys: readonly Key[]): number[];
+  lookupIds(keys: readonly Key[]): Uint32Array;
   /** Up to N distinct up nodes for KEY in preference order (at most LOOKUP_N_MAX);
    * RangeError when N < 1. */
   lookupN(key: Key, n: number): Node[];

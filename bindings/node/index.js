@@ -1,6 +1,7 @@
 'use strict';
-// The shmring package: the addon's Ring, and the Error subclasses its failures are.
-// Everything else is the addon's (src/shmring.c), a thin layer over libshmring.
+// The shmring package: the Ring class, whose methods each make one call into the
+// addon (src/shmring.c, a thin layer over libshmring), and the Error subclasses its
+// failures are.
 const addon = require('./build/Release/shmring.node');
 
 /** Base class of every failure of the ring library: `code` is the library's code
@@ -31,6 +32,29 @@ class CorruptRingError extends ShmringError {}
 /** SHMRING_ENOMEM. */
 class OutOfMemoryError extends ShmringError {}
 
+/** A reader of one ring, opened once per process (each worker opens its own). Each
+ * method is one call into the addon, which takes the ring's handle first. */
+class Ring {
+  #handle;
+
+  constructor(name, options) {
+    this.#handle = addon.open(name, options);
+  }
+
+  lookup(key) { return addon.lookup(this.#handle, key); }
+  lookupId(key) { return addon.lookupId(this.#handle, key); }
+  lookupIds(keys) { return addon.lookupIds(this.#handle, keys); }
+  lookupN(key, n) { return addon.lookupN(this.#handle, key, n); }
+  node(id) { return addon.node(this.#handle, id); }
+  nodes() { return addon.nodes(this.#handle); }
+  snapshot() { return addon.snapshot(this.#handle); }
+  status() { return addon.status(this.#handle); }
+  close() { addon.close(this.#handle); }
+  get generation() { return addon.generation(this.#handle); }
+  get fingerprint() { return addon.fingerprint(this.#handle); }
+  get closed() { return addon.closed(this.#handle); }
+}
+
 const errors = {
   ShmringError,
   RingNotFoundError,
@@ -46,7 +70,7 @@ const errors = {
 addon._init(errors);
 
 module.exports = {
-  Ring: addon.Ring,
+  Ring,
   ...errors,
   codes: addon.codes,
   strerror: addon.strerror,

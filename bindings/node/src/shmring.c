@@ -292,23 +292,39 @@ static void key_release(struct key *key)
 
 /* Arguments and this ----------------------------------------------------------------- */
 
-/* Fills *RING with this call's Ring and ARGV with up to *ARGC arguments (the rest
- * undefined). Returns false with an exception pending when the ring is closed or
- * `this` is not a Ring. */
-static bool ring_call(napi_env env, napi_callback_info info, size_t *argc,
-                      napi_value *argv, struct ring **ring)
+/* The addon's functions take a ring's handle (an External that index.js's Ring keeps
+ * in a private field) as their first argument: reading it is a type check, where
+ * napi_unwrap() of `this` is a property lookup that costs more than a lookup. */
+
+/* Fills *RING with the ring of this call's first argument. Returns false with a
+ * TypeError pending when it is not one. */
+static bool ring_of(napi_env env, napi_value value, struct ring **ring)
 {
-    napi_value self;
-    if (napi_get_cb_info(env, info, argc, argv, &self, NULL) != napi_ok)
-        return false;
-    if (napi_unwrap(env, self, (void **)ring) != napi_ok || *ring == NULL) {
+    if (napi_get_value_external(env, value, (void **)ring) != napi_ok || *ring == NULL) {
         throw_type(env, "not a shmring Ring");
         return false;
     }
+    return true;
+}
+
+/* Fills *RING with this call's ring and ARGV with up to *ARGC (at most 2) arguments
+ * after it (the rest undefined), and sets *ARGC to how many were given. Returns false
+ * with an exception pending when the ring is closed. */
+static bool ring_call(napi_env env, napi_callback_info info, size_t *argc,
+                      napi_value *argv, struct ring **ring)
+{
+    napi_value args[3];
+    size_t count = 3;
+    if (napi_get_cb_info(env, info, &count, args, NULL, NULL) != napi_ok ||
+        !ring_of(env, args[0], ring))
+        return false;
     if ((*ring)->handle == NULL) {
         throw_closed(env);
         return false;
     }
+    for (size_t i = 0; i < *argc && i < 2; i++)
+        argv[i] = args[i + 1];
+    *argc = count > 0 ? count - 1 : 0;
     return true;
 }
 
@@ -480,16 +496,13 @@ static long string_argument(napi_env env, napi_value value, const char *what, ch
     return strlen(buf) == copied ? (long)copied : -2;
 }
 
-/* new Ring(name, {directory, trustedOwner}) */
-static napi_value ring_new(napi_env env, napi_callback_info info)
+/* open(name, {directory, trustedOwner}): a ring's handle, for new Ring(). */
+static napi_value ring_open(napi_env env, napi_callback_info info)
 {
     size_t argc = 2;
-    napi_value argv[2], self, target;
-    if (napi_get_cb_info(env, info, &argc, argv, &self, NULL) != napi_ok ||
-        napi_get_new_target(env, info, &target) != napi_ok)
+    napi_value argv[2], result;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok)
         return NULL;
-    if (target == NULL)
-        return throw_type(env, "Class constructor Ring cannot be invoked without 'new'");
     char name[SHMRING_RING_NAME_MAX + 2];
     long name_len = string_argument(env, argv[0], "the ring name", name, sizeof(name));
     if (name_len == -1)
@@ -553,22 +566,22 @@ static napi_value ring_new(napi_env env, napi_callback_info info)
         return throw_code(env, SHMRING_ENOMEM, NULL);
     }
     ring->handle = handle;
-    if (napi_wrap(env, self, ring, ring_finalize, NULL, NULL) != napi_ok) {
+    if (napi_create_external(env, ring, ring_finalize, NULL, &result) != napi_ok) {
         shmring_close(handle);
         free(ring);
         return NULL;
     }
-    return self;
+    return result;
 }
 
 static napi_value ring_close(napi_env env, napi_callback_info info)
 {
-    napi_value self;
+    size_t argc = 1;
+    napi_value handle;
     struct ring *ring;
-    if (napi_get_cb_info(env, info, NULL, NULL, &self, NULL) != napi_ok)
+    if (napi_get_cb_info(env, info, &argc, &handle, NULL, NULL) != napi_ok ||
+        !ring_of(env, handle, &ring))
         return NULL;
-    if (napi_unwrap(env, self, (void **)&ring) != napi_ok || ring == NULL)
-        return throw_type(env, "not a shmring Ring");
     shmring_close(ring->handle);
     ring->handle = NULL;
     node_cache_free(env, ring);
@@ -675,7 +688,9 @@ static napi_value ring_lookup_n(napi_env env, napi_callback_info info)
 
 /* lookupIds(keys): the keys' bytes are copied into one buffer first (reading an
  * array's elements may run JavaScript that changes or detaches a key seen before),
- * then answered from one version in one library call. */
+ * then answered from one version in one library call, straight into the memory of
+ * the Uint32Array it returns (setting an Array's elements one by one through
+ * Node-API costs more than the lookups). */
 static napi_value ring_lookup_ids(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
@@ -693,10 +708,9 @@ static napi_value ring_lookup_ids(napi_env env, napi_callback_info info)
         return NULL;
     size_t *offsets = malloc(sizeof(*offsets) * ((size_t)count + 1));
     const void **data = malloc(sizeof(*data) * ((size_t)count + 1));
-    uint32_t *ids = malloc(sizeof(*ids) * ((size_t)count + 1));
     char *bytes = NULL;
     size_t used = 0, capacity = 0;
-    if (offsets == NULL || data == NULL || ids == NULL) {
+    if (offsets == NULL || data == NULL) {
         throw_code(env, SHMRING_ENOMEM, NULL);
         goto done;
     }
@@ -744,27 +758,22 @@ static napi_value ring_lookup_ids(napi_env env, napi_callback_info info)
         data[i] = bytes != NULL ? bytes + offsets[i] : "";
         lens[i] = offsets[i + 1] - offsets[i];
     }
+    void *ids;
+    napi_value buffer, array;
+    if (napi_create_arraybuffer(env, (size_t)count * sizeof(uint32_t), &ids, &buffer) !=
+            napi_ok ||
+        napi_create_typedarray(env, napi_uint32_array, count, buffer, 0, &array) !=
+            napi_ok)
+        goto done;
     int rc = shmring_lookup_ids(ring->handle, data, lens, count, ids);
     if (rc < 0) {
         throw_code(env, rc, NULL);
         goto done;
     }
-    if (napi_create_array_with_length(env, count, &result) != napi_ok) {
-        result = NULL;
-        goto done;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        napi_value id;
-        if (napi_create_uint32(env, ids[i], &id) != napi_ok ||
-            napi_set_element(env, result, i, id) != napi_ok) {
-            result = NULL;
-            goto done;
-        }
-    }
+    result = array;
 done:
     free(offsets);
     free((void *)data);
-    free(ids);
     free(bytes);
     return result;
 }
@@ -920,12 +929,12 @@ static napi_value ring_get_fingerprint(napi_env env, napi_callback_info info)
 
 static napi_value ring_get_closed(napi_env env, napi_callback_info info)
 {
-    napi_value self, result;
+    size_t argc = 1;
+    napi_value handle, result;
     struct ring *ring;
-    if (napi_get_cb_info(env, info, NULL, NULL, &self, NULL) != napi_ok)
+    if (napi_get_cb_info(env, info, &argc, &handle, NULL, NULL) != napi_ok ||
+        !ring_of(env, handle, &ring))
         return NULL;
-    if (napi_unwrap(env, self, (void **)&ring) != napi_ok || ring == NULL)
-        return throw_type(env, "not a shmring Ring");
     napi_get_boolean(env, ring->handle == NULL, &result);
     return result;
 }
@@ -1037,36 +1046,36 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */)
         napi_throw_error(env, NULL, "shmring: out of memory");
         return NULL;
     }
-    napi_property_descriptor methods[] = {
-        {"lookup", NULL, ring_lookup, NULL, NULL, NULL, napi_default_method, NULL},
-        {"lookupId", NULL, ring_lookup_id, NULL, NULL, NULL, napi_default_method, NULL},
-        {"lookupIds", NULL, ring_lookup_ids, NULL, NULL, NULL, napi_default_method, NULL},
-        {"lookupN", NULL, ring_lookup_n, NULL, NULL, NULL, napi_default_method, NULL},
-        {"node", NULL, ring_node, NULL, NULL, NULL, napi_default_method, NULL},
-        {"nodes", NULL, ring_nodes, NULL, NULL, NULL, napi_default_method, NULL},
-        {"snapshot", NULL, ring_snapshot, NULL, NULL, NULL, napi_default_method, NULL},
-        {"status", NULL, ring_status, NULL, NULL, NULL, napi_default_method, NULL},
-        {"close", NULL, ring_close, NULL, NULL, NULL, napi_default_method, NULL},
-        {"generation", NULL, NULL, ring_get_generation, NULL, NULL, napi_default, NULL},
-        {"fingerprint", NULL, NULL, ring_get_fingerprint, NULL, NULL, napi_default, NULL},
-        {"closed", NULL, NULL, ring_get_closed, NULL, NULL, napi_default, NULL},
+    /* The Ring class is index.js's; each of its methods calls one of these. */
+    static const struct {
+        const char *name;
+        napi_callback call;
+    } functions[] = {
+        {"open", ring_open},
+        {"close", ring_close},
+        {"closed", ring_get_closed},
+        {"lookup", ring_lookup},
+        {"lookupId", ring_lookup_id},
+        {"lookupIds", ring_lookup_ids},
+        {"lookupN", ring_lookup_n},
+        {"node", ring_node},
+        {"nodes", ring_nodes},
+        {"snapshot", ring_snapshot},
+        {"status", ring_status},
+        {"generation", ring_get_generation},
+        {"fingerprint", ring_get_fingerprint},
+        {"_init", module_init_errors},
+        {"strerror", module_strerror},
+        {"_noop", module_noop},
     };
-    napi_value ring_class;
-    if (napi_define_class(env, "Ring", NAPI_AUTO_LENGTH, ring_new, NULL,
-                          sizeof(methods) / sizeof(methods[0]), methods,
-                          &ring_class) != napi_ok)
-        return NULL;
-    napi_value init_errors, strerror_fn, noop_fn;
-    napi_create_function(env, "_init", NAPI_AUTO_LENGTH, module_init_errors, NULL,
-                         &init_errors);
-    napi_create_function(env, "strerror", NAPI_AUTO_LENGTH, module_strerror, NULL,
-                         &strerror_fn);
-    napi_create_function(env, "_noop", NAPI_AUTO_LENGTH, module_noop, NULL, &noop_fn);
+    for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
+        napi_value function;
+        if (napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH,
+                                 functions[i].call, NULL, &function) != napi_ok ||
+            napi_set_named_property(env, exports, functions[i].name, function) != napi_ok)
+            return NULL;
+    }
     napi_property_descriptor exports_fields[] = {
-        {"Ring", NULL, NULL, NULL, NULL, ring_class, napi_enumerable, NULL},
-        {"_init", NULL, NULL, NULL, NULL, init_errors, napi_default, NULL},
-        {"strerror", NULL, NULL, NULL, NULL, strerror_fn, napi_enumerable, NULL},
-        {"_noop", NULL, NULL, NULL, NULL, noop_fn, napi_default, NULL},
         {"codes", NULL, NULL, NULL, NULL, codes_object(env), napi_enumerable, NULL},
         {"LOOKUP_N_MAX", NULL, NULL, NULL, NULL, int_value(env, SHMRING_LOOKUP_N_MAX),
          napi_enumerable, NULL},

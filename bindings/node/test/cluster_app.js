@@ -63,7 +63,7 @@ if (cluster.isPrimary) {
             firstLookupCpuUs: user + system,
             firstIsCached: first === ring.lookup(keys[0]),
             answers,
-            ids: ring.lookupIds(keys),
+            ids: [...ring.lookupIds(keys)],
             idsOneByOne: keys.map((key) => ring.lookupId(key)),
             nodes: Object.fromEntries(snapshot.nodes.map((n) => [n.id, [n.name, n.address]])),
           };

@@ -41,7 +41,7 @@ for (const algorithm of ['ring', 'maglev', 'ketama']) {
       assert.equal(ring.lookupId(key), node.id);
       assert.equal(byId.get(node.id), node);
     }
-    assert.deepEqual(ring.lookupIds(KEYS).map((id) => [byId.get(id).name, byId.get(id).address]),
+    assert.deepEqual([...ring.lookupIds(KEYS)].map((id) => [byId.get(id).name, byId.get(id).address]),
       KEYS.map((key) => expected.get(key)[0]));
     ring.close();
   });
@@ -129,7 +129,7 @@ test('every kind of key is looked up as its bytes', (t) => {
       assert.equal(ring.lookup(key).id, expected);
       assert.equal(ring.lookupN(key, 1)[0].id, expected);
     }
-    assert.deepEqual(ring.lookupIds(keys), keys.map(() => expected));
+    assert.deepEqual(ring.lookupIds(keys), new Uint32Array(keys.length).fill(expected));
   }
   // A lone surrogate is looked up as Buffer.from() encodes it (U+FFFD).
   assert.equal(ring.lookupId('bad \udc80 key'), ring.lookupId(Buffer.from('bad \udc80 key')));
@@ -153,9 +153,9 @@ test('a key of another type is a TypeError', (t) => {
 
 test('lookupIds answers a batch from one version', (t) => {
   const ring = open(smallRing(t));
-  assert.deepEqual(ring.lookupIds([]), []);
+  assert.deepEqual(ring.lookupIds([]), new Uint32Array(0));
   const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
-  const expected = keys.map((key) => ring.lookupId(key));
+  const expected = Uint32Array.from(keys, (key) => ring.lookupId(key));
   assert.deepEqual(ring.lookupIds(keys), expected);
   const sparse = new Array(3);
   assert.throws(() => ring.lookupIds(sparse), { name: 'TypeError' });
@@ -308,6 +308,8 @@ test('close() is final and idempotent', (t) => {
     assert.throws(call, { name: 'Error', code: 'ERR_SHMRING_CLOSED', message: 'the shmring Ring is closed' });
   }
   assert.throws(() => shmring.Ring.prototype.lookup.call({}, 'k'), { name: 'TypeError' });
+  assert.throws(() => require('shmring/build/Release/shmring.node').lookup({}, 'k'),
+    { name: 'TypeError', message: 'not a shmring Ring' });
 });
 
 test('one version: the package, the addon and the library are CMake\'s', () => {
