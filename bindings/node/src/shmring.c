@@ -12,8 +12,8 @@
  * JavaScript: an array's getter, say) and returns before any other JavaScript runs.
  * So no two calls on one handle ever overlap: the promise SHMRING_OPEN_SERIALIZED
  * asks for, which spares every lookup liburcu's read-side section. Lookups stay
- * synchronous: one costs tens of nanoseconds, far less than handing it to the thread
- * pool and resolving a promise would.
+ * synchronous: one costs well under a microsecond, less than handing it to the
+ * thread pool and resolving a promise would (README, "Why lookups are synchronous").
  */
 #define _GNU_SOURCE /* strerrorname_np() */
 #define NAPI_VERSION 8
