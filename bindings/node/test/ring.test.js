@@ -333,3 +333,25 @@ test('index.d.ts declares every export and every Ring member', () => {
       new RegExp(`^  (readonly )?${name}\\b`, 'm'), name);
   }
 });
+
+test('a worker thread loads the addon again and opens its own Ring', async (t) => {
+  const ringctl = smallRing(t);
+  const { Worker } = require('node:worker_threads');
+  const ring = open(ringctl);
+  const expected = KEYS.slice(0, 100).map((key) => ring.lookup(key).name);
+  const worker = new Worker(`
+    const { parentPort, workerData } = require('node:worker_threads');
+    const shmring = require(workerData.module);
+    const ring = new shmring.Ring(workerData.name, { directory: workerData.directory });
+    parentPort.postMessage(workerData.keys.map((key) => ring.lookup(key).name));
+    ring.close();`, { eval: true, workerData: { module: require.resolve('shmring'),
+    name: ringctl.name, directory: ringctl.directory, keys: KEYS.slice(0, 100) } });
+  const [answers] = await Promise.all([
+    new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); }),
+    new Promise((resolve) => worker.once('exit', resolve)),
+  ]);
+  assert.deepEqual(answers, expected);
+  // The main thread's ring is untouched by the worker's exit.
+  assert.equal(ring.lookup(KEYS[0]).name, expected[0]);
+  ring.close();
+});
