@@ -3,9 +3,11 @@
 # offline, against the running Node's headers) in a copy of the package's files, so
 # that the checkout stays clean. ctest's tests and bench.js require that copy.
 #
-# Usage: build_addon.sh SOURCE_DIR PACKAGE_DIR PKG_CONFIG_DIR NODE_GYP
+# Usage: build_addon.sh SOURCE_DIR PACKAGE_DIR PKG_CONFIG_DIR NODE_GYP [CFLAGS]
+# (CFLAGS: added to the compiler's flags, as the Makefile node-gyp writes reads them.)
 set -eu
 source_dir=$1 package_dir=$2 pkg_config_dir=$3 node_gyp=$4
+export CFLAGS="${5:-}"
 
 mkdir -p "$package_dir/src" "$package_dir/scripts"
 for file in package.json index.js index.d.ts binding.gyp src/shmring.c \
