@@ -23,13 +23,13 @@ class TestPuma < Minitest::Test
     end
   RUBY
 
-  def start_puma(ctl, open)
+  def start_puma(ctl, open, refresh: false)
     File.write(File.join(work_dir, "config.ru"), APP)
     File.write(File.join(work_dir, "puma.rb"), CONFIG)
     @server = ServerProcess.new(work_dir)
     port = @server.port
     @server.start([ENV.fetch("SHMRING_PUMA", "puma"), "-C", "puma.rb", "config.ru"],
-                  app_env(ctl, open).merge("SHMRING_TEST_PORT" => port.to_s)) do |fd|
+                  app_env(ctl, open, refresh).merge("SHMRING_TEST_PORT" => port.to_s)) do |fd|
       { "PUMA_INHERIT_0" => "#{fd}:tcp://127.0.0.1:#{port}" }
     end
     @server.wait_for_workers
@@ -43,9 +43,10 @@ class TestPuma < Minitest::Test
     measure_switch_stall(ctl, opened_in_master: true)
   end
 
-  def test_ring_opened_by_each_worker_started_before_it_exists
+  def test_ring_opened_by_each_worker_started_before_it_exists_and_refreshed_by_a_thread
     ctl = ringctl
-    start_puma(ctl, "request")
+    start_puma(ctl, "request", refresh: true)
     check_ring_lifecycle(ctl)
+    measure_switch_stall(ctl, opened_in_master: false, refreshed: true)
   end
 end

@@ -131,6 +131,25 @@ class TestRing < Minitest::Test
     assert_equal 6, ring.generation
   end
 
+  # refresh follows a new version at once (without the GVL); later lookups answer
+  # from it.
+  def test_refresh
+    ctl = small_ring
+    ring = Shmring::Ring.new(ctl.name, directory: @ring_dir)
+    assert_equal 4, ring.refresh
+    ctl.call("add", "d", "10.0.0.4:11211", "--weight", "40")
+    assert_equal 5, ring.refresh
+    assert_equal [true, false, 5, ctl.show["fingerprint"], 0], ring.status.to_a
+    expected = ctl.lookup(KEYS.first(300))
+    KEYS.first(300).each { |key| assert_equal expected[key], [ring.lookup(key).to_a[1, 2]] }
+    # Threads look up while another refreshes: every answer is one of a version's.
+    refresher = Thread.new { 200.times { ring.refresh } }
+    lookups = Thread.new { 50.times { KEYS.first(300).each { |key| assert_equal expected[key], [ring.lookup(key).to_a[1, 2]] } } }
+    [refresher, lookups].each(&:join)
+    ring.close
+    assert_raises(IOError) { ring.refresh }
+  end
+
   def test_fingerprint_and_status_as_ringctl_show
     ctl = small_ring
     ring = Shmring::Ring.new(ctl.name, directory: @ring_dir)

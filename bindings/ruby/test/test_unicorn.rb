@@ -20,13 +20,13 @@ class TestUnicorn < Minitest::Test
     end
   RUBY
 
-  def start_unicorn(ctl, open)
+  def start_unicorn(ctl, open, refresh: false)
     File.write(File.join(work_dir, "config.ru"), APP)
     File.write(File.join(work_dir, "unicorn.rb"), CONFIG)
     @server = ServerProcess.new(work_dir)
     port = @server.port
     @server.start([ENV.fetch("SHMRING_UNICORN", "unicorn"), "-c", "unicorn.rb", "config.ru"],
-                  app_env(ctl, open).merge("SHMRING_TEST_PORT" => port.to_s)) do |fd|
+                  app_env(ctl, open, refresh).merge("SHMRING_TEST_PORT" => port.to_s)) do |fd|
       { "UNICORN_FD" => fd.to_s }
     end
     @server.wait_for_workers
@@ -40,9 +40,10 @@ class TestUnicorn < Minitest::Test
     measure_switch_stall(ctl, opened_in_master: true)
   end
 
-  def test_ring_opened_by_each_worker_started_before_it_exists
+  def test_ring_opened_by_each_worker_started_before_it_exists_and_refreshed_by_a_thread
     ctl = ringctl
-    start_unicorn(ctl, "request")
+    start_unicorn(ctl, "request", refresh: true)
     check_ring_lifecycle(ctl)
+    measure_switch_stall(ctl, opened_in_master: false, refreshed: true)
   end
 end

@@ -4,17 +4,17 @@
  * The extension adds no logic of its own: it converts arguments, makes one call into
  * the library and maps its error code to an exception.
  *
- * Every method that uses a handle holds the GVL from the moment it reads the handle
- * until the library returns, and no library call runs Ruby code or releases the GVL.
- * Arguments are converted (which may run Ruby code: #to_str, and so another thread)
- * before the handle is read. So no two calls on one handle ever overlap, whichever
- * threads of a Puma worker make them: the promise SHMRING_OPEN_SERIALIZED asks for,
- * which spares every lookup liburcu's read-side section. A lookup never blocks (no
- * lock, no system call but when a new version is mapped), so keeping the GVL costs
- * less than releasing it would. Only opening releases the GVL, before any other thread
- * can see the handle. A forked child (a Puma or Unicorn worker) gets its own copy of
- * every handle; the thread that forks holds the GVL, so no call of its parent is half
- * done in it. The extension is not marked Ractor-safe, so only the main Ractor uses it.
+ * Lookups hold the GVL: they never block (no lock, and no system call but when a new
+ * version is mapped), so keeping it costs less than releasing it would. Two calls
+ * release it, each before or after any other thread can use the handle the way it
+ * does: opening, before the Ring is returned, and Ring#refresh, which maps and
+ * validates a newly published version (tens of milliseconds at 10,000 nodes) while
+ * the other threads of the process go on answering from the current version. That is
+ * what the handle's shared mode (no SHMRING_OPEN_SERIALIZED) is for: any number of
+ * threads may call in at once, each lookup a read-side critical section, and only one
+ * thread at a time switches versions. A forked child (a Puma or Unicorn worker) gets
+ * its own copy of every handle (the library's fork hooks keep liburcu consistent). The
+ * extension is not marked Ractor-safe, so only the main Ractor uses it.
  */
 #include <ruby.h>
 #include <ruby/thread.h>
@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <shmring.h>
 
@@ -33,9 +34,15 @@
 #define NODE_CACHE_IDS 65536
 
 struct ring {
-    /* The handle every call uses (opened SHMRING_OPEN_SERIALIZED: see the top); NULL
-     * before initialize and once close ran. */
+    /* The handle every call uses (shared: see the top); NULL before initialize and
+     * once close ran. */
     shmring_t *handle;
+    /* Ring#refresh calls running without the GVL in this process (their pid, so that a
+     * child forked meanwhile does not count them), and a close asked for meanwhile,
+     * which the last of them carries out. */
+    int refreshing;
+    pid_t refreshing_pid;
+    shmring_t *close_pending;
     VALUE name;
     VALUE directory;
     /* The Node objects of one version, made on first use and returned by every later
@@ -182,6 +189,7 @@ static void ring_free(void *data)
 {
     struct ring *r = data;
     shmring_close(r->handle);
+    shmring_close(r->close_pending);
     ruby_xfree(r->nodes.by_id);
     ruby_xfree(r);
 }
@@ -280,10 +288,15 @@ static void node_cache_add(struct ring *r, uint32_t id, VALUE node)
 /*
  * The Node for COPY, a node the library copied from the version whose fingerprint is
  * FINGERPRINT: the cached one when that version's Node was made before, otherwise a new
- * one, kept for the next lookups of that version.
+ * one, kept for the next lookups of that version. AFTER is the fingerprint read after
+ * the copy: when it differs, the version changed meanwhile and COPY is returned as a
+ * Node of its own, uncached.
  */
-static VALUE cached_node(struct ring *r, const shmring_node_t *copy, uint64_t fingerprint)
+static VALUE cached_node(struct ring *r, const shmring_node_t *copy, uint64_t fingerprint,
+                         uint64_t after)
 {
+    if (after != fingerprint)
+        return node_new(copy);
     if (!r->nodes.valid || r->nodes.fingerprint != fingerprint) {
         node_cache_clear(r);
         r->nodes.valid = true;
@@ -299,8 +312,10 @@ static VALUE cached_node(struct ring *r, const shmring_node_t *copy, uint64_t fi
     return node;
 }
 
-/* The fingerprint of the version a handle answers from now. shmring_status() never
- * switches versions, so right after a call it names the version that answered. */
+/* The fingerprint of the version a handle answers from now (0 when none). A Node the
+ * library copied between two calls of it that agree comes from that version: another
+ * thread's Ring#refresh may switch versions at any time, but the fingerprint covers
+ * every field of every node, so even a switch and back cannot make a wrong Node. */
 static uint64_t current_fingerprint(shmring_t *handle)
 {
     shmring_status_t status;
@@ -356,7 +371,7 @@ static VALUE ring_initialize(int argc, VALUE *argv, VALUE self)
 
     /* Frozen copies: nothing can change them while the GVL is released. */
     name = rb_str_new_frozen(StringValue(name));
-    struct open_call call = {.options = {.flags = SHMRING_OPEN_SERIALIZED}};
+    struct open_call call = {.options = {.flags = 0}};
     call.name = StringValueCStr(name);
     if (!NIL_P(owner_arg)) {
         if (!RB_INTEGER_TYPE_P(owner_arg))
@@ -431,14 +446,12 @@ static VALUE ring_lookup(VALUE self, VALUE key)
         if (node != 0)
             return node;
     }
-    /* The first lookup of this node in this version: the library copies it, from the
-     * version current_fingerprint() names (a version published since the first call
-     * answers from itself). */
+    /* The first lookup of this node in this version: the library copies it. */
     shmring_node_t copy;
     rc = shmring_lookup(handle, RSTRING_PTR(key), RSTRING_LEN(key), &copy);
     if (rc < 0)
         raise_code(rc, Qnil);
-    return cached_node(r, &copy, current_fingerprint(handle));
+    return cached_node(r, &copy, fingerprint, current_fingerprint(handle));
 }
 
 /*
@@ -464,16 +477,17 @@ static VALUE ring_lookup_n(VALUE self, VALUE key, VALUE n_arg)
     /* On the heap (64 nodes are 33 KB), freed by the GC if making a Node raises. */
     VALUE buffer;
     shmring_node_t *nodes = ALLOCV_N(shmring_node_t, buffer, n);
+    uint64_t fingerprint = current_fingerprint(handle);
     int rc =
         shmring_lookup_n(handle, RSTRING_PTR(key), RSTRING_LEN(key), nodes, (size_t)n);
     if (rc < 0) {
         ALLOCV_END(buffer);
         raise_code(rc, Qnil);
     }
-    uint64_t fingerprint = current_fingerprint(handle);
+    uint64_t after = current_fingerprint(handle);
     VALUE result = rb_ary_new_capa(rc);
     for (int i = 0; i < rc; i++)
-        rb_ary_push(result, cached_node(r, &nodes[i], fingerprint));
+        rb_ary_push(result, cached_node(r, &nodes[i], fingerprint, after));
     ALLOCV_END(buffer);
     return result;
 }
@@ -495,10 +509,11 @@ static VALUE ring_node(VALUE self, VALUE id_arg)
     if (!FIXNUM_P(id_arg) || FIX2LONG(id_arg) < 0 || FIX2LONG(id_arg) > UINT32_MAX)
         raise_code(SHMRING_ENODE, id_arg);
     shmring_node_t copy;
+    uint64_t fingerprint = current_fingerprint(handle);
     int rc = shmring_node(handle, (uint32_t)FIX2LONG(id_arg), &copy);
     if (rc < 0)
         raise_code(rc, id_arg);
-    return cached_node(r, &copy, current_fingerprint(handle));
+    return cached_node(r, &copy, fingerprint, current_fingerprint(handle));
 }
 
 /*
@@ -566,12 +581,53 @@ static VALUE ring_status(VALUE self)
 static VALUE ring_close(VALUE self)
 {
     struct ring *r = ring_get(self);
-    /* No other call can be inside the handle: each holds the GVL throughout. */
     shmring_t *handle = r->handle;
     r->handle = NULL;
-    shmring_close(handle);
     node_cache_free(r);
+    /* A Ring#refresh of this process may be inside the handle without the GVL: the
+     * last one closes it when it returns. */
+    if (r->refreshing > 0 && r->refreshing_pid == getpid())
+        r->close_pending = handle;
+    else
+        shmring_close(handle);
     return Qnil;
+}
+
+static void *refresh_without_gvl(void *data)
+{
+    (void)shmring_generation(data);
+    return NULL;
+}
+
+/*
+ * call-seq:
+ *   ring.refresh -> Integer
+ *
+ * Follows a newer published version now, if there is one, and returns the generation
+ * the ring answers from. The switch (mapping and validating the new version) runs
+ * without the GVL, while the other threads go on answering from the current version:
+ * call it from a thread of its own, every few tens of milliseconds, to keep the switch
+ * off the requests' lookups.
+ */
+static VALUE ring_refresh(VALUE self)
+{
+    struct ring *r = ring_get(self);
+    shmring_t *handle = ring_handle(r);
+    if (r->refreshing_pid != getpid()) { /* counts inherited from a parent */
+        r->refreshing = 0;
+        r->refreshing_pid = getpid();
+    }
+    r->refreshing++;
+    rb_thread_call_without_gvl(refresh_without_gvl, handle, NULL, NULL);
+    r->refreshing--;
+    if (r->close_pending != NULL && r->refreshing == 0) {
+        shmring_close(r->close_pending);
+        r->close_pending = NULL;
+    }
+    RB_GC_GUARD(self);
+    if (r->handle == NULL)
+        raise_closed();
+    return ULL2NUM(shmring_generation(r->handle));
 }
 
 static VALUE ring_closed_p(VALUE self)
@@ -661,6 +717,7 @@ void Init_shmring(void)
     rb_define_method(cRing, "generation", ring_generation, 0);
     rb_define_method(cRing, "fingerprint", ring_fingerprint, 0);
     rb_define_method(cRing, "status", ring_status, 0);
+    rb_define_method(cRing, "refresh", ring_refresh, 0);
     rb_define_method(cRing, "close", ring_close, 0);
     rb_define_method(cRing, "closed?", ring_closed_p, 0);
     rb_define_method(cRing, "name", ring_name, 0);
