@@ -25,7 +25,9 @@ cp -R "$source_dir/shmring.gemspec" "$source_dir/README.md" "$source_dir/lib" \
 gemfile=$work/src/shmring-$SHMRING_VERSION.gem
 test -f "$gemfile" || { ls "$work/src" >&2; echo "gem build made no shmring-$SHMRING_VERSION.gem" >&2; exit 1; }
 
-export GEM_HOME="$work/gems" GEM_PATH="$work/gems"
+# The gem goes into a GEM_HOME of its own; Debian's gems (minitest) stay on the path.
+system_gems=$("$ruby" -e 'print Gem.path.join(":")')
+export GEM_HOME="$work/gems" GEM_PATH="$work/gems:$system_gems"
 unset RUBYLIB LD_LIBRARY_PATH
 PKG_CONFIG_PATH=$(dirname "$pc") "$gem" install --local --no-document "$gemfile"
 
@@ -40,5 +42,10 @@ abort "versions #{versions}" unless versions == [ENV["SHMRING_VERSION"]] * 3
 library = File.readlines("/proc/self/maps").grep(/libshmring\.so/).first
 abort "library #{library}" unless library&.include?(ENV["GEM_HOME"].sub(%r{/gems\z}, "/prefix/"))
 puts "installed #{so} #{Shmring::VERSION}"'
-"$ruby" -w -e 'gem "shmring"; require "shmring"; load ARGV.shift' \
+"$ruby" -w -e '
+gem "shmring"
+require "shmring"
+so = $LOADED_FEATURES.grep(%r{/shmring/shmring\.so\z}).first
+abort "not the installed gem: #{so}" unless so&.start_with?(ENV["GEM_HOME"])
+load ARGV.shift' \
     "$source_dir/test/test_ring.rb"
