@@ -49,6 +49,11 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
 # haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
 SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
+# The Ruby binding: Ruby's headers to build the extension (ruby-dev, with gem), its
+# minitest suite (ruby-minitest), and the Rack servers its tests start: Puma in cluster
+# mode and Unicorn, on Rack (ruby-rack); and Dalli's ring, which bindings/ruby/bench.rb
+# compares with, each of its servers a connection to memcached (installed above).
+SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dev ruby-minitest ruby-rack puma unicorn ruby-dalli"
 
 shmring_install_deps() {
     local missing=""
