@@ -24,7 +24,7 @@ require "tmpdir"
 
 require "shmring"
 
-options = { passes: 5, keys: 200_000, sizes: [10, 100, 1000] }
+options = { passes: 11, keys: 100_000, sizes: [10, 100, 1000] }
 OptionParser.new do |parser|
   parser.on("--quick", "a smoke run: few keys, one pass") do
     options.merge!(passes: 1, keys: 2_000)
