@@ -13,7 +13,8 @@
 # link to the socket): the servers differ by name, which is all the continuum hashes.
 #
 # Usage: ruby bench.rb [--quick] [--passes N] [--keys N]
-#   SHMRING_RINGCTL names ringctl; memcached must be on PATH (Debian: memcached).
+#   SHMRING_RINGCTL names ringctl and SHMRING_MEMCACHED memcached (default: both
+#   from PATH; Debian: memcached).
 require "dalli"
 require "etc"
 require "fileutils"
@@ -78,8 +79,9 @@ limit = Process.getrlimit(:NOFILE)[1]
 Process.setrlimit(:NOFILE, [limit, 4096].min, limit)
 # -u: memcached refuses to run as root unless told whom to run as; it ignores it
 # otherwise.
-memcached = Process.spawn("memcached", "-u", Etc.getpwuid.name, "-s", socket, "-c", "2048",
-                          "-t", "1", "-m", "8", pgroup: true, out: File::NULL,
+memcached = Process.spawn(ENV.fetch("SHMRING_MEMCACHED", "memcached"),
+                          "-u", Etc.getpwuid.name, "-s", socket, "-c", "2048", "-t", "1",
+                          "-m", "8", pgroup: true, out: File::NULL,
                           err: File.join(work, "memcached.log"))
 begin
   deadline = clock + 60_000_000_000
