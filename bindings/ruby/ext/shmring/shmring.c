@@ -6,10 +6,10 @@
  *
  * Lookups hold the GVL: they never block (no lock, and no system call but when a new
  * version is mapped), so keeping it costs less than releasing it would. Two calls
- * release it, each before or after any other thread can use the handle the way it
- * does: opening, before the Ring is returned, and Ring#refresh, which maps and
- * validates a newly published version (tens of milliseconds at 10,000 nodes) while
- * the other threads of the process go on answering from the current version. That is
+ * release it: opening, before any other thread can see the handle, and Ring#refresh,
+ * which maps and validates a newly published version (tens of milliseconds at 10,000
+ * nodes) while the other threads of the process go on answering from the current
+ * version. That is
  * what the handle's shared mode (no SHMRING_OPEN_SERIALIZED) is for: any number of
  * threads may call in at once, each lookup a read-side critical section, and only one
  * thread at a time switches versions. A forked child (a Puma or Unicorn worker) gets
@@ -369,7 +369,8 @@ static VALUE ring_initialize(int argc, VALUE *argv, VALUE self)
     if (!NIL_P(r->name))
         rb_raise(rb_eRuntimeError, "Shmring::Ring is already initialized");
 
-    /* Frozen copies: nothing can change them while the GVL is released. */
+    /* Frozen copies, kept by the Ring: nothing can change or free them while the GVL
+     * is released. */
     name = rb_str_new_frozen(StringValue(name));
     struct open_call call = {.options = {.flags = 0}};
     call.name = StringValueCStr(name);
@@ -391,16 +392,17 @@ static VALUE ring_initialize(int argc, VALUE *argv, VALUE self)
         call.options.directory = StringValueCStr(directory);
     }
 
+    /* Set first, so that a second initialize (send(:initialize, ...) from another
+     * thread while this one opens) is refused; a Ring whose open fails is not
+     * returned by new. */
+    r->name = name;
+    r->directory = directory;
     /* Opening maps and validates the current version: milliseconds on large rings. */
     rb_thread_call_without_gvl(open_without_gvl, &call, NULL, NULL);
-    RB_GC_GUARD(name);
-    RB_GC_GUARD(directory);
     if (call.rc < 0)
         /* "no such ring: \"web\"", but "no such ring directory: \"/run/x\"". */
         raise_code(call.rc, is_directory_error(call.rc) ? directory : name);
     r->handle = call.handle;
-    r->name = name;
-    r->directory = directory;
     return self;
 }
 
