@@ -55,6 +55,11 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 # source that name would install Debian's nodejs, which ships no npm, and Debian's
 # npm and node-gyp packages conflict with nodesource's nodejs. CMake's
 # SHMRING_REQUIRE_BINDINGS fails configuration when any of them is missing.
+# The Ruby binding: Ruby's headers to build the extension (ruby-dev, with gem), its
+# minitest suite (ruby-minitest), and the Rack servers its tests start: Puma in cluster
+# mode and Unicorn, on Rack (ruby-rack); and Dalli's ring, which bindings/ruby/bench.rb
+# compares with, each of its servers a connection to memcached (installed above).
+SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dev ruby-minitest ruby-rack puma unicorn ruby-dalli"
 
 shmring_install_deps() {
     local missing=""

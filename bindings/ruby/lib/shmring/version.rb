@@ -1,0 +1,7 @@
+# frozen_string_literal: true
+
+module Shmring
+  # The gem's version: the project's, CMake's project(VERSION). ctest ruby_version
+  # fails when the two differ.
+  VERSION = "0.2.0"
+end
