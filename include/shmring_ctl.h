@@ -41,6 +41,10 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_JUMP = 9,
     /* HAProxy's `hash-type consistent`. */
     SHMRING_ALGORITHM_HAPROXY = 10,
+    /* Client libraries' rings: Ruby's Dalli (Dalli::Ring) and Go's groupcache
+     * (consistenthash). */
+    SHMRING_ALGORITHM_DALLI = 13,
+    SHMRING_ALGORITHM_GROUPCACHE = 15,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
