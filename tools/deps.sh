@@ -49,6 +49,10 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
 # haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
 SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
+# The client libraries' rings: Ruby's Dalli (tests/peers/test_dalli.py asks its
+# client's ring, on Debian's ruby), and Go's groupcache consistenthash, which
+# tests/peers/test_groupcache.py builds offline with golang-go in GOPATH mode.
+SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dalli golang-go golang-github-golang-groupcache-dev"
 
 shmring_install_deps() {
     local missing=""
