@@ -41,6 +41,10 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_JUMP = 9,
     /* HAProxy's `hash-type consistent`. */
     SHMRING_ALGORITHM_HAPROXY = 10,
+    /* Client libraries' rings: Ruby's Dalli (Dalli::Ring) and Go's groupcache
+     * (consistenthash). */
+    SHMRING_ALGORITHM_DALLI = 13,
+    SHMRING_ALGORITHM_GROUPCACHE = 15,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -100,9 +104,10 @@ typedef enum shmring_state {
 typedef struct shmring_params {
     shmring_algorithm_t algorithm;
     /* Key and point hash of `ring` and `maglev`; the key hash of `twemproxy`;
-     * `ketama` and `libketama` always use MD5, `nginx` CRC-32. */
+     * `ketama` and `libketama` always use MD5, `nginx`, `dalli` and `groupcache`
+     * CRC-32. */
     shmring_hash_t hash;
-    /* Points per unit of weight (`ring` only). */
+    /* Points per unit of weight (`ring`), or per peer (`groupcache`'s replicas). */
     uint32_t vnodes;
     /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes
      * (`envoy-maglev`: a prime up to 5000011, 0 for Envoy's default 65537). */
@@ -122,7 +127,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
  * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
  * murmur3_128 for jump (the only ones they take), sdbm_avalanche for haproxy (its
- * `hash-type consistent` alone), xxh3 for ring and maglev. */
+ * `hash-type consistent` alone), crc32 for dalli and groupcache (the only one they
+ * take), xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -139,7 +145,7 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
  * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
  * rendezvous only murmur3_32, jump only murmur3_128, haproxy sdbm, djb2, wt6 and crc32
- * with and without avalanche, ring
+ * with and without avalanche, dalli and groupcache only crc32, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -204,8 +210,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
 /*
  * Gives node NAME a hash key: the string hashed into its points or its maglev
  * permutation instead of the default: its name for ring and maglev, and what each
- * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
- * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
+ * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring, dalli,
+ * groupcache) derives from its address (dalli takes it as the server's name, groupcache
+ * as the peer string); under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
  * node without one takes the id HAProxy would give it, and a ring with a malformed or
  * repeated id is refused with SHMRING_EBADADDRESS when built). A node can so match a
  * peer's server name exactly (a named twemproxy server, Envoy's `envoy.lb` hash_key
@@ -253,7 +260,8 @@ typedef enum shmring_difference_kind {
     SHMRING_DIFFERENCE_CHANGED = 3,
     /* The nodes both hold are not in the same relative order, and the algorithm
      * (under either set's parameters) may answer differently for it: `ketama`,
-     * `libketama` and `envoy-ring` place the up nodes in node-set order (compared:
+     * `libketama`, `envoy-ring`, `dalli` and `groupcache` place the up nodes in
+     * node-set order (compared:
      * the nodes up in both sets), `nginx` every node, down ones included (compared:
      * all). `ring`, `maglev`, `envoy-maglev` and `twemproxy` never depend on node
      * order, so for them another order is no difference. */

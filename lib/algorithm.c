@@ -1,6 +1,7 @@
 /*
  * The table of placement algorithms, by shmring_algorithm_t: each row is the
- * description that its algorithm file exports. Adding an algorithm is one file, one
+ * description that its algorithm file exports; a value that no algorithm has (yet) is
+ * a NULL row. Adding an algorithm is one file, one
  * row here and its test program (docs/hacking.md, "Adding an algorithm").
  */
 #include <string.h>
@@ -19,6 +20,8 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_RENDEZVOUS] = &shmring__placement_rendezvous,
     [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
     [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
+    [SHMRING_ALGORITHM_DALLI] = &shmring__placement_dalli,
+    [SHMRING_ALGORITHM_GROUPCACHE] = &shmring__placement_groupcache,
 };
 
 #define ALGORITHM_COUNT (sizeof(shmring__algorithms) / sizeof(shmring__algorithms[0]))
@@ -36,7 +39,8 @@ const struct placement_algorithm *shmring__algorithm(unsigned algorithm)
 const struct placement_algorithm *shmring__algorithm_find(const char *name)
 {
     for (size_t i = 0; i < ALGORITHM_COUNT; i++) {
-        if (strcmp(name, shmring__algorithms[i]->name) == 0)
+        if (shmring__algorithms[i] != NULL &&
+            strcmp(name, shmring__algorithms[i]->name) == 0)
             return shmring__algorithms[i];
     }
     return NULL;

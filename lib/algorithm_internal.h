@@ -166,8 +166,8 @@ struct placement_algorithm {
 
 /*
  * The description of ALGORITHM, or NULL when no algorithm has that value.
- * shmring__algorithm_count() is the number of rows: the values 0 to count - 1 are
- * all algorithms.
+ * shmring__algorithm_count() is the number of rows: every algorithm's value is below
+ * it, and a value below it that no algorithm has is a NULL row.
  */
 const struct placement_algorithm *shmring__algorithm(unsigned algorithm);
 size_t shmring__algorithm_count(void);
@@ -208,5 +208,7 @@ extern const struct placement_algorithm shmring__placement_envoy_ring;
 extern const struct placement_algorithm shmring__placement_rendezvous;
 extern const struct placement_algorithm shmring__placement_jump;
 extern const struct placement_algorithm shmring__placement_haproxy;
+extern const struct placement_algorithm shmring__placement_dalli;
+extern const struct placement_algorithm shmring__placement_groupcache;
 
 #endif /* SHMRING_ALGORITHM_INTERNAL_H */

@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 47);
+    ck_assert_uint_eq(CODE_COUNT, 48);
 }
 END_TEST
 
@@ -85,8 +85,11 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_EUNWEIGHTED, -1035);
     ck_assert_int_eq(SHMRING_EJUMPDOWN, -1036);
     ck_assert_int_eq(SHMRING_ERENUMBER, -1037);
-    /* Every value from -1000 to -1037 is exactly one listed code. */
-    for (int value = -1000; value >= -1037; value--) {
+    ck_assert_int_eq(SHMRING_ENODOWN, -1040);
+    /* Every value from -1000 to -1037 is exactly one listed code, and so is -1040. */
+    for (int value = -1000; value >= -1040; value--) {
+        if (value == -1038 || value == -1039)
+            continue;
         int found = 0;
         for (size_t i = 0; i < CODE_COUNT; i++)
             found += codes[i].value == value;
@@ -112,7 +115,7 @@ static const char *const expected_names[] = {
     "SHMRING_ENOTRING",      "SHMRING_EBUSY",      "SHMRING_EBASEDIR",
     "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
     "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER", "SHMRING_EUNWEIGHTED",
-    "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",
+    "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",  "SHMRING_ENODOWN",
 };
 
 START_TEST(every_code_has_its_name)

@@ -481,14 +481,16 @@ END_TEST
 
 START_TEST(test_error_algorithm_and_hash)
 {
-    parse_fails("{\"algorithm\": \"foo\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
-    parse_fails("{\"algorithm\": \"Ketama\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
+    parse_fails(
+        "{\"algorithm\": \"foo\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, dalli or groupcache)");
+    parse_fails(
+        "{\"algorithm\": \"Ketama\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, dalli or groupcache)");
     parse_fails("{\"algorithm\": 2, \"nodes\": []}", "algorithm: must be a string");
     parse_fails(
         "{\"hash\": \"sha1\", \"nodes\": []}",
@@ -514,11 +516,12 @@ END_TEST
 START_TEST(test_error_quoted_values)
 {
     /* Values are escaped, and cut short, so that a message stays one bounded line. */
-    parse_fails("{\"algorithm\": \"a\\\"b\\n\\u0001\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
-                "maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
+    parse_fails(
+        "{\"algorithm\": \"a\\\"b\\n\\u0001\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
+        "maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, dalli or groupcache)");
     char text[1024];
     char wanted[320];
     format_into(text, sizeof(text), "{\"hash\": \"%s\", \"nodes\": []}",
@@ -645,10 +648,11 @@ START_TEST(test_error_first_in_document_order)
 {
     parse_fails("{\"nodes\": [{\"name\": \"a\", \"weight\": 0}], \"algorithm\": \"x\"}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
-    parse_fails("{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
-                "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
+    parse_fails(
+        "{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
+        "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, dalli or groupcache)");
     parse_fails("{\"nodes\": [{\"weight\": 0, \"name\": \"\"}]}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
 }

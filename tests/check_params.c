@@ -31,7 +31,9 @@ START_TEST(algorithm_names_both_ways)
                  {SHMRING_ALGORITHM_RENDEZVOUS, "rendezvous"},
                  {SHMRING_ALGORITHM_JUMP, "jump"},
 
-                 {SHMRING_ALGORITHM_HAPROXY, "haproxy"}};
+                 {SHMRING_ALGORITHM_HAPROXY, "haproxy"},
+                 {SHMRING_ALGORITHM_DALLI, "dalli"},
+                 {SHMRING_ALGORITHM_GROUPCACHE, "groupcache"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
         shmring_algorithm_t parsed = (shmring_algorithm_t)99;
@@ -200,6 +202,12 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_TWEMPROXY, 26, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_KETAMA, 26, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_HAPROXY, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_GROUPCACHE, SHMRING_HASH_CRC32, 0},
+        {SHMRING_ALGORITHM_GROUPCACHE, SHMRING_HASH_MD5, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_GROUPCACHE, SHMRING_HASH_FNV1A, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
         {11, 26, SHMRING_EBADALGORITHM},
     };

@@ -117,7 +117,7 @@ START_TEST(test_error_numbers)
     EXPECT(2, "",
            "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
            "twemproxy, nginx, libketama, "
-           "envoy-maglev, envoy-ring, rendezvous, jump or haproxy)\n",
+           "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, dalli or groupcache)\n",
            "-r", other, "init", "--algorithm", "chord");
     EXPECT(2, "",
            "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
@@ -781,10 +781,11 @@ START_TEST(test_bad_arguments_matrix)
 
     /* init of an existing ring, and bad parameters. */
     REFUSED(1, test_fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
-    INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
-                     "nginx, libketama, "
-                     "envoy-maglev, envoy-ring, rendezvous, jump or haproxy)\n",
-                 "--algorithm", "chord");
+    INIT_REFUSED(
+        ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
+            "nginx, libketama, "
+            "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, dalli or groupcache)\n",
+        "--algorithm", "chord");
     INIT_REFUSED(
         ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
             "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, HAProxy's sdbm, "
@@ -951,8 +952,9 @@ START_TEST(test_bad_json_matrix)
          "line 1, column 34: duplicate object key near '\"nodes\"'"},
         {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
-         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump or "
-         "haproxy)"},
+         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+         "haproxy, dalli "
+         "or groupcache)"},
         {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: must be a string"},
         {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,

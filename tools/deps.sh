@@ -60,6 +60,10 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 # mode and Unicorn, on Rack (ruby-rack); and Dalli's ring, which bindings/ruby/bench.rb
 # compares with, each of its servers a connection to memcached (installed above).
 SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dev ruby-minitest ruby-rack puma unicorn ruby-dalli"
+# The client libraries' rings: Ruby's Dalli (tests/peers/test_dalli.py asks its
+# client's ring, on Debian's ruby), and Go's groupcache consistenthash, which
+# tests/peers/test_groupcache.py builds offline with golang-go in GOPATH mode.
+SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dalli golang-go golang-github-golang-groupcache-dev"
 
 shmring_install_deps() {
     local missing=""

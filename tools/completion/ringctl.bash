@@ -120,7 +120,7 @@ _ringctl() {
         return
         ;;
     --algorithm)
-        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nhaproxy\nrendezvous\njump' "$cur"
+        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nhaproxy\nrendezvous\njump\ndalli\ngroupcache' "$cur"
         return
         ;;
     --hash)

@@ -45,9 +45,10 @@ const struct ringctl_option ringctl_options[] = {
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
      "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
      "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
-     "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's)"},
+     "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's); "
+     "dalli and groupcache always crc32"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
-     "ring points per unit of weight, 1-65535 (default 160)"},
+     "ring points per unit of weight, 1-65535 (default 160); groupcache's replicas"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
      "up nodes; envoy-maglev: a prime up to 5000011, 0 for Envoy's 65537"},
@@ -232,19 +233,23 @@ static int known_name(int parse_result, const char *what, const char *value,
 }
 
 /* "ring, maglev, ... or jump": the library's algorithms, in the order of its table,
- * so that a new algorithm is named here without a line in ringctl. */
+ * so that a new algorithm is named here without a line in ringctl. A snapshot stores
+ * the algorithm in a byte, and values that no algorithm has are "unknown". */
 static void algorithm_choices(char *out, size_t size)
 {
     size_t len = 0;
+    unsigned last = 0, named = 0;
+    for (unsigned i = 0; i < 256; i++) {
+        if (strcmp(shmring_algorithm_name((shmring_algorithm_t)i), "unknown") != 0)
+            last = i;
+    }
     out[0] = '\0';
-    for (unsigned i = 0; len < size; i++) {
+    for (unsigned i = 0; i <= last && len < size; i++) {
         const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
         if (strcmp(name, "unknown") == 0)
-            break;
-        bool last =
-            strcmp(shmring_algorithm_name((shmring_algorithm_t)(i + 1)), "unknown") == 0;
+            continue;
         int added = snprintf(out + len, size - len, "%s%s",
-                             i == 0 ? "" : (last ? " or " : ", "), name);
+                             named++ == 0 ? "" : (i == last ? " or " : ", "), name);
         len += added > 0 ? (size_t)added : 0;
     }
 }

@@ -414,7 +414,8 @@ void ringctl_describe_params(const shmring_params_t *params, char *out, size_t s
 {
     const char *algorithm = shmring_algorithm_name(params->algorithm);
     const char *hash = shmring_hash_name(params->hash);
-    if (params->algorithm == SHMRING_ALGORITHM_RING)
+    if (params->algorithm == SHMRING_ALGORITHM_RING ||
+        params->algorithm == SHMRING_ALGORITHM_GROUPCACHE)
         snprintf(out, size, "%s, %s, %" PRIu32 " vnodes", algorithm, hash,
                  params->vnodes);
     else if ((params->algorithm == SHMRING_ALGORITHM_MAGLEV ||

@@ -67,7 +67,8 @@ static void show_text(const struct ringctl *ctl, const struct show_report *show)
     if (show->published) {
         printf("algorithm:     %s\n", shmring_algorithm_name(info->params.algorithm));
         printf("hash:          %s\n", shmring_hash_name(info->params.hash));
-        if (info->params.algorithm == SHMRING_ALGORITHM_RING)
+        if (info->params.algorithm == SHMRING_ALGORITHM_RING ||
+            info->params.algorithm == SHMRING_ALGORITHM_GROUPCACHE)
             printf("vnodes:        %" PRIu32 "\n", info->params.vnodes);
         else if (info->params.algorithm == SHMRING_ALGORITHM_MAGLEV ||
                  info->params.algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV)
