@@ -3,11 +3,12 @@
  * tutorials ask ("how many virtual nodes do I need?"), answered for every algorithm
  * that places points or fills a table, at VNODES_NODES nodes of weight 1.
  *
- * The algorithms whose point count a parameter sets (ring: vnodes; maglev and
- * envoy-maglev: the table size; envoy-ring: the minimum ring size) are measured at each
- * count of POINTS_PER_NODE. The peers' rings have a fixed count (160 points a server
- * for ketama, nginx, twemproxy and libketama, haproxy's own): one figure each, at the
- * count the snapshot reports. Both figures are exact, from shmring_snapshot_shares():
+ * The algorithms whose point count a parameter sets (ring and groupcache: vnodes;
+ * maglev and envoy-maglev: the table size; envoy-ring: the minimum ring size) are
+ * measured at each count of POINTS_PER_NODE. The peers' rings have a fixed count (160
+ * points a server for ketama, nginx, twemproxy, libketama and dalli; haproxy's own):
+ * one figure each, at the count the snapshot reports. Both figures are exact, from
+ * shmring_snapshot_shares():
  * the largest share over the mean share, and the coefficient of variation of the
  * shares (their standard deviation over their mean), which the tutorials plot.
  */
@@ -39,6 +40,8 @@ static const struct {
     {SHMRING_ALGORITHM_TWEMPROXY, KNOB_FIXED},
     {SHMRING_ALGORITHM_LIBKETAMA, KNOB_FIXED},
     {SHMRING_ALGORITHM_HAPROXY, KNOB_FIXED},
+    {SHMRING_ALGORITHM_GROUPCACHE, KNOB_VNODES},
+    {SHMRING_ALGORITHM_DALLI, KNOB_FIXED},
 };
 
 #define MEASURED (sizeof(measured) / sizeof(measured[0]))
