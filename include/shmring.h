@@ -126,7 +126,9 @@ enum shmring_limits {
     XX(EBASEOWNER, -1034, "ring directory belongs to an untrusted user")                 \
     XX(EUNWEIGHTED, -1035, "this algorithm takes no weights (every weight must be 1)")   \
     XX(EJUMPDOWN, -1036, "jump takes no down nodes (remove the last node instead)")      \
-    XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)")
+    XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)") \
+    XX(EUNRESOLVED, -1041,                                                               \
+       "the algorithm hashes resolved addresses: give a host name's node a hash_key")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),

@@ -41,6 +41,8 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_JUMP = 9,
     /* HAProxy's `hash-type consistent`. */
     SHMRING_ALGORITHM_HAPROXY = 10,
+    /* Java spymemcached's KetamaNodeLocator. */
+    SHMRING_ALGORITHM_SPYMEMCACHED = 14,
 } shmring_algorithm_t;
 
 typedef enum shmring_hash {
@@ -82,6 +84,10 @@ typedef enum shmring_hash {
     SHMRING_HASH_DJB2_AVALANCHE = 23,
     SHMRING_HASH_WT6_AVALANCHE = 24,
     SHMRING_HASH_CRC32_AVALANCHE = 25,
+    /* Java's String.hashCode(), spymemcached's NATIVE_HASH, for `spymemcached` only
+     * (which also takes md5, crc32, fnv1_64, fnv1a_64, fnv1_32 and fnv1a_32 in its
+     * meaning). */
+    SHMRING_HASH_NATIVE = 32,
 } shmring_hash_t;
 
 typedef enum shmring_state {

@@ -200,10 +200,16 @@ static bool integer_in_range(const json_t *value, json_int_t min, json_int_t max
 /* Writes the algorithms' names, from the table, into OUT as "a, b or c". */
 static void algorithm_names(char out[ALGORITHM_NAMES_SIZE])
 {
-    size_t count = shmring__algorithm_count(), used = 0;
+    size_t count = shmring__algorithm_count(), used = 0, last = 0;
     out[0] = '\0';
     for (size_t i = 0; i < count; i++) {
-        const char *separator = i == 0 ? "" : i + 1 == count ? " or " : ", ";
+        if (shmring__algorithm((unsigned)i) != NULL)
+            last = i;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (shmring__algorithm((unsigned)i) == NULL)
+            continue;
+        const char *separator = used == 0 ? "" : i == last ? " or " : ", ";
         int n = snprintf(out + used, ALGORITHM_NAMES_SIZE - used, "%s%s", separator,
                          shmring__algorithm((unsigned)i)->name);
         if (n < 0 || (size_t)n >= ALGORITHM_NAMES_SIZE - used)

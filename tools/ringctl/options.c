@@ -232,19 +232,23 @@ static int known_name(int parse_result, const char *what, const char *value,
 }
 
 /* "ring, maglev, ... or jump": the library's algorithms, in the order of its table,
- * so that a new algorithm is named here without a line in ringctl. */
+ * so that a new algorithm is named here without a line in ringctl. Their values fit
+ * the snapshot's byte, and a value without an algorithm is skipped. */
 static void algorithm_choices(char *out, size_t size)
 {
+    unsigned last = 0;
+    for (unsigned i = 0; i < RINGCTL_ALGORITHM_VALUES; i++) {
+        if (strcmp(shmring_algorithm_name((shmring_algorithm_t)i), "unknown") != 0)
+            last = i;
+    }
     size_t len = 0;
     out[0] = '\0';
-    for (unsigned i = 0; len < size; i++) {
+    for (unsigned i = 0; i <= last && len < size; i++) {
         const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
         if (strcmp(name, "unknown") == 0)
-            break;
-        bool last =
-            strcmp(shmring_algorithm_name((shmring_algorithm_t)(i + 1)), "unknown") == 0;
+            continue;
         int added = snprintf(out + len, size - len, "%s%s",
-                             i == 0 ? "" : (last ? " or " : ", "), name);
+                             len == 0 ? "" : (i == last ? " or " : ", "), name);
         len += added > 0 ? (size_t)added : 0;
     }
 }

@@ -123,11 +123,11 @@ static void algorithm_list(char *out, size_t size)
     shmring_params_t defaults;
     shmring_params_default(&defaults);
     size_t len = 0;
-    for (unsigned i = 0; len < size; i++) {
+    for (unsigned i = 0; i < RINGCTL_ALGORITHM_VALUES && len < size; i++) {
         const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
         if (strcmp(name, "unknown") == 0)
-            break;
-        int added = snprintf(out + len, size - len, "%s %s%s", i == 0 ? "" : ",", name,
+            continue;
+        int added = snprintf(out + len, size - len, "%s %s%s", len == 0 ? "" : ",", name,
                              i == (unsigned)defaults.algorithm ? " (default)" : "");
         len += added > 0 ? (size_t)added : 0;
     }
