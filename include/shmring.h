@@ -351,9 +351,10 @@ SHMRING_API void shmring_nodes_free(shmring_nodes_t *nodes);
  * Stores the content fingerprint of the version this handle answers from (after
  * switching to a newer one if there is one) in *fingerprint. It covers exactly what
  * decides answers: the algorithm, the hash, the parameters the algorithm uses (vnodes
- * for ring, the table size in use for maglev) and, for each node taken in name order,
- * its name, address, weight, state, id and hash key (and node order where it may
- * change an answer: for ketama, libketama and envoy-ring the order of the up nodes,
+ * for ring and spymemcached, the table size in use for maglev) and, for each node
+ * taken in name order, its name, address, weight, state, id and hash key (and node
+ * order where it may change an answer: for ketama, libketama, envoy-ring and
+ * spymemcached the order of the up nodes,
  * for nginx and haproxy of all nodes, down ones included; never for ring, maglev,
  * envoy-maglev and twemproxy). So two rings show the same fingerprint, on any host and
  * whatever their history, exactly when they answer every key with the same nodes and ids

@@ -128,7 +128,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
  * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
  * murmur3_128 for jump (the only ones they take), sdbm_avalanche for haproxy (its
- * `hash-type consistent` alone), xxh3 for ring and maglev. */
+ * `hash-type consistent` alone), md5 for spymemcached (KetamaConnectionFactory's),
+ * xxh3 for ring and maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -145,7 +146,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
  * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
  * rendezvous only murmur3_32, jump only murmur3_128, haproxy sdbm, djb2, wt6 and crc32
- * with and without avalanche, ring
+ * with and without avalanche, spymemcached md5, crc32, native, fnv1_64, fnv1a_64,
+ * fnv1_32 and fnv1a_32, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -213,7 +215,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * peer algorithm (twemproxy, nginx, libketama, envoy-maglev, envoy-ring) derives from
  * its address; under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
  * node without one takes the id HAProxy would give it, and a ring with a malformed or
- * repeated id is refused with SHMRING_EBADADDRESS when built). A node can so match a
+ * repeated id is refused with SHMRING_EBADADDRESS when built); under spymemcached it is
+ * the server's key, "name/10.0.0.7:11211" for a host name, which it needs (else
+ * SHMRING_EUNRESOLVED when built). A node can so match a
  * peer's server name exactly (a named twemproxy server, Envoy's `envoy.lb` hash_key
  * metadata), be re-addressed under a peer algorithm, or be renamed under ring and
  * maglev, without moving keys. NULL removes
@@ -339,8 +343,10 @@ SHMRING_API void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,
  * SHMRING_ENOMEM, or what the algorithm refuses of the nodes: SHMRING_EUNWEIGHTED
  * (`rendezvous`, `jump`: a weight other than 1), SHMRING_EJUMPDOWN (`jump`: a down
  * node), SHMRING_EBADADDRESS (`rendezvous`: an address whose port is not a number;
- * `nginx`: an address nginx cannot parse) or SHMRING_EDUPLICATE (`rendezvous`: two up
- * nodes with one pymemcache node string).
+ * `nginx`: an address nginx cannot parse; `spymemcached`: one AddrUtil or the JDK
+ * would refuse), SHMRING_EDUPLICATE (`rendezvous`: two up nodes with one pymemcache
+ * node string), SHMRING_EUNRESOLVED (`spymemcached`: a host name without a hash key)
+ * or SHMRING_EINVAL (`spymemcached`: a continuum without points).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_t *set,
                                                           void **buffer, size_t *size);
