@@ -122,6 +122,7 @@ local function main()
         eq(shmring.ENOTRINGDIR, -1033, "ENOTRINGDIR")
         eq(shmring.EBASEOWNER, -1034, "EBASEOWNER")
         eq(shmring.ERENUMBER, -1037, "ERENUMBER")
+        eq(shmring.EUNRESOLVED, -1041, "EUNRESOLVED")
         eq(shmring.EBADMAGIC, -1002, "EBADMAGIC")
         eq(shmring.EINUSE, -1030, "EINUSE")
         -- Every code of the header, each under its name (shmring_err_name()).
@@ -133,7 +134,7 @@ local function main()
                     "SHMRING_" .. name, "err_name(" .. name .. ")")
             end
         end
-        eq(code_count, 47, "codes")
+        eq(code_count, 48, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
