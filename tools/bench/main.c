@@ -59,33 +59,32 @@ static const struct config quick_preset = {
 
 static void usage(FILE *out)
 {
-    fputs(
-        "Usage: ringbench [OPTIONS]\n"
-        "\n"
-        "Measure shmring on this machine: lookup cost through the reader library\n"
-        "next to its floors (the key hash alone, the same lookup in-process) and its\n"
-        "peers (libmemcached's ketama, a textbook ring), on hot, cold and streamed\n"
-        "keys; a reader's switch to a new version, worker-process scaling, publish\n"
-        "time, ringctl's peak memory, balance and disruption, and ringctl sync's\n"
-        "put-to-publish latency and full re-read against a local etcd (skipped\n"
-        "without etcd). Prints each comparison as a ratio and each target of issues\n"
-        "5 and 15 with PASS or MISS.\n"
-        "\n"
-        "Options:\n"
-        "      --quick         smoke mode (< 30 s): 10 and 1,000 nodes, short runs,\n"
-        "                      10,000-node publication only\n"
-        "      --json          print one JSON object with every figure\n"
-        "      --nodes LIST    node counts to measure lookups and publication at,\n"
-        "                      comma-separated (default 10,100,1000,10000,100000)\n"
-        "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
-        "                      stream, cold, switch, workers, publish, ringctl,\n"
-        "                      balance, disruption, nodes, sync (targets of the others\n"
-        "                      SKIP)\n"
-        "  -h, --help          print this help and exit\n"
-        "\n"
-        "Exit status: 0 the benchmark ran (misses are results), 1 an error, 2 usage\n"
-        "error.\n",
-        out);
+    fputs("Usage: ringbench [OPTIONS]\n"
+          "\n"
+          "Measure shmring on this machine: lookup cost through the reader library\n"
+          "next to its floors (the key hash alone, the same lookup in-process) and its\n"
+          "peers (libmemcached's ketama, a textbook ring), on hot, cold and streamed\n"
+          "keys; a reader's switch to a new version, worker-process scaling, publish\n"
+          "time, ringctl's peak memory, balance and disruption, and ringctl sync's\n"
+          "put-to-publish latency and full re-read against a local etcd (skipped\n"
+          "without etcd). Prints each comparison as a ratio and each target of issues\n"
+          "5 and 15 with PASS or MISS.\n"
+          "\n"
+          "Options:\n"
+          "      --quick         smoke mode (< 30 s): 10 and 1,000 nodes, short runs,\n"
+          "                      10,000-node publication only\n"
+          "      --json          print one JSON object with every figure\n"
+          "      --nodes LIST    node counts to measure lookups and publication at,\n"
+          "                      comma-separated (default 10,100,1000,10000,100000)\n"
+          "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
+          "                      stream, cold, switch, workers, publish, ringctl,\n"
+          "                      balance, disruption, nodes, spymemcached, sync\n"
+          "                      (targets of the others SKIP)\n"
+          "  -h, --help          print this help and exit\n"
+          "\n"
+          "Exit status: 0 the benchmark ran (misses are results), 1 an error, 2 usage\n"
+          "error.\n",
+          out);
 }
 
 static int parse_nodes(const char *text, struct config *cfg)
