@@ -482,14 +482,17 @@ void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t
     void *rebuilt = NULL;
     size_t rebuilt_size = 0;
     err = shmring_snapshot_build(set, &rebuilt, &rebuilt_size);
-    /* The validator does not judge what a node algorithm's builder refuses of the
-     * nodes (weights, jump's down nodes, rendezvous's node strings): another writer's
-     * snapshot may have them. */
+    /* The validator does not judge what an algorithm that checks its nodes refuses
+     * of them (weights, jump's down nodes, rendezvous's node strings, spymemcached's
+     * addresses and a continuum without points): another writer's snapshot may have
+     * them. */
     bool node_refusal = err == SHMRING_EUNWEIGHTED || err == SHMRING_EJUMPDOWN ||
-                        err == SHMRING_EBADADDRESS || err == SHMRING_EDUPLICATE;
+                        err == SHMRING_EBADADDRESS || err == SHMRING_EDUPLICATE ||
+                        err == SHMRING_EUNRESOLVED || err == SHMRING_EINVAL;
+    const struct placement_algorithm *algorithm =
+        shmring__algorithm_valid(snapshot_header(buffer)->algorithm);
     if (!exact && node_refusal &&
-        shmring__algorithm_valid(snapshot_header(buffer)->algorithm)->lookup ==
-            PLACEMENT_LOOKUP_NODES) {
+        (algorithm->lookup == PLACEMENT_LOOKUP_NODES || algorithm->check_nodes != NULL)) {
         shmring_nodeset_free(set);
         return;
     }
