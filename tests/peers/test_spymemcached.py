@@ -170,11 +170,12 @@ def localhost_ipv4():
 
 
 def server_list(count, index, special, rng):
-    """(address, hash_key or None) of each server: IPv4, IPv6 bare and bracketed,
-    IPv4-mapped IPv6, various ports; localhost with the key the JDK gives it."""
+    """(address, hash_key or None) of each server: IPv4, IPv6 bare and bracketed (in
+    upper case too), IPv4-mapped and IPv4-compatible IPv6, various ports; localhost
+    with the key the JDK gives it."""
     servers = []
     for i in range(count):
-        form = (i + index) % 5
+        form = (i + index) % 6
         port = (11211, 11212, 1, 65535, 20000 + i)[(i * 7 + index) % 5]
         if form == 0:
             servers.append(("10.%d.%d.%d:%d" % (index, i // 250, i % 250, port), None))
@@ -185,8 +186,12 @@ def server_list(count, index, special, rng):
         elif form == 3:
             servers.append(("[::ffff:10.%d.%d.%d]:%d" % (index, i // 250, i % 250, port),
                             None))
-        else:
+        elif form == 4:
             servers.append(("192.0.2.%d:%d" % (i % 250, 11211 + i // 250 + index), None))
+        elif i % 2:
+            servers.append(("[::10.%d.%d.%d]:%d" % (index, i // 250, i % 250, port), None))
+        else:
+            servers.append(("[2001:DB8::%X:%X]:%d" % (index, i, port), None))
     if special == "localhost":
         ip = localhost_ipv4()
         servers[1] = ("localhost:11211", "localhost/%s:11211" % ip)
