@@ -243,7 +243,7 @@ static void print_row(const char *label, const double *values, const double *bas
 static void print(const struct config *cfg)
 {
     (void)cfg;
-    printf("\n6c. spymemcached: id lookups on text keys, in-process snapshot; x: over "
+    printf("\n6d. spymemcached: id lookups on text keys, in-process snapshot; x: over "
            "the row named\n");
     printf("%-32s", "nodes");
     for (int n = 0; n < NODE_SETS; n++)
