@@ -127,7 +127,9 @@ enum shmring_limits {
     XX(EUNWEIGHTED, -1035, "this algorithm takes no weights (every weight must be 1)")   \
     XX(EJUMPDOWN, -1036, "jump takes no down nodes (remove the last node instead)")      \
     XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)") \
-    XX(ENODOWN, -1040, "this algorithm takes no down nodes (remove the node instead)")
+    XX(ENODOWN, -1040, "this algorithm takes no down nodes (remove the node instead)")   \
+    XX(EUNRESOLVED, -1041,                                                               \
+       "the algorithm hashes resolved addresses: give a host name's node a hash_key")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
@@ -350,10 +352,10 @@ SHMRING_API void shmring_nodes_free(shmring_nodes_t *nodes);
  * Stores the content fingerprint of the version this handle answers from (after
  * switching to a newer one if there is one) in *fingerprint. It covers exactly what
  * decides answers: the algorithm, the hash, the parameters the algorithm uses (vnodes
- * for ring and groupcache, the table size in use for maglev) and, for each node taken
- * in name order, its name, address, weight, state, id and hash key (and node order
- * where it may change an answer: for ketama, libketama, envoy-ring, dalli and
- * groupcache the order of the up nodes,
+ * for ring, groupcache and spymemcached, the table size in use for maglev) and, for
+ * each node taken in name order, its name, address, weight, state, id and hash key
+ * (and node order where it may change an answer: for ketama, libketama, envoy-ring,
+ * dalli, spymemcached and groupcache the order of the up nodes,
  * for nginx and haproxy of all nodes, down ones included; never for ring, maglev,
  * envoy-maglev and twemproxy). So two rings show the same fingerprint, on any host and
  * whatever their history, exactly when they answer every key with the same nodes and ids

@@ -41,9 +41,10 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_JUMP = 9,
     /* HAProxy's `hash-type consistent`. */
     SHMRING_ALGORITHM_HAPROXY = 10,
-    /* Client libraries' rings: Ruby's Dalli (Dalli::Ring) and Go's groupcache
-     * (consistenthash). */
+    /* Client libraries' rings: Ruby's Dalli (Dalli::Ring), Java spymemcached's
+     * KetamaNodeLocator and Go's groupcache (consistenthash). */
     SHMRING_ALGORITHM_DALLI = 13,
+    SHMRING_ALGORITHM_SPYMEMCACHED = 14,
     SHMRING_ALGORITHM_GROUPCACHE = 15,
 } shmring_algorithm_t;
 
@@ -86,6 +87,10 @@ typedef enum shmring_hash {
     SHMRING_HASH_DJB2_AVALANCHE = 23,
     SHMRING_HASH_WT6_AVALANCHE = 24,
     SHMRING_HASH_CRC32_AVALANCHE = 25,
+    /* Java's String.hashCode(), spymemcached's NATIVE_HASH, for `spymemcached` only
+     * (which also takes md5, crc32, fnv1_64, fnv1a_64, fnv1_32 and fnv1a_32 in its
+     * meaning). */
+    SHMRING_HASH_NATIVE = 32,
 } shmring_hash_t;
 
 typedef enum shmring_state {
@@ -128,7 +133,8 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
  * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
  * murmur3_128 for jump (the only ones they take), sdbm_avalanche for haproxy (its
  * `hash-type consistent` alone), crc32 for dalli and groupcache (the only one they
- * take), xxh3 for ring and maglev. */
+ * take), md5 for spymemcached (KetamaConnectionFactory's), xxh3 for ring and
+ * maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
 /* Names of algorithms and hashes, as ringctl and JSON spell them. */
@@ -145,7 +151,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
  * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
  * rendezvous only murmur3_32, jump only murmur3_128, haproxy sdbm, djb2, wt6 and crc32
- * with and without avalanche, dalli and groupcache only crc32, ring
+ * with and without avalanche, dalli and groupcache only crc32, spymemcached md5,
+ * crc32, native, fnv1_64, fnv1a_64, fnv1_32 and fnv1a_32, ring
  * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
@@ -214,7 +221,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_state(shmring_nodeset_t *
  * groupcache) derives from its address (dalli takes it as the server's name, groupcache
  * as the peer string); under haproxy it is the server's `id` (decimal, 1 to 2147483647; a
  * node without one takes the id HAProxy would give it, and a ring with a malformed or
- * repeated id is refused with SHMRING_EBADADDRESS when built). A node can so match a
+ * repeated id is refused with SHMRING_EBADADDRESS when built); under spymemcached it is
+ * the server's key, "name/10.0.0.7:11211" for a host name, which it needs (else
+ * SHMRING_EUNRESOLVED when built). A node can so match a
  * peer's server name exactly (a named twemproxy server, Envoy's `envoy.lb` hash_key
  * metadata), be re-addressed under a peer algorithm, or be renamed under ring and
  * maglev, without moving keys. NULL removes
@@ -341,8 +350,10 @@ SHMRING_API void shmring_nodeset_diff_counts(const shmring_nodeset_diff_t *diff,
  * SHMRING_ENOMEM, or what the algorithm refuses of the nodes: SHMRING_EUNWEIGHTED
  * (`rendezvous`, `jump`: a weight other than 1), SHMRING_EJUMPDOWN (`jump`: a down
  * node), SHMRING_EBADADDRESS (`rendezvous`: an address whose port is not a number;
- * `nginx`: an address nginx cannot parse) or SHMRING_EDUPLICATE (`rendezvous`: two up
- * nodes with one pymemcache node string).
+ * `nginx`: an address nginx cannot parse; `spymemcached`: one AddrUtil or the JDK
+ * would refuse), SHMRING_EDUPLICATE (`rendezvous`: two up nodes with one pymemcache
+ * node string), SHMRING_EUNRESOLVED (`spymemcached`: a host name without a hash key)
+ * or SHMRING_EINVAL (`spymemcached`: a continuum without points).
  */
 SHMRING_API SHMRING_MUST_CHECK int shmring_snapshot_build(const shmring_nodeset_t *set,
                                                           void **buffer, size_t *size);

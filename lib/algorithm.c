@@ -1,8 +1,8 @@
 /*
  * The table of placement algorithms, by shmring_algorithm_t: each row is the
- * description that its algorithm file exports; a value that no algorithm has (yet) is
- * a NULL row. Adding an algorithm is one file, one
- * row here and its test program (docs/hacking.md, "Adding an algorithm").
+ * description that its algorithm file exports. Adding an algorithm is one file, one
+ * row here and its test program (docs/hacking.md, "Adding an algorithm"). A value
+ * that no algorithm has (yet) is a NULL row, which every reader of the table skips.
  */
 #include <string.h>
 
@@ -21,6 +21,7 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
     [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
     [SHMRING_ALGORITHM_DALLI] = &shmring__placement_dalli,
+    [SHMRING_ALGORITHM_SPYMEMCACHED] = &shmring__placement_spymemcached,
     [SHMRING_ALGORITHM_GROUPCACHE] = &shmring__placement_groupcache,
 };
 
@@ -63,6 +64,8 @@ const struct placement_algorithm *shmring__algorithm_find(const char *name)
  *   (the same address, say) takes that point from it.
  * - `rendezvous` ranks the up nodes by their hashes with the key, ties by node
  *   string: no order. `jump`'s bucket i is the i-th up node (all are up).
+ * - `spymemcached` gives an equal point to the last of its up nodes in node-set
+ *   order (a TreeMap's put() replaces), so their order counts.
  */
 enum placement_order shmring__placement_order(const shmring_params_t *params)
 {

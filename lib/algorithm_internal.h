@@ -85,6 +85,9 @@ enum key_hash {
     /* HAProxy's: the parameters' hash in HAProxy's meaning (sdbm, djb2, wt6, crc32,
      * each with or without avalanche). */
     KEY_HASH_HAPROXY = 6,
+    /* spymemcached's DefaultHashAlgorithm: the parameters' hash in its meaning
+     * (hash_spymemcached.c). */
+    KEY_HASH_SPYMEMCACHED = 7,
 };
 
 /* Bits of a description's `parameters`: the fields of shmring_params_t beyond the
@@ -93,8 +96,8 @@ enum key_hash {
 #define PLACEMENT_PARAM_TABLE_SIZE 0x2u
 #define PLACEMENT_PARAM_RING_SIZES 0x4u
 
-/* An algorithm's hashes as a set: bit H for shmring_hash_t H. */
-#define PLACEMENT_HASH_BIT(hash) (UINT32_C(1) << (hash))
+/* An algorithm's hashes as a set: bit H for shmring_hash_t H (below 64). */
+#define PLACEMENT_HASH_BIT(hash) (UINT64_C(1) << (hash))
 
 /* The hashes of shmring's own algorithms (`ring`, `maglev`): the 64-bit ones, whose
  * well mixed top bits a ring's bucket index and a table's slot need; the peers' 32-bit
@@ -121,7 +124,7 @@ struct placement_algorithm {
     /* The hash it uses unless told otherwise, and every hash it takes (a set of
      * PLACEMENT_HASH_BIT()s, the default among them). */
     shmring_hash_t default_hash;
-    uint32_t hashes;
+    uint64_t hashes;
     /* The parameters it reads: PLACEMENT_PARAM_* bits. */
     unsigned parameters;
     /* Its own checks of PARAMS (whose algorithm is this one and whose common fields
@@ -209,6 +212,7 @@ extern const struct placement_algorithm shmring__placement_rendezvous;
 extern const struct placement_algorithm shmring__placement_jump;
 extern const struct placement_algorithm shmring__placement_haproxy;
 extern const struct placement_algorithm shmring__placement_dalli;
+extern const struct placement_algorithm shmring__placement_spymemcached;
 extern const struct placement_algorithm shmring__placement_groupcache;
 
 #endif /* SHMRING_ALGORITHM_INTERNAL_H */

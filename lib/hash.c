@@ -198,6 +198,8 @@ uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const voi
         return (uint64_t)shmring__haproxy_hash(hash, key, len) << 32;
     case KEY_HASH_XXH64:
         return XXH64(key, len, 0);
+    case KEY_HASH_SPYMEMCACHED:
+        return (uint64_t)shmring__spymemcached_hash(hash, key, len) << 32;
     case KEY_HASH_NONE:
         return 0;
     case KEY_HASH_PARAMS:

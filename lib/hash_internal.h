@@ -43,6 +43,11 @@ uint32_t shmring__twemproxy_hash(shmring_hash_t hash, const void *key, size_t le
  * KEY (hash_haproxy.c). */
 uint32_t shmring__haproxy_hash(shmring_hash_t hash, const void *key, size_t len);
 
+/* spymemcached's DefaultHashAlgorithm HASH (md5, crc32, native, fnv1_64, fnv1a_64,
+ * fnv1_32 or fnv1a_32 in its meaning) of the string KEY decodes to as UTF-8
+ * (hash_spymemcached.c). */
+uint32_t shmring__spymemcached_hash(shmring_hash_t hash, const void *key, size_t len);
+
 /* HAProxy's full_hash(): its `avalanche` step, and the hash of a server's points. */
 uint32_t shmring__haproxy_full_hash(uint32_t value);
 

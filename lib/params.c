@@ -5,14 +5,15 @@
 #include "params_internal.h"
 
 /* Indexed by shmring_hash_t; twemproxy's own hashes carry its `hash:` names, HAProxy's
- * its `hash-type` names. */
+ * its `hash-type` names, spymemcached's NATIVE_HASH its word. A value that no hash has
+ * (yet) is NULL. */
 static const char *const hash_names[] = {
     "xxh3", "md5", "crc32", "fnv1a", "murmur3", "fnv1a_64", "crc16", "crc32a", "fnv1_32",
     "fnv1_64", "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time", "xxh64",
     "murmur2", "murmur3_32", "murmur3_128",
     /* HAProxy's, the `avalanche` modifier spelt as a suffix. */
     "sdbm", "djb2", "wt6", "sdbm_avalanche", "djb2_avalanche", "wt6_avalanche",
-    "crc32_avalanche"};
+    "crc32_avalanche", [SHMRING_HASH_NATIVE] = "native"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -41,7 +42,7 @@ const char *shmring_algorithm_name(shmring_algorithm_t algorithm)
 
 const char *shmring_hash_name(shmring_hash_t hash)
 {
-    if ((unsigned)hash < COUNT_OF(hash_names))
+    if ((unsigned)hash < COUNT_OF(hash_names) && hash_names[hash] != NULL)
         return hash_names[hash];
     return "unknown";
 }
@@ -58,7 +59,7 @@ int shmring_algorithm_parse(const char *name, shmring_algorithm_t *out)
 int shmring_hash_parse(const char *name, shmring_hash_t *out)
 {
     for (size_t i = 0; i < COUNT_OF(hash_names); i++) {
-        if (strcmp(name, hash_names[i]) == 0) {
+        if (hash_names[i] != NULL && strcmp(name, hash_names[i]) == 0) {
             *out = (shmring_hash_t)i;
             return 0;
         }

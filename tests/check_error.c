@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 48);
+    ck_assert_uint_eq(CODE_COUNT, 49);
 }
 END_TEST
 
@@ -86,8 +86,10 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_EJUMPDOWN, -1036);
     ck_assert_int_eq(SHMRING_ERENUMBER, -1037);
     ck_assert_int_eq(SHMRING_ENODOWN, -1040);
-    /* Every value from -1000 to -1037 is exactly one listed code, and so is -1040. */
-    for (int value = -1000; value >= -1040; value--) {
+    ck_assert_int_eq(SHMRING_EUNRESOLVED, -1041);
+    /* Every value from -1000 to -1037 is exactly one listed code, and so are -1040
+     * and -1041. */
+    for (int value = -1000; value >= -1041; value--) {
         if (value == -1038 || value == -1039)
             continue;
         int found = 0;
@@ -116,6 +118,7 @@ static const char *const expected_names[] = {
     "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
     "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER", "SHMRING_EUNWEIGHTED",
     "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",  "SHMRING_ENODOWN",
+    "SHMRING_EUNRESOLVED",
 };
 
 START_TEST(every_code_has_its_name)

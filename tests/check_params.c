@@ -33,6 +33,7 @@ START_TEST(algorithm_names_both_ways)
 
                  {SHMRING_ALGORITHM_HAPROXY, "haproxy"},
                  {SHMRING_ALGORITHM_DALLI, "dalli"},
+                 {SHMRING_ALGORITHM_SPYMEMCACHED, "spymemcached"},
                  {SHMRING_ALGORITHM_GROUPCACHE, "groupcache"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_algorithm_name(names[i].algorithm), names[i].name);
@@ -41,6 +42,7 @@ START_TEST(algorithm_names_both_ways)
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)11), "unknown");
+    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)16), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
                                       "rin",  "rings",    "chord",  "md5",   "unknown",
@@ -83,7 +85,8 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_SDBM_AVALANCHE, "sdbm_avalanche"},
                  {SHMRING_HASH_DJB2_AVALANCHE, "djb2_avalanche"},
                  {SHMRING_HASH_WT6_AVALANCHE, "wt6_avalanche"},
-                 {SHMRING_HASH_CRC32_AVALANCHE, "crc32_avalanche"}};
+                 {SHMRING_HASH_CRC32_AVALANCHE, "crc32_avalanche"},
+                 {SHMRING_HASH_NATIVE, "native"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
         shmring_hash_t parsed = (shmring_hash_t)99;
@@ -91,6 +94,7 @@ START_TEST(hash_names_both_ways)
         ck_assert_int_eq(parsed, names[i].hash);
     }
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)26), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)33), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
     static const char *const bad[] = {"",      "XXH3", "MD5",  "xxh128", "xxhash",
                                       "sha1",  "md4",  "crc",  "fnv",    "fnv1",
@@ -195,6 +199,16 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, SHMRING_HASH_SDBM, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_NGINX, SHMRING_HASH_CRC32_AVALANCHE, SHMRING_EBADHASH},
+        /* spymemcached's seven, native its own. */
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_MD5, 0},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_NATIVE, 0},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_FNV1A_32, 0},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_HSIEH, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_NATIVE, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, 33, SHMRING_EBADHASH},
+        {16, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {11, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
         {SHMRING_ALGORITHM_RING, 26, SHMRING_EBADHASH},

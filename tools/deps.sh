@@ -47,6 +47,9 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 # python3, and Guava's Hashing.consistentHash (jump), compiled against at test time
 # with the default JDK.
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libguava-java"
+# spymemcached (2.12.3): tests/peers/test_spymemcached.py compiles a client of its
+# KetamaNodeLocator against the jar with the default JDK.
+SHMRING_PACKAGES="$SHMRING_PACKAGES libspymemcached-java"
 # haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
 SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 # The Node.js binding needs node, npm (with the node-gyp it bundles) and Node's headers

@@ -485,10 +485,12 @@ void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t
     /* The validator does not judge what a node algorithm's builder refuses of the
      * nodes (weights, jump's down nodes, rendezvous's node strings), nor what an
      * algorithm's check_nodes() refuses (dalli's and groupcache's down nodes, dalli's
-     * server strings): another writer's snapshot may have them. */
+     * server strings, spymemcached's addresses and a continuum without points):
+     * another writer's snapshot may have them. */
     bool node_refusal = err == SHMRING_EUNWEIGHTED || err == SHMRING_EJUMPDOWN ||
                         err == SHMRING_ENODOWN || err == SHMRING_EBADADDRESS ||
-                        err == SHMRING_EDUPLICATE;
+                        err == SHMRING_EDUPLICATE || err == SHMRING_EUNRESOLVED ||
+                        err == SHMRING_EINVAL;
     const struct placement_algorithm *algorithm =
         shmring__algorithm_valid(snapshot_header(buffer)->algorithm);
     if (!exact && node_refusal &&

@@ -19,6 +19,7 @@ extern const struct benchmark benchmark_vnodes;
 extern const struct benchmark benchmark_disruption;
 extern const struct benchmark benchmark_nodes;
 extern const struct benchmark benchmark_clients;
+extern const struct benchmark benchmark_spymemcached;
 /* Only in a build with sync (SHMRING_SYNC): it speaks to etcd with libcurl. */
 #ifdef RINGBENCH_HAVE_SYNC
 extern const struct benchmark benchmark_sync;
@@ -27,7 +28,7 @@ extern const struct benchmark benchmark_sync;
 static const struct benchmark *const benchmark_list[] = {
     &benchmark_lookup,     &benchmark_stream,  &benchmark_workers, &benchmark_publish,
     &benchmark_switch,     &benchmark_ringctl, &benchmark_balance, &benchmark_vnodes,
-    &benchmark_disruption, &benchmark_nodes,   &benchmark_clients,
+    &benchmark_disruption, &benchmark_nodes,   &benchmark_clients, &benchmark_spymemcached,
 #ifdef RINGBENCH_HAVE_SYNC
     &benchmark_sync,
 #endif

@@ -46,9 +46,11 @@ const struct ringctl_option ringctl_options[] = {
      "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
      "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
      "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's); "
-     "dalli and groupcache always crc32"},
+     "dalli and groupcache always crc32; spymemcached md5 (default), crc32, native, "
+     "fnv1_64, fnv1a_64, fnv1_32 or fnv1a_32 in its meaning"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
-     "ring points per unit of weight, 1-65535 (default 160); groupcache's replicas"},
+     "ring points per unit of weight, 1-65535 (default 160); groupcache's replicas, "
+     "spymemcached's repetitions per node"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
      "up nodes; envoy-maglev: a prime up to 5000011, 0 for Envoy's 65537"},
@@ -233,13 +235,13 @@ static int known_name(int parse_result, const char *what, const char *value,
 }
 
 /* "ring, maglev, ... or jump": the library's algorithms, in the order of its table,
- * so that a new algorithm is named here without a line in ringctl. A snapshot stores
- * the algorithm in a byte, and values that no algorithm has are "unknown". */
+ * so that a new algorithm is named here without a line in ringctl. Their values fit
+ * the snapshot's byte, and a value without an algorithm is skipped. */
 static void algorithm_choices(char *out, size_t size)
 {
     size_t len = 0;
     unsigned last = 0, named = 0;
-    for (unsigned i = 0; i < 256; i++) {
+    for (unsigned i = 0; i < RINGCTL_ALGORITHM_VALUES; i++) {
         if (strcmp(shmring_algorithm_name((shmring_algorithm_t)i), "unknown") != 0)
             last = i;
     }
@@ -269,8 +271,8 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
                           "names, Envoy's xxh64 or murmur2, HAProxy's sdbm, djb2, wt6 or "
-                          "crc32, each also with _avalanche, pymemcache's murmur3_32 or "
-                          "Guava's murmur3_128");
+                          "crc32, each also with _avalanche, pymemcache's murmur3_32, "
+                          "Guava's murmur3_128 or spymemcached's native");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;

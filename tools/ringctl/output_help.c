@@ -26,7 +26,7 @@ static const char change_note[] =
     "  (weight, down and up publish nothing when the node already is as asked; load,\n"
     "  when the file gives the ring's node set and parameters, and its node order where\n"
     "  the algorithm depends on it: ketama, libketama, envoy-ring, nginx,\n"
-    "  haproxy, dalli, groupcache.)\n";
+    "  haproxy, dalli, spymemcached, groupcache.)\n";
 
 static const char keys_note[] =
     "Keys in lookup's output are escaped, so that every answer is one line of\n"
@@ -123,9 +123,7 @@ static void algorithm_list(char *out, size_t size)
     shmring_params_t defaults;
     shmring_params_default(&defaults);
     size_t len = 0;
-    /* A snapshot stores the algorithm in a byte; values no algorithm has are
-     * "unknown". */
-    for (unsigned i = 0; i < 256 && len < size; i++) {
+    for (unsigned i = 0; i < RINGCTL_ALGORITHM_VALUES && len < size; i++) {
         const char *name = shmring_algorithm_name((shmring_algorithm_t)i);
         if (strcmp(name, "unknown") == 0)
             continue;

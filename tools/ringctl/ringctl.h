@@ -32,6 +32,9 @@ enum ringctl_exit {
  * fit many times over. */
 #define LINE_MAX_BYTES 8192
 
+/* Algorithm values are a byte in a snapshot: the ones to try when listing them. */
+#define RINGCTL_ALGORITHM_VALUES 256u
+
 /* The longest key `lookup --stdin` looks up (the library has no limit of its own): a
  * longer one is answered with an error that quotes its first LOOKUP_KEY_QUOTED
  * bytes, and the stream goes on in the same bounded memory. */

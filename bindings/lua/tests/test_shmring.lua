@@ -123,7 +123,7 @@ local function main()
         eq(shmring.EBASEOWNER, -1034, "EBASEOWNER")
         eq(shmring.ERENUMBER, -1037, "ERENUMBER")
         eq(shmring.ENODOWN, -1040, "ENODOWN")
-        eq(shmring.ENODOWN, -1040, "ENODOWN")
+        eq(shmring.EUNRESOLVED, -1041, "EUNRESOLVED")
         eq(shmring.EBADMAGIC, -1002, "EBADMAGIC")
         eq(shmring.EINUSE, -1030, "EINUSE")
         -- Every code of the header, each under its name (shmring_err_name()).
@@ -135,7 +135,7 @@ local function main()
                     "SHMRING_" .. name, "err_name(" .. name .. ")")
             end
         end
-        eq(code_count, 48, "codes")
+        eq(code_count, 49, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
