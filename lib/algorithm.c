@@ -19,6 +19,8 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_RENDEZVOUS] = &shmring__placement_rendezvous,
     [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
     [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
+    [SHMRING_ALGORITHM_UHASHRING] = &shmring__placement_uhashring,
+    [SHMRING_ALGORITHM_HASHRING] = &shmring__placement_hashring,
 };
 
 #define ALGORITHM_COUNT (sizeof(shmring__algorithms) / sizeof(shmring__algorithms[0]))
@@ -57,6 +59,9 @@ const struct placement_algorithm *shmring__algorithm_find(const char *name)
  * - `nginx` places every node, down ones included, in node-set order, and of equal
  *   points keeps the first: a down node listed before an up node with an equal point
  *   (the same address, say) takes that point from it.
+ * - `uhashring` and `hashring` emit the up nodes' points in node-set order; of equal
+ *   points uhashring's dict keeps the last written, hashring's stable sort the
+ *   first. uhashring's ketama ring also counts every up node in each node's share.
  * - `rendezvous` ranks the up nodes by their hashes with the key, ties by node
  *   string: no order. `jump`'s bucket i is the i-th up node (all are up).
  */

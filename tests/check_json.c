@@ -481,22 +481,22 @@ END_TEST
 
 START_TEST(test_error_algorithm_and_hash)
 {
-    parse_fails("{\"algorithm\": \"foo\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
-    parse_fails("{\"algorithm\": \"Ketama\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
-    parse_fails("{\"algorithm\": 2, \"nodes\": []}", "algorithm: must be a string");
     parse_fails(
-        "{\"hash\": \"sha1\", \"nodes\": []}",
-        "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time, one of Envoy's: xxh64, murmur2, or "
-        "HAProxy's "
-        "sdbm, djb2, wt6, *_avalanche)");
+        "{\"algorithm\": \"foo\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, uhashring or hashring)");
+    parse_fails(
+        "{\"algorithm\": \"Ketama\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, uhashring or hashring)");
+    parse_fails("{\"algorithm\": 2, \"nodes\": []}", "algorithm: must be a string");
+    parse_fails("{\"hash\": \"sha3\", \"nodes\": []}",
+                "hash: unknown hash \"sha3\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+                "twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512)");
     parse_fails("{\"hash\": null, \"nodes\": []}", "hash: must be a string");
     parse_fails("{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": []}",
                 "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)");
@@ -514,35 +514,32 @@ END_TEST
 START_TEST(test_error_quoted_values)
 {
     /* Values are escaped, and cut short, so that a message stays one bounded line. */
-    parse_fails("{\"algorithm\": \"a\\\"b\\n\\u0001\", \"nodes\": []}",
-                "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
-                "maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
+    parse_fails(
+        "{\"algorithm\": \"a\\\"b\\n\\u0001\", \"nodes\": []}",
+        "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
+        "maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, uhashring or hashring)");
     char text[1024];
     char wanted[320];
     format_into(text, sizeof(text), "{\"hash\": \"%s\", \"nodes\": []}",
                 repeat('h', 500));
-    format_into(
-        wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time, one of Envoy's: xxh64, murmur2, or "
-        "HAProxy's "
-        "sdbm, djb2, wt6, *_avalanche)",
-        repeat('h', 64));
+    format_into(wanted, sizeof(wanted),
+                "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, "
+                "murmur3, twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512)",
+                repeat('h', 64));
     parse_fails(text, wanted);
     /* A cut never splits a UTF-8 sequence: 63 ASCII bytes, then a 2-byte letter. */
     format_into(text, sizeof(text), "{\"hash\": \"%s\xc3\xa9\", \"nodes\": []}",
                 repeat('h', 63));
-    format_into(
-        wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-        "one of twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, "
-        "hsieh, jenkins, murmur, one_at_a_time, one of Envoy's: xxh64, murmur2, or "
-        "HAProxy's "
-        "sdbm, djb2, wt6, *_avalanche)",
-        repeat('h', 63));
+    format_into(wanted, sizeof(wanted),
+                "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, "
+                "murmur3, twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512)",
+                repeat('h', 63));
     parse_fails(text, wanted);
     /* A long odd key is quoted and cut the same way. */
     format_into(text, sizeof(text), "{\"nodes\": [], \"%s\": 1}", repeat('k', 300));
@@ -645,10 +642,11 @@ START_TEST(test_error_first_in_document_order)
 {
     parse_fails("{\"nodes\": [{\"name\": \"a\", \"weight\": 0}], \"algorithm\": \"x\"}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
-    parse_fails("{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
-                "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
-                "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump "
-                "or haproxy)");
+    parse_fails(
+        "{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
+        "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+        "haproxy, uhashring or hashring)");
     parse_fails("{\"nodes\": [{\"weight\": 0, \"name\": \"\"}]}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
 }

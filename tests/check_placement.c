@@ -190,8 +190,9 @@ END_TEST
 
 /* The algorithms, in shmring_algorithm_t's order, as the table must list them. */
 static const char *const expected_names[] = {
-    "ring",         "maglev",     "ketama",     "twemproxy", "nginx",  "libketama",
-    "envoy-maglev", "envoy-ring", "rendezvous", "jump",      "haproxy"};
+    "ring",      "maglev",       "ketama",     "twemproxy",  "nginx",
+    "libketama", "envoy-maglev", "envoy-ring", "rendezvous", "jump",
+    "haproxy",   "uhashring",    "hashring"};
 
 START_TEST(every_row_is_complete)
 {
@@ -205,7 +206,7 @@ START_TEST(every_row_is_complete)
         ck_assert_int_eq(a->id, (int)i);
         /* The default hash is one it takes, and every hash it takes exists. */
         ck_assert_uint_ne(a->hashes & PLACEMENT_HASH_BIT(a->default_hash), 0);
-        ck_assert_uint_eq(a->hashes >> (SHMRING_HASH_CRC32_AVALANCHE + 1), 0);
+        ck_assert_uint_eq(a->hashes >> (SHMRING_HASH_SHA512 + 1), 0);
         ck_assert_uint_eq(a->parameters &
                               ~(PLACEMENT_PARAM_VNODES | PLACEMENT_PARAM_TABLE_SIZE |
                                 PLACEMENT_PARAM_RING_SIZES),
@@ -213,7 +214,7 @@ START_TEST(every_row_is_complete)
         /* The key hash inlined into lookups takes xxh3 for the parameters' hash. */
         if (a->hashes & PLACEMENT_HASH_BIT(SHMRING_HASH_XXH3))
             ck_assert_int_eq(a->key_hash, KEY_HASH_PARAMS);
-        ck_assert_int_le(a->key_hash, KEY_HASH_HAPROXY);
+        ck_assert_int_le(a->key_hash, KEY_HASH_HASHRING);
         /* Only an algorithm that ranks nodes itself may leave the key unhashed. */
         if (a->key_hash == KEY_HASH_NONE)
             ck_assert_int_eq(a->lookup, PLACEMENT_LOOKUP_NODES);
@@ -279,12 +280,12 @@ START_TEST(params_check_follows_the_rows)
 {
     for (size_t i = 0; i < shmring__algorithm_count(); i++) {
         const struct placement_algorithm *a = shmring__algorithm((unsigned)i);
-        for (int hash = 0; hash <= SHMRING_HASH_CRC32_AVALANCHE + 1; hash++) {
+        for (int hash = 0; hash <= SHMRING_HASH_SHA512 + 1; hash++) {
             shmring_params_t params;
             shmring_params_default(&params);
             params.algorithm = a->id;
             params.hash = (shmring_hash_t)hash;
-            bool takes = hash <= SHMRING_HASH_CRC32_AVALANCHE &&
+            bool takes = hash <= SHMRING_HASH_SHA512 &&
                          (a->hashes & PLACEMENT_HASH_BIT((unsigned)hash)) != 0;
             ck_assert_int_eq(shmring_params_check(&params), takes ? 0 : SHMRING_EBADHASH);
         }

@@ -114,18 +114,19 @@ START_TEST(test_error_numbers)
                "-r", other, "init", "--mode", bad_modes[i]);
     EXPECT(2, "", "ringctl: error: unknown group 'no-such-group-here'\n", "-r", other,
            "init", "--group", "no-such-group-here");
+    EXPECT(
+        2, "",
+        "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
+        "twemproxy, nginx, libketama, "
+        "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, uhashring or hashring)\n",
+        "-r", other, "init", "--algorithm", "chord");
     EXPECT(2, "",
-           "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
-           "twemproxy, nginx, libketama, "
-           "envoy-maglev, envoy-ring, rendezvous, jump or haproxy)\n",
-           "-r", other, "init", "--algorithm", "chord");
-    EXPECT(2, "",
-           "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+           "ringctl: error: unknown hash 'sha3' (use xxh3, md5, crc32, fnv1a or murmur3, "
            "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, HAProxy's sdbm, "
            "djb2, wt6 "
-           "or crc32, each also with _avalanche, pymemcache's murmur3_32 or Guava's "
-           "murmur3_128)\n",
-           "-r", other, "init", "--hash", "sha1");
+           "or crc32, each also with _avalanche, pymemcache's murmur3_32, Guava's "
+           "murmur3_128, uhashring's ketama, or hashring's sha1, sha256 or sha512)\n",
+           "-r", other, "init", "--hash", "sha3");
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
     assert_ring_unchanged(ring, &saved);
@@ -781,17 +782,19 @@ START_TEST(test_bad_arguments_matrix)
 
     /* init of an existing ring, and bad parameters. */
     REFUSED(1, test_fmt(ERR "ring '%s' already exists\n", ring), "-r", ring, "init");
-    INIT_REFUSED(ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
-                     "nginx, libketama, "
-                     "envoy-maglev, envoy-ring, rendezvous, jump or haproxy)\n",
-                 "--algorithm", "chord");
     INIT_REFUSED(
-        ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+        ERR
+        "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
+        "nginx, libketama, "
+        "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, uhashring or hashring)\n",
+        "--algorithm", "chord");
+    INIT_REFUSED(
+        ERR "unknown hash 'sha3' (use xxh3, md5, crc32, fnv1a or murmur3, "
             "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, HAProxy's sdbm, "
             "djb2, wt6 "
-            "or crc32, each also with _avalanche, pymemcache's murmur3_32 or Guava's "
-            "murmur3_128)\n",
-        "--hash", "sha1");
+            "or crc32, each also with _avalanche, pymemcache's murmur3_32, Guava's "
+            "murmur3_128, uhashring's ketama, or hashring's sha1, sha256 or sha512)\n",
+        "--hash", "sha3");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
     INIT_REFUSED(test_fmt(TABLE_RULE, "65536"), "--table-size", "65536");
@@ -951,15 +954,15 @@ START_TEST(test_bad_json_matrix)
          "line 1, column 34: duplicate object key near '\"nodes\"'"},
         {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
-         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump or "
-         "haproxy)"},
+         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
+         "haproxy, uhashring or hashring)"},
         {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: must be a string"},
-        {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,
-         "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, one of "
-         "twemproxy's: fnv1a_64, crc16, crc32a, fnv1_32, fnv1_64, fnv1a_32, hsieh, "
-         "jenkins, murmur, one_at_a_time, one of Envoy's: xxh64, murmur2, or HAProxy's "
-         "sdbm, djb2, wt6, *_avalanche)"},
+        {"{\"hash\": \"sha3\", \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "hash: unknown hash \"sha3\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+         "twemproxy's hash: names, "
+         "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+         "ketama, sha1, sha256, sha512)"},
         {"{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": [{\"name\": "
          "\"a\"}]}",
          1, "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)"},

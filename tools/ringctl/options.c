@@ -45,9 +45,12 @@ const struct ringctl_option ringctl_options[] = {
      "md5, nginx crc32, envoy-maglev xxh64; envoy-ring xxh64 (default) or murmur2; "
      "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
      "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
-     "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's)"},
+     "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's); "
+     "uhashring md5 (default) or ketama (hash_fn=\"ketama\"); hashring md5 (default), "
+     "sha1, sha256 or sha512"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
-     "ring points per unit of weight, 1-65535 (default 160)"},
+     "ring points per unit of weight, 1-65535 (default 160); uhashring's and "
+     "hashring's points per node (docs/peers.md)"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
      "up nodes; envoy-maglev: a prime up to 5000011, 0 for Envoy's 65537"},
@@ -264,8 +267,9 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         return known_name(shmring_hash_parse(value, &ctl->params.hash), "hash", value,
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
                           "names, Envoy's xxh64 or murmur2, HAProxy's sdbm, djb2, wt6 or "
-                          "crc32, each also with _avalanche, pymemcache's murmur3_32 or "
-                          "Guava's murmur3_128");
+                          "crc32, each also with _avalanche, pymemcache's murmur3_32, "
+                          "Guava's murmur3_128, uhashring's ketama, or hashring's sha1, "
+                          "sha256 or sha512");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;
