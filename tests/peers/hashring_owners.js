@@ -11,8 +11,8 @@
 // HashRing(servers, algorithm, options) directly.
 //
 // Each line of KEYS is a key in hexadecimal: its UTF-8, given as a string, or, after
-// a "b", bytes given as a Buffer. Each output line is the server, a tab, and the
-// hexadecimal of the UTF-8 the ring hashed (a Buffer key is hashed as key + '').
+// a "b", bytes given as a Buffer. Each output line is the server; for a Buffer, a
+// tab and the hexadecimal of the UTF-8 the ring hashed too (key + '').
 'use strict';
 
 const fs = require('fs');
@@ -34,13 +34,12 @@ const lines = fs.readFileSync(0, 'latin1').split('\n');
 lines.pop();
 const out = [];
 for (const line of lines) {
-  let key;
   if (line.startsWith('b')) {
-    key = Buffer.from(line.slice(1), 'hex');
+    const key = Buffer.from(line.slice(1), 'hex');
+    out.push(get(key) + '\t' + Buffer.from(key + '', 'utf8').toString('hex'));
   } else {
-    key = Buffer.from(line, 'hex').toString('utf8');
+    out.push(get(Buffer.from(line, 'hex').toString('utf8')));
   }
-  out.push(get(key) + '\t' + Buffer.from(key + '', 'utf8').toString('hex'));
 }
 fs.writeSync(1, out.join('\n') + '\n');
 process.exit(0);

@@ -253,7 +253,9 @@ def main():
             if peer.returncode != 0:
                 raise Failure("set %d: hashring_owners.js failed: %s" %
                               (index, peer.stderr))
-            answers = [line.split("\t") for line in peer.stdout.split("\n")[:-1]]
+            # A string key's UTF-8 is what its line gives; a Buffer's, what node says.
+            answers = [answer.split("\t") if "\t" in answer else [answer, line]
+                       for answer, line in zip(peer.stdout.split("\n")[:-1], lines)]
             if len(answers) != len(lines):
                 raise Failure("set %d: %d answers for %d keys" %
                               (index, len(answers), len(lines)))
