@@ -41,8 +41,11 @@ typedef enum shmring_algorithm {
     SHMRING_ALGORITHM_JUMP = 9,
     /* HAProxy's `hash-type consistent`. */
     SHMRING_ALGORITHM_HAPROXY = 10,
-    /* Client libraries' rings: Ruby's Dalli (Dalli::Ring), Java spymemcached's
-     * KetamaNodeLocator and Go's groupcache (consistenthash). */
+    /* Client libraries' rings: Python's uhashring (its default and its ketama
+     * mode), npm's hashring (the `memcached` client's), Ruby's Dalli (Dalli::Ring),
+     * Java spymemcached's KetamaNodeLocator and Go's groupcache (consistenthash). */
+    SHMRING_ALGORITHM_UHASHRING = 11,
+    SHMRING_ALGORITHM_HASHRING = 12,
     SHMRING_ALGORITHM_DALLI = 13,
     SHMRING_ALGORITHM_SPYMEMCACHED = 14,
     SHMRING_ALGORITHM_GROUPCACHE = 15,
@@ -87,6 +90,14 @@ typedef enum shmring_hash {
     SHMRING_HASH_DJB2_AVALANCHE = 23,
     SHMRING_HASH_WT6_AVALANCHE = 24,
     SHMRING_HASH_CRC32_AVALANCHE = 25,
+    /* uhashring's hash_fn="ketama" (its KetamaRing), `uhashring` only, which also
+     * takes md5 (its default ring: the MD5 digest as one 128-bit number). */
+    SHMRING_HASH_KETAMA = 26,
+    /* Digests npm's hashring takes by name (Node's crypto.createHash()), `hashring`
+     * only, which also takes md5 (its default). */
+    SHMRING_HASH_SHA1 = 27,
+    SHMRING_HASH_SHA256 = 28,
+    SHMRING_HASH_SHA512 = 29,
     /* Java's String.hashCode(), spymemcached's NATIVE_HASH, for `spymemcached` only
      * (which also takes md5, crc32, fnv1_64, fnv1a_64, fnv1_32 and fnv1a_32 in its
      * meaning). */
@@ -112,7 +123,9 @@ typedef struct shmring_params {
      * `ketama` and `libketama` always use MD5, `nginx`, `dalli` and `groupcache`
      * CRC-32. */
     shmring_hash_t hash;
-    /* Points per unit of weight (`ring`), or per peer (`groupcache`'s replicas). */
+    /* Points per unit of weight (`ring`); points per node at equal weights
+     * (`uhashring`, `hashring`: docs/peers.md); per peer (`groupcache`'s replicas);
+     * spymemcached's repetitions. */
     uint32_t vnodes;
     /* Maglev table size: 0 picks the default prime; otherwise a prime >= up nodes
      * (`envoy-maglev`: a prime up to 5000011, 0 for Envoy's default 65537). */
@@ -132,8 +145,9 @@ SHMRING_API void shmring_params_default(shmring_params_t *params);
  * only one they take), crc32 for nginx (likewise), fnv1a_64 for twemproxy (its own
  * default), xxh64 for envoy-maglev and envoy-ring, murmur3_32 for rendezvous and
  * murmur3_128 for jump (the only ones they take), sdbm_avalanche for haproxy (its
- * `hash-type consistent` alone), crc32 for dalli and groupcache (the only one they
- * take), md5 for spymemcached (KetamaConnectionFactory's), xxh3 for ring and
+ * `hash-type consistent` alone), md5 for uhashring and hashring, crc32 for dalli and
+ * groupcache (the only one they take), md5 for spymemcached
+ * (KetamaConnectionFactory's), xxh3 for ring and
  * maglev. */
 SHMRING_API shmring_hash_t shmring_algorithm_default_hash(shmring_algorithm_t algorithm);
 
@@ -151,9 +165,11 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_hash_parse(const char *name,
  * algorithm does not take: ketama and libketama take only md5, nginx only crc32,
  * twemproxy its twelve, envoy-maglev only xxh64, envoy-ring xxh64 and murmur2,
  * rendezvous only murmur3_32, jump only murmur3_128, haproxy sdbm, djb2, wt6 and crc32
- * with and without avalanche, dalli and groupcache only crc32, spymemcached md5,
- * crc32, native, fnv1_64, fnv1a_64, fnv1_32 and fnv1a_32, ring
- * and maglev xxh3, md5, crc32, fnv1a and murmur3), SHMRING_EBADVNODES, or
+ * with and without avalanche, uhashring md5 and ketama, hashring md5, sha1, sha256 and
+ * sha512, dalli and groupcache only crc32, spymemcached md5, crc32, native, fnv1_64,
+ * fnv1a_64, fnv1_32 and fnv1a_32, ring and maglev xxh3, md5, crc32, fnv1a and
+ * murmur3), SHMRING_EBADVNODES (also vnodes that `uhashring`'s ketama or `hashring`
+ * cannot divide by 4), or
  * SHMRING_EINVAL (table size not prime, or past envoy-maglev's 5000011; a ring size
  * past 8388608, or a minimum ring size above the maximum).
  */

@@ -20,6 +20,8 @@ const struct placement_algorithm *const shmring__algorithms[] = {
     [SHMRING_ALGORITHM_RENDEZVOUS] = &shmring__placement_rendezvous,
     [SHMRING_ALGORITHM_JUMP] = &shmring__placement_jump,
     [SHMRING_ALGORITHM_HAPROXY] = &shmring__placement_haproxy,
+    [SHMRING_ALGORITHM_UHASHRING] = &shmring__placement_uhashring,
+    [SHMRING_ALGORITHM_HASHRING] = &shmring__placement_hashring,
     [SHMRING_ALGORITHM_DALLI] = &shmring__placement_dalli,
     [SHMRING_ALGORITHM_SPYMEMCACHED] = &shmring__placement_spymemcached,
     [SHMRING_ALGORITHM_GROUPCACHE] = &shmring__placement_groupcache,
@@ -62,6 +64,9 @@ const struct placement_algorithm *shmring__algorithm_find(const char *name)
  * - `nginx` places every node, down ones included, in node-set order, and of equal
  *   points keeps the first: a down node listed before an up node with an equal point
  *   (the same address, say) takes that point from it.
+ * - `uhashring` and `hashring` emit the up nodes' points in node-set order; of equal
+ *   points uhashring's dict keeps the last written, hashring's stable sort the
+ *   first. uhashring's ketama ring also counts every up node in each node's share.
  * - `rendezvous` ranks the up nodes by their hashes with the key, ties by node
  *   string: no order. `jump`'s bucket i is the i-th up node (all are up).
  * - `spymemcached` gives an equal point to the last of its up nodes in node-set

@@ -85,9 +85,17 @@ enum key_hash {
     /* HAProxy's: the parameters' hash in HAProxy's meaning (sdbm, djb2, wt6, crc32,
      * each with or without avalanche). */
     KEY_HASH_HAPROXY = 6,
+    /* uhashring's: with md5, the top 64 bits of the MD5 digest read big-endian, plus
+     * one; with ketama, the first little-endian word of the MD5 digest in the top
+     * half, the bottom half all ones. Both make "the first point at or after" the
+     * first point above the key, as uhashring's bisect() takes it. */
+    KEY_HASH_UHASHRING = 7,
+    /* npm hashring's: the first little-endian word of the parameters' digest (md5,
+     * sha1, sha256 or sha512). */
+    KEY_HASH_HASHRING = 8,
     /* spymemcached's DefaultHashAlgorithm: the parameters' hash in its meaning
      * (hash_spymemcached.c). */
-    KEY_HASH_SPYMEMCACHED = 7,
+    KEY_HASH_SPYMEMCACHED = 9,
 };
 
 /* Bits of a description's `parameters`: the fields of shmring_params_t beyond the
@@ -128,7 +136,8 @@ struct placement_algorithm {
     /* The parameters it reads: PLACEMENT_PARAM_* bits. */
     unsigned parameters;
     /* Its own checks of PARAMS (whose algorithm is this one and whose common fields
-     * shmring_params_check() has checked): 0 or SHMRING_EINVAL. Optional. */
+     * shmring_params_check() has checked): 0, SHMRING_EINVAL or SHMRING_EBADVNODES.
+     * Optional. */
     int (*check)(const shmring_params_t *params);
     /* Its checks of the node set's nodes beyond the parameters, whether or not any
      * is up (`jump` takes no weights and no down nodes): 0 or a SHMRING_E* code. The
@@ -211,6 +220,8 @@ extern const struct placement_algorithm shmring__placement_envoy_ring;
 extern const struct placement_algorithm shmring__placement_rendezvous;
 extern const struct placement_algorithm shmring__placement_jump;
 extern const struct placement_algorithm shmring__placement_haproxy;
+extern const struct placement_algorithm shmring__placement_uhashring;
+extern const struct placement_algorithm shmring__placement_hashring;
 extern const struct placement_algorithm shmring__placement_dalli;
 extern const struct placement_algorithm shmring__placement_spymemcached;
 extern const struct placement_algorithm shmring__placement_groupcache;

@@ -6,6 +6,8 @@
 #include "hash_internal.h"
 
 #include <nettle/md5.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
 
 void shmring__md5(const void *data, size_t len, uint8_t digest[16])
 {
@@ -20,6 +22,56 @@ uint32_t shmring__ketama_key_hash(const void *data, size_t len)
     uint8_t digest[16];
     shmring__md5(data, len, digest);
     return shmring__load_le32(digest);
+}
+
+size_t shmring__digest(shmring_hash_t hash, const void *data, size_t len,
+                       uint8_t digest[SHMRING_DIGEST_MAX])
+{
+    switch (hash) {
+    case SHMRING_HASH_SHA1: {
+        struct sha1_ctx ctx;
+        sha1_init(&ctx);
+        sha1_update(&ctx, len, data);
+        sha1_digest(&ctx, SHA1_DIGEST_SIZE, digest);
+        return SHA1_DIGEST_SIZE;
+    }
+    case SHMRING_HASH_SHA256: {
+        struct sha256_ctx ctx;
+        sha256_init(&ctx);
+        sha256_update(&ctx, len, data);
+        sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+        return SHA256_DIGEST_SIZE;
+    }
+    case SHMRING_HASH_SHA512: {
+        struct sha512_ctx ctx;
+        sha512_init(&ctx);
+        sha512_update(&ctx, len, data);
+        sha512_digest(&ctx, SHA512_DIGEST_SIZE, digest);
+        return SHA512_DIGEST_SIZE;
+    }
+    case SHMRING_HASH_MD5:
+    default:
+        shmring__md5(data, len, digest);
+        return MD5_DIGEST_SIZE;
+    }
+}
+
+uint64_t shmring__uhashring_key_hash(shmring_hash_t hash, const void *key, size_t len)
+{
+    uint8_t digest[16];
+    shmring__md5(key, len, digest);
+    if (hash == SHMRING_HASH_KETAMA) {
+        /* KetamaRing: the first little-endian word; bisect() takes the first point
+         * above it, which is the first at or above the word's last 64-bit value. */
+        return (uint64_t)shmring__load_le32(digest) << 32 | UINT32_MAX;
+    }
+    /* MetaRing: int(hexdigest, 16), the digest read big-endian, of which a point
+     * keeps the top 64 bits; bisect() takes the first point above it, which the
+     * next 64-bit value reaches (wrapping past the last to the first point). */
+    uint64_t top = 0;
+    for (int i = 0; i < 8; i++)
+        top = top << 8 | digest[i];
+    return top + 1;
 }
 
 static uint64_t md5_64(const void *data, size_t len)
@@ -202,6 +254,13 @@ uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const voi
         return (uint64_t)shmring__spymemcached_hash(hash, key, len) << 32;
     case KEY_HASH_NONE:
         return 0;
+    case KEY_HASH_UHASHRING:
+        return shmring__uhashring_key_hash(hash, key, len);
+    case KEY_HASH_HASHRING: {
+        uint8_t digest[SHMRING_DIGEST_MAX];
+        shmring__digest(hash, key, len, digest);
+        return (uint64_t)shmring__load_le32(digest) << 32;
+    }
     case KEY_HASH_PARAMS:
     default:
         return shmring__hash64(hash, key, len);

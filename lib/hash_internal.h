@@ -23,6 +23,18 @@ uint64_t shmring__hash64(shmring_hash_t hash, const void *data, size_t len);
 /* MD5 of DATA. */
 void shmring__md5(const void *data, size_t len, uint8_t digest[16]);
 
+/* The longest digest shmring__digest() writes (SHA-512's). */
+#define SHMRING_DIGEST_MAX 64
+
+/* The digest HASH (md5, sha1, sha256 or sha512; any other as md5) of DATA, into
+ * DIGEST; returns its length in bytes. */
+size_t shmring__digest(shmring_hash_t hash, const void *data, size_t len,
+                       uint8_t digest[SHMRING_DIGEST_MAX]);
+
+/* uhashring's key hash with HASH (md5 or ketama), as `uhashring` looks it up
+ * (placement_uhashring.c). */
+uint64_t shmring__uhashring_key_hash(shmring_hash_t hash, const void *key, size_t len);
+
 /*
  * libmemcached's ketama key hash: the first little-endian 32-bit word of MD5(key)
  * (libhashkit's md5 digest).

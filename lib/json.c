@@ -240,11 +240,12 @@ static int read_choice(const json_t *value, const char *field, shmring_params_t 
     if (algorithm)
         algorithm_names(names);
     return path_error(error, field, "unknown %s %s (expected %s)", field, quoted,
-                      algorithm ? names
-                                : "xxh3, md5, crc32, fnv1a, murmur3, one of "
-                                  "twemproxy's hash: names, Envoy's xxh64, murmur2, "
-                                  "HAProxy's sdbm, djb2, wt6, *_avalanche, or "
-                                  "spymemcached's native");
+                      algorithm ? names : /* Every hash, named once: a peer's own names by
+                                           * their peer (docs/nodesets.md). */
+                          "xxh3, md5, crc32, fnv1a, murmur3, twemproxy's hash: "
+                          "names, xxh64, murmur2, murmur3_32, murmur3_128, "
+                          "sdbm, djb2, wt6, *_avalanche, ketama, sha1, "
+                          "sha256, sha512, native");
 }
 
 static int read_table_size(const json_t *value, uint32_t *out,

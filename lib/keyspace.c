@@ -180,6 +180,12 @@ static int match_names(const void *from, const void *to, uint32_t *match)
 static bool same_key_hash(const struct snapshot_header *a,
                           const struct snapshot_header *b)
 {
+    /* uhashring's and hashring's key hashes are their own, by their hash. */
+    enum key_hash a_kind = shmring__algorithm_valid(a->algorithm)->key_hash;
+    enum key_hash b_kind = shmring__algorithm_valid(b->algorithm)->key_hash;
+    if (a_kind == KEY_HASH_UHASHRING || a_kind == KEY_HASH_HASHRING ||
+        b_kind == KEY_HASH_UHASHRING || b_kind == KEY_HASH_HASHRING)
+        return a_kind == b_kind && a->hash == b->hash;
     bool a_ketama = a->algorithm == SHMRING_ALGORITHM_KETAMA;
     bool b_ketama = b->algorithm == SHMRING_ALGORITHM_KETAMA;
     /* Envoy's two hash keys with xxHash64, whatever their point hash. */

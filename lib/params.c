@@ -13,7 +13,9 @@ static const char *const hash_names[] = {
     "murmur2", "murmur3_32", "murmur3_128",
     /* HAProxy's, the `avalanche` modifier spelt as a suffix. */
     "sdbm", "djb2", "wt6", "sdbm_avalanche", "djb2_avalanche", "wt6_avalanche",
-    "crc32_avalanche", [SHMRING_HASH_NATIVE] = "native"};
+    "crc32_avalanche",
+    /* uhashring's ketama ring; the digests npm's hashring names. */
+    "ketama", "sha1", "sha256", "sha512", [SHMRING_HASH_NATIVE] = "native"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

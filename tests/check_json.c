@@ -485,18 +485,18 @@ START_TEST(test_error_algorithm_and_hash)
         "{\"algorithm\": \"foo\", \"nodes\": []}",
         "algorithm: unknown algorithm \"foo\" (expected ring, maglev, ketama, "
         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
-        "haproxy, dalli, spymemcached or groupcache)");
+        "haproxy, uhashring, hashring, dalli, spymemcached or groupcache)");
     parse_fails(
         "{\"algorithm\": \"Ketama\", \"nodes\": []}",
         "algorithm: unknown algorithm \"Ketama\" (expected ring, maglev, ketama, "
         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
-        "haproxy, dalli, spymemcached or groupcache)");
+        "haproxy, uhashring, hashring, dalli, spymemcached or groupcache)");
     parse_fails("{\"algorithm\": 2, \"nodes\": []}", "algorithm: must be a string");
-    parse_fails("{\"hash\": \"sha1\", \"nodes\": []}",
-                "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-                "one of twemproxy's hash: names, Envoy's xxh64, murmur2, "
-                "HAProxy\'s "
-                "sdbm, djb2, wt6, *_avalanche, or spymemcached's native)");
+    parse_fails("{\"hash\": \"sha3\", \"nodes\": []}",
+                "hash: unknown hash \"sha3\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+                "twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512, native)");
     parse_fails("{\"hash\": null, \"nodes\": []}", "hash: must be a string");
     parse_fails("{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": []}",
                 "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)");
@@ -519,29 +519,27 @@ START_TEST(test_error_quoted_values)
         "algorithm: unknown algorithm \"a\\\"b\\n\\u0001\" (expected ring, "
         "maglev, ketama, "
         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
-        "haproxy, dalli, spymemcached or groupcache)");
+        "haproxy, uhashring, hashring, dalli, spymemcached or groupcache)");
     char text[1024];
     char wanted[512];
     format_into(text, sizeof(text), "{\"hash\": \"%s\", \"nodes\": []}",
                 repeat('h', 500));
-    format_into(
-        wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-        "one of twemproxy's hash: names, Envoy's xxh64, murmur2, "
-        "HAProxy\'s "
-        "sdbm, djb2, wt6, *_avalanche, or spymemcached's native)",
-        repeat('h', 64));
+    format_into(wanted, sizeof(wanted),
+                "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, "
+                "murmur3, twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512, native)",
+                repeat('h', 64));
     parse_fails(text, wanted);
     /* A cut never splits a UTF-8 sequence: 63 ASCII bytes, then a 2-byte letter. */
     format_into(text, sizeof(text), "{\"hash\": \"%s\xc3\xa9\", \"nodes\": []}",
                 repeat('h', 63));
-    format_into(
-        wanted, sizeof(wanted),
-        "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
-        "one of twemproxy's hash: names, Envoy's xxh64, murmur2, "
-        "HAProxy\'s "
-        "sdbm, djb2, wt6, *_avalanche, or spymemcached's native)",
-        repeat('h', 63));
+    format_into(wanted, sizeof(wanted),
+                "hash: unknown hash \"%s...\" (expected xxh3, md5, crc32, fnv1a, "
+                "murmur3, twemproxy's hash: names, "
+                "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+                "ketama, sha1, sha256, sha512, native)",
+                repeat('h', 63));
     parse_fails(text, wanted);
     /* A long odd key is quoted and cut the same way. */
     format_into(text, sizeof(text), "{\"nodes\": [], \"%s\": 1}", repeat('k', 300));
@@ -648,7 +646,7 @@ START_TEST(test_error_first_in_document_order)
         "{\"algorithm\": \"x\", \"nodes\": [{\"name\": \"a\", \"weight\": 0}]}",
         "algorithm: unknown algorithm \"x\" (expected ring, maglev, ketama, "
         "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
-        "haproxy, dalli, spymemcached or groupcache)");
+        "haproxy, uhashring, hashring, dalli, spymemcached or groupcache)");
     parse_fails("{\"nodes\": [{\"weight\": 0, \"name\": \"\"}]}",
                 "nodes[0].weight: must be an integer from 1 to 65535");
 }

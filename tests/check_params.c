@@ -32,6 +32,8 @@ START_TEST(algorithm_names_both_ways)
                  {SHMRING_ALGORITHM_JUMP, "jump"},
 
                  {SHMRING_ALGORITHM_HAPROXY, "haproxy"},
+                 {SHMRING_ALGORITHM_UHASHRING, "uhashring"},
+                 {SHMRING_ALGORITHM_HASHRING, "hashring"},
                  {SHMRING_ALGORITHM_DALLI, "dalli"},
                  {SHMRING_ALGORITHM_SPYMEMCACHED, "spymemcached"},
                  {SHMRING_ALGORITHM_GROUPCACHE, "groupcache"}};
@@ -41,7 +43,6 @@ START_TEST(algorithm_names_both_ways)
         ck_assert_int_eq(shmring_algorithm_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].algorithm);
     }
-    ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)11), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)16), "unknown");
     ck_assert_str_eq(shmring_algorithm_name((shmring_algorithm_t)-1), "unknown");
     static const char *const bad[] = {"",     "RING",     "Ring",   "ring ", " ring",
@@ -86,6 +87,10 @@ START_TEST(hash_names_both_ways)
                  {SHMRING_HASH_DJB2_AVALANCHE, "djb2_avalanche"},
                  {SHMRING_HASH_WT6_AVALANCHE, "wt6_avalanche"},
                  {SHMRING_HASH_CRC32_AVALANCHE, "crc32_avalanche"},
+                 {SHMRING_HASH_KETAMA, "ketama"},
+                 {SHMRING_HASH_SHA1, "sha1"},
+                 {SHMRING_HASH_SHA256, "sha256"},
+                 {SHMRING_HASH_SHA512, "sha512"},
                  {SHMRING_HASH_NATIVE, "native"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         ck_assert_str_eq(shmring_hash_name(names[i].hash), names[i].name);
@@ -93,11 +98,11 @@ START_TEST(hash_names_both_ways)
         ck_assert_int_eq(shmring_hash_parse(names[i].name, &parsed), 0);
         ck_assert_int_eq(parsed, names[i].hash);
     }
-    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)26), "unknown");
+    ck_assert_str_eq(shmring_hash_name((shmring_hash_t)30), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)33), "unknown");
     ck_assert_str_eq(shmring_hash_name((shmring_hash_t)-1), "unknown");
     static const char *const bad[] = {"",      "XXH3", "MD5",  "xxh128", "xxhash",
-                                      "sha1",  "md4",  "crc",  "fnv",    "fnv1",
+                                      "SHA1",  "md4",  "crc",  "fnv",    "fnv1",
                                       "XXH64", "ring", "md5 ", "unknown"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         shmring_hash_t parsed;
@@ -206,16 +211,28 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_HSIEH, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_NATIVE, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_SPYMEMCACHED, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, 30, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_SPYMEMCACHED, 33, SHMRING_EBADHASH},
         {16, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {11, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_MD5, 0},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_KETAMA, 0},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_SHA1, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_SHA1, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_SHA256, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_SHA512, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_KETAMA, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_KETAMA, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_SHA256, SHMRING_EBADHASH},
         {-1, SHMRING_HASH_XXH3, SHMRING_EBADALGORITHM},
-        {SHMRING_ALGORITHM_RING, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_RING, 30, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_RING, -1, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_TWEMPROXY, 26, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_KETAMA, 26, SHMRING_EBADHASH},
-        {SHMRING_ALGORITHM_HAPROXY, 26, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_TWEMPROXY, 30, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_KETAMA, 30, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HAPROXY, 30, SHMRING_EBADHASH},
+        {SHMRING_ALGORITHM_HASHRING, 30, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_CRC32, 0},
         {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_XXH3, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_DALLI, SHMRING_HASH_CRC32A, SHMRING_EBADHASH},
@@ -223,7 +240,7 @@ START_TEST(algorithm_and_hash_checks)
         {SHMRING_ALGORITHM_GROUPCACHE, SHMRING_HASH_MD5, SHMRING_EBADHASH},
         {SHMRING_ALGORITHM_GROUPCACHE, SHMRING_HASH_FNV1A, SHMRING_EBADHASH},
         /* The algorithm is judged first. */
-        {11, 26, SHMRING_EBADALGORITHM},
+        {16, 30, SHMRING_EBADALGORITHM},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         shmring_params_t p = params_of((shmring_algorithm_t)cases[i].algorithm,
@@ -252,6 +269,31 @@ START_TEST(vnodes_checks)
                 algorithm, shmring_algorithm_default_hash(algorithm), cases[i].vnodes, 0);
             ck_assert_int_eq(shmring_params_check(&p), cases[i].expected);
         }
+    }
+    /* Four points a digest: uhashring's ketama ring and hashring take vnodes that 4
+     * divides (their vnodes x 4), uhashring's default ring any. */
+    static const struct {
+        shmring_algorithm_t algorithm;
+        shmring_hash_t hash;
+        uint32_t vnodes;
+        int expected;
+    } divided[] = {
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_MD5, 7, 0},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_KETAMA, 160, 0},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_KETAMA, 4, 0},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_KETAMA, 162, SHMRING_EBADVNODES},
+        {SHMRING_ALGORITHM_UHASHRING, SHMRING_HASH_KETAMA, 1, SHMRING_EBADVNODES},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_SHA1, 160, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, 65532, 0},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, 65535, SHMRING_EBADVNODES},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, 2, SHMRING_EBADVNODES},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, 0, SHMRING_EBADVNODES},
+    };
+    for (size_t i = 0; i < sizeof(divided) / sizeof(divided[0]); i++) {
+        shmring_params_t p =
+            params_of(divided[i].algorithm, divided[i].hash, divided[i].vnodes, 0);
+        ck_assert_msg(shmring_params_check(&p) == divided[i].expected, "case %zu: %d", i,
+                      shmring_params_check(&p));
     }
 }
 END_TEST

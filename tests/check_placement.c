@@ -191,9 +191,9 @@ END_TEST
 /* The algorithms, in shmring_algorithm_t's order, as the table must list them; NULL
  * for a value that no algorithm has. */
 static const char *const expected_names[] = {
-    "ring",         "maglev",     "ketama",     "twemproxy", "nginx",   "libketama",
-    "envoy-maglev", "envoy-ring", "rendezvous", "jump",      "haproxy", NULL,
-    NULL,           "dalli",      "spymemcached", "groupcache"};
+    "ring",         "maglev",     "ketama",       "twemproxy", "nginx",   "libketama",
+    "envoy-maglev", "envoy-ring", "rendezvous",   "jump",      "haproxy", "uhashring",
+    "hashring",     "dalli",      "spymemcached", "groupcache"};
 
 START_TEST(every_row_is_complete)
 {

@@ -117,15 +117,17 @@ START_TEST(test_error_numbers)
     EXPECT(2, "",
            "ringctl: error: unknown algorithm 'chord' (use ring, maglev, ketama, "
            "twemproxy, nginx, libketama, "
-           "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, dalli, spymemcached or groupcache)\n",
+           "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, uhashring, hashring, "
+           "dalli, spymemcached or groupcache)\n",
            "-r", other, "init", "--algorithm", "chord");
     EXPECT(2, "",
-           "ringctl: error: unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+           "ringctl: error: unknown hash 'sha3' (use xxh3, md5, crc32, fnv1a or murmur3, "
            "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, HAProxy's sdbm, "
            "djb2, wt6 "
            "or crc32, each also with _avalanche, pymemcache's murmur3_32, Guava's "
-           "murmur3_128 or spymemcached's native)\n",
-           "-r", other, "init", "--hash", "sha1");
+           "murmur3_128, uhashring's ketama, hashring's sha1, sha256 or sha512, or "
+           "spymemcached's native)\n",
+           "-r", other, "init", "--hash", "sha3");
     EXPECT(2, "", "ringctl: error: hash 'xxh3' cannot be used with algorithm 'ketama'\n",
            "-r", other, "init", "--algorithm", "ketama", "--hash", "xxh3");
     assert_ring_unchanged(ring, &saved);
@@ -784,15 +786,17 @@ START_TEST(test_bad_arguments_matrix)
     INIT_REFUSED(
         ERR "unknown algorithm 'chord' (use ring, maglev, ketama, twemproxy, "
             "nginx, libketama, "
-            "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, dalli, spymemcached or groupcache)\n",
+            "envoy-maglev, envoy-ring, rendezvous, jump, haproxy, uhashring, hashring, "
+            "dalli, spymemcached or groupcache)\n",
         "--algorithm", "chord");
     INIT_REFUSED(
-        ERR "unknown hash 'sha1' (use xxh3, md5, crc32, fnv1a or murmur3, "
+        ERR "unknown hash 'sha3' (use xxh3, md5, crc32, fnv1a or murmur3, "
             "one of twemproxy's hash: names, Envoy's xxh64 or murmur2, HAProxy's sdbm, "
             "djb2, wt6 "
             "or crc32, each also with _avalanche, pymemcache's murmur3_32, Guava's "
-            "murmur3_128 or spymemcached's native)\n",
-        "--hash", "sha1");
+            "murmur3_128, uhashring's ketama, hashring's sha1, sha256 or sha512, or "
+            "spymemcached's native)\n",
+        "--hash", "sha3");
     INIT_REFUSED(ERR "hash 'xxh3' cannot be used with algorithm 'ketama'\n",
                  "--algorithm", "ketama", "--hash", "xxh3");
     INIT_REFUSED(test_fmt(TABLE_RULE, "65536"), "--table-size", "65536");
@@ -953,14 +957,15 @@ START_TEST(test_bad_json_matrix)
         {"{\"algorithm\": \"chord\", \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: unknown algorithm \"chord\" (expected ring, maglev, ketama, "
          "twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, "
-         "haproxy, dalli, spymemcached "
-         "or groupcache)"},
+         "haproxy, uhashring, hashring, dalli, "
+         "spymemcached or groupcache)"},
         {"{\"algorithm\": 1, \"nodes\": [{\"name\": \"a\"}]}", 1,
          "algorithm: must be a string"},
-        {"{\"hash\": \"sha1\", \"nodes\": [{\"name\": \"a\"}]}", 1,
-         "hash: unknown hash \"sha1\" (expected xxh3, md5, crc32, fnv1a, murmur3, one of "
-         "twemproxy's hash: names, Envoy's xxh64, murmur2, HAProxy's sdbm, djb2, wt6, "
-         "*_avalanche, or spymemcached's native)"},
+        {"{\"hash\": \"sha3\", \"nodes\": [{\"name\": \"a\"}]}", 1,
+         "hash: unknown hash \"sha3\" (expected xxh3, md5, crc32, fnv1a, murmur3, "
+         "twemproxy's hash: names, "
+         "xxh64, murmur2, murmur3_32, murmur3_128, sdbm, djb2, wt6, *_avalanche, "
+         "ketama, sha1, sha256, sha512, native)"},
         {"{\"algorithm\": \"ketama\", \"hash\": \"xxh3\", \"nodes\": [{\"name\": "
          "\"a\"}]}",
          1, "hash: \"xxh3\" cannot be used with algorithm \"ketama\" (expected md5)"},

@@ -113,7 +113,7 @@ good /l/bad '{"address": "10.1.0.13:80", "id": 3}' "$WORK/good3.json"
 # The parameters key (the prefix itself): an unknown algorithm, nodes in it, not an
 # object; each followed by good parameters, which change the ring.
 bad_value /l/ '{"algorithm": "nope"}' \
-    'key /l/: algorithm: unknown algorithm "nope" (expected ring, maglev, ketama, twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, haproxy, dalli, spymemcached or groupcache)'
+    'key /l/: algorithm: unknown algorithm "nope" (expected ring, maglev, ketama, twemproxy, nginx, libketama, envoy-maglev, envoy-ring, rendezvous, jump, haproxy, uhashring, hashring, dalli, spymemcached or groupcache)'
 good /l/ '{"algorithm": "ring"}' "$WORK/good4.json"
 bad_value /l/ '{"algorithm": "ring", "nodes": []}' "key /l/ (revision REV): the parameters key holds no nodes"
 bad_value /l/ '["ring"]' "key /l/ (revision REV): must be a JSON object"

@@ -60,7 +60,7 @@ expect "--max-ring-size --min-ring-size --mode" init --m
 expect "--dry-run" -r cache down --dr
 expect "--dir --help --json --owner --ring --stdin --version -V -h -n -r -z" lookup -
 # Option values.
-expect "dalli envoy-maglev envoy-ring groupcache haproxy jump ketama libketama maglev nginx rendezvous ring spymemcached twemproxy" init --algorithm ""
+expect "dalli envoy-maglev envoy-ring groupcache haproxy hashring jump ketama libketama maglev nginx rendezvous ring spymemcached twemproxy uhashring" init --algorithm ""
 expect "envoy-maglev envoy-ring" init --algorithm e
 expect "md5 murmur murmur2 murmur3 murmur3_128 murmur3_32" init --hash m
 expect "jump" init --algorithm j
@@ -73,7 +73,7 @@ SHMRING_DIR=$directory expect "cache" -r c
 expect "cache sessions" --dir = "$directory" -r ""
 expect "sessions" --dir = "$directory" --ring = s
 expect "cache sessions" --dir "$directory" --ring =
-expect "dalli envoy-maglev envoy-ring groupcache haproxy jump ketama libketama maglev nginx rendezvous ring spymemcached twemproxy" init --algorithm = ""
+expect "dalli envoy-maglev envoy-ring groupcache haproxy hashring jump ketama libketama maglev nginx rendezvous ring spymemcached twemproxy uhashring" init --algorithm = ""
 # Node names of the chosen ring, from ringctl dump (a name with spaces quoted).
 expect "cache-a cache-b node\\ with\\ space" --dir "$directory" -r cache down ""
 expect "cache-a cache-b" --dir "$directory" -r cache weight cache-

@@ -42,6 +42,9 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
 # (bench.py), and php-memcached, whose getServerByKey() is PHP's usual way to pick a
 # server by key (bench.php); the PHP binding's tests/011_memcached_ketama.phpt also
 # checks its README's php-memcached node set against php-memcached, key for key.
+# tests/peers/test_uhashring.py checks the `uhashring` algorithm against uhashring.
+# (The `hashring` peer test runs npm's memcached client on Node.js 20, which comes
+# from nodesource rather than Debian, with npm installing the client at test time.)
 SHMRING_PACKAGES="$SHMRING_PACKAGES python3-uhashring php8.2-memcached"
 # The node algorithms' peers: pymemcache's HashClient (rendezvous) for Debian's
 # python3, and Guava's Hashing.consistentHash (jump), compiled against at test time

@@ -120,11 +120,11 @@ _ringctl() {
         return
         ;;
     --algorithm)
-        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nhaproxy\nrendezvous\njump\ndalli\nspymemcached\ngroupcache' "$cur"
+        _ringctl_reply $'ring\nmaglev\nketama\ntwemproxy\nnginx\nlibketama\nenvoy-maglev\nenvoy-ring\nhaproxy\nrendezvous\njump\nuhashring\nhashring\ndalli\nspymemcached\ngroupcache' "$cur"
         return
         ;;
     --hash)
-        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3\nfnv1a_64\ncrc16\ncrc32a\nfnv1_32\nfnv1_64\nfnv1a_32\nhsieh\njenkins\nmurmur\none_at_a_time\nxxh64\nmurmur2\nmurmur3_32\nmurmur3_128\nsdbm\ndjb2\nwt6\nsdbm_avalanche\ndjb2_avalanche\nwt6_avalanche\ncrc32_avalanche\nnative' "$cur"
+        _ringctl_reply $'xxh3\nmd5\ncrc32\nfnv1a\nmurmur3\nfnv1a_64\ncrc16\ncrc32a\nfnv1_32\nfnv1_64\nfnv1a_32\nhsieh\njenkins\nmurmur\none_at_a_time\nxxh64\nmurmur2\nmurmur3_32\nmurmur3_128\nsdbm\ndjb2\nwt6\nsdbm_avalanche\ndjb2_avalanche\nwt6_avalanche\ncrc32_avalanche\nketama\nsha1\nsha256\nsha512\nnative' "$cur"
         return
         ;;
     --mode)

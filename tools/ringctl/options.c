@@ -46,10 +46,12 @@ const struct ringctl_option ringctl_options[] = {
      "twemproxy one of its hash: names (default fnv1a_64); haproxy sdbm, djb2, wt6 or "
      "crc32, each also with _avalanche (default sdbm_avalanche, as hash-type consistent "
      "alone); rendezvous always murmur3_32 (pymemcache's), jump murmur3_128 (Guava's); "
-     "dalli and groupcache always crc32; spymemcached md5 (default), crc32, native, "
-     "fnv1_64, fnv1a_64, fnv1_32 or fnv1a_32 in its meaning"},
+     "uhashring md5 (default) or ketama (hash_fn=\"ketama\"); hashring md5 (default), "
+     "sha1, sha256 or sha512; dalli and groupcache always crc32; spymemcached md5 "
+     "(default), crc32, native, fnv1_64, fnv1a_64, fnv1_32 or fnv1a_32 in its meaning"},
     {"vnodes", 0, "N", CODE_VNODES, OPTION(VNODES),
-     "ring points per unit of weight, 1-65535 (default 160); groupcache's replicas, "
+     "ring points per unit of weight, 1-65535 (default 160); uhashring's and "
+     "hashring's points per node (docs/peers.md); groupcache's replicas; "
      "spymemcached's repetitions per node"},
     {"table-size", 0, "P", CODE_TABLE_SIZE, OPTION(TABLE_SIZE),
      "maglev table size: a prime, or 0 (default) to size the table from the number of "
@@ -272,7 +274,8 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
                           "xxh3, md5, crc32, fnv1a or murmur3, one of twemproxy's hash: "
                           "names, Envoy's xxh64 or murmur2, HAProxy's sdbm, djb2, wt6 or "
                           "crc32, each also with _avalanche, pymemcache's murmur3_32, "
-                          "Guava's murmur3_128 or spymemcached's native");
+                          "Guava's murmur3_128, uhashring's ketama, hashring's sha1, "
+                          "sha256 or sha512, or spymemcached's native");
     case CODE_VNODES: {
         int status = parse_count(value, "vnodes", SHMRING_VNODES_MAX, &number);
         ctl->params.vnodes = (uint32_t)number;

@@ -26,7 +26,7 @@ static const char change_note[] =
     "  (weight, down and up publish nothing when the node already is as asked; load,\n"
     "  when the file gives the ring's node set and parameters, and its node order where\n"
     "  the algorithm depends on it: ketama, libketama, envoy-ring, nginx,\n"
-    "  haproxy, dalli, spymemcached, groupcache.)\n";
+    "  haproxy, uhashring, hashring, dalli, spymemcached, groupcache.)\n";
 
 static const char keys_note[] =
     "Keys in lookup's output are escaped, so that every answer is one line of\n"
