@@ -50,6 +50,11 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES python3-pymemcache default-jdk-headless libg
 # haproxy (2.6) runs the `hash-type consistent` backends of tests/peers/test_haproxy.py.
 SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 
+# The packages' tests (tests/packages/) build shmring's Debian packages with
+# debhelper, dh-python and dh-php (php-dev is their PHP build dependency) and check
+# them with lintian.
+SHMRING_PACKAGES="$SHMRING_PACKAGES debhelper dh-python dh-php php-dev lintian"
+
 shmring_install_deps() {
     local missing=""
     for pkg in $SHMRING_PACKAGES; do
