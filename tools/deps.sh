@@ -54,6 +54,8 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 # debhelper, dh-python and dh-php (php-dev is their PHP build dependency) and check
 # them with lintian.
 SHMRING_PACKAGES="$SHMRING_PACKAGES debhelper dh-python dh-php php-dev lintian"
+# ... and the Lua module's rock with luarocks.
+SHMRING_PACKAGES="$SHMRING_PACKAGES luarocks"
 
 shmring_install_deps() {
     local missing=""

@@ -35,7 +35,7 @@ run_build() {
 # in lib/abi/ (abidiff), and runs the peer algorithms against the real nginx,
 # nutcracker and memcached: required here, so that a missing peer fails the suite
 # instead of skipping those tests. It also builds the manual in docs/ with warnings as
-# errors, and builds the packages (Debian's, the wheel, the rock, the PECL archive),
+# errors, and builds the packages (Debian's, the rock, the PECL archive),
 # installs the Debian packages system-wide, uses them and purges them (ctest -L
 # packages).
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
