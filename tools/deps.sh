@@ -54,8 +54,9 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES haproxy"
 # debhelper, dh-python and dh-php (php-dev is their PHP build dependency) and check
 # them with lintian.
 SHMRING_PACKAGES="$SHMRING_PACKAGES debhelper dh-python dh-php php-dev lintian"
-# ... and the Lua module's rock with luarocks.
-SHMRING_PACKAGES="$SHMRING_PACKAGES luarocks"
+# ... the Lua module's rock with luarocks, and the PHP extension's PECL archive with
+# pecl (php-pear).
+SHMRING_PACKAGES="$SHMRING_PACKAGES luarocks php-pear"
 
 shmring_install_deps() {
     local missing=""
