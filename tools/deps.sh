@@ -71,6 +71,14 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dev ruby-minitest ruby-rack puma unicor
 # tests/peers/test_groupcache.py builds offline with golang-go in GOPATH mode.
 SHMRING_PACKAGES="$SHMRING_PACKAGES ruby-dalli golang-go golang-github-golang-groupcache-dev"
 
+# The packages' tests (tests/packages/) build shmring's Debian packages with
+# debhelper, dh-python and dh-php (php-dev is their PHP build dependency) and check
+# them with lintian.
+SHMRING_PACKAGES="$SHMRING_PACKAGES debhelper dh-python dh-php php-dev lintian"
+# ... the Lua module's rock with luarocks, and the PHP extension's PECL archive with
+# pecl (php-pear).
+SHMRING_PACKAGES="$SHMRING_PACKAGES luarocks php-pear"
+
 shmring_install_deps() {
     local missing=""
     for pkg in $SHMRING_PACKAGES; do

@@ -35,10 +35,12 @@ run_build() {
 # in lib/abi/ (abidiff), and runs the peer algorithms against the real nginx,
 # nutcracker and memcached: required here, so that a missing peer fails the suite
 # instead of skipping those tests. It also builds the manual in docs/ with warnings as
-# errors.
+# errors, and builds the packages (Debian's, the rock, the PECL archive),
+# installs the Debian packages system-wide, uses them and purges them (ctest -L
+# packages).
 run_build build-gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSHMRING_REQUIRE_BINDINGS=ON -DSHMRING_ABI_CHECK=ON -DSHMRING_REQUIRE_PEERS=ON \
-    -DSHMRING_DOCS=ON
+    -DSHMRING_DOCS=ON -DSHMRING_PACKAGE_TESTS=ON
 echo "== build-gcc: valgrind memcheck"
 tools/valgrind-check.sh build-gcc
 # Sanitizer reports name functions and lines through llvm-14's symbolizer (deps.sh

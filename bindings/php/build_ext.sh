@@ -27,10 +27,12 @@ run() {
     fi
 }
 run phpize.log "$phpize"
+# Flags from the environment come first (a Debian package build's hardening flags:
+# dpkg-buildflags' relro/now and fortify), then the build's own.
 run configure.log ./configure --with-php-config="$php_config" --with-shmring \
-    CPPFLAGS="${cppflags# }" \
-    LDFLAGS="-L$library_dir" \
-    CFLAGS="$cflags"
+    CPPFLAGS="${CPPFLAGS:+$CPPFLAGS }${cppflags# }" \
+    LDFLAGS="${LDFLAGS:+$LDFLAGS }-L$library_dir" \
+    CFLAGS="${CFLAGS:+$CFLAGS }$cflags"
 # configure may have changed the flags: rebuild everything (one source file).
 run clean.log make clean
 run make.log make
