@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 47);
+    ck_assert_uint_eq(CODE_COUNT, 51);
 }
 END_TEST
 
@@ -85,6 +85,11 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_EUNWEIGHTED, -1035);
     ck_assert_int_eq(SHMRING_EJUMPDOWN, -1036);
     ck_assert_int_eq(SHMRING_ERENUMBER, -1037);
+    /* Bounded loads' codes (-1042 to -1045). */
+    ck_assert_int_eq(SHMRING_ELEASE, -1042);
+    ck_assert_int_eq(SHMRING_ENOBOARD, -1043);
+    ck_assert_int_eq(SHMRING_EBOARD, -1044);
+    ck_assert_int_eq(SHMRING_EBADFACTOR, -1045);
     /* Every value from -1000 to -1037 is exactly one listed code. */
     for (int value = -1000; value >= -1037; value--) {
         int found = 0;
@@ -112,7 +117,8 @@ static const char *const expected_names[] = {
     "SHMRING_ENOTRING",      "SHMRING_EBUSY",      "SHMRING_EBASEDIR",
     "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
     "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER", "SHMRING_EUNWEIGHTED",
-    "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",
+    "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",  "SHMRING_ELEASE",
+    "SHMRING_ENOBOARD",      "SHMRING_EBOARD",     "SHMRING_EBADFACTOR",
 };
 
 START_TEST(every_code_has_its_name)
