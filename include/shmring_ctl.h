@@ -218,6 +218,18 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_
                                                                 const char *name,
                                                                 const char *hash_key);
 
+/*
+ * The balance factor of bounded-load leases that SET gives (JSON "balance_factor"),
+ * in percent (125 is 1.25; 0: none): 0 and *percent, or SHMRING_ENOENT when it gives
+ * none. It is no part of a ring's versions: `ringctl load` sets it on the ring's load
+ * board (shmring_writer_set_balance_factor()). Setting it returns 0 or
+ * SHMRING_EBADFACTOR (not 0 nor 100 to 10000).
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *percent);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent);
+
 /* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
 SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);
 SHMRING_API SHMRING_MUST_CHECK int
@@ -1005,16 +1017,22 @@ SHMRING_API void shmring_ring_readers_free(shmring_ring_readers_t *readers);
 
 /*
  * Gives the writer's ring a load board that the group GROUP (and the owner) may
- * write, with the balance factor BALANCE_PERCENT, or changes the factor of the board
- * it has. A board of another group is replaced by a new one (counts start at 0).
- * The owner must be allowed to give files to GROUP (be a member, or have
- * CAP_CHOWN). Returns 0, SHMRING_EBADFACTOR, SHMRING_EPERM (GROUP is not the
- * owner's to give), SHMRING_ENOSPC, SHMRING_ENOMEM (the system's shared-memory
- * limits: shmmax, shmmni) or another negated errno value; on an error the ring is as
- * it was.
+ * write, with the balance factor BALANCE_PERCENT (SHMRING_BALANCE_KEEP: the factor
+ * the ring has, 0 if none), or changes the factor of the board it has. A board of another
+ * group is replaced by a new one (counts start at 0). The owner must be allowed to give
+ * files to GROUP (be a member, or have CAP_CHOWN). Returns 0, SHMRING_EBADFACTOR,
+ * SHMRING_EPERM (GROUP is not the owner's to give), SHMRING_ENOSPC, SHMRING_ENOMEM (the
+ * system's shared-memory limits: shmmax, shmmni) or another negated errno value; on an
+ * error the ring is as it was.
  */
+#define SHMRING_BALANCE_KEEP UINT32_MAX
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_percent);
+
+/* Sets the balance factor of the writer's ring, kept for its load board whether or
+ * not it has one yet (0: none). Returns 0 or SHMRING_EBADFACTOR. */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_set_balance_factor(shmring_writer_t *w, uint32_t balance_percent);
 
 /* Removes the ring's load board, if it has one: leases become plain lookups.
  * Returns 0 or a negated errno value. */
@@ -1023,6 +1041,8 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_writer_remove_board(shmring_writer_t 
 /* One node of a ring's load board. */
 typedef struct shmring_board_node {
     uint32_t id;
+    uint32_t weight;
+    char name[SHMRING_NAME_MAX + 1];
     /* Whether the node is up in the current version. */
     bool up;
     uint64_t in_flight;
@@ -1036,6 +1056,8 @@ typedef struct shmring_board_node {
 
 /* What a ring's load board says. */
 typedef struct shmring_board_info {
+    /* False when the ring has no board (then only balance_percent is set). */
+    bool present;
     /* The version whose nodes are listed. */
     uint64_t generation;
     gid_t group;

@@ -44,21 +44,18 @@ static void record_store(struct control_block *control, bool present,
     atomic_store_explicit(&b->sequence, sequence + 2, memory_order_release);
 }
 
-/* Removes the segment RECORD names if it is this user's board (IPC_STAT's creator
- * and size; an id reused by another segment of ours would have to be one of our
- * boards too, which the nonce then tells apart). */
+/* Removes the segment RECORD names if it is this user's board: created by us, of the
+ * record's size, group and mode. Its header is not asked: a group member may have
+ * overwritten it, and the board must go all the same. (Another segment of ours would
+ * have to have taken the id since, which the kernel hands out again only after its
+ * sequence numbers for that slot wrapped.) */
 static void segment_remove(const struct board_record *record)
 {
     struct shmid_ds segment;
-    if (record->shmid < 0 || shmctl(record->shmid, IPC_STAT, &segment) != 0 ||
-        segment.shm_perm.cuid != geteuid() || segment.shm_segsz != record->size)
-        return;
-    const struct board_header *h = shmat(record->shmid, NULL, SHM_RDONLY);
-    if (h == (void *)-1)
-        return;
-    bool ours = h->magic == BOARD_MAGIC && h->nonce == record->nonce;
-    shmdt(h);
-    if (ours)
+    if (record->shmid >= 0 && shmctl(record->shmid, IPC_STAT, &segment) == 0 &&
+        segment.shm_perm.cuid == geteuid() && segment.shm_segsz == record->size &&
+        segment.shm_perm.gid == record->group &&
+        (segment.shm_perm.mode & 0777) == BOARD_MODE)
         shmctl(record->shmid, IPC_RMID, NULL);
 }
 
@@ -134,7 +131,7 @@ static int lock_file_prepare(int dir_fd, gid_t group)
 
 int shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_percent)
 {
-    if (balance_percent != 0 &&
+    if (balance_percent != 0 && balance_percent != BALANCE_KEEP &&
         (balance_percent < BALANCE_PERCENT_MIN || balance_percent > BALANCE_PERCENT_MAX))
         return SHMRING_EBADFACTOR;
     int dir_fd;
@@ -142,6 +139,15 @@ int shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_
     struct control_block *control = shmring__writer_control(w, &dir_fd, &dir_st);
     struct board_record old, record;
     bool had = shmring__board_record(control, &old) == 0;
+    if (!had) {
+        /* A factor set before the board was made. */
+        struct control_board *kept = control_record(control);
+        if (balance_percent == BALANCE_KEEP)
+            balance_percent =
+                atomic_load_explicit(&kept->balance_percent, memory_order_relaxed);
+    } else if (balance_percent == BALANCE_KEEP) {
+        balance_percent = old.balance_percent;
+    }
     if (had && old.group == group) {
         /* The same board: only the factor changes. */
         struct board probe;
@@ -166,6 +172,23 @@ int shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_
     record_store(control, true, &record);
     if (had)
         segment_remove(&old);
+    return 0;
+}
+
+int shmring_writer_set_balance_factor(shmring_writer_t *w, uint32_t balance_percent)
+{
+    if (balance_percent != 0 &&
+        (balance_percent < BALANCE_PERCENT_MIN || balance_percent > BALANCE_PERCENT_MAX))
+        return SHMRING_EBADFACTOR;
+    int dir_fd;
+    struct stat dir_st;
+    struct control_block *control = shmring__writer_control(w, &dir_fd, &dir_st);
+    struct board_record record;
+    bool present = shmring__board_record(control, &record) == 0;
+    if (!present)
+        record = (struct board_record){.shmid = -1};
+    record.balance_percent = balance_percent;
+    record_store(control, present, &record);
     return 0;
 }
 
@@ -248,6 +271,9 @@ static int board_info_nodes(const void *buffer, const struct board *board,
     for (uint32_t i = 0; i < h->node_count; i++) {
         shmring_board_node_t *n = &out->nodes[i];
         n->id = nodes[i].id;
+        n->weight = nodes[i].weight;
+        const char *strings = snapshot_section_at(buffer, &h->strings);
+        memcpy(n->name, strings + nodes[i].name_offset, nodes[i].name_length);
         n->up = nodes[i].state == SHMRING_STATE_UP;
         /* Found without claiming: a node that no lease touched has no entry yet. */
         for (uint32_t e = 0; e < BOARD_ENTRIES; e++) {
@@ -305,6 +331,7 @@ int shmring_ring_board(const char *ring, const shmring_open_options_t *options,
     err = shmring_ring_snapshot(ring, options, &generation, &snapshot);
     shmring_board_info_t info = {0};
     if (err == 0) {
+        info.present = true;
         info.generation = generation;
         info.group = record.group;
         info.balance_percent = record.balance_percent;

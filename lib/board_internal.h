@@ -71,6 +71,8 @@
 /* Balance factors, in percent: 0 (none) or 100 to 10000 (1.00 to 100.00). */
 #define BALANCE_PERCENT_MIN 100u
 #define BALANCE_PERCENT_MAX 10000u
+/* shmring_writer_set_board()'s "keep the factor the ring has" (SHMRING_BALANCE_KEEP). */
+#define BALANCE_KEEP UINT32_MAX
 
 /* Slot states: the low 2 bits; the rest is an epoch bumped at each reclaim. */
 #define SLOT_FREE 0u

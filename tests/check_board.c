@@ -37,12 +37,32 @@ static void setup(void)
     ck_assert_int_eq(shmring_writer_open(ring, SHMRING_WRITER_CREATE, NULL, &writer), 0);
 }
 
+/* The ring's board segment, or -1 when it has none (or no ring is left). */
+static int board_shmid_or_none(void)
+{
+    int fd = open(test_object_path(ring, "control"), O_RDONLY);
+    if (fd < 0)
+        return -1;
+    void *control = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    ck_assert_ptr_ne(control, MAP_FAILED);
+    struct board_record record;
+    int shmid = shmring__board_record(control, &record) == 0 ? record.shmid : -1;
+    munmap(control, CONTROL_SIZE);
+    return shmid;
+}
+
 static void teardown(void)
 {
     shmring_writer_close(writer);
+    int shmid = board_shmid_or_none();
     int err = shmring_ring_destroy(ring, NULL);
     ck_assert(err == 0 || err == SHMRING_ENOENT);
     ck_assert_int_eq(test_ring_entries(ring), 0);
+    /* destroy removed the board, whatever was written into it. */
+    struct shmid_ds segment;
+    if (shmid >= 0)
+        ck_assert_int_eq(shmctl(shmid, IPC_STAT, &segment), -1);
 }
 
 /* A node of a hand-made node set. */
@@ -914,6 +934,93 @@ START_TEST(test_fork)
 }
 END_TEST
 
+/* ---- ringctl ---------------------------------------------------------------- */
+
+static bool contains(const char *text, const char *part)
+{
+    return strstr(text, part) != NULL;
+}
+
+START_TEST(test_ringctl)
+{
+    char name[SHMRING_RING_NAME_MAX + 1];
+    snprintf(name, sizeof(name), "%s", test_ring_name("board-ctl"));
+    struct test_run r;
+    RUN(&r, "-r", name, "init", "--workers-group", "4242", "--balance-factor", "1.25");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    const char *nodes = "{\"balance_factor\": 1.5, \"nodes\": [{\"name\": \"a\"}, "
+                        "{\"name\": \"b\", \"weight\": 2}, {\"name\": \"c\"}]}";
+    RUN_INPUT(&r, nodes, "-r", name, "load", "-");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    shmring_t *handle;
+    ck_assert_int_eq(shmring_open(name, &handle), 0);
+    char key[64];
+    size_t len = key_with_order(handle, (const uint32_t[]){0}, 1, key);
+    shmring_lease_t leases[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(shmring_acquire(handle, key, len, &leases[i]), 0);
+    /* Up weight 4, c = 1.5, 2 in flight: capacities ceil(4.5 w / 4) = 2, 3, 2. */
+    RUN(&r, "-r", name, "show");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(contains(r.out, "load board:    group 4242, balance factor 1.5, 2 in "
+                                  "flight, 1 workers\n"),
+                  "unexpected output");
+    ck_assert_msg(contains(r.out, "SHARE    IN-FLIGHT  CAPACITY\n"), "unexpected output");
+    test_run_free(&r);
+    RUN(&r, "-r", name, "--json", "show");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(contains(r.out, "\"balance_factor\": 1.5") &&
+                      contains(r.out, "\"capacity\": 3") &&
+                      contains(r.out, "\"in_flight\": 2"),
+                  "unexpected output");
+    test_run_free(&r);
+    RUN(&r, "-r", name, "metrics");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(
+        contains(r.out, test_fmt("shmring_board_workers{ring=\"%s\"} 1\n", name)) &&
+            contains(r.out,
+                     test_fmt("shmring_board_node_capacity{ring=\"%s\",node=\"b\"} "
+                              "3\n",
+                              name)) &&
+            contains(r.out, test_fmt("shmring_board_balance_factor{ring=\"%s\"} 1.50\n",
+                                     name)) &&
+            contains(r.out,
+                     test_fmt("shmring_board_acquires_total{ring=\"%s\"} 2\n", name)),
+        "unexpected output");
+    test_run_free(&r);
+    /* The flag wins over the file, and an unchanged node set still sets it. */
+    RUN_INPUT(&r, nodes, "-r", name, "load", "-", "--balance-factor", "2");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    RUN(&r, "-r", name, "show");
+    ck_assert_msg(contains(r.out, "balance factor 2, 2 in flight"), "unexpected output");
+    test_run_free(&r);
+    EXPECT(
+        2, "",
+        "ringctl: error: balance factor must be 0 (none) or from 1 to 100 with at most "
+        "two decimals: '0.5'\n",
+        "-r", name, "board", "4242", "--balance-factor", "0.5");
+    /* Another group: a new board, counts from 0; the old board's leases count
+     * nothing down. */
+    RUN(&r, "-r", name, "board", "4243");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(shmring_release(handle, &leases[i]), 0);
+    RUN(&r, "-r", name, "show");
+    ck_assert_msg(contains(r.out, "load board:    group 4243, balance factor 2, 0 in "
+                                  "flight, 0 workers\n"),
+                  "unexpected output");
+    test_run_free(&r);
+    shmring_close(handle);
+    RUN(&r, "-r", name, "destroy");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("board");
@@ -928,5 +1035,6 @@ int main(void)
     TEST_CASE_WITH(s, "security", &fixture, test_permissions, test_damaged_counts,
                    test_damaged_header);
     TEST_CASE_WITH(s, "crash", &fixture, test_kill_at_chosen_instants);
+    TEST_CASE(s, "ringctl", test_ringctl);
     return test_run_suite(s);
 }
