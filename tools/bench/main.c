@@ -79,7 +79,7 @@ static void usage(FILE *out)
         "                      comma-separated (default 10,100,1000,10000,100000)\n"
         "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
         "                      stream, cold, switch, workers, publish, ringctl,\n"
-        "                      balance, disruption, nodes, sync (targets of the others\n"
+        "                      balance, disruption, nodes, sync, bounded (targets of the others\n"
         "                      SKIP)\n"
         "  -h, --help          print this help and exit\n"
         "\n"
