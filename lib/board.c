@@ -129,15 +129,12 @@ void shmring__board_detach(struct board *board)
     memset(board, 0, sizeof(*board));
 }
 
-/* The number of slots whose cells a reader sums: the header's high mark, which a
- * group member could write, clamped and rounded up to a cache line of cells. */
+/* The number of slots whose cells a reader sums: the header's high mark (one past
+ * the highest slot ever claimed), which a group member could write, clamped. */
 static uint32_t slots_in_use(const struct board *board)
 {
     uint32_t high = atomic_load_explicit(&board->header->slot_high, memory_order_relaxed);
-    if (high > BOARD_SLOTS)
-        high = BOARD_SLOTS;
-    return (high + BOARD_SLOTS_PER_LINE - 1) / BOARD_SLOTS_PER_LINE *
-           BOARD_SLOTS_PER_LINE;
+    return high > BOARD_SLOTS ? BOARD_SLOTS : high;
 }
 
 uint64_t shmring__board_node_count(const struct board *board, uint32_t entry,
@@ -307,6 +304,14 @@ int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *
         if (slot_lock(lock_fd, s, F_RDLCK) != 0)
             continue;
         BOARD_HOOK(BOARD_STEP_SLOT_LOCKED);
+        /* The high mark first, so that whoever sums counts sees this slot's as soon
+         * as it has any. */
+        uint32_t high =
+            atomic_load_explicit(&board->header->slot_high, memory_order_relaxed);
+        while (high < s + 1 && !atomic_compare_exchange_weak_explicit(
+                                   &board->header->slot_high, &high, s + 1,
+                                   memory_order_relaxed, memory_order_relaxed))
+            ;
         uint32_t claimed = (state & ~3u) | SLOT_CLAIMED;
         if (!atomic_compare_exchange_strong_explicit(&board->slots[s].state, &state,
                                                      claimed, memory_order_acq_rel,
@@ -321,12 +326,6 @@ int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *
         atomic_store_explicit(&mine->pid, (int32_t)getpid(), memory_order_relaxed);
         atomic_store_explicit(&mine->start_time, start_time, memory_order_relaxed);
         atomic_store_explicit(&mine->pid_namespace, pid_namespace, memory_order_relaxed);
-        uint32_t high =
-            atomic_load_explicit(&board->header->slot_high, memory_order_relaxed);
-        while (high < s + 1 && !atomic_compare_exchange_weak_explicit(
-                                   &board->header->slot_high, &high, s + 1,
-                                   memory_order_relaxed, memory_order_relaxed))
-            ;
         *slot = s;
         *epoch = claimed >> 2;
         return 0;
@@ -439,8 +438,9 @@ unsigned shmring__board_sweep(const struct board *board, int lock_fd, uint32_t o
                               const uint32_t *ids, size_t count)
 {
     unsigned reclaimed = 0;
-    uint32_t used = slots_in_use(board);
-    for (uint32_t s = 0; s < used; s++)
+    /* Every slot, not only those below the high mark: a group member may have
+     * lowered it. */
+    for (uint32_t s = 0; s < BOARD_SLOTS; s++)
         reclaimed += s != own_slot && slot_reclaim(board, lock_fd, s) ? 1u : 0u;
     for (uint32_t e = 0; ids != NULL && e < BOARD_ENTRIES; e++) {
         uint64_t tag = atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);

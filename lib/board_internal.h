@@ -62,8 +62,6 @@
 /* Slots (worker handles) and node entries of a board. */
 #define BOARD_SLOTS 128u
 #define BOARD_ENTRIES 1024u
-/* Slots per cache line of cells. */
-#define BOARD_SLOTS_PER_LINE 16u
 /* The largest count a cell or a slot total is read as (24 bits). */
 #define BOARD_COUNT_MAX 0xffffffu
 /* How often a handle looks for slots of dead workers, at its next acquire. */
@@ -267,11 +265,13 @@ extern void (*shmring__board_hook)(enum board_step step);
 static inline uint64_t shmring__board_capacity(uint32_t percent, uint64_t total,
                                                uint32_t weight, uint64_t up_weight)
 {
-    /* At most 10000 x 2^32 x 65535 x 1: below 2^64 with TOTAL clamped to 2^32. */
-    unsigned __int128 numerator =
-        (unsigned __int128)percent * (total + 1) * (unsigned __int128)weight;
-    unsigned __int128 denominator = (unsigned __int128)100 * up_weight;
-    return (uint64_t)((numerator + denominator - 1) / denominator);
+    /* In 64 bits, which a lease's hot path needs (a 128-bit division is a library
+     * call): PERCENT <= 10000 < 2^14, TOTAL + 1 <= 2^32 (the sum of at most
+     * BOARD_SLOTS totals of at most BOARD_COUNT_MAX each, 2^31, and the test's
+     * 2^32 - 1), WEIGHT < 2^16: the product is below 2^62. */
+    uint64_t numerator = (uint64_t)percent * (total + 1) * weight;
+    uint64_t denominator = 100 * up_weight;
+    return (numerator + denominator - 1) / denominator;
 }
 
 #endif /* SHMRING_BOARD_INTERNAL_H */

@@ -1076,6 +1076,14 @@ static inline uint64_t node_in_flight(const struct lease_slot *ls,
                                      (uint32_t)(n->tag >> 32) & 0xffu);
 }
 
+/* KEY's first candidate, the lookup's answer: flattened, so that the snapshot's
+ * inline lookup stays inline here as in the lookups. */
+static __attribute__((flatten)) uint32_t first_candidate(const struct view *v,
+                                                         const void *key, size_t len)
+{
+    return shmring__snapshot_key_owner(v->snapshot, key, len);
+}
+
 /*
  * Chooses KEY's node under the bound on a view with up nodes; fills the lease's id
  * and candidates, and returns the chosen node's index.
@@ -1084,7 +1092,7 @@ static uint32_t lease_choose(const struct view *v, const struct lease_slot *ls,
                              const struct board_map *m, uint32_t percent, const void *key,
                              size_t len, uint32_t *tried)
 {
-    uint32_t first = shmring__snapshot_key_owner(v->snapshot, key, len);
+    uint32_t first = first_candidate(v, key, len);
     *tried = 1;
     if (percent == 0)
         return first;
@@ -1121,6 +1129,34 @@ static uint32_t lease_choose(const struct view *v, const struct lease_slot *ls,
     return least;
 }
 
+/* Adds a lease that tried TRIED candidates to this handle's slot's statistics. A
+ * serialized handle's calls never overlap, so plain stores do; the other handles'
+ * threads share the slot and add atomically. Nobody else writes a held slot. */
+static inline void slot_statistics(const shmring_t *r, struct board_slot *slot,
+                                   uint32_t tried)
+{
+    if (r->serialized) {
+        atomic_store_explicit(
+            &slot->acquires,
+            atomic_load_explicit(&slot->acquires, memory_order_relaxed) + 1,
+            memory_order_relaxed);
+        atomic_store_explicit(&slot->tried,
+                              atomic_load_explicit(&slot->tried, memory_order_relaxed) +
+                                  tried,
+                              memory_order_relaxed);
+        if (tried == 1)
+            atomic_store_explicit(
+                &slot->first,
+                atomic_load_explicit(&slot->first, memory_order_relaxed) + 1,
+                memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&slot->acquires, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&slot->tried, tried, memory_order_relaxed);
+    if (tried == 1)
+        atomic_fetch_add_explicit(&slot->first, 1, memory_order_relaxed);
+}
+
 int shmring_acquire(shmring_t *r, const void *key, size_t len, shmring_lease_t *lease)
 {
     memset(lease, 0, sizeof(*lease));
@@ -1141,7 +1177,7 @@ int shmring_acquire(shmring_t *r, const void *key, size_t len, shmring_lease_t *
     const struct snapshot_header *h = snapshot_header(v->snapshot);
     const struct snapshot_node *nodes = snapshot_section_at(v->snapshot, &h->nodes);
     if (m == NULL) {
-        lease->id = nodes[shmring__snapshot_key_owner(v->snapshot, key, len)].id;
+        lease->id = nodes[first_candidate(v, key, len)].id;
         lease->candidates = 1;
         lease->internal[0] = LEASE_PLAIN;
         call_exit(r, v);
@@ -1156,11 +1192,7 @@ int shmring_acquire(shmring_t *r, const void *key, size_t len, shmring_lease_t *
     const struct board_node *n = &m->nodes[chosen];
     lease->id = nodes[chosen].id;
     lease->candidates = tried;
-    struct board_slot *slot = &ls->board.slots[ls->slot];
-    atomic_fetch_add_explicit(&slot->acquires, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&slot->tried, tried, memory_order_relaxed);
-    if (tried == 1)
-        atomic_fetch_add_explicit(&slot->first, 1, memory_order_relaxed);
+    slot_statistics(r, &ls->board.slots[ls->slot], tried);
     if (n->entry != UINT32_MAX &&
         shmring__board_count(&ls->board, ls->slot, n->entry, n->tag)) {
         lease->counted = 1;
