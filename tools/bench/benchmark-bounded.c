@@ -529,12 +529,13 @@ static void json(const struct config *cfg, json_t *root)
                 const struct load_result *r = &results[z][m][f];
                 json_array_append_new(
                     array,
-                    json_pack("{sososssososo}", "zipf_s", json_real(zipf_s[z]),
+                    json_pack("{sososssososososb}", "zipf_s", json_real(zipf_s[z]),
                               "balance_factor", json_real(factor_percent[f] / 100.0),
                               "mode", mode_names[m], "peak_max_over_avg",
                               json_number(r->peak), "first_share",
                               json_number(r->first_share), "tried_mean",
-                              json_number(r->tried_mean)));
+                              json_number(r->tried_mean), "board_agrees",
+                              m != MODE_SHARED || r->board_agrees));
             }
         }
     }
