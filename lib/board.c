@@ -17,6 +17,11 @@
 
 void (*shmring__board_hook)(enum board_step step);
 
+/* How many times a compare-and-swap on the board is retried: the board's other
+ * writers change a word now and then, never without pause, unless a hostile group
+ * member does, and no worker may spin on that. */
+#define CAS_ATTEMPTS_MAX 1000
+
 static size_t totals_offset(void)
 {
     return sizeof(struct board_header) + BOARD_SLOTS * sizeof(struct board_slot);
@@ -212,9 +217,12 @@ bool shmring__board_count(const struct board *board, uint32_t slot, uint32_t ent
     _Atomic uint32_t *cell = &board->cells[(size_t)entry * BOARD_SLOTS + slot];
     uint32_t incarnation = tag_incarnation(tag);
     uint32_t old = atomic_load_explicit(cell, memory_order_relaxed);
-    for (;;) {
-        /* Another incarnation: the entry was dropped since the caller found it. */
-        if (CELL_INCARNATION(old) != incarnation || CELL_COUNT(old) == BOARD_COUNT_MAX)
+    for (int attempt = 0;; attempt++) {
+        /* Another incarnation: the entry was dropped since the caller found it. A
+         * cell that keeps changing under us (only a group member writing it without
+         * pause could do that) is given up on rather than spun on. */
+        if (CELL_INCARNATION(old) != incarnation || CELL_COUNT(old) == BOARD_COUNT_MAX ||
+            attempt == CAS_ATTEMPTS_MAX)
             return false;
         if (atomic_compare_exchange_weak_explicit(
                 cell, &old, old + 1, memory_order_relaxed, memory_order_relaxed))
@@ -232,17 +240,21 @@ void shmring__board_uncount(const struct board *board, uint32_t slot, uint32_t e
     _Atomic uint32_t *cell = &board->cells[(size_t)entry * BOARD_SLOTS + slot];
     uint32_t incarnation = tag_incarnation(tag);
     uint32_t old = atomic_load_explicit(cell, memory_order_relaxed);
-    while (CELL_INCARNATION(old) == incarnation && CELL_COUNT(old) > 0 &&
-           !atomic_compare_exchange_weak_explicit(
-               cell, &old, old - 1, memory_order_relaxed, memory_order_relaxed))
-        ;
+    for (int attempt = 0; attempt < CAS_ATTEMPTS_MAX &&
+                          CELL_INCARNATION(old) == incarnation && CELL_COUNT(old) > 0;
+         attempt++) {
+        if (atomic_compare_exchange_weak_explicit(
+                cell, &old, old - 1, memory_order_relaxed, memory_order_relaxed))
+            break;
+    }
     BOARD_HOOK(BOARD_STEP_CELL_UNCOUNTED);
     _Atomic uint32_t *total = &board->totals[slot];
     old = atomic_load_explicit(total, memory_order_relaxed);
-    while (old > 0 && !atomic_compare_exchange_weak_explicit(total, &old, old - 1,
-                                                             memory_order_relaxed,
-                                                             memory_order_relaxed))
-        ;
+    for (int attempt = 0; attempt < CAS_ATTEMPTS_MAX && old > 0; attempt++) {
+        if (atomic_compare_exchange_weak_explicit(
+                total, &old, old - 1, memory_order_relaxed, memory_order_relaxed))
+            break;
+    }
 }
 
 /* Locks (F_RDLCK) or unlocks byte SLOT of the board file, for this descriptor's open
@@ -308,10 +320,12 @@ int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *
          * as it has any. */
         uint32_t high =
             atomic_load_explicit(&board->header->slot_high, memory_order_relaxed);
-        while (high < s + 1 && !atomic_compare_exchange_weak_explicit(
-                                   &board->header->slot_high, &high, s + 1,
-                                   memory_order_relaxed, memory_order_relaxed))
-            ;
+        for (int attempt = 0; attempt < CAS_ATTEMPTS_MAX && high < s + 1; attempt++) {
+            if (atomic_compare_exchange_weak_explicit(&board->header->slot_high, &high,
+                                                      s + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+        }
         uint32_t claimed = (state & ~3u) | SLOT_CLAIMED;
         if (!atomic_compare_exchange_strong_explicit(&board->slots[s].state, &state,
                                                      claimed, memory_order_acq_rel,
