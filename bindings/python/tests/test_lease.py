@@ -26,7 +26,9 @@ def bounded_ring(ringctl):
     ringctl("init", "--workers-group", str(os.getgid()), "--balance-factor", "1.25")
     for name in "abc":
         ringctl("add", name, "10.0.0.%d:11211" % (ord(name) - ord("a") + 1))
-    return ringctl
+    yield ringctl
+    # destroy removes the board's segment, which removing the directory would leave.
+    ringctl("destroy")
 
 
 def test_with_block_counts_and_releases(bounded_ring):
