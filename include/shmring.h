@@ -129,7 +129,11 @@ enum shmring_limits {
     XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)") \
     XX(ENODOWN, -1040, "this algorithm takes no down nodes (remove the node instead)")   \
     XX(EUNRESOLVED, -1041,                                                               \
-       "the algorithm hashes resolved addresses: give a host name's node a hash_key")
+       "the algorithm hashes resolved addresses: give a host name's node a hash_key") \
+    XX(ELEASE, -1042, "lease already released, or never acquired")                       \
+    XX(ENOBOARD, -1043, "ring has no load board (ringctl board GROUP adds one)")         \
+    XX(EBOARD, -1044, "load board is damaged or not the ring owner's")                   \
+    XX(EBADFACTOR, -1045, "balance factor must be 0 (none) or from 1.00 to 100.00")
 
 enum shmring_error {
 #define SHMRING_ERROR_ENUM(name, value, text) SHMRING_##name = (value),
@@ -403,6 +407,56 @@ typedef struct shmring_status {
  * of one call are consistent with each other (one version, one failure).
  */
 SHMRING_API void shmring_status(shmring_t *r, shmring_status_t *out);
+
+/*
+ * A bounded-load lease (docs/bounded-loads.md): one request in flight on a node,
+ * counted on the ring's load board, which every worker process of the host shares.
+ * The caller allocates it (zeroed or not: shmring_acquire() fills it whole) and
+ * passes it back to shmring_release() once the request is done.
+ */
+typedef struct shmring_lease {
+    /* The node the request goes to: shmring_node() gives its name and address. */
+    uint32_t id;
+    /* How many of the key's candidates were tried: 1 when its first candidate (the
+     * node shmring_lookup_id() answers) took it. */
+    uint32_t candidates;
+    /* Whether the lease is counted on the board (1), or is a plain lookup's answer
+     * (0: the ring has no board, this process is not in its group, or every slot
+     * of the board is taken). */
+    uint32_t counted;
+    uint32_t reserved0;
+    /* The library's own. */
+    uint64_t internal[4];
+    /* Room to grow (see the top of this header). */
+    uint64_t reserved[4];
+} shmring_lease_t;
+
+/*
+ * Picks the node for KEY under the ring's balance factor C and counts one request in
+ * flight on it until shmring_release(). The candidates are KEY's distinct up nodes
+ * in the order shmring_lookup_n() gives (at most SHMRING_LOOKUP_N_MAX); the node is
+ * the first whose in-flight count is below its capacity,
+ * ceil(C x (in-flight requests of the ring + 1) x weight / sum of the up nodes'
+ * weights), or, when every candidate is at its capacity, the least loaded one (by
+ * in-flight count over weight; never a refusal). Without a balance factor the node
+ * is the one shmring_lookup() answers (the request is still counted). Without a
+ * board, or in a process that may not write it, the lease is a plain lookup's
+ * answer, not counted (lease->counted is 0). Returns 0, SHMRING_EEMPTY,
+ * SHMRING_EALLDOWN or, on a serialized handle, SHMRING_EINUSE. Thread-safe.
+ * Release the lease in the process that acquired it: a forked child's release of a
+ * parent's lease counts nothing.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_acquire(shmring_t *r, const void *key,
+                                                   size_t len, shmring_lease_t *lease);
+
+/*
+ * Ends LEASE, acquired on the handle R: the node's in-flight count goes down by one.
+ * Returns 0, or SHMRING_ELEASE for a lease already released or never acquired (then
+ * nothing is counted down), or SHMRING_EINUSE on a serialized handle in another
+ * call. A lease of a node removed from the ring since, or of a worker whose leases
+ * were reclaimed, counts nothing down. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int shmring_release(shmring_t *r, shmring_lease_t *lease);
 
 #ifdef __cplusplus
 }

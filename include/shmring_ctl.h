@@ -250,6 +250,18 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_nodeset_set_hash_key(shmring_nodeset_
                                                                 const char *name,
                                                                 const char *hash_key);
 
+/*
+ * The balance factor of bounded-load leases that SET gives (JSON "balance_factor"),
+ * in percent (125 is 1.25; 0: none): 0 and *percent, or SHMRING_ENOENT when it gives
+ * none. It is no part of a ring's versions: `ringctl load` sets it on the ring's load
+ * board (shmring_writer_set_balance_factor()). Setting it returns 0 or
+ * SHMRING_EBADFACTOR (not 0 nor 100 to 10000).
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *percent);
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent);
+
 /* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
 SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);
 SHMRING_API SHMRING_MUST_CHECK int
@@ -1030,6 +1042,96 @@ shmring_ring_readers(const char *ring, const shmring_open_options_t *options,
 /* Frees what shmring_ring_readers() filled in (NULL is accepted) and zeroes its
  * counts. */
 SHMRING_API void shmring_ring_readers_free(shmring_ring_readers_t *readers);
+
+/*
+ * Bounded loads (docs/bounded-loads.md): a ring's load board, which the owner
+ * creates for one group, the workers'. Balance factors are given in percent, as
+ * HAProxy's hash-balance-factor and Envoy's hash_balance_factor are: 125 is 1.25,
+ * 0 is none; 100 to 10000 are valid.
+ */
+
+/*
+ * Gives the writer's ring a load board that the group GROUP (and the owner) may
+ * write, with the balance factor BALANCE_PERCENT (SHMRING_BALANCE_KEEP: the factor
+ * the ring has, 0 if none), or changes the factor of the board it has. A board of another
+ * group is replaced by a new one (counts start at 0). The owner must be allowed to give
+ * files to GROUP (be a member, or have CAP_CHOWN). Returns 0, SHMRING_EBADFACTOR,
+ * SHMRING_EPERM (GROUP is not the owner's to give), SHMRING_ENOSPC, SHMRING_ENOMEM (the
+ * system's shared-memory limits: shmmax, shmmni) or another negated errno value; on an
+ * error the ring is as it was.
+ */
+#define SHMRING_BALANCE_KEEP UINT32_MAX
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_percent);
+
+/* Sets the balance factor of the writer's ring, kept for its load board whether or
+ * not it has one yet (0: none). Returns 0 or SHMRING_EBADFACTOR. */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_set_balance_factor(shmring_writer_t *w, uint32_t balance_percent);
+
+/* Removes the ring's load board, if it has one: leases become plain lookups.
+ * Returns 0 or a negated errno value. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_writer_remove_board(shmring_writer_t *w);
+
+/* One node of a ring's load board. */
+typedef struct shmring_board_node {
+    uint32_t id;
+    uint32_t weight;
+    char name[SHMRING_NAME_MAX + 1];
+    /* Whether the node is up in the current version. */
+    bool up;
+    uint64_t in_flight;
+    /* Its capacity now, with the ring's in-flight total: 0 without a factor. */
+    uint64_t capacity;
+    /* Requests that found it full and went on to another candidate. */
+    uint64_t overflow;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_board_node_t;
+
+/* What a ring's load board says. */
+typedef struct shmring_board_info {
+    /* False when the ring has no board (then only balance_percent is set). */
+    bool present;
+    /* The version whose nodes are listed. */
+    uint64_t generation;
+    gid_t group;
+    uint32_t balance_percent;
+    uint64_t in_flight;
+    /* Worker handles holding a slot, and slots reclaimed from dead workers. */
+    uint32_t workers;
+    uint64_t reclaimed;
+    /* Leases acquired, those that their key's first candidate took, and the
+     * candidates they tried in all. */
+    uint64_t acquires;
+    uint64_t first_candidate;
+    uint64_t candidates_tried;
+    size_t node_count;
+    /* The current version's nodes, in node order; the library's until
+     * shmring_board_info_free(). */
+    shmring_board_node_t *nodes;
+    /* Room to grow (see shmring.h). */
+    uint64_t reserved[4];
+} shmring_board_info_t;
+
+/*
+ * Reads RING's load board (trusting owners as shmring_open_with(); OPTIONS may be
+ * NULL) with its current version's nodes. The caller must be the owner, root or a
+ * member of the board's group. Returns 0, the codes of shmring_ring_status(),
+ * SHMRING_ENOBOARD (the ring has none), SHMRING_EACCES, SHMRING_EBOARD,
+ * SHMRING_ENOMEM or a validation error. Thread-safe.
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_ring_board(const char *ring, const shmring_open_options_t *options,
+                   shmring_board_info_t *out);
+
+/* Frees what shmring_ring_board() filled in (NULL is accepted). */
+SHMRING_API void shmring_board_info_free(shmring_board_info_t *info);
+
+/* Parses a balance factor ("1.25", "2", "0" for none) into percent: 0 or
+ * SHMRING_EBADFACTOR. */
+SHMRING_API SHMRING_MUST_CHECK int shmring_balance_factor_parse(const char *text,
+                                                                uint32_t *percent);
 
 #ifdef __cplusplus
 }

@@ -428,6 +428,24 @@ static int settle_params(shmring_params_t *params, bool hash_given,
     return 0;
 }
 
+/* "balance_factor": 0 (none) or a number from 1 to 100 with at most two decimals,
+ * kept in percent. */
+static int read_balance_factor(const json_t *value, shmring_nodeset_t *set,
+                               shmring_json_error_t *error)
+{
+    double number = json_is_number(value) ? json_number_value(value) : -1.0;
+    double percent = number * 100.0;
+    /* Exactly two decimals at most: 1.25 is 125.0000000000001 or so in binary. */
+    double rounded = (double)(int64_t)(percent + 0.5);
+    if (number < 0.0 || number > 100.0 || percent - rounded > 1e-6 ||
+        rounded - percent > 1e-6 ||
+        shmring_nodeset_set_balance_factor(set, (uint32_t)rounded) != 0)
+        return path_error(error, "balance_factor",
+                          "must be 0 (none) or a number from 1 to 100 with at most two "
+                          "decimals");
+    return 0;
+}
+
 static int read_document(json_t *root, shmring_params_t *params, shmring_nodeset_t *set,
                          shmring_json_error_t *error)
 {
@@ -461,6 +479,8 @@ static int read_document(json_t *root, shmring_params_t *params, shmring_nodeset
                       ? 0
                       : path_error(error, key, "must be an integer from 1 to %u",
                                    ENVOY_RING_SIZE_MAX);
+        } else if (strcmp(key, "balance_factor") == 0) {
+            err = read_balance_factor(value, set, error);
         } else if (strcmp(key, "nodes") == 0) {
             err = read_nodes(value, set, error);
             nodes_given = true;

@@ -17,6 +17,7 @@ int shmring_nodeset_new(shmring_nodeset_t **out)
     if (set == NULL)
         return SHMRING_ENOMEM;
     shmring_params_default(&set->params);
+    set->balance_percent = BALANCE_UNSET;
     *out = set;
     return 0;
 }
@@ -407,4 +408,20 @@ void shmring__nodeset_set_next_id(shmring_nodeset_t *set, uint32_t next_id)
 {
     if (next_id > set->next_id)
         set->next_id = next_id;
+}
+
+int shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *percent)
+{
+    if (set->balance_percent == BALANCE_UNSET)
+        return SHMRING_ENOENT;
+    *percent = set->balance_percent;
+    return 0;
+}
+
+int shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent)
+{
+    if (percent != 0 && (percent < 100 || percent > 10000))
+        return SHMRING_EBADFACTOR;
+    set->balance_percent = percent;
+    return 0;
 }

@@ -31,7 +31,12 @@ struct shmring_nodeset {
     /* Open-addressing index by name: slot value is node index + 1, 0 is empty. */
     uint32_t *slots;
     size_t slot_mask;
+    /* The balance factor the node set gives (JSON "balance_factor"), in percent;
+     * BALANCE_UNSET when it gives none. Kept with the ring's load board, not in its
+     * versions (docs/bounded-loads.md). */
+    uint32_t balance_percent;
 };
+#define BALANCE_UNSET UINT32_MAX
 
 /* Sets the id counter (used when a node set is recreated from a snapshot). */
 /* The public form of the node at INDEX, which must be below the set's count. */

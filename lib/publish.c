@@ -574,3 +574,11 @@ int shmring_writer_publish(shmring_writer_t *w, const shmring_nodeset_t *set,
         *generation = next;
     return 0;
 }
+
+struct control_block *shmring__writer_control(shmring_writer_t *w, int *dir_fd,
+                                              struct stat *dir_st)
+{
+    *dir_fd = w->dir_fd;
+    *dir_st = w->dir_st;
+    return w->control;
+}

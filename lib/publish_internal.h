@@ -62,4 +62,11 @@ extern void (*shmring__publish_hook)(enum publish_step step);
 int shmring__writer_call_start(const char *ring, const shmring_writer_options_t **options,
                                shmring_writer_options_t *defaults);
 
+/* The writer W's control object, mapped for writing, and its ring directory (for
+ * the load board's owner side, board_admin.c). */
+struct control_block;
+struct stat;
+struct control_block *shmring__writer_control(shmring_writer_t *w, int *dir_fd,
+                                              struct stat *dir_st);
+
 #endif

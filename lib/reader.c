@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@
 #include <urcu/uatomic.h>
 
 #include "array_internal.h"
+#include "board_internal.h"
 #include "control_internal.h"
 #include "hash_internal.h"
 #include "reader_internal.h"
@@ -79,6 +81,9 @@ struct view {
     struct node_id_entry *id_index;
     /* When the view was made (Unix nanoseconds), for shmring_status(). */
     int64_t made_at_ns;
+    /* The load board's entries of this version's nodes, made by the first lease on
+     * it (NULL until then; see lease.c's part below). */
+    _Atomic(struct board_map *) board_map;
 };
 
 /*
@@ -131,6 +136,15 @@ struct shmring {
     _Atomic uint64_t failed_generation;
     _Atomic int64_t retry_at_ns;
     struct switch_failure last_failure;
+    /* Bounded-load leases: this handle's slot on the ring's load board (NULL: none
+     * yet, or plain lookups), replaced ones kept until close because leases in
+     * flight name them, and when to look for dead workers' slots again. The mutex
+     * serializes attaching and sweeping, never a lease's fast path. */
+    pthread_mutex_t lease_mutex;
+    _Atomic(struct lease_slot *) lease_slot;
+    struct lease_slot *retired_slots;
+    _Atomic int64_t next_sweep_ns;
+    _Atomic int64_t attach_retry_ns;
 };
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -250,6 +264,37 @@ static inline void view_exit(const struct view *v)
     urcu_bp_read_unlock();
 }
 
+/* A version's nodes on a load board: each node's entry (UINT32_MAX: none, every
+ * entry being taken) and its tag, weight and state, and what the candidates need. */
+struct board_node {
+    uint32_t entry;
+    uint32_t weight;
+    uint64_t tag;
+    bool up;
+};
+
+struct board_map {
+    /* The board it was made for. */
+    uint64_t nonce;
+    uint64_t up_weight;
+    /* The version's ids, sorted, for sweeps that drop removed nodes' entries. */
+    uint32_t *ids;
+    uint32_t node_count;
+    /* A map made for an earlier board of the same view, freed with it. */
+    struct board_map *older;
+    struct board_node nodes[];
+};
+
+static void board_maps_free(struct board_map *m)
+{
+    while (m != NULL) {
+        struct board_map *older = m->older;
+        free(m->ids);
+        free(m);
+        m = older;
+    }
+}
+
 static void view_free(struct view *v)
 {
     if (v == NULL)
@@ -257,6 +302,7 @@ static void view_free(struct view *v)
     if (v->snapshot != NULL)
         munmap((void *)v->snapshot, v->size);
     free(v->id_index);
+    board_maps_free(atomic_load_explicit(&v->board_map, memory_order_relaxed));
     control_map_release(v->control);
     free(v);
 }
@@ -521,6 +567,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     r->trusted_extra = shmring__trusted_extra(options);
     r->owner = OWNER_ANY;
     r->serialized = (flags & SHMRING_OPEN_SERIALIZED) != 0;
+    pthread_mutex_init(&r->lease_mutex, NULL);
     struct view *first;
     err = view_make(r, NULL, &first);
     if (err != 0) {
@@ -539,12 +586,16 @@ int shmring_open(const char *ring, shmring_t **out)
     return shmring_open_with(ring, NULL, out);
 }
 
+static void lease_slots_free(shmring_t *r);
+
 void shmring_close(shmring_t *r)
 {
     if (r == NULL)
         return;
     /* The caller guarantees no thread uses the handle any more. */
     view_free(atomic_load_explicit(&r->view, memory_order_relaxed));
+    lease_slots_free(r);
+    pthread_mutex_destroy(&r->lease_mutex);
     free(r);
 }
 
@@ -789,4 +840,390 @@ void shmring_status(shmring_t *r, shmring_status_t *out)
             atomic_load_explicit(&failure->sequence, memory_order_relaxed) == before)
             break;
     }
+}
+
+/*
+ * Bounded-load leases (board_internal.h has the board's design).
+ *
+ * A handle takes one slot of the ring's board, at its first lease, and keeps it
+ * until it is closed; a forked child takes its own. Each version gets, at its first
+ * lease, the board entries of its nodes (a board_map). A lease reads the control
+ * object's board record (which tells the balance factor and which board is
+ * current), the ring's total and the counts of the candidates it tries, and counts
+ * itself on its node; all that is loads and two compare-and-swaps on the board, no
+ * system call but for a sweep, every SWEEP_INTERVAL_NS, at most.
+ */
+
+/* A slot of this handle on a board. Immutable once published, and freed at close
+ * only: a lease names the slot it was counted on. */
+struct lease_slot {
+    struct board board;
+    /* The board file, whose byte SLOT this handle's open file description locks
+     * while the slot is held (-1 once let go). */
+    int lock_fd;
+    uint32_t slot;
+    uint32_t epoch;
+    /* The process that holds it: a forked child must take its own. */
+    pid_t pid;
+    struct lease_slot *older;
+};
+
+/* internal[0] of a lease: held and counted, held and not counted, released. */
+#define LEASE_COUNTED UINT64_C(0x636e74646c656173)
+#define LEASE_PLAIN UINT64_C(0x6e6c70646c656173)
+#define LEASE_RELEASED UINT64_C(0x6c6572646c656173)
+/* When a handle that could not use a board tries again. */
+#define ATTACH_RETRY_NS 1000000000 /* 1 s */
+
+static void lease_slots_free(shmring_t *r)
+{
+    struct lease_slot *ls = atomic_load_explicit(&r->lease_slot, memory_order_relaxed);
+    if (ls != NULL) {
+        ls->older = r->retired_slots;
+        r->retired_slots = ls;
+    }
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    void *detached = NULL;
+    for (ls = r->retired_slots; ls != NULL;) {
+        struct lease_slot *older = ls->older;
+        if (ls->lock_fd >= 0) {
+            /* A forked child's copy of its parent's slot is the parent's to let go. */
+            if (ls->pid == self)
+                shmring__board_slot_release(&ls->board, ls->lock_fd, ls->slot);
+            close(ls->lock_fd);
+        }
+        /* A child's slot shares its parent's attachment. */
+        if (ls->board.header != NULL && ls->board.header != detached) {
+            detached = ls->board.header;
+            shmdt(ls->board.header);
+        }
+        free(ls);
+        ls = older;
+    }
+    r->retired_slots = NULL;
+}
+
+/* Opens V's ring directory again and its board file; the directory must be the one
+ * V's control object came from. */
+static int lease_lock_open(const shmring_t *r, const struct view *v, gid_t group, int *fd)
+{
+    int dir_fd;
+    struct stat dir_st;
+    int err = shmring__ring_dir_open_trusted(r->directory, r->ring, r->trusted_extra,
+                                             r->owner, &dir_fd, &dir_st);
+    if (err != 0)
+        return err;
+    if (dir_st.st_dev != v->control->dir_dev || dir_st.st_ino != v->control->dir_ino)
+        err = SHMRING_ESTALE;
+    else
+        err = shmring__board_lock_open(dir_fd, dir_st.st_uid, group, fd);
+    close(dir_fd);
+    return err;
+}
+
+/* Makes this handle's slot on the board RECORD names; under the lease mutex. */
+static struct lease_slot *lease_slot_make(shmring_t *r, const struct view *v,
+                                          const struct board_record *record)
+{
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    struct lease_slot *current =
+        atomic_load_explicit(&r->lease_slot, memory_order_relaxed);
+    struct lease_slot *ls = calloc(1, sizeof(*ls));
+    if (ls == NULL)
+        return NULL;
+    ls->lock_fd = -1;
+    ls->pid = self;
+    int err = 0;
+    if (current != NULL && current->board.nonce == record->nonce) {
+        /* A forked child: the attachment is inherited, the parent's slot is not
+         * ours, and our copy of its lock's descriptor would keep that slot held
+         * after the parent died. */
+        ls->board = current->board;
+        if (current->pid != self && current->lock_fd >= 0) {
+            close(current->lock_fd);
+            current->lock_fd = -1;
+        }
+    } else {
+        err = shmring__board_attach(record, v->owner, &ls->board);
+    }
+    if (err == 0)
+        err = lease_lock_open(r, v, record->group, &ls->lock_fd);
+    if (err == 0)
+        err = shmring__board_slot_claim(&ls->board, ls->lock_fd, &ls->slot, &ls->epoch);
+    if (err != 0) {
+        if (ls->lock_fd >= 0)
+            close(ls->lock_fd);
+        if (ls->board.header != NULL &&
+            (current == NULL || current->board.header != ls->board.header))
+            shmdt(ls->board.header);
+        free(ls);
+        return NULL;
+    }
+    /* A new worker first gives back what dead ones held. */
+    shmring__board_sweep(&ls->board, ls->lock_fd, ls->slot, NULL, 0);
+    if (current != NULL) {
+        /* Replaced by a new board: let go of the old board's slot. */
+        if (current->pid == self && current->lock_fd >= 0) {
+            shmring__board_slot_release(&current->board, current->lock_fd, current->slot);
+            close(current->lock_fd);
+            current->lock_fd = -1;
+        }
+        current->older = r->retired_slots;
+        r->retired_slots = current;
+    }
+    atomic_store_explicit(&r->lease_slot, ls, memory_order_release);
+    return ls;
+}
+
+/* This handle's slot on the board RECORD names, or NULL for plain lookups. */
+static inline struct lease_slot *lease_slot_get(shmring_t *r, const struct view *v,
+                                                const struct board_record *record)
+{
+    struct lease_slot *ls = atomic_load_explicit(&r->lease_slot, memory_order_acquire);
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (caa_likely(ls != NULL && ls->board.nonce == record->nonce && ls->pid == self))
+        return ls;
+    int64_t now = now_ns();
+    if (now < atomic_load_explicit(&r->attach_retry_ns, memory_order_relaxed))
+        return NULL;
+    pthread_mutex_lock(&r->lease_mutex);
+    ls = atomic_load_explicit(&r->lease_slot, memory_order_relaxed);
+    if (ls == NULL || ls->board.nonce != record->nonce || ls->pid != self) {
+        ls = lease_slot_make(r, v, record);
+        if (ls == NULL)
+            atomic_store_explicit(&r->attach_retry_ns, now + ATTACH_RETRY_NS,
+                                  memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&r->lease_mutex);
+    return ls;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* V's nodes on LS's board, made by the first lease on V for that board. */
+static const struct board_map *board_map_get(const struct view *v,
+                                             const struct lease_slot *ls)
+{
+    struct view *mutable_view = (struct view *)v;
+    struct board_map *m = atomic_load_explicit(&v->board_map, memory_order_acquire);
+    if (caa_likely(m != NULL && m->nonce == ls->board.nonce))
+        return m;
+    uint32_t count = v->node_count;
+    struct board_map *made = calloc(1, sizeof(*made) + count * sizeof(made->nodes[0]));
+    uint32_t *ids = malloc((count > 0 ? count : 1) * sizeof(*ids));
+    if (made == NULL || ids == NULL) {
+        free(made);
+        free(ids);
+        return NULL;
+    }
+    made->nonce = ls->board.nonce;
+    made->node_count = count;
+    made->ids = ids;
+    const struct snapshot_header *h = snapshot_header(v->snapshot);
+    const struct snapshot_node *nodes = snapshot_section_at(v->snapshot, &h->nodes);
+    for (uint32_t i = 0; i < count; i++) {
+        struct board_node *n = &made->nodes[i];
+        n->weight = nodes[i].weight;
+        n->up = nodes[i].state == SHMRING_STATE_UP;
+        if (n->up)
+            made->up_weight += n->weight;
+        if (!shmring__board_entry_find(&ls->board, nodes[i].id, &n->entry, &n->tag))
+            n->entry = UINT32_MAX;
+        ids[i] = nodes[i].id;
+    }
+    qsort(ids, count, sizeof(*ids), compare_u32);
+    made->older = m;
+    if (atomic_compare_exchange_strong_explicit(&mutable_view->board_map, &m, made,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire))
+        return made;
+    /* Another thread made one first. */
+    made->older = NULL;
+    board_maps_free(made);
+    return m;
+}
+
+/* Looks for dead workers' slots, and removed nodes' entries when V is the published
+ * version, every SWEEP_INTERVAL_NS at most, by one thread of the handle. */
+static void lease_sweep(shmring_t *r, const struct view *v, const struct lease_slot *ls,
+                        const struct board_map *m)
+{
+    int64_t now = now_ns();
+    if (caa_likely(now < atomic_load_explicit(&r->next_sweep_ns, memory_order_relaxed)))
+        return;
+    if (pthread_mutex_trylock(&r->lease_mutex) != 0)
+        return;
+    atomic_store_explicit(&r->next_sweep_ns, now + SWEEP_INTERVAL_NS,
+                          memory_order_relaxed);
+    bool published = load_generation(v->block) == v->generation;
+    if (ls->lock_fd >= 0)
+        shmring__board_sweep(&ls->board, ls->lock_fd, ls->slot, published ? m->ids : NULL,
+                             m->node_count);
+    pthread_mutex_unlock(&r->lease_mutex);
+}
+
+/* The in-flight count of node INDEX, or 0 when it has no entry. */
+static inline uint64_t node_in_flight(const struct lease_slot *ls,
+                                      const struct board_node *n)
+{
+    if (n->entry == UINT32_MAX)
+        return 0;
+    return shmring__board_node_count(&ls->board, n->entry,
+                                     (uint32_t)(n->tag >> 32) & 0xffu);
+}
+
+/* KEY's first candidate, the lookup's answer: flattened, so that the snapshot's
+ * inline lookup stays inline here as in the lookups. */
+static __attribute__((flatten)) uint32_t first_candidate(const struct view *v,
+                                                         const void *key, size_t len)
+{
+    return shmring__snapshot_key_owner(v->snapshot, key, len);
+}
+
+/*
+ * Chooses KEY's node under the bound on a view with up nodes; fills the lease's id
+ * and candidates, and returns the chosen node's index.
+ */
+static uint32_t lease_choose(const struct view *v, const struct lease_slot *ls,
+                             const struct board_map *m, uint32_t percent, const void *key,
+                             size_t len, uint32_t *tried)
+{
+    uint32_t first = first_candidate(v, key, len);
+    *tried = 1;
+    if (percent == 0)
+        return first;
+    uint64_t total = shmring__board_total(&ls->board);
+    const struct board_node *n = &m->nodes[first];
+    uint64_t load = node_in_flight(ls, n);
+    if (load < shmring__board_capacity(percent, total, n->weight, m->up_weight))
+        return first;
+    if (n->entry != UINT32_MAX)
+        atomic_fetch_add_explicit(&ls->board.entries[n->entry].overflow, 1,
+                                  memory_order_relaxed);
+    uint32_t candidates[SHMRING_LOOKUP_N_MAX];
+    int count = shmring__snapshot_candidates(v->snapshot, key, len, candidates,
+                                             SHMRING_LOOKUP_N_MAX);
+    /* The least loaded so far, by load over weight: LOAD / WEIGHT. */
+    uint32_t least = first;
+    uint64_t least_load = load, least_weight = n->weight;
+    for (int i = 1; i < count; i++) {
+        n = &m->nodes[candidates[i]];
+        load = node_in_flight(ls, n);
+        *tried = (uint32_t)i + 1;
+        if (load < shmring__board_capacity(percent, total, n->weight, m->up_weight))
+            return candidates[i];
+        if (n->entry != UINT32_MAX)
+            atomic_fetch_add_explicit(&ls->board.entries[n->entry].overflow, 1,
+                                      memory_order_relaxed);
+        if ((unsigned __int128)load * least_weight <
+            (unsigned __int128)least_load * n->weight) {
+            least = candidates[i];
+            least_load = load;
+            least_weight = n->weight;
+        }
+    }
+    return least;
+}
+
+/* Adds a lease that tried TRIED candidates to this handle's slot's statistics. A
+ * serialized handle's calls never overlap, so plain stores do; the other handles'
+ * threads share the slot and add atomically. Nobody else writes a held slot. */
+static inline void slot_statistics(const shmring_t *r, struct board_slot *slot,
+                                   uint32_t tried)
+{
+    if (r->serialized) {
+        atomic_store_explicit(
+            &slot->acquires,
+            atomic_load_explicit(&slot->acquires, memory_order_relaxed) + 1,
+            memory_order_relaxed);
+        atomic_store_explicit(&slot->tried,
+                              atomic_load_explicit(&slot->tried, memory_order_relaxed) +
+                                  tried,
+                              memory_order_relaxed);
+        if (tried == 1)
+            atomic_store_explicit(
+                &slot->first,
+                atomic_load_explicit(&slot->first, memory_order_relaxed) + 1,
+                memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&slot->acquires, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&slot->tried, tried, memory_order_relaxed);
+    if (tried == 1)
+        atomic_fetch_add_explicit(&slot->first, 1, memory_order_relaxed);
+}
+
+int shmring_acquire(shmring_t *r, const void *key, size_t len, shmring_lease_t *lease)
+{
+    memset(lease, 0, sizeof(*lease));
+    const struct view *v = call_enter(r);
+    if (caa_unlikely(v == NULL))
+        return SHMRING_EINUSE;
+    int err = v->snapshot != NULL ? shmring__snapshot_state(v->snapshot) : SHMRING_EEMPTY;
+    if (err != 0) {
+        call_exit(r, v);
+        return err;
+    }
+    struct board_record record;
+    struct lease_slot *ls = NULL;
+    const struct board_map *m = NULL;
+    if (shmring__board_record(v->block, &record) == 0 &&
+        (ls = lease_slot_get(r, v, &record)) != NULL)
+        m = board_map_get(v, ls);
+    const struct snapshot_header *h = snapshot_header(v->snapshot);
+    const struct snapshot_node *nodes = snapshot_section_at(v->snapshot, &h->nodes);
+    if (m == NULL) {
+        lease->id = nodes[first_candidate(v, key, len)].id;
+        lease->candidates = 1;
+        lease->internal[0] = LEASE_PLAIN;
+        call_exit(r, v);
+        return 0;
+    }
+    lease_sweep(r, v, ls, m);
+    uint32_t percent = record.balance_percent;
+    if (percent != 0 && (percent < BALANCE_PERCENT_MIN || percent > BALANCE_PERCENT_MAX))
+        percent = 0; /* only the owner writes the record: never the case */
+    uint32_t tried;
+    uint32_t chosen = lease_choose(v, ls, m, percent, key, len, &tried);
+    const struct board_node *n = &m->nodes[chosen];
+    lease->id = nodes[chosen].id;
+    lease->candidates = tried;
+    slot_statistics(r, &ls->board.slots[ls->slot], tried);
+    if (n->entry != UINT32_MAX &&
+        shmring__board_count(&ls->board, ls->slot, n->entry, n->tag)) {
+        lease->counted = 1;
+        lease->internal[0] = LEASE_COUNTED;
+        lease->internal[1] = (uint64_t)(uintptr_t)ls;
+        lease->internal[2] = n->tag;
+        lease->internal[3] = n->entry;
+    } else {
+        lease->internal[0] = LEASE_PLAIN;
+    }
+    call_exit(r, v);
+    return 0;
+}
+
+int shmring_release(shmring_t *r, shmring_lease_t *lease)
+{
+    uint64_t state = lease->internal[0];
+    if (state != LEASE_COUNTED && state != LEASE_PLAIN)
+        return SHMRING_ELEASE;
+    lease->internal[0] = LEASE_RELEASED;
+    if (state == LEASE_PLAIN)
+        return 0;
+    /* Only a lease of this handle's current slot, in the process that holds it, is
+     * counted there: a slot replaced since was let go with all its counts. The
+     * pointer is compared, never followed, before it is known to be ours. */
+    struct lease_slot *ls = atomic_load_explicit(&r->lease_slot, memory_order_acquire);
+    pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
+    if (ls == NULL || (uintptr_t)ls != lease->internal[1] || ls->pid != self ||
+        lease->internal[3] >= BOARD_ENTRIES)
+        return 0;
+    shmring__board_uncount(&ls->board, ls->slot, (uint32_t)lease->internal[3],
+                           lease->internal[2]);
+    return 0;
 }

@@ -16,6 +16,7 @@
 #include <urcu/uatomic.h>
 
 #include "array_internal.h"
+#include "board_internal.h"
 #include "control_internal.h"
 #include "publish_internal.h"
 #include "ring_admin_internal.h"
@@ -299,6 +300,13 @@ int shmring_ring_destroy(const char *ring, const shmring_writer_options_t *optio
          * look the ring up by name again. */
         shmring__mark_destroyed(dir_fd, &dir_st);
         PUBLISH_HOOK(PUBLISH_STEP_DESTROY_MARKED);
+        /* The load board is no file of the directory: a System V segment outlives
+         * it unless removed (workers that attached it keep it until they detach). */
+        const struct control_block *control;
+        if (shmring__control_map(dir_fd, &dir_st, &control, &st) == 0) {
+            shmring__board_remove_of(control);
+            munmap((void *)control, CONTROL_SIZE);
+        }
         /* The ring is gone; what remains is only storage to free (a sweeper frees
          * it if we die here), so a failure to free it is not reported. */
         shmring__ring_dir_remove(base_fd, hidden, dir_fd);

@@ -465,6 +465,16 @@ int shmring__snapshot_lookup_ids(const void *buffer, const void *const *keys,
 int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
                                shmring_node_t *out, size_t n);
 
+/*
+ * The first N (>= 1) distinct up nodes that KEY tries in a validated snapshot with up
+ * nodes, in the algorithm's candidate order (enum placement_candidates), as node
+ * indexes into FOUND, the owner first: what shmring_lookup_n() answers, and the
+ * candidates of a bounded-load lease. Returns how many (N, or the up count when
+ * smaller).
+ */
+int shmring__snapshot_candidates(const void *buffer, const void *key, size_t len,
+                                 uint32_t *found, size_t n);
+
 /* Copies node NODE_INDEX (below the header's node_count) of a validated snapshot to
  * *out. */
 void shmring__snapshot_node_at(const void *buffer, uint32_t node_index,

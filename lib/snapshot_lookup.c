@@ -106,8 +106,8 @@ static size_t add_distinct(uint32_t *found, size_t count, uint32_t node_index)
  * from the key's slot (both walks stop after one full turn, so they end even when
  * fewer than N nodes are up); a ranked algorithm ranks the up nodes itself.
  */
-static int lookup_n_indexes(const void *buffer, const void *key, size_t len,
-                            uint32_t *found, size_t n)
+int shmring__snapshot_candidates(const void *buffer, const void *key, size_t len,
+                                 uint32_t *found, size_t n)
 {
     uint64_t key_hash = shmring__snapshot_key_hash(buffer, key, len);
     const struct snapshot_header *h = snapshot_header(buffer);
@@ -148,7 +148,7 @@ int shmring__snapshot_lookup_n(const void *buffer, const void *key, size_t len,
     if (n > SHMRING_LOOKUP_N_MAX)
         n = SHMRING_LOOKUP_N_MAX;
     uint32_t found[SHMRING_LOOKUP_N_MAX];
-    int count = lookup_n_indexes(buffer, key, len, found, n);
+    int count = shmring__snapshot_candidates(buffer, key, len, found, n);
     for (int i = 0; i < count; i++)
         node_copy(buffer, found[i], &out[i]);
     return count;

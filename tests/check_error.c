@@ -52,7 +52,7 @@ START_TEST(every_code_has_its_own_text)
                           text);
         }
     }
-    ck_assert_uint_eq(CODE_COUNT, 49);
+    ck_assert_uint_eq(CODE_COUNT, 53);
 }
 END_TEST
 
@@ -87,9 +87,14 @@ START_TEST(library_codes_start_at_minus_1000_without_a_gap)
     ck_assert_int_eq(SHMRING_ERENUMBER, -1037);
     ck_assert_int_eq(SHMRING_ENODOWN, -1040);
     ck_assert_int_eq(SHMRING_EUNRESOLVED, -1041);
-    /* Every value from -1000 to -1037 is exactly one listed code, and so are -1040
-     * and -1041. */
-    for (int value = -1000; value >= -1041; value--) {
+    /* Bounded loads' codes (-1042 to -1045). */
+    ck_assert_int_eq(SHMRING_ELEASE, -1042);
+    ck_assert_int_eq(SHMRING_ENOBOARD, -1043);
+    ck_assert_int_eq(SHMRING_EBOARD, -1044);
+    ck_assert_int_eq(SHMRING_EBADFACTOR, -1045);
+    /* Every value from -1000 to -1037 is exactly one listed code, and so is every
+     * value from -1040 to -1045. */
+    for (int value = -1000; value >= -1045; value--) {
         if (value == -1038 || value == -1039)
             continue;
         int found = 0;
@@ -118,7 +123,8 @@ static const char *const expected_names[] = {
     "SHMRING_EINUSE",        "SHMRING_EBADDIR",    "SHMRING_ENODIR",
     "SHMRING_ENOTRINGDIR",   "SHMRING_EBASEOWNER", "SHMRING_EUNWEIGHTED",
     "SHMRING_EJUMPDOWN",     "SHMRING_ERENUMBER",  "SHMRING_ENODOWN",
-    "SHMRING_EUNRESOLVED",
+    "SHMRING_EUNRESOLVED",   "SHMRING_ELEASE",     "SHMRING_ENOBOARD",
+    "SHMRING_EBOARD",        "SHMRING_EBADFACTOR",
 };
 
 START_TEST(every_code_has_its_name)

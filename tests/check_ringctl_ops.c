@@ -215,7 +215,7 @@ START_TEST(test_json_key_sets)
         "ring,generation,algorithm,hash,vnodes,table_size,min_ring_size,"
         "max_ring_size,points,"
         "fingerprint,size,up,publish_count,publisher_pid,"
-        "published_at,owner,mode,nodes,readers";
+        "published_at,owner,mode,nodes,readers,board";
     const char *lookup_keys = "key,key_base64,nodes,error";
     json_t *j;
 

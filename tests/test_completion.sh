@@ -48,7 +48,7 @@ expect() {
 }
 
 # Commands.
-expect "add check destroy down dump help import init list load lookup metrics readers remove show sync up weight" ""
+expect "add board check destroy down dump help import init list load lookup metrics readers remove show sync up weight" ""
 expect "readers remove" re
 expect "metrics" --dir "$directory" -r cache m
 # Options: the global ones and the command's own.

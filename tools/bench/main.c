@@ -79,7 +79,7 @@ static void usage(FILE *out)
           "      --only LIST     run only these benchmarks, comma-separated: lookup,\n"
           "                      stream, cold, switch, workers, publish, ringctl,\n"
           "                      balance, vnodes, disruption, nodes, clients,\n"
-          "                      spymemcached, sync\n"
+          "                      spymemcached, bounded, sync\n"
           "                      (targets of the others SKIP)\n"
           "  -h, --help          print this help and exit\n"
           "\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws the performance page's pictures from one `ringbench --json` run.
 
-Three SVG files into OUTDIR, every value read from the JSON (nothing here measures):
+SVG files into OUTDIR, every value read from the JSON (nothing here measures), each
+drawn when the run measured it (`ringbench --only ...` runs measure fewer):
 
   lookup.svg      ns per id lookup against the number of nodes, for each algorithm:
                   hot keys (solid) and the stream of distinct keys (dashed)
@@ -12,9 +13,9 @@ Three SVG files into OUTDIR, every value read from the JSON (nothing here measur
   vnodes.svg      the largest share over the mean share against the points (or
                   table slots) per node, at 100 nodes: a line for each algorithm
                   whose point count a parameter sets, a marker for each fixed one
-
-A run of only some benchmarks (`ringbench --only vnodes --json`) draws only the
-pictures whose figures it holds.
+  bounded-loads.svg the busiest node's in-flight requests over the mean, every 2 ms,
+                  for plain consistent hashing, a bound per process and the bound
+                  shared through the load board (Zipf s = 0.99, c = 1.25)
 
 Usage: perf_plots.py RUN.json OUTDIR
 Needs matplotlib (Debian: python3-matplotlib).
@@ -125,11 +126,31 @@ def vnodes_plot(run, path):
     plt.close(fig)
 
 
+def bounded_plot(run, path):
+    series = run["bounded_series"]
+    step = series["sample_ms"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for key, label in (("plain", "plain consistent hashing"),
+                       ("per_process", "bound per process"),
+                       ("shared", "bound shared by all workers (board)")):
+        values = series[key]
+        ax.plot([i * step for i in range(len(values))], values, label=label, linewidth=0.8)
+    ax.axhline(1.25, color="black", linestyle=":", label="c = 1.25")
+    ax.set_xlabel("ms")
+    ax.set_ylabel("busiest node's in-flight / mean")
+    ax.set_title("8 workers, 20 nodes, Zipf s = 0.99 over 1,000,000 keys")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 # Each picture, the member of the run it is drawn from, and how.
 PLOTS = [("lookup.svg", "lookup_ns", lookup_plot),
          ("balance.svg", "balance", balance_plot),
          ("disruption.svg", "disruption", disruption_plot),
-         ("vnodes.svg", "balance_vnodes", vnodes_plot)]
+         ("vnodes.svg", "balance_vnodes", vnodes_plot),
+         ("bounded-loads.svg", "bounded_series", bounded_plot)]
 
 
 def main():

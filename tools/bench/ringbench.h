@@ -140,6 +140,7 @@ enum ring_kind {
     RING_SYNC_B,
     RING_SYNC_C,
     RING_SYNC_BIG,
+    RING_BOUNDED,
     RING_KINDS,
 };
 

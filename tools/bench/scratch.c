@@ -19,7 +19,8 @@ const shmring_algorithm_t algorithms[ALGORITHMS] = {
     SHMRING_ALGORITHM_ENVOY_MAGLEV, SHMRING_ALGORITHM_ENVOY_RING};
 /* The lookup rings are named after their algorithms. */
 static const char *const ring_suffixes[RING_KINDS - RING_WORKERS] = {
-    "workers", "publish", "switch", "ringctl", "sync-a", "sync-b", "sync-c", "sync-big"};
+    "workers", "publish", "switch",   "ringctl", "sync-a",
+    "sync-b",  "sync-c",  "sync-big", "bounded"};
 
 static char ring_names[RING_KINDS][64];
 

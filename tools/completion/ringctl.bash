@@ -7,7 +7,7 @@
 # arguments are node names or files. tests/test_command_drift.sh fails until these
 # lists match ringctl's command table.
 
-_ringctl_commands="init load add remove weight down up show lookup dump check list
+_ringctl_commands="init load board add remove weight down up show lookup dump check list
 readers metrics import destroy sync help"
 
 # Options every command accepts.
@@ -16,8 +16,10 @@ _ringctl_global_options="-r --ring --dir --json --help -h --version -V"
 # The options of command $1 besides the global ones.
 _ringctl_command_options() {
     case $1 in
-    init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --dry-run --wait" ;;
-    load | remove | weight | down | up | destroy) echo "--dry-run --wait" ;;
+    init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --workers-group --balance-factor --dry-run --wait" ;;
+    load) echo "--balance-factor --dry-run --wait" ;;
+    board) echo "--balance-factor --wait" ;;
+    remove | weight | down | up | destroy) echo "--dry-run --wait" ;;
     add) echo "--weight --hash-key --dry-run --wait" ;;
     lookup) echo "-n -z --stdin --owner" ;;
     show | dump | check | list | readers) echo "--owner" ;;
@@ -34,7 +36,7 @@ _ringctl_takes_value() {
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
         --hash-key | -n | --upstream | --pool | --backend | --etcd | --key | --prefix | --file | \
         --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
-        --password-file) return 0 ;;
+        --password-file | --workers-group | --balance-factor) return 0 ;;
     esac
     return 1
 }
@@ -131,7 +133,7 @@ _ringctl() {
         _ringctl_reply $'0644\n0640\n0604\n0600' "$cur"
         return
         ;;
-    --group)
+    --group | --workers-group)
         COMPREPLY=($(compgen -g -- "$cur"))
         return
         ;;
@@ -140,7 +142,7 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n | --upstream | --pool | --backend)
+        --hash-key | -n | --upstream | --pool | --backend | --balance-factor)
         COMPREPLY=()
         return
         ;;
@@ -165,6 +167,12 @@ _ringctl() {
     load)
         if ((arguments == 0)); then
             COMPREPLY=($(compgen -f -- "$cur"))
+            return
+        fi
+        ;;
+    board)
+        if ((arguments == 0)); then
+            COMPREPLY=($(compgen -g -- "$cur"))
             return
         fi
         ;;

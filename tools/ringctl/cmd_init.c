@@ -51,5 +51,10 @@ int ringctl_cmd_init(struct ringctl *ctl)
             SHMRING_POINTS_MAX, params.table_size);
     if (err != 0)
         return ringctl_fail(EXIT_USAGE, "%s", shmring_strerror(err));
-    return ringctl_run_change(ctl, OPEN_EXCLUSIVE, change_init, &params);
+    int status = ringctl_run_change(ctl, OPEN_EXCLUSIVE, change_init, &params);
+    if (status != EXIT_OK)
+        return status;
+    return ringctl_board_apply(ctl, (ctl->given & OPTION(WORKERS_GROUP)) != 0,
+                               (ctl->given & OPTION(BALANCE_FACTOR)) != 0,
+                               ctl->balance_percent);
 }

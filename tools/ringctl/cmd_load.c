@@ -90,6 +90,8 @@ static int change_load(const struct ringctl *ctl, const void *input,
             "key (to start over, use destroy and init)",
             in->label);
     }
+    if (shmring_nodeset_balance_factor(loaded, in->balance_percent) != 0)
+        *in->balance_percent = UINT32_MAX;
     err = shmring_nodeset_inherit_ids(loaded, *set);
     if (err != 0) {
         shmring_nodeset_free(loaded);
@@ -132,7 +134,14 @@ int ringctl_cmd_load(struct ringctl *ctl)
     int status = ringctl_read_load_input(ctl->args[0], &in);
     if (status != EXIT_OK)
         return status;
+    uint32_t from_file = UINT32_MAX;
+    in.balance_percent = &from_file;
     status = ringctl_run_change(ctl, OPEN_CREATE, change_load, &in);
     free(in.text);
-    return status;
+    if (status != EXIT_OK)
+        return status;
+    /* The flag wins over the file; the factor is the board's, not the version's. */
+    bool flag = (ctl->given & OPTION(BALANCE_FACTOR)) != 0;
+    return ringctl_board_apply(ctl, false, flag || from_file != UINT32_MAX,
+                               flag ? ctl->balance_percent : from_file);
 }

@@ -18,6 +18,9 @@ static int sample_read(const struct ringctl *ctl, const char *ring,
     int err = ringctl_ring_summary_read(ctl, ring, &out->summary);
     if (err != 0)
         return err;
+    /* No board, or one this caller may not read: no board samples, not an error. */
+    if (shmring_ring_board(ring, &ctl->open, &out->board) != 0)
+        memset(&out->board, 0, sizeof(out->board));
     return shmring_ring_readers(ring, &ctl->open, &out->census);
 }
 
@@ -55,14 +58,17 @@ int ringctl_cmd_metrics(struct ringctl *ctl)
             /* Another user's ring, say: name it and go on with the others (a ring
              * destroyed since it was listed is simply gone). */
             shmring_ring_readers_free(&samples[read].census);
+            shmring_board_info_free(&samples[read].board);
             ringctl_warn("ring '%s': skipped: %s", ring, shmring_strerror(err));
             unreadable++;
         }
     }
     if (status == EXIT_OK)
         output_metrics(samples, read, unreadable, all);
-    for (size_t i = 0; i < read; i++)
+    for (size_t i = 0; i < read; i++) {
         shmring_ring_readers_free(&samples[i].census);
+        shmring_board_info_free(&samples[i].board);
+    }
     free(samples);
     shmring_ring_list_free(names);
     return status;

@@ -60,7 +60,14 @@ int ringctl_cmd_show(struct ringctl *ctl)
         .readers = &census,
     };
     report.readers_error = shmring_ring_readers(ctl->ring, &ctl->open, &census);
+    /* The board, when there is one that the caller may read, and that describes the
+     * version shown. */
+    shmring_board_info_t board = {0};
+    if (shmring_ring_board(ctl->ring, &ctl->open, &board) == 0 &&
+        board.generation == show.status.generation)
+        report.board = &board;
     int status = output_show(ctl, &report);
+    shmring_board_info_free(&board);
     if (report.readers_error == 0)
         shmring_ring_readers_free(&census);
     show_free(&show);

@@ -10,17 +10,26 @@
  */
 COMMAND(init, .group = GROUP_CHANGE,
         .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
-                     "[--min-ring-size N] [--max-ring-size N] [--mode M] [--group G]"},
+                     "[--min-ring-size N] [--max-ring-size N] [--mode M] [--group G] "
+                     "[--workers-group G] [--balance-factor C]"},
         .summary = "create the ring, published empty as generation 1",
         .options = OPTIONS_CHANGE | OPTION(ALGORITHM) | OPTION(HASH) | OPTION(VNODES) |
-                   OPTION(TABLE_SIZE) | OPTION(RING_SIZE) | OPTION(MODE) | OPTION(GROUP),
+                   OPTION(TABLE_SIZE) | OPTION(RING_SIZE) | OPTION(MODE) | OPTION(GROUP) |
+                   OPTION(WORKERS_GROUP) | OPTION(BALANCE_FACTOR),
         .names_ring = true)
 COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
         .summary = "replace the whole node set with a JSON node set read from FILE (- "
                    "for standard input; an empty node set is refused); nodes that stay "
                    "keep their ids; parameters the file leaves out are kept; creates the "
                    "ring (mode 0644) if it does not exist",
-        .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE, .names_ring = true)
+        .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE | OPTION(BALANCE_FACTOR),
+        .names_ring = true)
+COMMAND(board, .group = GROUP_CHANGE, .synopsis = {"board GROUP [--balance-factor C]"},
+        .summary = "give the ring a load board for bounded-load leases that GROUP (the "
+                   "workers') may write, or change its balance factor; a board of "
+                   "another group is replaced, its counts starting at 0",
+        .min_args = 1, .max_args = 1, .options = OPTION(WAIT) | OPTION(BALANCE_FACTOR),
+        .names_ring = true)
 COMMAND(add, .group = GROUP_CHANGE,
         .synopsis = {"add NAME ADDRESS [--weight W] [--hash-key K]"},
         .summary = "add an up node with weight W (default 1) and hash key K (default "

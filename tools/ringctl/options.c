@@ -110,6 +110,12 @@ const struct ringctl_option ringctl_options[] = {
      "$SHMRING_ETCD_PASSWORD, never an argument (ps shows arguments to everyone)"},
     {"password-file", 0, "FILE", CODE_PASSWORD_FILE, OPTION(PASSWORD_FILE),
      "where --user's password is"},
+    {"workers-group", 0, "G", CODE_WORKERS_GROUP, OPTION(WORKERS_GROUP),
+     "give the ring a load board for bounded-load leases that the group G (by name or "
+     "number: the workers') may write, and nobody else; see docs/bounded-loads.md"},
+    {"balance-factor", 0, "C", CODE_BALANCE_FACTOR, OPTION(BALANCE_FACTOR),
+     "bounded-load leases send no node more than C times the average in-flight load: "
+     "1 to 100 with at most two decimals, 0 for none (the load board counts anyway)"},
 };
 
 const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
@@ -218,6 +224,14 @@ static int parse_account(const char *text, bool group, unsigned long *out)
     return EXIT_OK;
 }
 
+int ringctl_parse_group(const char *text, gid_t *group)
+{
+    unsigned long number = 0;
+    int status = parse_account(text, true, &number);
+    *group = (gid_t)number;
+    return status;
+}
+
 /* The modes the library accepts: the owner reads and writes, the group and others
  * may read; anything more would let another user write, anything less would lock
  * the owner out. */
@@ -316,6 +330,15 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
         ctl->writer.group = (gid_t)number;
         return status;
     }
+    case CODE_WORKERS_GROUP:
+        return ringctl_parse_group(value, &ctl->workers_group);
+    case CODE_BALANCE_FACTOR:
+        if (shmring_balance_factor_parse(value, &ctl->balance_percent) != 0)
+            return ringctl_fail(EXIT_USAGE,
+                                "balance factor must be 0 (none) or from 1 to 100 with "
+                                "at most two decimals: '%s'",
+                                value);
+        return EXIT_OK;
     case CODE_OWNER: {
         int status = parse_account(value, false, &number);
         ctl->open.trusted_owner = (uid_t)number;

@@ -46,6 +46,8 @@ enum option_code {
     CODE_CERT_KEY,
     CODE_USER,
     CODE_PASSWORD_FILE,
+    CODE_WORKERS_GROUP,
+    CODE_BALANCE_FACTOR,
 };
 
 struct ringctl_option {

@@ -97,6 +97,9 @@ struct show_report {
     const double *shares;
     const shmring_ring_readers_t *readers;
     int readers_error; /* the census's failure (0: none, READERS is filled) */
+    /* The load board (NULL: none, or not readable by the caller); its nodes are the
+     * version's, in the same order as SET's. */
+    const shmring_board_info_t *board;
 };
 
 /* Prints SHOW. Returns an exit status. */
@@ -148,6 +151,8 @@ int output_change(const struct ringctl *ctl, const struct change *change,
 struct metrics_sample {
     struct ring_summary summary;
     shmring_ring_readers_t census;
+    /* The load board, when the ring has one the caller may read (board.present). */
+    shmring_board_info_t board;
 };
 
 /* Prints the metrics of COUNT rings in the Prometheus text format; with ALL (every

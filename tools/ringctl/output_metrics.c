@@ -180,6 +180,95 @@ static void print_ring_samples(const struct ring_family *family,
     printf("} %" PRIu64 "\n", value);
 }
 
+/* The load board's families (docs/bounded-loads.md), printed only when a ring has a
+ * board, so that the output of rings without one is as it always was. */
+enum board_quantity {
+    BOARD_BALANCE_FACTOR,
+    BOARD_WORKERS,
+    BOARD_ACQUIRES,
+    BOARD_FIRST_CANDIDATE,
+    BOARD_CANDIDATES_TRIED,
+    BOARD_RECLAIMED,
+    BOARD_NODE_IN_FLIGHT,
+    BOARD_NODE_CAPACITY,
+    BOARD_NODE_OVERFLOW,
+};
+
+static const struct board_family {
+    const char *name;
+    const char *type;
+    const char *help;
+    enum board_quantity quantity;
+} board_families[] = {
+    {"shmring_board_balance_factor", "gauge",
+     "Balance factor of the ring's bounded-load leases (0: none).", BOARD_BALANCE_FACTOR},
+    {"shmring_board_workers", "gauge", "Worker handles holding a slot of the load board.",
+     BOARD_WORKERS},
+    {"shmring_board_acquires_total", "counter", "Leases acquired on the load board.",
+     BOARD_ACQUIRES},
+    {"shmring_board_first_candidate_total", "counter",
+     "Leases that their key's first candidate took (divide by acquires_total for the "
+     "first-candidate share).",
+     BOARD_FIRST_CANDIDATE},
+    {"shmring_board_candidates_tried_total", "counter",
+     "Candidates that leases tried in all (divide by acquires_total for the mean).",
+     BOARD_CANDIDATES_TRIED},
+    {"shmring_board_reclaimed_slots_total", "counter",
+     "Slots of dead workers whose leases were given back.", BOARD_RECLAIMED},
+    {"shmring_board_node_in_flight", "gauge", "Requests in flight on the node.",
+     BOARD_NODE_IN_FLIGHT},
+    {"shmring_board_node_capacity", "gauge",
+     "The node's capacity now: ceil(c x (in flight + 1) x weight / up weight); 0 "
+     "without a factor or when down.",
+     BOARD_NODE_CAPACITY},
+    {"shmring_board_node_overflow_total", "counter",
+     "Requests that found the node full and went on to another candidate.",
+     BOARD_NODE_OVERFLOW},
+};
+
+static void print_board_samples(const struct board_family *family,
+                                const struct metrics_sample *sample)
+{
+    const shmring_board_info_t *b = &sample->board;
+    if (!b->present)
+        return;
+    if (family->quantity >= BOARD_NODE_IN_FLIGHT) {
+        for (size_t i = 0; i < b->node_count; i++) {
+            const shmring_board_node_t *n = &b->nodes[i];
+            sample_start(family->name, sample);
+            printf(",node=\"");
+            print_label_value(n->name);
+            printf("\"} %" PRIu64 "\n",
+                   family->quantity == BOARD_NODE_IN_FLIGHT  ? n->in_flight
+                   : family->quantity == BOARD_NODE_CAPACITY ? n->capacity
+                                                             : n->overflow);
+        }
+        return;
+    }
+    sample_start(family->name, sample);
+    switch (family->quantity) {
+    case BOARD_BALANCE_FACTOR:
+        printf("} %" PRIu32 ".%02" PRIu32 "\n", b->balance_percent / 100,
+               b->balance_percent % 100);
+        return;
+    case BOARD_WORKERS:
+        printf("} %" PRIu32 "\n", b->workers);
+        return;
+    case BOARD_ACQUIRES:
+        printf("} %" PRIu64 "\n", b->acquires);
+        return;
+    case BOARD_FIRST_CANDIDATE:
+        printf("} %" PRIu64 "\n", b->first_candidate);
+        return;
+    case BOARD_CANDIDATES_TRIED:
+        printf("} %" PRIu64 "\n", b->candidates_tried);
+        return;
+    default:
+        printf("} %" PRIu64 "\n", b->reclaimed);
+        return;
+    }
+}
+
 void output_metrics(const struct metrics_sample *samples, size_t count, size_t unreadable,
                     bool all)
 {
@@ -188,6 +277,15 @@ void output_metrics(const struct metrics_sample *samples, size_t count, size_t u
         family(ring_family->name, ring_family->type, ring_family->help);
         for (size_t i = 0; i < count; i++)
             print_ring_samples(ring_family, &samples[i]);
+    }
+    bool boards = false;
+    for (size_t i = 0; i < count; i++)
+        boards = boards || samples[i].board.present;
+    for (size_t f = 0; boards && f < sizeof(board_families) / sizeof(board_families[0]);
+         f++) {
+        family(board_families[f].name, board_families[f].type, board_families[f].help);
+        for (size_t i = 0; i < count; i++)
+            print_board_samples(&board_families[f], &samples[i]);
     }
     if (all) {
         family("shmring_rings_unreadable", "gauge",

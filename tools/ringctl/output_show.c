@@ -33,6 +33,17 @@ static int widest(int width, int length)
     return length > width ? length : width;
 }
 
+/* The balance factor of PERCENT as it is written ("1.25", "2", "0"). */
+static void format_factor(uint32_t percent, char *out, size_t size)
+{
+    if (percent % 100 == 0)
+        snprintf(out, size, "%" PRIu32, percent / 100);
+    else if (percent % 10 == 0)
+        snprintf(out, size, "%" PRIu32 ".%" PRIu32, percent / 100, percent / 10 % 10);
+    else
+        snprintf(out, size, "%" PRIu32 ".%02" PRIu32, percent / 100, percent % 100);
+}
+
 static void show_table(const struct show_report *show)
 {
     size_t count = shmring_nodeset_count(show->set);
@@ -45,14 +56,29 @@ static void show_table(const struct show_report *show)
         name_width = widest(name_width, (int)strlen(node.name));
         address_width = widest(address_width, (int)strlen(node.address));
     }
-    printf("%-*s  %-*s  %-*s  WEIGHT  STATE  SHARE\n", id_width, "ID", name_width, "NAME",
-           address_width, "ADDRESS");
+    const shmring_board_info_t *board = show->board;
+    printf("%-*s  %-*s  %-*s  WEIGHT  STATE  SHARE%s\n", id_width, "ID", name_width,
+           "NAME", address_width, "ADDRESS",
+           board != NULL ? "    IN-FLIGHT  CAPACITY" : "");
     for (size_t i = 0; i < count; i++) {
         if (shmring_nodeset_get(show->set, i, &node) != 0)
             continue;
-        printf("%-*" PRIu32 "  %-*s  %-*s  %-6" PRIu32 "  %-5s  %.2f%%\n", id_width,
-               node.id, name_width, node.name, address_width, node.address, node.weight,
-               ringctl_state_name(node.state), show->shares[i] * 100.0);
+        char share[32];
+        snprintf(share, sizeof(share), "%.2f%%", show->shares[i] * 100.0);
+        if (board == NULL || i >= board->node_count) {
+            printf("%-*" PRIu32 "  %-*s  %-*s  %-6" PRIu32 "  %-5s  %s\n", id_width,
+                   node.id, name_width, node.name, address_width, node.address,
+                   node.weight, ringctl_state_name(node.state), share);
+            continue;
+        }
+        char capacity[32] = "-";
+        if (board->nodes[i].capacity != 0)
+            snprintf(capacity, sizeof(capacity), "%" PRIu64, board->nodes[i].capacity);
+        printf("%-*" PRIu32 "  %-*s  %-*s  %-6" PRIu32 "  %-5s  %-7s  %-9" PRIu64
+               "  %s\n",
+               id_width, node.id, name_width, node.name, address_width, node.address,
+               node.weight, ringctl_state_name(node.state), share,
+               board->nodes[i].in_flight, capacity);
     }
 }
 
@@ -88,6 +114,14 @@ static void show_text(const struct ringctl *ctl, const struct show_report *show)
     printf("owner:         uid %lu\n", (unsigned long)status->owner);
     printf("mode:          %04o\n", (unsigned)status->mode);
     output_readers_line(show->readers, show->readers_error);
+    if (show->board != NULL) {
+        char factor[32];
+        format_factor(show->board->balance_percent, factor, sizeof(factor));
+        printf("load board:    group %lu, balance factor %s, %" PRIu64
+               " in flight, %" PRIu32 " workers\n",
+               (unsigned long)show->board->group, factor, show->board->in_flight,
+               show->board->workers);
+    }
     if (!show->published) {
         printf("nodes:         0 (nothing published yet)\n");
         return;
@@ -161,11 +195,34 @@ static json_t *show_json(const struct ringctl *ctl, const struct show_report *sh
             continue;
         json_t *entry = ringctl_json_node_info(&node);
         json_object_set_new(entry, "share", json_real(show->shares[i]));
+        if (show->board != NULL && i < show->board->node_count) {
+            const shmring_board_node_t *n = &show->board->nodes[i];
+            json_object_set_new(entry, "in_flight", ringctl_json_uint(n->in_flight));
+            json_object_set_new(entry, "capacity", ringctl_json_uint(n->capacity));
+            json_object_set_new(entry, "overflow", ringctl_json_uint(n->overflow));
+        }
         json_array_append_new(nodes, entry);
     }
     json_object_set_new(object, "nodes", nodes);
     json_object_set_new(object, "readers",
                         output_readers_summary(show->readers, show->readers_error));
+    json_t *board = json_null();
+    if (show->board != NULL) {
+        const shmring_board_info_t *b = show->board;
+        board = json_object();
+        json_object_set_new(board, "group", ringctl_json_uint(b->group));
+        json_object_set_new(board, "balance_factor",
+                            json_real((double)b->balance_percent / 100.0));
+        json_object_set_new(board, "in_flight", ringctl_json_uint(b->in_flight));
+        json_object_set_new(board, "workers", ringctl_json_uint(b->workers));
+        json_object_set_new(board, "acquires", ringctl_json_uint(b->acquires));
+        json_object_set_new(board, "first_candidate",
+                            ringctl_json_uint(b->first_candidate));
+        json_object_set_new(board, "candidates_tried",
+                            ringctl_json_uint(b->candidates_tried));
+        json_object_set_new(board, "reclaimed", ringctl_json_uint(b->reclaimed));
+    }
+    json_object_set_new(object, "board", board);
     return object;
 }
 

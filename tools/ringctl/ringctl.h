@@ -81,7 +81,9 @@ enum ringctl_exit {
     XX(CERT)                                                                             \
     XX(CERT_KEY)                                                                         \
     XX(USER)                                                                             \
-    XX(PASSWORD_FILE)
+    XX(PASSWORD_FILE)                                                                    \
+    XX(WORKERS_GROUP)                                                                    \
+    XX(BALANCE_FACTOR)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ..., one for each option that only some commands take. */
@@ -127,6 +129,10 @@ struct ringctl {
     /* init: --algorithm, --hash, --vnodes, --table-size, --min-ring-size,
      * --max-ring-size. */
     shmring_params_t params;
+    /* init and board: --workers-group; init, load and board: --balance-factor, in
+     * percent. */
+    gid_t workers_group;
+    uint32_t balance_percent;
     /* add: --weight, and --hash-key (NULL: none). */
     uint32_t weight;
     const char *hash_key;
@@ -202,6 +208,14 @@ int ringctl_unknown_command(const char *name);
 const char *ringctl_option_name(option_bits_t bit);
 /* Parses a weight, or says why not (returns EXIT_USAGE). */
 int ringctl_parse_weight(const char *text, uint32_t *weight);
+/* A group by name or number, into *GROUP. Returns an exit status, having said why on
+ * failure. */
+int ringctl_parse_group(const char *text, gid_t *group);
+/* Gives the ring a load board for CTL's --workers-group (GROUP) and sets its balance
+ * factor (--balance-factor, or the one the ring has), or, without a group, sets the
+ * factor alone: after init, load and for `board`. Returns an exit status. */
+int ringctl_board_apply(struct ringctl *ctl, bool with_group, bool with_factor,
+                        uint32_t balance_percent);
 
 /* ---- failure.c ------------------------------------------------------------------ */
 
@@ -290,6 +304,9 @@ struct load_input {
     char *text;
     size_t len;
     const char *label; /* the file name, or "<stdin>", for diagnostics */
+    /* The balance factor the node set gives, in percent (UINT32_MAX: none), filled
+     * by load's change. */
+    uint32_t *balance_percent;
 };
 
 /* Reads PATH ("-": standard input) whole into *IN (text freed by the caller). Returns

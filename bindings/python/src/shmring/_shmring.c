@@ -597,6 +597,167 @@ static PyObject *Ring_lookup(RingObject *self, PyObject *key)
     return node;
 }
 
+/* Lease ------------------------------------------------------------------------- */
+
+/*
+ * A bounded-load lease (docs/bounded-loads.md): taken by Ring.acquire(), ended by
+ * release(), by leaving its `with` block, or when the object is freed, whichever
+ * comes first, and only once. CPython frees an object as soon as its last reference
+ * goes, so a lease that an exception skipped past is given back at once.
+ */
+typedef struct {
+    PyObject_HEAD RingObject *ring;
+    PyObject *node;
+    shmring_lease_t lease;
+    bool held;
+} LeaseObject;
+
+static PyTypeObject LeaseType;
+
+/* Ends SELF's lease if it is held and its ring still open (a closed ring's handle
+ * gave back all its leases when it closed). */
+static void lease_end(LeaseObject *self)
+{
+    if (!self->held)
+        return;
+    self->held = false;
+    if (self->ring->handle != NULL) {
+        int rc = shmring_release(self->ring->handle, &self->lease);
+        (void)rc; /* only SHMRING_ELEASE, which `held` rules out */
+    }
+}
+
+static void Lease_dealloc(LeaseObject *self)
+{
+    lease_end(self);
+    Py_XDECREF(self->node);
+    Py_XDECREF(self->ring);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyDoc_STRVAR(Lease_release_doc,
+             "release()\n--\n\n"
+             "End the lease: the node's in-flight count goes down by one. Releasing\n"
+             "again does nothing.");
+
+static PyObject *Lease_release(LeaseObject *self, PyObject *Py_UNUSED(ignored))
+{
+    lease_end(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Lease_enter(LeaseObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_NewRef(self->node);
+}
+
+static PyObject *Lease_exit(LeaseObject *self, PyObject *const *Py_UNUSED(args),
+                            Py_ssize_t Py_UNUSED(nargs))
+{
+    lease_end(self);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *Lease_repr(LeaseObject *self)
+{
+    return PyUnicode_FromFormat("<shmring.Lease node=%R candidates=%u%s>", self->node,
+                                self->lease.candidates, self->held ? "" : " released");
+}
+
+static PyMethodDef Lease_methods[] = {
+    {"release", (PyCFunction)Lease_release, METH_NOARGS, Lease_release_doc},
+    {"__enter__", (PyCFunction)Lease_enter, METH_NOARGS,
+     "Return the leased Node; leaving the block releases the lease."},
+    {"__exit__", (PyCFunction)(void (*)(void))Lease_exit, METH_FASTCALL,
+     "Release the lease (and let any exception through)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyObject *Lease_get_held(LeaseObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->held);
+}
+
+static PyObject *Lease_get_candidates(LeaseObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLong(self->lease.candidates);
+}
+
+static PyObject *Lease_get_counted(LeaseObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->lease.counted != 0);
+}
+
+static PyGetSetDef Lease_getset[] = {
+    {"held", (getter)Lease_get_held, NULL, "True until the lease is released.", NULL},
+    {"candidates", (getter)Lease_get_candidates, NULL,
+     "How many of the key's candidates were tried: 1 when its first took it.", NULL},
+    {"counted", (getter)Lease_get_counted, NULL,
+     "True when the ring's load board counts the lease; False for a plain lookup's\n"
+     "answer (the ring has no board, or this process is not in its group).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMemberDef Lease_members[] = {
+    {"node", T_OBJECT, offsetof(LeaseObject, node), READONLY, "The leased Node."},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject LeaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmring.Lease",
+    .tp_basicsize = sizeof(LeaseObject),
+    .tp_dealloc = (destructor)Lease_dealloc,
+    .tp_repr = (reprfunc)Lease_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A bounded-load lease of one request on a node: see Ring.acquire().",
+    .tp_methods = Lease_methods,
+    .tp_members = Lease_members,
+    .tp_getset = Lease_getset,
+};
+
+PyDoc_STRVAR(Ring_acquire_doc,
+             "acquire(key, /)\n--\n\n"
+             "Lease the node for KEY under the ring's balance factor and count one\n"
+             "request in flight on it, shared with every worker process of the host\n"
+             "(docs/bounded-loads.md). Use it as a context manager:\n\n"
+             "    with ring.acquire(key) as node:\n"
+             "        send(node.address, request)\n\n"
+             "Leaving the block releases the lease, exception or not. Raises\n"
+             "EmptyRing or AllNodesDown.");
+
+static PyObject *Ring_acquire(RingObject *self, PyObject *key)
+{
+    if (self->handle == NULL)
+        return raise_closed();
+    struct key k;
+    if (key_acquire(key, &k) < 0)
+        return NULL;
+    /* The object first: once the lease is taken, nothing may fail before it is in
+     * an object whose freeing gives it back. */
+    LeaseObject *lease = PyObject_New(LeaseObject, &LeaseType);
+    if (lease == NULL) {
+        key_release(&k);
+        return NULL;
+    }
+    lease->ring = (RingObject *)Py_NewRef(self);
+    lease->node = NULL;
+    lease->held = false;
+    shmring_t *handle = self->handle; /* again: see lookup_id() */
+    int rc = handle != NULL ? shmring_acquire(handle, k.data, k.len, &lease->lease)
+                            : SHMRING_CLOSED;
+    key_release(&k);
+    if (rc < 0) {
+        Py_DECREF(lease);
+        return raise_code(rc, NULL);
+    }
+    lease->held = true;
+    shmring_node_t copy;
+    rc = shmring_node(handle, lease->lease.id, &copy);
+    if (rc < 0 || (lease->node = node_new(&copy)) == NULL) {
+        Py_DECREF(lease); /* releases it */
+        return rc < 0 ? raise_code(rc, NULL) : NULL;
+    }
+    return (PyObject *)lease;
+}
+
 PyDoc_STRVAR(Ring_lookup_n_doc,
              "lookup_n(key, n, /)\n--\n\n"
              "Return a list of up to N distinct up Nodes for KEY, in the ring's\n"
@@ -938,6 +1099,7 @@ static PyObject *Ring_repr(RingObject *self)
 
 static PyMethodDef Ring_methods[] = {
     {"lookup", (PyCFunction)Ring_lookup, METH_O, Ring_lookup_doc},
+    {"acquire", (PyCFunction)Ring_acquire, METH_O, Ring_acquire_doc},
     {"lookup_id", (PyCFunction)Ring_lookup_id, METH_O, Ring_lookup_id_doc},
     {"lookup_ids", (PyCFunction)Ring_lookup_ids, METH_O, Ring_lookup_ids_doc},
     {"lookup_n", (PyCFunction)(void (*)(void))Ring_lookup_n, METH_FASTCALL,
@@ -1111,13 +1273,14 @@ PyMODINIT_FUNC PyInit__shmring(void)
          PyStructSequence_InitType2(&SnapshotType, &snapshot_desc) < 0 ||
          PyStructSequence_InitType2(&StatusType, &status_desc) < 0))
         return NULL;
-    if (PyType_Ready(&RingType) < 0)
+    if (PyType_Ready(&RingType) < 0 || PyType_Ready(&LeaseType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&shmring_module);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "Ring", (PyObject *)&RingType) < 0 ||
         PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0 ||
+        PyModule_AddObjectRef(m, "Lease", (PyObject *)&LeaseType) < 0 ||
         PyModule_AddObjectRef(m, "Snapshot", (PyObject *)&SnapshotType) < 0 ||
         PyModule_AddObjectRef(m, "Status", (PyObject *)&StatusType) < 0 ||
         add_exceptions(m) < 0)

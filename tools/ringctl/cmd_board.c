@@ -1,0 +1,39 @@
+/* ringctl board: give a ring a load board for bounded-load leases, or change its
+ * balance factor (docs/bounded-loads.md); also what init and load do with
+ * --workers-group and --balance-factor. */
+#include "ringctl.h"
+
+int ringctl_board_apply(struct ringctl *ctl, bool with_group, bool with_factor,
+                        uint32_t balance_percent)
+{
+    if (ctl->dry_run || (!with_group && !with_factor))
+        return EXIT_OK;
+    ctl->writing = true;
+    shmring_writer_t *w;
+    int err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &w);
+    if (err != 0)
+        return ringctl_library_failure("open", ctl, err);
+    if (with_group)
+        err = shmring_writer_set_board(
+            w, ctl->workers_group, with_factor ? balance_percent : SHMRING_BALANCE_KEEP);
+    else
+        err = shmring_writer_set_balance_factor(w, balance_percent);
+    shmring_writer_close(w);
+    if (err == SHMRING_EPERM)
+        return ringctl_fail(EXIT_FAILED,
+                            "cannot give ring '%s' a load board for group %lu: only "
+                            "a member of the group (or root) may give it files",
+                            ctl->ring, (unsigned long)ctl->workers_group);
+    if (err != 0)
+        return ringctl_library_failure("give a load board to", ctl, err);
+    return EXIT_OK;
+}
+
+int ringctl_cmd_board(struct ringctl *ctl)
+{
+    int status = ringctl_parse_group(ctl->args[0], &ctl->workers_group);
+    if (status != EXIT_OK)
+        return status;
+    return ringctl_board_apply(ctl, true, (ctl->given & OPTION(BALANCE_FACTOR)) != 0,
+                               ctl->balance_percent);
+}
