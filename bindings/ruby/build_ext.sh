@@ -23,5 +23,9 @@ run() {
 run extconf.log env SHMRING_EXTRA_CFLAGS="$cflags" "$ruby" extconf.rb \
     --without-pkg-config --with-shmring-include="$include_dirs" \
     --with-shmring-lib="$library_dir"
+# mkmf's Makefile knows nothing of the headers, so an object left from an earlier
+# build would outlive a changed header (shmring_version.h after a version bump): the
+# one source file is always compiled again.
+rm -f ./*.o shmring.so
 run make.log make V=1
 cp shmring.so "$output"

@@ -135,7 +135,7 @@ local function main()
                     "SHMRING_" .. name, "err_name(" .. name .. ")")
             end
         end
-        eq(code_count, 49, "codes")
+        eq(code_count, 53, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
