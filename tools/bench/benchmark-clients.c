@@ -14,81 +14,20 @@
 
 #include "ringbench.h"
 
-enum { NODE_SETS = 3, SUBJECTS = 2 };
+enum { NODE_SETS = LIBRARY_NODE_SETS, SUBJECTS = 2 };
 enum subject { SUBJECT_DALLI, SUBJECT_GROUPCACHE };
 
-static const size_t node_counts[NODE_SETS] = {10, 100, 500};
 static const shmring_algorithm_t subjects[SUBJECTS] = {SHMRING_ALGORITHM_DALLI,
                                                        SHMRING_ALGORITHM_GROUPCACHE};
 
 #define GROUPCACHE_REPLICAS 50
 #define LOOKUP_KEYS 200000
 #define LIBRARY_KEYS 200000
-#define PASSES 5
 
 /* ns per lookup; NAN where not measured. */
 static double cost[SUBJECTS][NODE_SETS];
 static double library_cost[SUBJECTS][NODE_SETS];
 static char library_note[SUBJECTS][160];
-
-static double time_lookups(const shmring_snapshot_t *snapshot, const struct keyset *keys,
-                           size_t count)
-{
-    double best = INFINITY;
-    for (int pass = 0; pass < PASSES; pass++) {
-        uint64_t sum = 0;
-        double start = now_seconds();
-        for (size_t i = 0; i < count; i++) {
-            uint32_t id = 0;
-            if (shmring_snapshot_lookup_id(snapshot, key_at(keys, i), keys->length[i],
-                                           &id) != 0)
-                return NAN;
-            sum += id;
-        }
-        double ns = (now_seconds() - start) * 1e9 / (double)count;
-        sink += sum;
-        best = ns < best ? ns : best;
-    }
-    return best;
-}
-
-static int write_keys(const struct keyset *keys, size_t count, char *path)
-{
-    strcpy(path, "/tmp/ringbench-keys-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    for (size_t i = 0; i < count; i++) {
-        const uint8_t *key = key_at(keys, i);
-        for (size_t b = 0; b < keys->length[i]; b++)
-            fprintf(f, "%02x", key[b]);
-        fputc('\n', f);
-    }
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* Runs COMMAND and reads one "NODES NS" line per node set into OUT. */
-static int read_costs(const char *command, double out[NODE_SETS])
-{
-    FILE *p = popen(command, "r");
-    if (p == NULL)
-        return -1;
-    size_t nodes;
-    double ns;
-    while (fscanf(p, "%zu %lf", &nodes, &ns) == 2) {
-        for (int n = 0; n < NODE_SETS; n++) {
-            if (node_counts[n] == nodes)
-                out[n] = ns;
-        }
-    }
-    return pclose(p) == 0 ? 0 : -1;
-}
 
 /* Dalli's client ring over node_address()'s servers: ns per key of the continuum
  * search that Ring#server_for_key makes before its alive? check. */
@@ -163,8 +102,9 @@ static void run_dalli(const char *keys_path)
     }
     char command[1024];
     snprintf(command, sizeof(command), "ruby /tmp/ringbench-dalli.rb %s %zu %zu %zu",
-             keys_path, node_counts[0], node_counts[1], node_counts[2]);
-    if (read_costs(command, library_cost[SUBJECT_DALLI]) != 0)
+             keys_path, library_node_counts[0], library_node_counts[1],
+             library_node_counts[2]);
+    if (library_costs_read(command, library_cost[SUBJECT_DALLI]) != 0)
         snprintf(note, 160, "its run failed");
     unlink("/tmp/ringbench-dalli.rb");
 }
@@ -197,8 +137,8 @@ static void run_groupcache(const char *keys_path)
              directory, directory, directory);
     ok = ok && system(command) == 0;
     snprintf(command, sizeof(command), "%s/bench %s %zu %zu %zu", directory, keys_path,
-             node_counts[0], node_counts[1], node_counts[2]);
-    if (!ok || read_costs(command, library_cost[SUBJECT_GROUPCACHE]) != 0)
+             library_node_counts[0], library_node_counts[1], library_node_counts[2]);
+    if (!ok || library_costs_read(command, library_cost[SUBJECT_GROUPCACHE]) != 0)
         snprintf(note, 160, "its build or run failed");
     snprintf(command, sizeof(command), "rm -rf %s", directory);
     if (system(command) != 0)
@@ -216,7 +156,7 @@ static int run(const struct config *cfg, const struct keyset *cold)
     for (int n = 0; n < NODE_SETS; n++) {
         for (int s = 0; s < SUBJECTS; s++) {
             shmring_nodeset_t *set;
-            if (nodeset_make(subjects[s], node_counts[n], &set) != 0)
+            if (nodeset_make(subjects[s], library_node_counts[n], &set) != 0)
                 return -1;
             shmring_params_t params;
             shmring_nodeset_params(set, &params);
@@ -230,15 +170,15 @@ static int run(const struct config *cfg, const struct keyset *cold)
                 return -1;
             size_t count = cfg->quick ? LOOKUP_KEYS / 10 : LOOKUP_KEYS;
             count = count < available ? count : available;
-            cost[s][n] = time_lookups(snapshot, cold, count);
+            cost[s][n] = snapshot_id_lookup_ns(snapshot, cold, count);
             shmring_snapshot_free(snapshot);
         }
     }
-    char keys_path[64];
+    char keys_path[KEYS_PATH_SIZE];
     size_t library_keys = LIBRARY_KEYS < available ? LIBRARY_KEYS : available;
     if (cfg->quick)
         library_keys /= 10;
-    if (write_keys(cold, library_keys, keys_path) != 0) {
+    if (keys_file_write(cold, library_keys, keys_path) != 0) {
         fail("cannot write the libraries' keys");
         return -1;
     }
@@ -248,20 +188,6 @@ static int run(const struct config *cfg, const struct keyset *cold)
     return 0;
 }
 
-static void print_row(const char *label, const double *values, const double *baseline)
-{
-    printf("%-28s", label);
-    for (int n = 0; n < NODE_SETS; n++) {
-        if (isnan(values[n]))
-            printf("%24s", "-");
-        else if (baseline == NULL)
-            printf("%16.1f ns     ", values[n]);
-        else
-            printf("%12.1f ns %7.1fx", values[n], values[n] / baseline[n]);
-    }
-    printf("\n");
-}
-
 static void print(const struct config *cfg)
 {
     (void)cfg;
@@ -269,15 +195,16 @@ static void print(const struct config *cfg)
            "row named\n");
     printf("%-28s", "nodes");
     for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", node_counts[n]);
+        printf("%24zu", library_node_counts[n]);
     printf("\n");
-    print_row("dalli", cost[SUBJECT_DALLI], NULL);
-    print_row("Dalli, Ruby (x dalli)", library_cost[SUBJECT_DALLI], cost[SUBJECT_DALLI]);
+    library_row_print(28, "dalli", cost[SUBJECT_DALLI], NULL);
+    library_row_print(28, "Dalli, Ruby (x dalli)", library_cost[SUBJECT_DALLI],
+                      cost[SUBJECT_DALLI]);
     if (library_note[SUBJECT_DALLI][0] != '\0')
         printf("  Dalli: %s\n", library_note[SUBJECT_DALLI]);
-    print_row("groupcache (50 replicas)", cost[SUBJECT_GROUPCACHE], NULL);
-    print_row("groupcache, Go (x ours)", library_cost[SUBJECT_GROUPCACHE],
-              cost[SUBJECT_GROUPCACHE]);
+    library_row_print(28, "groupcache (50 replicas)", cost[SUBJECT_GROUPCACHE], NULL);
+    library_row_print(28, "groupcache, Go (x ours)", library_cost[SUBJECT_GROUPCACHE],
+                      cost[SUBJECT_GROUPCACHE]);
     if (library_note[SUBJECT_GROUPCACHE][0] != '\0')
         printf("  groupcache: %s\n", library_note[SUBJECT_GROUPCACHE]);
 }
@@ -289,8 +216,8 @@ static void json(const struct config *cfg, json_t *root)
     for (int n = 0; n < NODE_SETS; n++) {
         json_array_append_new(
             array,
-            json_pack("{sIsosososo}", "nodes", (json_int_t)node_counts[n], "dalli_ns",
-                      json_number(cost[SUBJECT_DALLI][n]), "dalli_ruby_ns",
+            json_pack("{sIsosososo}", "nodes", (json_int_t)library_node_counts[n],
+                      "dalli_ns", json_number(cost[SUBJECT_DALLI][n]), "dalli_ruby_ns",
                       json_number(library_cost[SUBJECT_DALLI][n]), "groupcache_ns",
                       json_number(cost[SUBJECT_GROUPCACHE][n]), "groupcache_go_ns",
                       json_number(library_cost[SUBJECT_GROUPCACHE][n])));

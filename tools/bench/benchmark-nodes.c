@@ -15,10 +15,9 @@
 
 #include "ringbench.h"
 
-enum { NODE_SETS = 3, SUBJECTS = 3 };
+enum { NODE_SETS = LIBRARY_NODE_SETS, SUBJECTS = 3 };
 enum subject { SUBJECT_RING, SUBJECT_RENDEZVOUS, SUBJECT_JUMP };
 
-static const size_t node_counts[NODE_SETS] = {10, 100, 500};
 static const shmring_algorithm_t subjects[SUBJECTS] = {
     SHMRING_ALGORITHM_RING, SHMRING_ALGORITHM_RENDEZVOUS, SHMRING_ALGORITHM_JUMP};
 
@@ -28,74 +27,12 @@ static const shmring_algorithm_t subjects[SUBJECTS] = {
 #define LOOKUP_KEYS 100000
 #define PYMEMCACHE_EVALUATIONS 300000
 #define GUAVA_KEYS 200000
-#define PASSES 5
 
 /* ns per lookup; NAN where not measured. */
 static double cost[SUBJECTS][NODE_SETS];
 static double pymemcache_cost[NODE_SETS];
 static double guava_cost[NODE_SETS];
 static char pymemcache_note[160], guava_note[160];
-
-/* The best of PASSES passes over COUNT keys, in ns per lookup. */
-static double time_lookups(const shmring_snapshot_t *snapshot, const struct keyset *keys,
-                           size_t count)
-{
-    double best = INFINITY;
-    for (int pass = 0; pass < PASSES; pass++) {
-        uint64_t sum = 0;
-        double start = now_seconds();
-        for (size_t i = 0; i < count; i++) {
-            uint32_t id = 0;
-            if (shmring_snapshot_lookup_id(snapshot, key_at(keys, i), keys->length[i],
-                                           &id) != 0)
-                return NAN;
-            sum += id;
-        }
-        double ns = (now_seconds() - start) * 1e9 / (double)count;
-        sink += sum;
-        best = ns < best ? ns : best;
-    }
-    return best;
-}
-
-/* Writes the first COUNT keys, one a line in hexadecimal, to a new file at PATH. */
-static int write_keys(const struct keyset *keys, size_t count, char *path)
-{
-    strcpy(path, "/tmp/ringbench-keys-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    for (size_t i = 0; i < count; i++) {
-        const uint8_t *key = key_at(keys, i);
-        for (size_t b = 0; b < keys->length[i]; b++)
-            fprintf(f, "%02x", key[b]);
-        fputc('\n', f);
-    }
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* Runs COMMAND and reads one "NODES NS" line per node set into OUT. */
-static int read_costs(const char *command, double out[NODE_SETS])
-{
-    FILE *p = popen(command, "r");
-    if (p == NULL)
-        return -1;
-    size_t nodes;
-    double ns;
-    while (fscanf(p, "%zu %lf", &nodes, &ns) == 2) {
-        for (int n = 0; n < NODE_SETS; n++) {
-            if (node_counts[n] == nodes)
-                out[n] = ns;
-        }
-    }
-    return pclose(p) == 0 ? 0 : -1;
-}
 
 /* pymemcache's HashClient over node_address()'s servers, on the keys of KEYS_PATH as
  * strs (surrogate escapes for bytes that are not UTF-8): ns per get_node(). */
@@ -158,8 +95,9 @@ static void run_pymemcache(const char *keys_path, int evaluations)
     }
     snprintf(command, sizeof(command),
              "/usr/bin/python3 /tmp/ringbench-pymemcache.py %s %d %zu %zu %zu", keys_path,
-             evaluations, node_counts[0], node_counts[1], node_counts[2]);
-    if (read_costs(command, pymemcache_cost) != 0)
+             evaluations, library_node_counts[0], library_node_counts[1],
+             library_node_counts[2]);
+    if (library_costs_read(command, pymemcache_cost) != 0)
         snprintf(pymemcache_note, sizeof(pymemcache_note), "its run failed");
     unlink("/tmp/ringbench-pymemcache.py");
 }
@@ -188,8 +126,9 @@ static void run_guava(const char *keys_path)
     ok = ok && system(command) == 0;
     snprintf(command, sizeof(command),
              "java -cp /usr/share/java/guava.jar:%s RingbenchJump %s %zu %zu %zu",
-             directory, keys_path, node_counts[0], node_counts[1], node_counts[2]);
-    if (!ok || read_costs(command, guava_cost) != 0)
+             directory, keys_path, library_node_counts[0], library_node_counts[1],
+             library_node_counts[2]);
+    if (!ok || library_costs_read(command, guava_cost) != 0)
         snprintf(guava_note, sizeof(guava_note), "its build or run failed");
     snprintf(command, sizeof(command), "rm -rf %s", directory);
     if (system(command) != 0)
@@ -208,7 +147,7 @@ static int run(const struct config *cfg, const struct keyset *cold)
     for (int n = 0; n < NODE_SETS; n++) {
         for (int s = 0; s < SUBJECTS; s++) {
             shmring_nodeset_t *set;
-            if (nodeset_make(subjects[s], node_counts[n], &set) != 0)
+            if (nodeset_make(subjects[s], library_node_counts[n], &set) != 0)
                 return -1;
             shmring_snapshot_t *snapshot;
             int err = snapshot_make(set, &snapshot);
@@ -216,20 +155,20 @@ static int run(const struct config *cfg, const struct keyset *cold)
             if (err != 0)
                 return -1;
             size_t count = s == SUBJECT_RENDEZVOUS
-                               ? RENDEZVOUS_EVALUATIONS / node_counts[n]
+                               ? RENDEZVOUS_EVALUATIONS / library_node_counts[n]
                                : LOOKUP_KEYS;
             if (cfg->quick)
                 count /= 10;
             count = count < available ? count : available;
-            cost[s][n] = time_lookups(snapshot, cold, count);
+            cost[s][n] = snapshot_id_lookup_ns(snapshot, cold, count);
             shmring_snapshot_free(snapshot);
         }
     }
-    char keys_path[64];
+    char keys_path[KEYS_PATH_SIZE];
     size_t library_keys = GUAVA_KEYS < available ? GUAVA_KEYS : available;
     if (cfg->quick)
         library_keys /= 10;
-    if (write_keys(cold, library_keys, keys_path) != 0) {
+    if (keys_file_write(cold, library_keys, keys_path) != 0) {
         fail("cannot write the libraries' keys");
         return -1;
     }
@@ -240,20 +179,6 @@ static int run(const struct config *cfg, const struct keyset *cold)
     return 0;
 }
 
-static void print_row(const char *label, const double *values, const double *baseline)
-{
-    printf("%-28s", label);
-    for (int n = 0; n < NODE_SETS; n++) {
-        if (isnan(values[n]))
-            printf("%24s", "-");
-        else if (baseline == NULL)
-            printf("%16.1f ns     ", values[n]);
-        else
-            printf("%12.1f ns %7.1fx", values[n], values[n] / baseline[n]);
-    }
-    printf("\n");
-}
-
 static void print(const struct config *cfg)
 {
     (void)cfg;
@@ -261,15 +186,17 @@ static void print(const struct config *cfg)
            "named\n");
     printf("%-28s", "nodes");
     for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", node_counts[n]);
+        printf("%24zu", library_node_counts[n]);
     printf("\n");
-    print_row("ring", cost[SUBJECT_RING], NULL);
-    print_row("rendezvous (x ring)", cost[SUBJECT_RENDEZVOUS], cost[SUBJECT_RING]);
-    print_row("jump (x ring)", cost[SUBJECT_JUMP], cost[SUBJECT_RING]);
-    print_row("pymemcache (x rendezvous)", pymemcache_cost, cost[SUBJECT_RENDEZVOUS]);
+    library_row_print(28, "ring", cost[SUBJECT_RING], NULL);
+    library_row_print(28, "rendezvous (x ring)", cost[SUBJECT_RENDEZVOUS],
+                      cost[SUBJECT_RING]);
+    library_row_print(28, "jump (x ring)", cost[SUBJECT_JUMP], cost[SUBJECT_RING]);
+    library_row_print(28, "pymemcache (x rendezvous)", pymemcache_cost,
+                      cost[SUBJECT_RENDEZVOUS]);
     if (pymemcache_note[0] != '\0')
         printf("  pymemcache: %s\n", pymemcache_note);
-    print_row("Guava (x jump)", guava_cost, cost[SUBJECT_JUMP]);
+    library_row_print(28, "Guava (x jump)", guava_cost, cost[SUBJECT_JUMP]);
     if (guava_note[0] != '\0')
         printf("  Guava: %s\n", guava_note);
 }
@@ -281,8 +208,8 @@ static void json(const struct config *cfg, json_t *root)
     for (int n = 0; n < NODE_SETS; n++) {
         json_array_append_new(
             array,
-            json_pack("{sIsosososososo}", "nodes", (json_int_t)node_counts[n], "ring_ns",
-                      json_number(cost[SUBJECT_RING][n]), "rendezvous_ns",
+            json_pack("{sIsosososososo}", "nodes", (json_int_t)library_node_counts[n],
+                      "ring_ns", json_number(cost[SUBJECT_RING][n]), "rendezvous_ns",
                       json_number(cost[SUBJECT_RENDEZVOUS][n]), "jump_ns",
                       json_number(cost[SUBJECT_JUMP][n]), "pymemcache_ns",
                       json_number(pymemcache_cost[n]), "guava_ns",

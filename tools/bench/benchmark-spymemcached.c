@@ -15,14 +15,12 @@
 
 #include "ringbench.h"
 
-enum { NODE_SETS = 3, HASHES = 2 };
+enum { NODE_SETS = LIBRARY_NODE_SETS, HASHES = 2 };
 
-static const size_t node_counts[NODE_SETS] = {10, 100, 500};
 static const shmring_hash_t hashes[HASHES] = {SHMRING_HASH_MD5, SHMRING_HASH_NATIVE};
 static const char *const java_hashes[HASHES] = {"KETAMA_HASH", "NATIVE_HASH"};
 
 #define KEYS 200000
-#define PASSES 5
 #define JAR "/usr/share/java/spymemcached.jar"
 
 /* ns per lookup; NAN where not measured. */
@@ -59,12 +57,12 @@ static int text_keys_make(const struct keyset *cold, size_t count, struct text_k
     return 0;
 }
 
-/* The best of PASSES passes over the keys, in ns per lookup. */
+/* The best of LIBRARY_PASSES passes over the keys, in ns per lookup. */
 static double time_lookups(const shmring_snapshot_t *snapshot,
                            const struct text_keys *keys)
 {
     double best = INFINITY;
-    for (int pass = 0; pass < PASSES; pass++) {
+    for (int pass = 0; pass < LIBRARY_PASSES; pass++) {
         uint64_t sum = 0;
         double start = now_seconds();
         for (size_t i = 0; i < keys->count; i++) {
@@ -138,7 +136,7 @@ static int read_costs(const char *command)
     while (fscanf(p, "%31s %zu %lf", hash, &nodes, &ns) == 3) {
         for (int h = 0; h < HASHES; h++) {
             for (int n = 0; n < NODE_SETS; n++) {
-                if (strcmp(hash, java_hashes[h]) == 0 && node_counts[n] == nodes)
+                if (strcmp(hash, java_hashes[h]) == 0 && library_node_counts[n] == nodes)
                     library_cost[h][n] = ns;
             }
         }
@@ -178,7 +176,7 @@ static void run_library(const struct text_keys *keys)
     for (int h = 0; h < HASHES; h++) {
         for (int n = 0; n < NODE_SETS; n++)
             length += snprintf(command + length, sizeof(command) - (size_t)length,
-                               " %s:%zu", java_hashes[h], node_counts[n]);
+                               " %s:%zu", java_hashes[h], library_node_counts[n]);
     }
     if (!ok || read_costs(command) != 0)
         snprintf(library_note, sizeof(library_note), "its build or run failed");
@@ -204,7 +202,8 @@ static int run(const struct config *cfg, const struct keyset *cold)
     for (int h = 0; h < HASHES; h++) {
         for (int n = 0; n < NODE_SETS; n++) {
             shmring_nodeset_t *set;
-            if (nodeset_make(SHMRING_ALGORITHM_SPYMEMCACHED, node_counts[n], &set) != 0)
+            if (nodeset_make(SHMRING_ALGORITHM_SPYMEMCACHED, library_node_counts[n],
+                             &set) != 0)
                 return -1;
             shmring_params_t params;
             shmring_nodeset_params(set, &params);
@@ -226,20 +225,6 @@ static int run(const struct config *cfg, const struct keyset *cold)
     return 0;
 }
 
-static void print_row(const char *label, const double *values, const double *baseline)
-{
-    printf("%-32s", label);
-    for (int n = 0; n < NODE_SETS; n++) {
-        if (isnan(values[n]))
-            printf("%24s", "-");
-        else if (baseline == NULL)
-            printf("%16.1f ns     ", values[n]);
-        else
-            printf("%12.1f ns %7.1fx", values[n], values[n] / baseline[n]);
-    }
-    printf("\n");
-}
-
 static void print(const struct config *cfg)
 {
     (void)cfg;
@@ -247,12 +232,12 @@ static void print(const struct config *cfg)
            "the row named\n");
     printf("%-32s", "nodes");
     for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", node_counts[n]);
+        printf("%24zu", library_node_counts[n]);
     printf("\n");
-    print_row("spymemcached md5", cost[0], NULL);
-    print_row("spymemcached native", cost[1], NULL);
-    print_row("KETAMA_HASH locator (x md5)", library_cost[0], cost[0]);
-    print_row("NATIVE_HASH locator (x native)", library_cost[1], cost[1]);
+    library_row_print(32, "spymemcached md5", cost[0], NULL);
+    library_row_print(32, "spymemcached native", cost[1], NULL);
+    library_row_print(32, "KETAMA_HASH locator (x md5)", library_cost[0], cost[0]);
+    library_row_print(32, "NATIVE_HASH locator (x native)", library_cost[1], cost[1]);
     if (library_note[0] != '\0')
         printf("  spymemcached: %s\n", library_note);
 }
@@ -263,11 +248,11 @@ static void json(const struct config *cfg, json_t *root)
     json_t *array = json_array();
     for (int n = 0; n < NODE_SETS; n++) {
         json_array_append_new(
-            array,
-            json_pack("{sIsosososo}", "nodes", (json_int_t)node_counts[n], "md5_ns",
-                      json_number(cost[0][n]), "native_ns", json_number(cost[1][n]),
-                      "library_md5_ns", json_number(library_cost[0][n]),
-                      "library_native_ns", json_number(library_cost[1][n])));
+            array, json_pack("{sIsosososo}", "nodes", (json_int_t)library_node_counts[n],
+                             "md5_ns", json_number(cost[0][n]), "native_ns",
+                             json_number(cost[1][n]), "library_md5_ns",
+                             json_number(library_cost[0][n]), "library_native_ns",
+                             json_number(library_cost[1][n])));
     }
     json_object_set_new(root, "spymemcached", array);
 }

@@ -408,6 +408,28 @@ void print_targets(const struct verdicts *all);
 json_t *json_comparisons(const struct figures *all);
 json_t *json_targets(const struct verdicts *all);
 
+/* ---- Libraries timed in their own runtime (library_runs.c) -------------------- */
+
+/* The node counts those benchmarks measure, and the passes whose best they keep. */
+enum { LIBRARY_NODE_SETS = 3, LIBRARY_PASSES = 5 };
+extern const size_t library_node_counts[LIBRARY_NODE_SETS];
+#define KEYS_PATH_SIZE 64
+
+/* The best of LIBRARY_PASSES passes of id lookups of the first COUNT keys on SNAPSHOT,
+ * in ns per lookup; NAN if a lookup fails. */
+double snapshot_id_lookup_ns(const shmring_snapshot_t *snapshot,
+                             const struct keyset *keys, size_t count);
+/* Writes the first COUNT keys, one a line in hexadecimal, to a new file whose name it
+ * puts in PATH (the caller unlinks it). */
+int keys_file_write(const struct keyset *keys, size_t count, char path[KEYS_PATH_SIZE]);
+/* Runs COMMAND and reads its "NODES NS" lines into OUT, at the index of each node
+ * count; 0, or -1 if it could not run or did not exit 0. */
+int library_costs_read(const char *command, double out[LIBRARY_NODE_SETS]);
+/* A table row: LABEL, then each node count's figure, with its ratio to BASELINE's
+ * when BASELINE is not NULL ("-" for a figure not measured). */
+void library_row_print(int label_width, const char *label, const double *values,
+                       const double *baseline);
+
 /* ---- Benchmarks (benchmark-*.c, listed in benchmark-list.h) ------------------- */
 
 struct benchmark {
