@@ -433,12 +433,185 @@ static double moved_run(const char *ring, uint32_t percent)
     return share;
 }
 
+/*
+ * The order in which a full first candidate hands on its request: the key's ring walk
+ * (the next distinct nodes clockwise, what shmring_acquire() does, as the paper and
+ * HAProxy) against random jumps (Envoy's hash_balance_factor, after arXiv:1908.08762:
+ * attempt i looks the key up again hashed with i, the owner of a fresh random point,
+ * so that one full node's overflow spreads over the ring instead of cascading onto its
+ * neighbours). The library has one order; both are simulated here, in one process,
+ * on the same snapshot and the same seeded stream: 128 requests in flight over 20
+ * nodes (as the workers hold), exponential holds, the request that ends first
+ * replaced by the next of the stream, capacities as shmring_acquire() computes them.
+ */
+enum order { ORDER_WALK, ORDER_JUMPS, ORDERS };
+static const char *const order_names[ORDERS] = {"ring walk", "random jumps"};
+
+struct order_result {
+    double peak;         /* the peak of max in flight / mean, after the warm-up */
+    double first_share;  /* requests that their first candidate took */
+    double tried_mean;   /* candidates tried per request */
+    double tried_over_4; /* requests that tried more than 4 */
+    uint32_t tried_max;
+    double moved_share; /* requests sent elsewhere once a 21st node is added */
+};
+
+static struct order_result order_results[ZIPF_COUNT][FACTORS][ORDERS];
+
+#define ORDER_HELD (BOUNDED_WORKERS * IN_FLIGHT_PER_WORKER)
+#define ORDER_ATTEMPTS 64
+
+/* The node for KEY among NODES (ids 0 to NODES - 1) with LOAD in flight, TOTAL in
+ * all, in ORDER; *TRIED is how many candidates it tried. */
+static uint32_t order_choose(const shmring_snapshot_t *snapshot, enum order order,
+                             const char *key, size_t len, const uint32_t *load,
+                             uint32_t total, uint32_t nodes, uint32_t percent,
+                             uint32_t *tried)
+{
+    uint64_t capacity =
+        ((uint64_t)percent * (total + 1) + 100u * nodes - 1) / (100u * nodes);
+    uint32_t first = 0;
+    if (shmring_snapshot_lookup_id(snapshot, key, len, &first) != 0)
+        return 0;
+    *tried = 1;
+    if (load[first] < capacity)
+        return first;
+    uint32_t least = first;
+    bool seen[BOUNDED_NODES + 1] = {false};
+    seen[first] = true;
+    if (order == ORDER_WALK) {
+        shmring_node_t candidates[BOUNDED_NODES + 1];
+        int count = shmring_snapshot_lookup_n(snapshot, key, len, candidates, nodes);
+        for (int i = 1; i < count; i++) {
+            uint32_t id = candidates[i].id;
+            *tried = (uint32_t)i + 1;
+            if (load[id] < capacity)
+                return id;
+            least = load[id] < load[least] ? id : least;
+        }
+        return least;
+    }
+    uint32_t distinct = 1;
+    for (uint32_t attempt = 1; attempt < ORDER_ATTEMPTS && distinct < nodes; attempt++) {
+        char again[48];
+        size_t again_len =
+            (size_t)snprintf(again, sizeof(again), "%.*s#%u", (int)len, key, attempt);
+        uint32_t id = 0;
+        if (shmring_snapshot_lookup_id(snapshot, again, again_len, &id) != 0 || seen[id])
+            continue;
+        seen[id] = true;
+        *tried = ++distinct;
+        if (load[id] < capacity)
+            return id;
+        least = load[id] < load[least] ? id : least;
+    }
+    return least;
+}
+
+/* Runs STREAM requests of the ranks in RANKS on NODES nodes in ORDER; fills *out's
+ * load figures and, when CHOSEN is not NULL, the node of each request. */
+static int order_run(const size_t *ranks, size_t stream, uint32_t nodes, enum order order,
+                     uint32_t percent, struct order_result *out, uint32_t *chosen,
+                     const uint32_t *before)
+{
+    shmring_nodeset_t *set;
+    if (nodeset_make(SHMRING_ALGORITHM_RING, nodes, &set) != 0)
+        return -1;
+    shmring_snapshot_t *snapshot;
+    int err = snapshot_make(set, &snapshot);
+    shmring_nodeset_free(set);
+    if (err != 0)
+        return -1;
+    uint64_t state = SEED ^ UINT64_C(0x0de5);
+    double until[ORDER_HELD];
+    uint32_t node_of[ORDER_HELD];
+    uint32_t load[BOUNDED_NODES + 1] = {0};
+    uint32_t total = 0;
+    size_t warmup = stream / 10, first = 0, over_4 = 0, moved = 0;
+    uint64_t tried_sum = 0;
+    double now = 0.0, peak = 0.0;
+    uint32_t tried_max = 0;
+    for (size_t i = 0; i < stream; i++) {
+        size_t slot = i;
+        if (i >= ORDER_HELD) {
+            slot = 0;
+            for (size_t h = 1; h < ORDER_HELD; h++)
+                slot = until[h] < until[slot] ? h : slot;
+            now = until[slot];
+            load[node_of[slot]]--;
+            total--;
+        }
+        char key[32];
+        size_t len = (size_t)snprintf(key, sizeof(key), "k%zu", ranks[i]);
+        uint32_t tried = 1;
+        uint32_t node =
+            order_choose(snapshot, order, key, len, load, total, nodes, percent, &tried);
+        load[node]++;
+        total++;
+        node_of[slot] = node;
+        until[slot] = now - log(uniform(&state)) * HOLD_MEAN_NS;
+        if (chosen != NULL)
+            chosen[i] = node;
+        if (before != NULL)
+            moved += before[i] != node;
+        if (i < warmup)
+            continue;
+        uint32_t busiest = 0;
+        for (uint32_t n = 0; n < nodes; n++)
+            busiest = load[n] > busiest ? load[n] : busiest;
+        double ratio = busiest * (double)nodes / total;
+        peak = ratio > peak ? ratio : peak;
+        first += tried == 1;
+        over_4 += tried > 4;
+        tried_sum += tried;
+        tried_max = tried > tried_max ? tried : tried_max;
+    }
+    shmring_snapshot_free(snapshot);
+    size_t counted = stream - warmup;
+    if (before != NULL) {
+        out->moved_share = (double)moved / (double)stream;
+        return 0;
+    }
+    out->peak = peak;
+    out->first_share = (double)first / (double)counted;
+    out->tried_mean = (double)tried_sum / (double)counted;
+    out->tried_over_4 = (double)over_4 / (double)counted;
+    out->tried_max = tried_max;
+    return 0;
+}
+
+/* Both orders, for the current Zipf exponent Z and every factor. */
+static int orders_run(int z, size_t stream)
+{
+    uint64_t state = SEED + (uint64_t)z;
+    size_t *ranks = malloc(stream * sizeof(*ranks));
+    uint32_t *chosen = malloc(stream * sizeof(*chosen));
+    int err = ranks != NULL && chosen != NULL ? 0 : -1;
+    for (size_t i = 0; err == 0 && i < stream; i++)
+        ranks[i] = zipf_rank(&state);
+    for (int f = 0; err == 0 && f < FACTORS; f++) {
+        for (int o = 0; err == 0 && o < ORDERS; o++) {
+            struct order_result *out = &order_results[z][f][o];
+            err = order_run(ranks, stream, BOUNDED_NODES, (enum order)o,
+                            factor_percent[f], out, chosen, NULL);
+            if (err == 0)
+                err = order_run(ranks, stream, BOUNDED_NODES + 1, (enum order)o,
+                                factor_percent[f], out, NULL, chosen);
+        }
+    }
+    free(ranks);
+    free(chosen);
+    return err;
+}
+
 static int run(const struct config *cfg, const struct keyset *cold)
 {
     const char *ring = scratch_ring(RING_BOUNDED);
     double seconds = cfg->quick ? 1.0 : 4.0;
     for (int z = 0; z < ZIPF_COUNT; z++) {
         if (zipf_prepare(zipf_s[z]) != 0)
+            return -1;
+        if (orders_run(z, cfg->quick ? 50000 : 400000) != 0)
             return -1;
         for (int f = 0; f < FACTORS; f++) {
             if (ring_prepare(ring, BOUNDED_NODES, factor_percent[f]) != 0)
@@ -504,6 +677,25 @@ static void print(const struct config *cfg)
            cost_lease_ns[0], cost_lookup_ns[0], cost_lease_ns[0] / cost_lookup_ns[0],
            BOUNDED_WORKERS, cost_lease_ns[1], cost_lookup_ns[1],
            cost_lease_ns[1] / cost_lookup_ns[1]);
+    printf(
+        "\n10b. Overflow order, simulated in one process on one snapshot and one seeded "
+        "stream: %d requests in flight\n     over %d nodes, exponential holds; moved: "
+        "requests sent elsewhere once a 21st node is added\n",
+        ORDER_HELD, BOUNDED_NODES);
+    printf("%-6s %-5s %-13s %12s %12s %14s %10s %10s %8s\n", "zipf s", "c", "order",
+           "peak max/avg", "first share", "tried/request", "tried > 4", "most tried",
+           "moved");
+    for (int z = 0; z < ZIPF_COUNT; z++) {
+        for (int f = 0; f < FACTORS; f++) {
+            for (int o = 0; o < ORDERS; o++) {
+                const struct order_result *r = &order_results[z][f][o];
+                printf("%-6.2f %-5.2f %-13s %12.3f %12.3f %14.3f %10.4f %10u %8.4f\n",
+                       zipf_s[z], factor_percent[f] / 100.0, order_names[o], r->peak,
+                       r->first_share, r->tried_mean, r->tried_over_4, r->tried_max,
+                       r->moved_share);
+            }
+        }
+    }
     /* The plot's data: max/avg every 2 ms for s = 0.99, c = 1.25. */
     FILE *tsv = fopen("bounded-loads.tsv", "w");
     if (tsv != NULL) {
@@ -558,6 +750,26 @@ static void json(const struct config *cfg, json_t *root)
                                         json_real(factor_percent[f] / 100.0),
                                         "moved_share", json_number(moved_share[f])));
     json_object_set_new(root, "bounded_moved", moved);
+    json_t *orders = json_array();
+    for (int z = 0; z < ZIPF_COUNT; z++) {
+        for (int f = 0; f < FACTORS; f++) {
+            for (int o = 0; o < ORDERS; o++) {
+                const struct order_result *r = &order_results[z][f][o];
+                json_array_append_new(
+                    orders,
+                    json_pack("{sososssosososososo}", "zipf_s", json_real(zipf_s[z]),
+                              "balance_factor", json_real(factor_percent[f] / 100.0),
+                              "order", order_names[o], "peak_max_over_avg",
+                              json_number(r->peak), "first_share",
+                              json_number(r->first_share), "tried_mean",
+                              json_number(r->tried_mean), "tried_over_4_share",
+                              json_number(r->tried_over_4), "tried_max",
+                              json_integer(r->tried_max), "moved_share",
+                              json_number(r->moved_share)));
+            }
+        }
+    }
+    json_object_set_new(root, "bounded_order", orders);
     json_object_set_new(root, "bounded_cost",
                         json_pack("{sosososo}", "lookup_ns_1",
                                   json_number(cost_lookup_ns[0]), "lease_ns_1",
