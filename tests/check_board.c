@@ -1014,6 +1014,23 @@ START_TEST(test_ringctl)
                                   "flight, 0 workers\n"),
                   "unexpected output");
     test_run_free(&r);
+    /* "board none" removes the board: leases become plain lookups, counted nowhere,
+     * and show names no board. */
+    EXPECT(2, "",
+           "ringctl: error: board none takes no --balance-factor: a ring without a "
+           "board has no balance factor\n",
+           "-r", name, "board", "none", "--balance-factor", "2");
+    RUN(&r, "-r", name, "board", "none");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "");
+    test_run_free(&r);
+    RUN(&r, "-r", name, "show");
+    ck_assert_msg(!contains(r.out, "load board:"), "unexpected output");
+    test_run_free(&r);
+    shmring_lease_t plain;
+    ck_assert_int_eq(shmring_acquire(handle, "k", 1, &plain), 0);
+    ck_assert_uint_eq(plain.counted, 0);
+    ck_assert_int_eq(shmring_release(handle, &plain), 0);
     shmring_close(handle);
     RUN(&r, "-r", name, "destroy");
     ck_assert_int_eq(r.status, 0);

@@ -86,6 +86,8 @@ expect "" --dir "$directory" -r cache add ""
 # import: a format, then a file; --upstream, --pool and --backend take a name.
 expect "haproxy libketama nginx twemproxy" import ""
 expect "twemproxy" import t
+# board: the groups, and none (which removes the board).
+expect "none" board non
 expect "$directory/unrelated" import nginx "$directory/unr"
 expect "" import nginx --upstream ""
 expect "--backend --dir --help --json --pool --ring --upstream --version" import nginx f --

@@ -172,7 +172,7 @@ _ringctl() {
         ;;
     board)
         if ((arguments == 0)); then
-            COMPREPLY=($(compgen -g -- "$cur"))
+            COMPREPLY=($(compgen -g -W none -- "$cur"))
             return
         fi
         ;;

@@ -1,6 +1,8 @@
-/* ringctl board: give a ring a load board for bounded-load leases, or change its
- * balance factor (docs/bounded-loads.md); also what init and load do with
- * --workers-group and --balance-factor. */
+/* ringctl board: give a ring a load board for bounded-load leases, change its
+ * balance factor, or remove the board (docs/bounded-loads.md); also what init and
+ * load do with --workers-group and --balance-factor. */
+#include <string.h>
+
 #include "ringctl.h"
 
 int ringctl_board_apply(struct ringctl *ctl, bool with_group, bool with_factor,
@@ -29,8 +31,31 @@ int ringctl_board_apply(struct ringctl *ctl, bool with_group, bool with_factor,
     return EXIT_OK;
 }
 
+/* "board none": the ring's leases become plain lookups, and the board's segment and
+ * file go. */
+static int board_remove(struct ringctl *ctl)
+{
+    if (ctl->given & OPTION(BALANCE_FACTOR))
+        return ringctl_fail(EXIT_USAGE, "board none takes no --balance-factor: a ring "
+                                        "without a board has no balance factor");
+    if (ctl->dry_run)
+        return EXIT_OK;
+    ctl->writing = true;
+    shmring_writer_t *w;
+    int err = shmring_writer_open(ctl->ring, 0, &ctl->writer, &w);
+    if (err != 0)
+        return ringctl_library_failure("open", ctl, err);
+    err = shmring_writer_remove_board(w);
+    shmring_writer_close(w);
+    if (err != 0)
+        return ringctl_library_failure("remove the load board of", ctl, err);
+    return EXIT_OK;
+}
+
 int ringctl_cmd_board(struct ringctl *ctl)
 {
+    if (strcmp(ctl->args[0], "none") == 0)
+        return board_remove(ctl);
     int status = ringctl_parse_group(ctl->args[0], &ctl->workers_group);
     if (status != EXIT_OK)
         return status;

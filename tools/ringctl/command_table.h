@@ -24,10 +24,12 @@ COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
                    "ring (mode 0644) if it does not exist",
         .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE | OPTION(BALANCE_FACTOR),
         .names_ring = true)
-COMMAND(board, .group = GROUP_CHANGE, .synopsis = {"board GROUP [--balance-factor C]"},
+COMMAND(board, .group = GROUP_CHANGE,
+        .synopsis = {"board GROUP [--balance-factor C]", "board none"},
         .summary = "give the ring a load board for bounded-load leases that GROUP (the "
                    "workers') may write, or change its balance factor; a board of "
-                   "another group is replaced, its counts starting at 0",
+                   "another group is replaced, its counts starting at 0; none removes "
+                   "the board (leases become plain lookups)",
         .min_args = 1, .max_args = 1, .options = OPTION(WAIT) | OPTION(BALANCE_FACTOR),
         .names_ring = true)
 COMMAND(add, .group = GROUP_CHANGE,
