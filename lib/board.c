@@ -44,9 +44,9 @@ size_t shmring__board_size(void)
 
 int shmring__board_record(const void *control, struct board_record *out)
 {
+    /* The control object is page-aligned and CONTROL_BOARD_OFFSET a multiple of 8. */
     const struct control_board *record =
-        (const struct control_board *)((const unsigned char *)control +
-                                       CONTROL_BOARD_OFFSET);
+        (const void *)((const unsigned char *)control + CONTROL_BOARD_OFFSET);
     /* Bounded: only the owner writes the record, and a writer killed while its
      * count is odd leaves it odd until the next change; then there is no board. */
     for (int attempt = 0; attempt < 1000; attempt++) {
@@ -69,12 +69,13 @@ int shmring__board_record(const void *control, struct board_record *out)
 
 static void board_layout(void *base, size_t size, int shmid, struct board *out)
 {
+    /* The segment is page-aligned and every offset keeps its part's alignment. */
     unsigned char *bytes = base;
     out->header = base;
-    out->slots = (struct board_slot *)(bytes + sizeof(struct board_header));
-    out->totals = (_Atomic uint32_t *)(bytes + totals_offset());
-    out->entries = (struct board_entry *)(bytes + entries_offset());
-    out->cells = (_Atomic uint32_t *)(bytes + cells_offset());
+    out->slots = (void *)(bytes + sizeof(struct board_header));
+    out->totals = (void *)(bytes + totals_offset());
+    out->entries = (void *)(bytes + entries_offset());
+    out->cells = (void *)(bytes + cells_offset());
     out->size = size;
     out->shmid = shmid;
 }

@@ -23,7 +23,8 @@
 
 static struct control_board *control_record(struct control_block *control)
 {
-    return (struct control_board *)((unsigned char *)control + CONTROL_BOARD_OFFSET);
+    /* The control object is page-aligned and CONTROL_BOARD_OFFSET a multiple of 8. */
+    return (void *)((unsigned char *)control + CONTROL_BOARD_OFFSET);
 }
 
 /* Rewrites the record: readers retry while the sequence count is odd. */
