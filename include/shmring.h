@@ -129,7 +129,7 @@ enum shmring_limits {
     XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)") \
     XX(ENODOWN, -1040, "this algorithm takes no down nodes (remove the node instead)")   \
     XX(EUNRESOLVED, -1041,                                                               \
-       "the algorithm hashes resolved addresses: give a host name's node a hash_key") \
+       "the algorithm hashes resolved addresses: give a host name's node a hash_key")    \
     XX(ELEASE, -1042, "lease already released, or never acquired")                       \
     XX(ENOBOARD, -1043, "ring has no load board (ringctl board GROUP adds one)")         \
     XX(EBOARD, -1044, "load board is damaged or not the ring owner's")                   \

@@ -30,7 +30,8 @@ static const struct benchmark *const benchmark_list[] = {
     &benchmark_lookup,  &benchmark_stream,  &benchmark_workers,
     &benchmark_publish, &benchmark_switch,  &benchmark_ringctl,
     &benchmark_balance, &benchmark_vnodes,  &benchmark_disruption,
-    &benchmark_nodes,   &benchmark_clients, &benchmark_spymemcached, &benchmark_bounded,
+    &benchmark_nodes,   &benchmark_clients, &benchmark_spymemcached,
+    &benchmark_bounded,
 #ifdef RINGBENCH_HAVE_SYNC
     &benchmark_sync,
 #endif
