@@ -193,10 +193,7 @@ static void print(const struct config *cfg)
     (void)cfg;
     printf("\n6c. Client libraries' rings: id lookups, in-process snapshot; x: over the "
            "row named\n");
-    printf("%-28s", "nodes");
-    for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", library_node_counts[n]);
-    printf("\n");
+    library_heading_print(28);
     library_row_print(28, "dalli", cost[SUBJECT_DALLI], NULL);
     library_row_print(28, "Dalli, Ruby (x dalli)", library_cost[SUBJECT_DALLI],
                       cost[SUBJECT_DALLI]);

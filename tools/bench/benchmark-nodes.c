@@ -184,10 +184,7 @@ static void print(const struct config *cfg)
     (void)cfg;
     printf("\n6b. Node algorithms: id lookups, in-process snapshot; x: over the row "
            "named\n");
-    printf("%-28s", "nodes");
-    for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", library_node_counts[n]);
-    printf("\n");
+    library_heading_print(28);
     library_row_print(28, "ring", cost[SUBJECT_RING], NULL);
     library_row_print(28, "rendezvous (x ring)", cost[SUBJECT_RENDEZVOUS],
                       cost[SUBJECT_RING]);

@@ -230,10 +230,7 @@ static void print(const struct config *cfg)
     (void)cfg;
     printf("\n6d. spymemcached: id lookups on text keys, in-process snapshot; x: over "
            "the row named\n");
-    printf("%-32s", "nodes");
-    for (int n = 0; n < NODE_SETS; n++)
-        printf("%24zu", library_node_counts[n]);
-    printf("\n");
+    library_heading_print(32);
     library_row_print(32, "spymemcached md5", cost[0], NULL);
     library_row_print(32, "spymemcached native", cost[1], NULL);
     library_row_print(32, "KETAMA_HASH locator (x md5)", library_cost[0], cost[0]);

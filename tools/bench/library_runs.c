@@ -72,6 +72,14 @@ int library_costs_read(const char *command, double out[LIBRARY_NODE_SETS])
     return pclose(p) == 0 ? 0 : -1;
 }
 
+void library_heading_print(int label_width)
+{
+    printf("%-*s", label_width, "nodes");
+    for (int n = 0; n < LIBRARY_NODE_SETS; n++)
+        printf("%24zu", library_node_counts[n]);
+    printf("\n");
+}
+
 void library_row_print(int label_width, const char *label, const double *values,
                        const double *baseline)
 {

@@ -425,6 +425,8 @@ int keys_file_write(const struct keyset *keys, size_t count, char path[KEYS_PATH
 /* Runs COMMAND and reads its "NODES NS" lines into OUT, at the index of each node
  * count; 0, or -1 if it could not run or did not exit 0. */
 int library_costs_read(const char *command, double out[LIBRARY_NODE_SETS]);
+/* A table's heading row: "nodes" and each node count. */
+void library_heading_print(int label_width);
 /* A table row: LABEL, then each node count's figure, with its ratio to BASELINE's
  * when BASELINE is not NULL ("-" for a figure not measured). */
 void library_row_print(int label_width, const char *label, const double *values,
