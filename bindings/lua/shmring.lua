@@ -21,8 +21,8 @@ local cdef = require "shmring.cdef"
 local table_new = require "table.new"
 
 local ffi_string, ffi_gc = ffi.string, ffi.gc
-local type, tostring, tonumber, setmetatable, error = type, tostring, tonumber,
-    setmetatable, error
+local type, tostring, tonumber, setmetatable, getmetatable, error, pcall = type,
+    tostring, tonumber, setmetatable, getmetatable, error, pcall
 local string_format, find = string.format, string.find
 local rawget, pairs, math_max = rawget, pairs, math.max
 
@@ -114,6 +114,7 @@ local ring_out_t = ffi.typeof("shmring_t *[1]")
 local options_t = ffi.typeof("shmring_open_options_t")
 local nodes_t = ffi.typeof("shmring_nodes_t[1]")
 local status_t = ffi.typeof("shmring_status_t[1]")
+local lease_t = ffi.typeof("shmring_lease_t")
 -- What a destroyed ring's control object says as its published generation.
 local DESTROYED = 0xffffffffffffffffULL
 -- The largest node id for which the node cache's table gets an array part (see
@@ -227,6 +228,15 @@ function _M.open(name, options)
         batch_ids = nil,
         batch_anchors = {},
     }
+    -- The finalizer of a lease lost without a release (see Ring:acquire). It keeps
+    -- the ring, and so its handle, alive for as long as any lease needs it; after
+    -- close() the handle has given every lease back.
+    self.lease_finalizer = function(lease)
+        local open = self.handle
+        if open ~= nil then
+            C.shmring_release(open, lease)
+        end
+    end
     return setmetatable(self, Ring)
 end
 
@@ -269,17 +279,15 @@ local function lookup_copied(self, handle, key)
     return node_table(node_out[0])
 end
 
--- The first lookup after a switch to a version of another fingerprint: makes the
--- table of every node of the handle's version (one shmring_nodes() copy, a few
--- milliseconds at 10,000 nodes, once per version), then answers from it when it is
--- the version that answered ID (fingerprint FINGERPRINT), else copies the node. All
--- the tables at once rather than each on its node's first lookup: then every later
--- lookup finds its node, and the trace LuaJIT compiles for a lookup loop is the one
--- that does.
-local function lookup_rebuilt(self, handle, key, id, fingerprint)
+-- Makes the table of every node of the handle's version (one shmring_nodes() copy,
+-- a few milliseconds at 10,000 nodes, once per version); false when the copy failed.
+-- All the tables at once rather than each on its node's first lookup: then every
+-- later lookup finds its node, and the trace LuaJIT compiles for a lookup loop is
+-- the one that does.
+local function node_cache_rebuild(self, handle)
     local copy = nodes_t()
     if C.shmring_nodes(handle, copy) ~= 0 then
-        return lookup_copied(self, handle, key)
+        return false
     end
     local version = copy[0]
     local count = tonumber(version.count)
@@ -296,11 +304,20 @@ local function lookup_rebuilt(self, handle, key, id, fingerprint)
     self.node_cache = nodes
     self.node_cache_fingerprint[0] = version.fingerprint
     self.node_cache_valid = true
-    local same = version.fingerprint == fingerprint
     C.shmring_nodes_free(copy)
-    local node = same and nodes[id] or nil
-    if node ~= nil then
-        return node
+    return true
+end
+
+-- The first lookup after a switch to a version of another fingerprint: rebuilds the
+-- node cache, then answers from it when it is the version that answered ID
+-- (fingerprint FINGERPRINT), else copies the node.
+local function lookup_rebuilt(self, handle, key, id, fingerprint)
+    if node_cache_rebuild(self, handle)
+        and self.node_cache_fingerprint[0] == fingerprint then
+        local node = self.node_cache[id]
+        if node ~= nil then
+            return node
+        end
     end
     return lookup_copied(self, handle, key)
 end
@@ -521,6 +538,136 @@ function Ring:status()
         fingerprint = generation ~= 0 and fingerprint_hex(status.fingerprint) or nil,
         error = tonumber(status.failed_error),
     }
+end
+
+-- Bounded-load leases (docs/bounded-loads.md) -------------------------------------
+
+local Lease = {}
+Lease.__index = Lease
+Lease.__tostring = function(self)
+    return "shmring.lease (" .. self.node.name .. ", candidate " .. self.candidates .. ")"
+end
+
+-- The node table of ID in the handle's current version: the node cache's (made again
+-- when the version changed, as for lookup), else a copy.
+local function node_by_id(self, handle, id)
+    local fingerprint_out = self.fingerprint_out
+    if C.shmring_fingerprint(handle, fingerprint_out) == 0 then
+        if fingerprint_out[0] ~= self.node_cache_fingerprint[0]
+            or not self.node_cache_valid then
+            node_cache_rebuild(self, handle)
+        end
+        if self.node_cache_valid
+            and fingerprint_out[0] == self.node_cache_fingerprint[0] then
+            local node = self.node_cache[id]
+            if node ~= nil then
+                return node
+            end
+        end
+    end
+    local node_out = self.node_out
+    local rc = C.shmring_node(handle, id, node_out)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return node_table(node_out[0])
+end
+
+-- Leases KEY's node under the ring's balance factor: the request counts as in flight
+-- on that node, in every worker process of the host, until ring:release(lease).
+-- Returns the lease, a table with
+--   node        the node to send the request to (the table lookup() answers)
+--   candidates  how many of the key's candidates were tried (1: its first took it)
+--   counted     true when the ring's load board counts the lease; false when it is
+--               a plain lookup's answer (the ring has no board, or this process is
+--               not in the board's group)
+-- or nil, err, code (shmring.EEMPTY, shmring.EALLDOWN).
+--
+-- Release every lease, errors included: in OpenResty, acquire in access_by_lua*,
+-- keep the lease in ngx.ctx and release it in log_by_lua*, which runs for every
+-- request; elsewhere, ring:with_lease(). As a last resort, a lease that is lost
+-- without a release (its last reference dropped: an internal redirect clears
+-- ngx.ctx) is released by its finalizer when the garbage collector frees it, which
+-- may be long after the request ended: until then it counts on its node.
+function Ring:acquire(key)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    if type(key) ~= "string" then
+        key = check_key(key)
+    end
+    local lease = lease_t()
+    local rc = C.shmring_acquire(handle, key, #key, lease)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    -- Held from here: nothing below may lose it.
+    ffi_gc(lease, self.lease_finalizer)
+    local node, err, code = node_by_id(self, handle, tonumber(lease.id))
+    if node == nil then
+        -- The node was removed since the acquire (ENODE): give the lease back.
+        ffi_gc(lease, nil)
+        C.shmring_release(handle, lease)
+        return nil, err, code
+    end
+    return setmetatable({
+        node = node,
+        candidates = tonumber(lease.candidates),
+        counted = lease.counted ~= 0,
+        _ring = self,
+        _lease = lease,
+    }, Lease)
+end
+
+-- Ends LEASE, taken by this ring's acquire(): its node's in-flight count goes down
+-- by one. Returns true, or nil, err, code: shmring.ELEASE for a lease already
+-- released; shmring.EINVAL once the ring is closed (closing gave back every lease
+-- the handle held). A value that is not a lease of this ring raises.
+function Ring:release(lease)
+    if getmetatable(lease) ~= Lease then
+        error("shmring: release() takes a lease that acquire() returned", 2)
+    end
+    if lease._ring ~= self then
+        error("shmring: the lease belongs to another ring handle", 2)
+    end
+    local cdata = lease._lease
+    -- Released, or given back when the handle closed: nothing for the finalizer to do.
+    ffi_gc(cdata, nil)
+    local handle = self.handle
+    if handle == nil then
+        return nil, ERR_CLOSED, EINVAL
+    end
+    local rc = C.shmring_release(handle, cdata)
+    if rc ~= 0 then
+        return nil, errmsg(rc), rc
+    end
+    return true
+end
+
+-- Releases LEASE, then returns what OK and the rest (pcall's results) say: FN's
+-- results, or FN's error raised again, as it was raised.
+local function with_lease_end(self, lease, ok, ...)
+    self:release(lease) -- ELEASE when FN released it itself: nothing to do
+    if not ok then
+        error((...), 0)
+    end
+    return ...
+end
+
+-- Calls FN(node, lease, ...) with a lease of KEY's node and releases the lease when
+-- FN returns or raises: returns FN's results, raises FN's error again (the same
+-- value), or returns nil, err, code when no lease could be taken (FN is not
+-- called). FN may yield (ngx.sleep, cosockets): LuaJIT's pcall lets it.
+function Ring:with_lease(key, fn, ...)
+    if type(fn) ~= "function" then
+        error("shmring: with_lease() takes a function", 2)
+    end
+    local lease, err, code = self:acquire(key)
+    if lease == nil then
+        return nil, err, code
+    end
+    return with_lease_end(self, lease, pcall(fn, lease.node, lease, ...))
 end
 
 Ring.__tostring = function(self)
