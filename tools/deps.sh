@@ -38,6 +38,9 @@ libfcgi-bin"
 # nginx, installed above, runs the `hash consistent` upstreams of
 # tests/peers/test_nginx.py, the stream one through its stream module.
 SHMRING_PACKAGES="$SHMRING_PACKAGES nutcracker memcached libnginx-mod-stream"
+# wrk loads nginx with a skewed key stream in the bounded-loads proof
+# (tools/bench/nginx_bounded.py, ctest lua_nginx_bounded).
+SHMRING_PACKAGES="$SHMRING_PACKAGES wrk"
 # What the bindings' benchmarks compare with: uhashring, Python's usual ring library
 # (bench.py), and php-memcached, whose getServerByKey() is PHP's usual way to pick a
 # server by key (bench.php); the PHP binding's tests/011_memcached_ketama.phpt also
