@@ -2,7 +2,8 @@
 -- shmring_lookup_id() call from C, and of ring:lookup(), which returns a node table,
 -- next to ring:lookup_id(), in one run, in one process, on one handle, over the same
 -- keys (targets: Lua within 1.3x of C; lookup() within 1.3x of lookup_id(), since
--- it returns the table made on the node's first lookup in the version).
+-- it returns the table made on the node's first lookup in the version), and of a
+-- bounded-load lease (ring:acquire() then ring:release()) next to ring:lookup_id().
 --
 --   luajit bench.lua [--quick] [--nodes N] [--keys K] [--rounds R] [--repeat M]
 --
@@ -15,6 +16,9 @@
 --   C           lua_bench_lookup_id_loop(): a C loop of shmring_lookup_id()
 --   Lua module  ring:lookup_id(key) in a Lua loop
 --   Lua node    ring:lookup(key) in a Lua loop (a node table per key)
+--   Lua lease   ring:acquire(key) and ring:release(lease) in a Lua loop, on a board
+--               for this process's group with balance factor 1.25 (no target: the
+--               library's own acquire + release costs about 4 lookups)
 -- Debian packages no consistent-hash library for Lua or OpenResty (no
 -- lua-resty-balancer), so no third-party ring is measured beside them.
 -- Timing is no test: the exit status is 0 whenever the benchmark ran, PASS or MISS.
@@ -26,6 +30,7 @@ ffi.cdef [[
     struct shmring_bench_timespec { long tv_sec; long tv_nsec; };
     int clock_gettime(int clock, struct shmring_bench_timespec *ts);
     int getpid(void);
+    unsigned int getgid(void);
     int lua_bench_lookup_id_loop(shmring_t *r, const char *const *keys,
                                       const size_t *lens, size_t count, size_t rounds,
                                       uint64_t *checksum);
@@ -72,6 +77,8 @@ local function publish()
     pipe:write('{"algorithm": "ring", "hash": "xxh3", "vnodes": 160, "nodes": [',
         table.concat(nodes, ", "), "]}")
     assert(pipe:close(), "ringctl load failed")
+    assert(os.execute("'" .. RINGCTL .. "' -r " .. RING .. " board " .. ffi.C.getgid()
+        .. " --balance-factor 1.25 >/dev/null") == 0, "ringctl board failed")
 end
 
 local function destroy()
@@ -133,7 +140,21 @@ local function run()
         return (now() - start) / lookups, sum
     end
 
-    -- Every contender must route every key the same way.
+    local function bench_lua_lease()
+        local sum = 0
+        local start = now()
+        for _ = 1, rounds do
+            for k = 1, count do
+                local lease = ring:acquire(keys[k])
+                sum = sum + lease.node.id
+                ring:release(lease)
+            end
+        end
+        return (now() - start) / lookups, sum
+    end
+
+    -- Every contender must route every key the same way (a lease taken alone goes
+    -- to its key's first candidate).
     local expected_sum = 0
     for k = 1, count do
         expected_sum = expected_sum + ring:lookup_id(keys[k])
@@ -144,13 +165,19 @@ local function run()
 
     local _, node_sum = bench_lua_node()
     assert(node_sum == expected_sum * rounds, "lookup and lookup_id disagree")
+    local _, lease_sum = bench_lua_lease()
+    assert(lease_sum == expected_sum * rounds, "acquire and lookup_id disagree")
+    local probe = assert(ring:acquire("k"))
+    assert(probe.counted, "the lease is not counted on the board")
+    ring:release(probe)
 
-    local best = {c = math.huge, lua = math.huge, node = math.huge}
+    local best = {c = math.huge, lua = math.huge, node = math.huge, lease = math.huge}
     for _ = 1, options["repeat"] do
         checksum[0] = 0
         best.c = math.min(best.c, (bench_c_loop()))
         best.lua = math.min(best.lua, (bench_lua_module()))
         best.node = math.min(best.node, (bench_lua_node()))
+        best.lease = math.min(best.lease, (bench_lua_lease()))
     end
     ring:close()
 
@@ -161,6 +188,8 @@ local function run()
         best.lua, best.lua / best.c))
     print(string.format("  Lua node    ring:lookup(key)          %7.1f ns/lookup  %.2fx lookup_id",
         best.node, best.node / best.lua))
+    print(string.format("  Lua lease   ring:acquire + release    %7.1f ns/lease   %.2fx lookup_id",
+        best.lease, best.lease / best.lua))
     print(string.format("target: Lua module within 1.3x of C: %s",
         best.lua / best.c <= 1.3 and "PASS" or "MISS"))
     print(string.format("target: lookup within 1.3x of lookup_id: %s",

@@ -581,7 +581,9 @@ end
 --   counted     true when the ring's load board counts the lease; false when it is
 --               a plain lookup's answer (the ring has no board, or this process is
 --               not in the board's group)
--- or nil, err, code (shmring.EEMPTY, shmring.EALLDOWN).
+-- or nil, err, code (shmring.EEMPTY, shmring.EALLDOWN; shmring.ENODE when the node
+-- was removed between the acquire and the lookup of its table, and the lease given
+-- back).
 --
 -- Release every lease, errors included: in OpenResty, acquire in access_by_lua*,
 -- keep the lease in ngx.ctx and release it in log_by_lua*, which runs for every
