@@ -207,8 +207,18 @@ function _M.open(name, options)
     if rc ~= 0 then
         return nil, open_errmsg(rc, name, directory), rc
     end
+    -- Whether the handle is still open, for the leases' finalizer: at exit
+    -- (lua_close) LuaJIT runs every finalizer in no set order, the handle's before
+    -- its leases' too. The handle's finalizer must not refer to the ring table,
+    -- which refers to the handle: LuaJIT's finalizer table holds its functions
+    -- strongly, so the ring would never be collected.
+    local handle_state = {open = true}
     local self = {
-        handle = ffi_gc(out[0], C.shmring_close),
+        handle = ffi_gc(out[0], function(handle)
+            handle_state.open = false
+            C.shmring_close(handle)
+        end),
+        handle_state = handle_state,
         -- One node table per node of a version (see Ring:lookup): the tables by id,
         -- and the fingerprint of the version they belong to (valid once true).
         node_cache = {},
@@ -232,9 +242,9 @@ function _M.open(name, options)
     -- the ring, and so its handle, alive for as long as any lease needs it; after
     -- close() the handle has given every lease back.
     self.lease_finalizer = function(lease)
-        local open = self.handle
-        if open ~= nil then
-            C.shmring_release(open, lease)
+        local handle = self.handle
+        if handle ~= nil and handle_state.open then
+            C.shmring_release(handle, lease)
         end
     end
     return setmetatable(self, Ring)
@@ -246,6 +256,7 @@ function Ring:close()
     local handle = self.handle
     if handle ~= nil then
         self.handle = nil
+        self.handle_state.open = false
         ffi_gc(handle, nil)
         C.shmring_close(handle)
     end

@@ -181,6 +181,39 @@ local function main()
         eq(board(name), 0, "in flight after collection")
     end)
 
+    test("a ring dropped with its lease held is collected, and the lease comes back",
+        function()
+        local weak = setmetatable({}, {__mode = "k"})
+        local dropped = assert(shmring.open(name))
+        local lease = assert(dropped:acquire("k"))
+        weak[dropped], weak[lease] = true, true
+        eq(board(name), 1, "in flight")
+        dropped, lease = nil, nil -- luacheck: ignore
+        for _ = 1, 4 do
+            collectgarbage()
+        end
+        eq(next(weak), nil, "the ring and the lease were collected")
+        eq(board(name), 0, "in flight after collection")
+    end)
+
+    test("a process that exits holding leases of several handles", function()
+        -- At exit LuaJIT runs every finalizer in no set order: a lease's must not
+        -- call into a handle whose own finalizer closed it first.
+        local script = string.format([[
+            local shmring = require "shmring"
+            local rings, leases = {}, {}
+            for i = 1, 5 do rings[i] = assert(shmring.open(%q)) end
+            for i = 1, 200 do leases[i] = assert(rings[i %% 5 + 1]:acquire("k" .. i)) end
+            io.write("held ", #leases, "\n")
+        ]], name)
+        local luajit = arg[-1]
+        local pipe = assert(io.popen(shell_quote(luajit) .. " -e " .. shell_quote(script)
+            .. " 2>&1; echo \"status=$?\""))
+        local output = pipe:read("*a")
+        pipe:close()
+        eq(output, "held 200\nstatus=0\n", "the child's output and exit status")
+    end)
+
     test("argument errors raise", function()
         local lease = assert(ring:acquire("k"))
         assert(not pcall(ring.acquire, ring, nil), "nil key")
