@@ -175,7 +175,7 @@ local function main()
         local lease = assert(ring:acquire("lost"))
         eq(lease.counted, true, "counted")
         eq(board(name), 1, "in flight")
-        lease = nil -- luacheck: ignore
+        lease = nil
         collectgarbage()
         collectgarbage()
         eq(board(name), 0, "in flight after collection")
@@ -188,7 +188,7 @@ local function main()
         local lease = assert(dropped:acquire("k"))
         weak[dropped], weak[lease] = true, true
         eq(board(name), 1, "in flight")
-        dropped, lease = nil, nil -- luacheck: ignore
+        dropped, lease = nil, nil
         for _ = 1, 4 do
             collectgarbage()
         end
@@ -243,7 +243,7 @@ local function main()
             closing:release(lease))
         same_error("acquire after close", shmring.EINVAL, "shmring: ring is closed",
             closing:acquire("k"))
-        lease = nil -- luacheck: ignore
+        lease = nil
         collectgarbage()
         eq(board(name), 0, "in flight after collection")
     end)
