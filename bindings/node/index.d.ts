@@ -47,6 +47,25 @@ export interface RingOptions {
   trustedOwner?: number;
 }
 
+/** A bounded-load lease of one request on a node (docs/bounded-loads.md), as
+ * Ring#acquire() returns it: counted on the ring's load board, which every worker
+ * process of the host shares, until release(). */
+export class Lease {
+  private constructor();
+  /** The node the request goes to. */
+  readonly node: Node;
+  /** How many of the key's candidates were tried: 1 when its first took it. */
+  readonly candidates: number;
+  /** Whether the ring's load board counts the lease; false for a plain lookup's
+   * answer (the ring has no board, or this process is not in its group). */
+  readonly counted: boolean;
+  /** True until the lease is released (or its ring closed, which releases it). */
+  readonly held: boolean;
+  /** Ends the lease. A second release throws ShmringError with code
+   * 'SHMRING_ELEASE'. */
+  release(): void;
+}
+
 /** A reader of one ring, opened once per process (per worker). Every method throws
  * an Error with code 'ERR_SHMRING_CLOSED' once close() was called. */
 export class Ring {
@@ -71,7 +90,15 @@ export class Ring {
   snapshot(): Snapshot;
   /** What the ring answers from, after following a newer version if there is one. */
   status(): Status;
-  /** Closes the ring (idempotent). */
+  /** Leases the node for KEY under the ring's balance factor, counting one request
+   * in flight on it until the lease's release(): call that in a finally block.
+   * Throws EmptyRingError or AllNodesDownError. */
+  acquire(key: Key): Lease;
+  /** Calls FN with the leased node and releases the lease when FN returns or throws,
+   * or, when FN returns a promise, when that promise settles (resolved or rejected).
+   * Returns what FN returns. */
+  withLease<T>(key: Key, fn: (node: Node) => T): T extends PromiseLike<infer U> ? Promise<U> : T;
+  /** Closes the ring (idempotent); its leases are released with it. */
   close(): void;
   /** The generation answered from, after following a newer version (0: none yet). */
   readonly generation: number;

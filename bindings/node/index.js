@@ -32,6 +32,25 @@ class CorruptRingError extends ShmringError {}
 /** SHMRING_ENOMEM. */
 class OutOfMemoryError extends ShmringError {}
 
+// Only Ring#acquire makes a Lease.
+const NEW_LEASE = Symbol('shmring.newLease');
+
+/** A bounded-load lease of one request on a node (docs/bounded-loads.md): counted on
+ * the ring's load board, which every worker process of the host shares, until
+ * release(). `node`, `candidates` and `counted` are the addon's. */
+class Lease {
+  #lease;
+
+  constructor(token, handle, key) {
+    if (token !== NEW_LEASE) throw new TypeError('a Lease is made by ring.acquire(key)');
+    this.#lease = addon.acquire(handle, key, this);
+  }
+
+  /** Ends the lease; a second release throws ShmringError SHMRING_ELEASE. */
+  release() { addon.release(this.#lease); }
+  get held() { return addon.held(this.#lease); }
+}
+
 /** A reader of one ring, opened once per process (each worker opens its own). Each
  * method is one call into the addon, which takes the ring's handle first. */
 class Ring {
@@ -53,6 +72,30 @@ class Ring {
   get generation() { return addon.generation(this.#handle); }
   get fingerprint() { return addon.fingerprint(this.#handle); }
   get closed() { return addon.closed(this.#handle); }
+
+  /** Leases KEY's node; release() it in a finally block, or use withLease(). */
+  acquire(key) { return new Lease(NEW_LEASE, this.#handle, key); }
+
+  /** Calls FN(node) under a lease of KEY and releases it when FN returns or throws,
+   * or, when FN returns a promise (an async function), when that promise settles;
+   * returns what FN returns (then a promise of its value). */
+  withLease(key, fn) {
+    if (typeof fn !== 'function') throw new TypeError('withLease(key, fn): fn must be a function');
+    const lease = this.acquire(key);
+    let result;
+    try {
+      result = fn(lease.node);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    if (result !== null && (typeof result === 'object' || typeof result === 'function') &&
+        typeof result.then === 'function') {
+      return Promise.resolve(result).finally(() => lease.release());
+    }
+    lease.release();
+    return result;
+  }
 }
 
 const errors = {
@@ -71,6 +114,7 @@ addon._init(errors);
 
 module.exports = {
   Ring,
+  Lease,
   ...errors,
   codes: addon.codes,
   strerror: addon.strerror,

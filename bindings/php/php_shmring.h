@@ -25,6 +25,9 @@ ZEND_BEGIN_MODULE_GLOBALS(shmring)
 HashTable rings;
 /* shmring.preopen: comma-separated ring names opened at module startup. */
 char *preopen;
+/* This request's leases still held (Shmring\Lease objects, linked through their
+ * own fields), which RSHUTDOWN releases: a lease never outlives its request. */
+struct shmring_lease_object *leases;
 ZEND_END_MODULE_GLOBALS(shmring)
 
 #define SHMRING_G(v) ZEND_MODULE_GLOBALS_ACCESSOR(shmring, v)

@@ -17,6 +17,12 @@
  * in a thread-safe (ZTS) PHP, so a handle is only ever used by the one thread that
  * runs requests in its process (FPM, CLI) or owns those globals (ZTS), and a PHP
  * thread runs one call at a time.
+ *
+ * A Shmring\Lease (Ring::acquire()) is a request's: it is released by release(), by
+ * the object's free handler (the last reference gone: out of scope, an exception
+ * unwinding past it), or at the latest by RSHUTDOWN, which releases every lease the
+ * request still holds (one kept in a static or a global, say), so that a worker
+ * never carries a count into its next request.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -39,6 +45,7 @@ ZEND_DECLARE_MODULE_GLOBALS(shmring)
 static zend_class_entry *shmring_node_ce;
 static zend_class_entry *shmring_status_ce;
 static zend_class_entry *shmring_ring_ce;
+static zend_class_entry *shmring_lease_ce;
 static zend_class_entry *shmring_exception_ce;
 static zend_class_entry *shmring_ring_not_found_ce;
 static zend_class_entry *shmring_permission_ce;
@@ -48,6 +55,7 @@ static zend_class_entry *shmring_all_down_ce;
 static zend_class_entry *shmring_node_not_found_ce;
 
 static zend_object_handlers shmring_ring_handlers;
+static zend_object_handlers shmring_lease_handlers;
 
 /*
  * What the registry keeps per ring: the handle, and this request's Node objects of
@@ -91,6 +99,88 @@ static zend_object *ring_create_object(zend_class_entry *ce)
     object_properties_init(&intern->std, ce);
     intern->std.handlers = &shmring_ring_handlers;
     return &intern->std;
+}
+
+/*
+ * A Shmring\Lease: the library's lease and the registry entry whose handle took it
+ * (entries live until the module shuts down). While held, it is on the request's list
+ * of held leases (SHMRING_G(leases)), doubly linked through PREV and NEXT.
+ */
+typedef struct shmring_lease_object {
+    registry_entry *entry;
+    shmring_lease_t lease;
+    bool held;
+    struct shmring_lease_object *prev;
+    struct shmring_lease_object *next;
+    zend_object std;
+} shmring_lease_object;
+
+static inline shmring_lease_object *lease_from_obj(zend_object *obj)
+{
+    return (shmring_lease_object *)((char *)obj - XtOffsetOf(shmring_lease_object, std));
+}
+
+static zend_object *lease_create_object(zend_class_entry *ce)
+{
+    shmring_lease_object *intern = zend_object_alloc(sizeof(shmring_lease_object), ce);
+
+    intern->entry = NULL;
+    intern->held = false;
+    intern->prev = NULL;
+    intern->next = NULL;
+    zend_object_std_init(&intern->std, ce);
+    object_properties_init(&intern->std, ce);
+    intern->std.handlers = &shmring_lease_handlers;
+    return &intern->std;
+}
+
+static void lease_list_add(shmring_lease_object *lease)
+{
+    lease->prev = NULL;
+    lease->next = SHMRING_G(leases);
+    if (lease->next != NULL) {
+        lease->next->prev = lease;
+    }
+    SHMRING_G(leases) = lease;
+}
+
+static void lease_list_remove(shmring_lease_object *lease)
+{
+    if (lease->prev != NULL) {
+        lease->prev->next = lease->next;
+    } else {
+        SHMRING_G(leases) = lease->next;
+    }
+    if (lease->next != NULL) {
+        lease->next->prev = lease->prev;
+    }
+    lease->prev = NULL;
+    lease->next = NULL;
+}
+
+/* Gives LEASE's count back and takes it off the request's list. Returns the
+ * library's code: SHMRING_ELEASE for a lease released before (or never acquired). */
+static int lease_end(shmring_lease_object *lease)
+{
+    if (lease->entry == NULL) {
+        return SHMRING_ELEASE;
+    }
+    if (lease->held) {
+        lease->held = false;
+        lease_list_remove(lease);
+    }
+    return shmring_release(lease->entry->ring, &lease->lease);
+}
+
+/* The last reference to a lease is gone: a lease still held is released. */
+static void lease_free_obj(zend_object *obj)
+{
+    shmring_lease_object *lease = lease_from_obj(obj);
+
+    if (lease->held) {
+        (void)lease_end(lease);
+    }
+    zend_object_std_dtor(obj);
 }
 
 /* The exception class for a code: the caller decides nothing but the message. */
@@ -730,6 +820,80 @@ ZEND_METHOD(Shmring_Ring, status)
 }
 /* }}} */
 
+/* {{{ Shmring\Ring::acquire(string $key): Shmring\Lease
+ * The object is made first: once the library has counted the lease, nothing may fail
+ * before it is in an object whose freeing gives it back. */
+ZEND_METHOD(Shmring_Ring, acquire)
+{
+    char *key;
+    size_t key_len;
+    registry_entry *entry;
+    shmring_node_t node;
+    shmring_lease_object *lease;
+    zval node_zv;
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+    Z_PARAM_STRING(key, key_len)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if ((entry = this_entry(ZEND_THIS)) == NULL) {
+        RETURN_THROWS();
+    }
+    object_init_ex(return_value, shmring_lease_ce);
+    lease = lease_from_obj(Z_OBJ_P(return_value));
+    rc = shmring_acquire(entry->ring, key, key_len, &lease->lease);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS(); /* the engine frees the lease object, which holds nothing */
+    }
+    lease->entry = entry;
+    lease->held = true;
+    lease_list_add(lease);
+    rc = shmring_node(entry->ring, lease->lease.id, &node);
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS(); /* freeing the object releases the lease */
+    }
+    node_to_zval(&node, &node_zv);
+    ZVAL_COPY_VALUE(OBJ_PROP_NUM(Z_OBJ_P(return_value), 0), &node_zv);
+    ZVAL_LONG(OBJ_PROP_NUM(Z_OBJ_P(return_value), 1), (zend_long)lease->lease.candidates);
+    ZVAL_BOOL(OBJ_PROP_NUM(Z_OBJ_P(return_value), 2), lease->lease.counted != 0);
+}
+/* }}} */
+
+/* {{{ Shmring\Lease */
+ZEND_METHOD(Shmring_Lease, __construct)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+}
+/* }}} */
+
+/* {{{ Shmring\Lease::release(): void
+ * Once: a second release throws SHMRING_ELEASE, as the library answers it. */
+ZEND_METHOD(Shmring_Lease, release)
+{
+    int rc;
+
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    rc = lease_end(lease_from_obj(Z_OBJ_P(ZEND_THIS)));
+    if (rc != 0) {
+        throw_code(rc);
+        RETURN_THROWS();
+    }
+}
+/* }}} */
+
+/* {{{ Shmring\Lease::isHeld(): bool */
+ZEND_METHOD(Shmring_Lease, isHeld)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+
+    RETURN_BOOL(lease_from_obj(Z_OBJ_P(ZEND_THIS))->held);
+}
+/* }}} */
+
 /* {{{ Shmring\Status */
 ZEND_METHOD(Shmring_Status, __construct)
 {
@@ -743,6 +907,7 @@ static PHP_GINIT_FUNCTION(shmring)
     ZEND_TSRMLS_CACHE_UPDATE();
 #endif
     zend_hash_init(&shmring_globals->rings, 8, NULL, registry_entry_dtor, 1);
+    shmring_globals->leases = NULL;
 }
 
 static PHP_GSHUTDOWN_FUNCTION(shmring)
@@ -805,6 +970,15 @@ static PHP_MINIT_FUNCTION(shmring)
     /* A copy would share the handle anyway; there is nothing a clone could add. */
     shmring_ring_handlers.clone_obj = NULL;
 
+    shmring_lease_ce = register_class_Shmring_Lease();
+    shmring_lease_ce->create_object = lease_create_object;
+    memcpy(&shmring_lease_handlers, zend_get_std_object_handlers(),
+           sizeof(zend_object_handlers));
+    shmring_lease_handlers.offset = XtOffsetOf(shmring_lease_object, std);
+    shmring_lease_handlers.free_obj = lease_free_obj;
+    /* A copy would be a second release of one count. */
+    shmring_lease_handlers.clone_obj = NULL;
+
     shmring_exception_ce = register_class_Shmring_Exception(spl_ce_RuntimeException);
     shmring_ring_not_found_ce =
         register_class_Shmring_RingNotFoundException(shmring_exception_ce);
@@ -822,10 +996,16 @@ static PHP_MINIT_FUNCTION(shmring)
     return SUCCESS;
 }
 
-/* Drops the request's Node objects: they belong to the request. */
+/* Releases the leases the request still holds (the objects themselves are freed
+ * after this, by the engine, and then find them released), and drops the request's
+ * Node objects: they belong to the request. */
 static PHP_RSHUTDOWN_FUNCTION(shmring)
 {
     registry_entry *entry;
+
+    while (SHMRING_G(leases) != NULL) {
+        (void)lease_end(SHMRING_G(leases));
+    }
 
     ZEND_HASH_FOREACH_PTR(&SHMRING_G(rings), entry)
     {

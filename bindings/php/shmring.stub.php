@@ -34,6 +34,27 @@ namespace Shmring {
     }
 
     /**
+     * A bounded-load lease of one request on a node, as Ring::acquire() returns it:
+     * counted on the ring's load board until release(), the object's destruction or
+     * the end of the request, whichever comes first.
+     * @not-serializable
+     */
+    final class Lease
+    {
+        public readonly Node $node;
+        /** How many of the key's candidates were tried: 1 when its first took it. */
+        public readonly int $candidates;
+        /** Whether the ring's load board counts the lease (false: a plain lookup's answer). */
+        public readonly bool $counted;
+
+        private function __construct() {}
+
+        public function release(): void {}
+
+        public function isHeld(): bool {}
+    }
+
+    /**
      * A reader of the ring NAME. The underlying handle is opened once per process and
      * shared by every Ring of the same name, directory and trusted owner.
      * @not-serializable
@@ -63,6 +84,8 @@ namespace Shmring {
         public function fingerprint(): ?string {}
 
         public function status(): Status {}
+
+        public function acquire(string $key): Lease {}
     }
 
     class Exception extends \RuntimeException {}

@@ -53,7 +53,22 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Shmring_Ring_status, 0, 0,
                                        Shmring\\Status, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Shmring_Ring_acquire, 0, 1,
+                                       Shmring\\Lease, 0)
+ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_Shmring_Status___construct arginfo_class_Shmring_Node___construct
+
+#define arginfo_class_Shmring_Lease___construct arginfo_class_Shmring_Node___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Shmring_Lease_release, 0, 0,
+                                        IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Shmring_Lease_isHeld, 0, 0,
+                                        _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_METHOD(Shmring_Node, __construct);
 ZEND_METHOD(Shmring_Ring, __construct);
@@ -66,7 +81,11 @@ ZEND_METHOD(Shmring_Ring, node);
 ZEND_METHOD(Shmring_Ring, generation);
 ZEND_METHOD(Shmring_Ring, fingerprint);
 ZEND_METHOD(Shmring_Ring, status);
+ZEND_METHOD(Shmring_Ring, acquire);
 ZEND_METHOD(Shmring_Status, __construct);
+ZEND_METHOD(Shmring_Lease, __construct);
+ZEND_METHOD(Shmring_Lease, release);
+ZEND_METHOD(Shmring_Lease, isHeld);
 
 static const zend_function_entry class_Shmring_Node_methods[] = {
     ZEND_ME(Shmring_Node, __construct, arginfo_class_Shmring_Node___construct,
@@ -91,11 +110,21 @@ static const zend_function_entry class_Shmring_Ring_methods[] = {
                     ZEND_ME(Shmring_Ring, fingerprint,
                             arginfo_class_Shmring_Ring_fingerprint, ZEND_ACC_PUBLIC)
                         ZEND_ME(Shmring_Ring, status, arginfo_class_Shmring_Ring_status,
-                                ZEND_ACC_PUBLIC) ZEND_FE_END};
+                                ZEND_ACC_PUBLIC)
+                            ZEND_ME(Shmring_Ring, acquire,
+                                    arginfo_class_Shmring_Ring_acquire, ZEND_ACC_PUBLIC)
+                                ZEND_FE_END};
 
 static const zend_function_entry class_Shmring_Status_methods[] = {
     ZEND_ME(Shmring_Status, __construct, arginfo_class_Shmring_Status___construct,
             ZEND_ACC_PRIVATE) ZEND_FE_END};
+
+static const zend_function_entry class_Shmring_Lease_methods[] = {ZEND_ME(
+    Shmring_Lease, __construct, arginfo_class_Shmring_Lease___construct,
+    ZEND_ACC_PRIVATE) ZEND_ME(Shmring_Lease, release, arginfo_class_Shmring_Lease_release,
+                              ZEND_ACC_PUBLIC) ZEND_ME(Shmring_Lease, isHeld,
+                                                       arginfo_class_Shmring_Lease_isHeld,
+                                                       ZEND_ACC_PUBLIC) ZEND_FE_END};
 
 static const zend_function_entry class_Shmring_Exception_methods[] = {ZEND_FE_END};
 
@@ -192,6 +221,31 @@ static zend_class_entry *register_class_Shmring_Status(void)
     declare_readonly(class_entry, "generation", MAY_BE_LONG);
     declare_readonly(class_entry, "fingerprint", MAY_BE_STRING | MAY_BE_NULL);
     declare_readonly(class_entry, "error", MAY_BE_LONG);
+
+    return class_entry;
+}
+
+static zend_class_entry *register_class_Shmring_Lease(void)
+{
+    zend_class_entry ce, *class_entry;
+
+    INIT_NS_CLASS_ENTRY(ce, "Shmring", "Lease", class_Shmring_Lease_methods);
+    class_entry = zend_register_internal_class_ex(&ce, NULL);
+    class_entry->ce_flags |=
+        ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
+
+    zval property_node_default_value;
+    ZVAL_UNDEF(&property_node_default_value);
+    zend_string *property_node_name = zend_string_init("node", sizeof("node") - 1, 1);
+    zend_string *property_node_class_Shmring_Node =
+        zend_string_init("Shmring\\Node", sizeof("Shmring\\Node") - 1, 1);
+    zend_declare_typed_property(
+        class_entry, property_node_name, &property_node_default_value,
+        ZEND_ACC_PUBLIC | ZEND_ACC_READONLY, NULL,
+        (zend_type)ZEND_TYPE_INIT_CLASS(property_node_class_Shmring_Node, 0, 0));
+    zend_string_release(property_node_name);
+    declare_readonly(class_entry, "candidates", MAY_BE_LONG);
+    declare_readonly(class_entry, "counted", MAY_BE_BOOL);
 
     return class_entry;
 }

@@ -939,6 +939,143 @@ static napi_value ring_get_closed(napi_env env, napi_callback_info info)
     return result;
 }
 
+/* Leases ---------------------------------------------------------------------------- */
+
+/*
+ * A bounded-load lease (docs/bounded-loads.md), behind index.js's Lease: the library's
+ * lease, and a reference to the ring it was taken on, which keeps the ring (and its
+ * handle, unless close() ran) alive for as long as the lease object lives. `held` is
+ * what Lease#held says; a ring's close gives back all its leases, so a lease of a
+ * closed ring is released without calling the library.
+ */
+struct lease {
+    shmring_lease_t lease;
+    struct ring *ring;
+    napi_ref ring_ref;
+    bool held;
+};
+
+/* Gives back LEASE, held on the open RING: the library can only answer
+ * SHMRING_ELEASE, for a lease released before, which `held` rules out. */
+static void lease_give_back(struct ring *ring, struct lease *lease)
+{
+    int rc = shmring_release(ring->handle, &lease->lease);
+    (void)rc;
+}
+
+/* The last resort: a lease object collected while held gives its count back. The
+ * collector runs when it pleases, so release() or withLease() is the way. */
+static void lease_finalize(napi_env env, void *data, void *hint)
+{
+    (void)hint;
+    struct lease *lease = data;
+    if (lease->held && lease->ring->handle != NULL)
+        lease_give_back(lease->ring, lease);
+    napi_delete_reference(env, lease->ring_ref);
+    free(lease);
+}
+
+/* acquire(handle, key, target): takes the lease of KEY and defines TARGET's (the new
+ * Lease's) node, candidates and counted; returns the lease's handle (an External). */
+static napi_value ring_acquire(napi_env env, napi_callback_info info)
+{
+    napi_value args[3], result;
+    size_t count = 3;
+    struct ring *ring;
+    struct key key;
+    if (napi_get_cb_info(env, info, &count, args, NULL, NULL) != napi_ok ||
+        !ring_of(env, args[0], &ring))
+        return NULL;
+    if (ring->handle == NULL)
+        return throw_closed(env);
+    /* Arguments not given are undefined: a key's TypeError, or a failure to define
+     * the properties. */
+    struct lease *lease = calloc(1, sizeof(*lease));
+    if (lease == NULL)
+        return throw_code(env, SHMRING_ENOMEM, NULL);
+    if (!key_acquire(env, args[1], &key)) {
+        free(lease);
+        return NULL;
+    }
+    int rc = shmring_acquire(ring->handle, key.data, key.len, &lease->lease);
+    key_release(&key);
+    if (rc < 0) {
+        free(lease);
+        return throw_code(env, rc, NULL);
+    }
+    lease->ring = ring;
+    lease->held = true;
+    /* Until the External owns it, a failure gives the lease back at once. */
+    if (napi_create_reference(env, args[0], 1, &lease->ring_ref) != napi_ok) {
+        lease_give_back(ring, lease);
+        free(lease);
+        return NULL;
+    }
+    if (napi_create_external(env, lease, lease_finalize, NULL, &result) != napi_ok) {
+        lease_give_back(ring, lease);
+        napi_delete_reference(env, lease->ring_ref);
+        free(lease);
+        return NULL;
+    }
+    /* From here on the External owns the lease; a failure gives it back at once. */
+    shmring_node_t copy;
+    napi_value node = NULL, candidates, counted;
+    rc = shmring_node(ring->handle, lease->lease.id, &copy);
+    if (rc < 0)
+        throw_code(env, rc, NULL);
+    else if ((node = node_for(env, ring, &copy)) != NULL &&
+             napi_create_uint32(env, lease->lease.candidates, &candidates) == napi_ok &&
+             napi_get_boolean(env, lease->lease.counted != 0, &counted) == napi_ok) {
+        napi_property_descriptor fields[] = {
+            {"node", NULL, NULL, NULL, NULL, node, napi_enumerable, NULL},
+            {"candidates", NULL, NULL, NULL, NULL, candidates, napi_enumerable, NULL},
+            {"counted", NULL, NULL, NULL, NULL, counted, napi_enumerable, NULL},
+        };
+        if (napi_define_properties(env, args[2], 3, fields) == napi_ok)
+            return result;
+    }
+    lease->held = false;
+    lease_give_back(ring, lease);
+    return NULL;
+}
+
+/* The lease behind this call's first argument, or NULL with a TypeError pending. */
+static struct lease *lease_of(napi_env env, napi_callback_info info)
+{
+    napi_value handle;
+    size_t count = 1;
+    struct lease *lease = NULL;
+    if (napi_get_cb_info(env, info, &count, &handle, NULL, NULL) != napi_ok)
+        return NULL;
+    if (count < 1 || napi_get_value_external(env, handle, (void **)&lease) != napi_ok ||
+        lease == NULL)
+        throw_type(env, "not a shmring Lease");
+    return lease;
+}
+
+/* release(lease): once; the second time SHMRING_ELEASE, as the library answers. */
+static napi_value lease_release(napi_env env, napi_callback_info info)
+{
+    struct lease *lease = lease_of(env, info);
+    if (lease == NULL)
+        return NULL;
+    bool held = lease->held;
+    lease->held = false;
+    if (lease->ring->handle == NULL) /* the ring's close gave it back */
+        return held ? NULL : throw_code(env, SHMRING_ELEASE, NULL);
+    int rc = shmring_release(lease->ring->handle, &lease->lease);
+    return rc < 0 ? throw_code(env, rc, NULL) : NULL;
+}
+
+static napi_value lease_get_held(napi_env env, napi_callback_info info)
+{
+    struct lease *lease = lease_of(env, info);
+    napi_value result = NULL;
+    if (lease != NULL)
+        napi_get_boolean(env, lease->held && lease->ring->handle != NULL, &result);
+    return result;
+}
+
 /* Module functions ----------------------------------------------------------------- */
 
 static void addon_finalize(napi_env env, void *data, void *hint)
@@ -1064,6 +1201,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */)
         {"status", ring_status},
         {"generation", ring_get_generation},
         {"fingerprint", ring_get_fingerprint},
+        {"acquire", ring_acquire},
+        {"release", lease_release},
+        {"held", lease_get_held},
         {"_init", module_init_errors},
         {"strerror", module_strerror},
         {"_noop", module_noop},

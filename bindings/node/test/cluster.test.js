@@ -166,6 +166,42 @@ test('4 cluster workers answer as ringctl and follow every change', async (t) =>
     `${ms(steady)} ms (CPU ${cpuMs(steady)} ms); load average ${os.loadavg()[0].toFixed(2)}`);
 });
 
+// Leases in the cluster ----------------------------------------------------------------
+
+test('4 cluster workers release every lease, on every path, errors included', async (t) => {
+  const ringctl = freshRing(t, 'lease');
+  ringctl.run('init', '--workers-group', String(process.getgid()), '--balance-factor', '1.25');
+  ringctl.destroyAtEnd = true;
+  ringctl.loadNodes(8);
+  const port = await startServer(t, path.join(__dirname, 'cluster_app.js'),
+    { SHMRING_TEST_LEASE_RING: ringctl.name, SHMRING_TEST_DIR: ringctl.directory });
+  const modes = ['return', 'reject', 'throw', 'finally', 'finally-throw'];
+  const expected = { return: 200, reject: 500, throw: 500, finally: 200, 'finally-throw': 500 };
+  const REQUESTS = 400;
+  const pids = new Set();
+  let sent = 0;
+  // 40 requests in flight at a time, each holding its lease across an await.
+  const client = async () => {
+    while (sent < REQUESTS) {
+      const i = sent++;
+      const mode = modes[i % modes.length];
+      const { status, body } = await request(port, 'GET', `/lease?key=key-${i % 50}&mode=${mode}`);
+      const answer = JSON.parse(body);
+      assert.equal(status, expected[mode], `${mode}: ${body}`);
+      pids.add(answer.pid);
+    }
+  };
+  await Promise.all(Array.from({ length: 40 }, client));
+  const { board } = JSON.parse(ringctl.run('show', '--json'));
+  // The workers are alive: no count was given back by a sweep of a dead one's slot.
+  assert.deepEqual({ in_flight: board.in_flight, acquires: board.acquires,
+    workers: board.workers, reclaimed: board.reclaimed },
+  { in_flight: 0, acquires: REQUESTS, workers: pids.size, reclaimed: 0 });
+  assert.equal(pids.size, WORKERS);
+  t.diagnostic(`${REQUESTS} requests (${modes.join(', ')}) on ${pids.size} workers: ` +
+    `0 in flight after them; first candidate ${board.first_candidate} of ${board.acquires}`);
+});
+
 // The README's worker, run as it is written there ------------------------------------
 
 /** The README's `// server.js` example, exactly as the README shows it. */

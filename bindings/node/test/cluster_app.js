@@ -4,7 +4,8 @@
 // one a line; the answer is JSON: the worker's pid, the generation it answered from,
 // each key's node, the ids lookupIds() gives and every node of the version, and how
 // long this request's first lookup took (the one that switches to a newly published
-// version: the switch stall), in wall and CPU time. The primary prints "listening PORT" once every worker
+// version: the switch stall), in wall and CPU time. GET /lease serves requests under
+// bounded-load leases (serveLease below). The primary prints "listening PORT" once every worker
 // listens (on the one port cluster shares among them, chosen by the kernel).
 const cluster = require('node:cluster');
 const http = require('node:http');
@@ -28,7 +29,12 @@ if (cluster.isPrimary) {
   });
 } else {
   let ring = null;
+  let leaseRing = null;
   const server = http.createServer((request, response) => {
+    if (request.url.startsWith('/lease?')) {
+      serveLease(request, response);
+      return;
+    }
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
@@ -80,4 +86,56 @@ if (cluster.isPrimary) {
     });
   });
   server.listen(0, '127.0.0.1');
+
+  // GET /lease?key=K&mode=M: a request under a lease of K on the ring
+  // SHMRING_TEST_LEASE_RING, which holds it across an await and ends as MODE says:
+  // `return` and `reject` through withLease() with an async callback, `throw` through
+  // withLease() with a callback that throws, `finally` and `finally-throw` through
+  // acquire() and try/finally. 200 with the node's name, or 500 with the error.
+  const later = () => new Promise((resolve) => setTimeout(resolve, 2));
+  const modes = {
+    return: (key) => leaseRing.withLease(key, async (node) => { await later(); return node.name; }),
+    reject: (key) => leaseRing.withLease(key, async () => {
+      await later();
+      throw new Error('the backend failed');
+    }),
+    throw: (key) => leaseRing.withLease(key, () => { throw new Error('the request is bad'); }),
+    finally: async (key) => {
+      const lease = leaseRing.acquire(key);
+      try {
+        await later();
+        return lease.node.name;
+      } finally {
+        lease.release();
+      }
+    },
+    'finally-throw': async (key) => {
+      const lease = leaseRing.acquire(key);
+      try {
+        await later();
+        throw new Error('the backend failed');
+      } finally {
+        lease.release();
+      }
+    },
+  };
+  async function serveLease(request, response) {
+    const query = new URL(request.url, 'http://localhost').searchParams;
+    let status = 200;
+    let body;
+    try {
+      if (leaseRing === null) {
+        leaseRing = new shmring.Ring(process.env.SHMRING_TEST_LEASE_RING,
+          { directory: process.env.SHMRING_TEST_DIR });
+      }
+      body = { pid: process.pid, node: await modes[query.get('mode')](query.get('key')) };
+    } catch (error) {
+      status = 500;
+      body = { pid: process.pid, error: error.message };
+    }
+    const text = JSON.stringify(body);
+    response.writeHead(status, { 'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text), Connection: 'close' });
+    response.end(text);
+  }
 }

@@ -45,4 +45,5 @@ const path = require.resolve("shmring");
 if (!path.startsWith(process.cwd() + "/node_modules/shmring/")) throw new Error(path);
 if (shmring.version !== process.env.SHMRING_VERSION) throw new Error(shmring.version);
 console.log("installed", path, "version", shmring.version);'
-NODE_PATH="$work/app/node_modules" node --test "$source_dir/test/ring.test.js"
+NODE_PATH="$work/app/node_modules" node --test "$source_dir/test/ring.test.js" \
+    "$source_dir/test/lease.test.js"

@@ -63,11 +63,18 @@ class RingCtl {
 }
 
 /** A fresh ring directory and a RingCtl for a unique ring name in it (the ring is not
- * created); the directory is removed when the test ends. */
+ * created); the directory is removed when the test ends, and the ring destroyed
+ * first when the test set `destroyAtEnd`. */
 function freshRing(t, prefix = 'node') {
   const directory = fs.mkdtempSync(path.join('/dev/shm', 'shmring-node-'));
-  t.after(() => fs.rmSync(directory, { recursive: true, force: true }));
-  return new RingCtl(directory, `${prefix}${process.pid}-${counter++}`);
+  const ringctl = new RingCtl(directory, `${prefix}${process.pid}-${counter++}`);
+  t.after(() => {
+    // A ring with a load board is destroyed first: that removes the board's segment,
+    // which removing the directory would leave behind.
+    if (ringctl.destroyAtEnd) ringctl.run('destroy');
+    fs.rmSync(directory, { recursive: true, force: true });
+  });
+  return ringctl;
 }
 
 /** A ring of three nodes: a (weight 1), b (weight 2), c (weight 1). */

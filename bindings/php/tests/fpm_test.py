@@ -6,7 +6,11 @@ that a request after a worker's first one opens and maps nothing (its /proc/self
 and descriptor counts, and strace of one worker around a request). Then, with the
 ring opened by php-fpm's master at module startup (shmring.preopen), before it forks:
 every worker's first request finds the handle it inherited, answers right, and
-follows the next change on its own."""
+follows the next change on its own. Last, leases (Shmring\\Lease) on a ring with a
+load board: a batch of requests that end every way a request ends (release in a
+finally block, an uncaught exception, a lease kept in a static or a global variable,
+a fatal error, exit()) each counted one lease while it ran, and the board shows 0 in
+flight after the batch, with the workers alive and holding their slots."""
 
 import argparse
 import json
@@ -52,6 +56,7 @@ class Test:
         self.args = args
         self.tmp = tmp
         self.ring = "phpfpm-%d" % os.getpid()
+        self.lease_ring = "phpfpm-lease-%d" % os.getpid()
         self.port = free_port()
         self.fpm = None
         self.rounds = 0
@@ -309,10 +314,57 @@ catch_workers_output = yes
         self.ringctl("remove", "cache-new")
         self.check_answers(self.request_round(), "master-opened ring, after ringctl remove")
 
+        self.check_leases()
+
+    def lease_request(self, mode, key):
+        """One request of the lease script (sequential: nothing else in flight)."""
+        query = "ring=%s&ringctl=%s&mode=%s&key=%s" % (self.lease_ring, self.args.ringctl,
+                                                       mode, key)
+        env = dict(os.environ, SCRIPT_FILENAME=self.args.lease_script,
+                   REQUEST_METHOD="GET", QUERY_STRING=query, SERVER_PROTOCOL="HTTP/1.1",
+                   GATEWAY_INTERFACE="CGI/1.1")
+        out = subprocess.run([self.args.cgi_fcgi, "-bind", "-connect",
+                              "127.0.0.1:%d" % self.port], env=env, capture_output=True,
+                             timeout=60).stdout
+        _, _, body = out.partition(b"\r\n\r\n")
+        try:
+            return json.loads(body.splitlines()[0])
+        except (ValueError, IndexError):
+            raise AssertionError("bad response to %s: %r\n%s" % (mode, out, self.log()))
+
+    def check_leases(self):
+        subprocess.run([self.args.ringctl, "-r", self.lease_ring, "init", "--workers-group",
+                        str(os.getgid()), "--balance-factor", "1.25"], check=True,
+                       capture_output=True)
+        for i in range(4):
+            subprocess.run([self.args.ringctl, "-r", self.lease_ring, "add", "app-%d" % i,
+                            "10.0.3.%d:80" % i], check=True, capture_output=True)
+        modes = ["release", "throw", "static", "global", "fatal", "exit"]
+        served = set()
+        requests = 0
+        for round_ in range(4):
+            for mode in modes:
+                response = self.lease_request(mode, "key-%d" % requests)
+                requests += 1
+                # Nothing else is in flight: this request's lease alone is counted.
+                assert response["counted"] and response["in_flight"] == 1, (mode, response)
+                served.add(response["pid"])
+        board = json.loads(subprocess.run(
+            [self.args.ringctl, "-r", self.lease_ring, "--json", "show"], check=True,
+            capture_output=True, text=True).stdout)["board"]
+        # The workers are alive (a static pool, no max_requests), so no count was
+        # given back by a sweep of a dead worker's slot: each request's end did it.
+        assert set(self.worker_pids()) >= served, (served, self.worker_pids())
+        assert board["in_flight"] == 0 and board["acquires"] == requests \
+            and board["workers"] == len(served) and board["reclaimed"] == 0, board
+        print("leases: %d requests (%s) on %d workers, 0 in flight after them"
+              % (requests, ", ".join(modes), len(served)))
+
     def cleanup(self):
         self.stop_fpm()
-        subprocess.run([self.args.ringctl, "-r", self.ring, "destroy"],
-                       capture_output=True)
+        for ring in (self.ring, self.lease_ring):
+            subprocess.run([self.args.ringctl, "-r", ring, "destroy"],
+                           capture_output=True)
 
 
 def main():
@@ -322,6 +374,7 @@ def main():
     parser.add_argument("--extension", required=True)
     parser.add_argument("--ringctl", required=True)
     parser.add_argument("--script", required=True)
+    parser.add_argument("--lease-script", required=True)
     args = parser.parse_args()
     if shutil.which("strace") is None:
         print("strace not found (Debian: strace)", file=sys.stderr)

@@ -23,8 +23,34 @@ module Shmring
       end
     end
 
+    # Leases the node for KEY under the ring's balance factor (docs/bounded-loads.md),
+    # counting one request in flight on it, shared with every worker process of the
+    # host. Given a block, yields the node and releases the lease when the block ends,
+    # however it ends (a value, an exception, break, throw), returning the block's
+    # value; without a block, returns the Shmring::Lease, to release yourself.
+    def acquire(key)
+      lease = acquire_lease(key)
+      return lease unless block_given?
+
+      begin
+        yield lease.node
+      ensure
+        lease.release
+      end
+    end
+
     def inspect
       "#<#{self.class} #{name.inspect} directory=#{directory.inspect}#{closed? ? " closed" : ""}>"
+    end
+  end
+
+  # A bounded-load lease of one request on a node, as Ring#acquire returns it: node,
+  # candidates (how many of the key's candidates were tried, 1 when its first took
+  # it), counted? (false for a plain lookup's answer: the ring has no board, or this
+  # process is not in its group), held?, release.
+  class Lease
+    def inspect
+      "#<#{self.class} node=#{node.name.inspect} candidates=#{candidates}#{held? ? "" : " released"}>"
     end
   end
 

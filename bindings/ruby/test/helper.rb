@@ -69,8 +69,28 @@ module RingDirectory
   end
 
   def teardown
+    # A ring with a load board is destroyed first: that removes the board's segment,
+    # which removing the directory would leave behind.
+    @board_rings&.each { |ctl| ctl.call("destroy") }
     FileUtils.rm_rf(@ring_dir)
     super
+  end
+
+  # A ring with a load board for this process's group, balance factor 1.25, and
+  # COUNT nodes (node0, node1, ...); destroyed in teardown.
+  def board_ring(count = 3)
+    ctl = ringctl
+    ctl.call("init", "--workers-group", Process.gid.to_s, "--balance-factor", "1.25")
+    (@board_rings ||= []) << ctl
+    ctl.load_nodes(count)
+    ctl
+  end
+
+  # What `ringctl show --json` says of the board, with each node's in-flight count
+  # by name under "nodes".
+  def board_of(ctl)
+    shown = ctl.show
+    shown["board"].merge("nodes" => shown["nodes"].to_h { |n| [n["name"], n["in_flight"]] })
   end
 
   def ringctl(name = nil)

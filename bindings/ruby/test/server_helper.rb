@@ -74,6 +74,42 @@ APP = <<~'RUBY'
   end)
 RUBY
 
+# The Rack app of the lease tests: GET /?key=K&mode=M takes a lease of K on the ring
+# SHMRING_TEST_RING (opened by each worker's first request) and ends as MODE says:
+# `block` returns from the block, `raise` raises out of it (the server answers 500),
+# `break`, `throw` and `return` leave it so, `ensure` releases a lease taken without
+# a block in an ensure clause. Each answers the worker's pid and the node's name.
+LEASE_APP = <<~'RUBY'
+  require "json"
+  require "shmring"
+
+  ring = nil
+  modes = {
+    "block" => ->(key) { ring.acquire(key) { |node| node.name } },
+    "raise" => ->(key) { ring.acquire(key) { raise "the backend failed" } },
+    "break" => ->(key) { ring.acquire(key) { |node| break node.name } },
+    "throw" => ->(key) { catch(:done) { ring.acquire(key) { |node| throw :done, node.name } } },
+    "return" => lambda do |key|
+      ring.acquire(key) { |node| return node.name }
+      raise "not reached"
+    end,
+    "ensure" => lambda do |key|
+      lease = ring.acquire(key)
+      begin
+        lease.node.name
+      ensure
+        lease.release
+      end
+    end
+  }
+  run(lambda do |env|
+    ring ||= Shmring::Ring.new(ENV.fetch("SHMRING_TEST_RING"), directory: ENV.fetch("SHMRING_TEST_DIR"))
+    query = Rack::Utils.parse_query(env["QUERY_STRING"])
+    node = modes.fetch(query["mode"]).call(query["key"])
+    [200, { "content-type" => "application/json" }, [JSON.generate({ "pid" => Process.pid, "node" => node })]]
+  end)
+RUBY
+
 # One server, started by #start and always stopped by #stop.
 class ServerProcess
   attr_reader :pid, :port, :log
@@ -285,6 +321,54 @@ module ServerChecks
       end
       sleep 0.05
     end
+  end
+
+  # A batch of requests under leases (LEASE_APP), 8 at a time, ending every way a
+  # block can end, a raise among them: each counted one lease, and the board shows 0
+  # in flight after them, with every worker alive and holding its slot.
+  def check_leases(ctl)
+    modes = %w[block raise break throw return ensure]
+    pids = {}
+    requests = 0
+    # Batches until every worker served some (the kernel chooses which worker
+    # accepts a connection).
+    50.times do
+      lease_batch(modes, 60, requests).each do |mode, status, body|
+        if mode == "raise"
+          assert_equal 500, status, body
+        else
+          assert_equal 200, status, body
+          pids[JSON.parse(body)["pid"]] = true
+        end
+      end
+      requests += 60
+      break if pids.size == WORKERS
+    end
+    assert_equal WORKERS, pids.size
+    assert @server.alive?
+    board = ctl.show["board"]
+    assert_equal({ "in_flight" => 0, "acquires" => requests, "workers" => WORKERS, "reclaimed" => 0 },
+                 board.slice("in_flight", "acquires", "workers", "reclaimed"))
+    puts format("leases (%s): %d requests (%s) on %d workers, 0 in flight after them",
+                self.class.name, requests, modes.join(", "), pids.size)
+  end
+
+  # COUNT requests of LEASE_APP, 8 at a time, their modes in turn; returns their
+  # [mode, status, body] answers.
+  def lease_batch(modes, count, first)
+    queue = Queue.new
+    count.times { |i| queue << [first + i, modes[i % modes.size]] }
+    queue.close
+    answers = Queue.new
+    Array.new(8) do
+      Thread.new do
+        while (job = queue.pop)
+          i, mode = job
+          answers << [mode, *@server.get("/?key=key-#{i % 40}&mode=#{mode}")]
+        end
+      end
+    end.each(&:join)
+    Array.new(count) { answers.pop }
   end
 
   # The switch stall: after a publication at 10,000 nodes, the first lookup of each

@@ -23,8 +23,8 @@ class TestPuma < Minitest::Test
     end
   RUBY
 
-  def start_puma(ctl, open, refresh: false)
-    File.write(File.join(work_dir, "config.ru"), APP)
+  def start_puma(ctl, open, refresh: false, app: APP)
+    File.write(File.join(work_dir, "config.ru"), app)
     File.write(File.join(work_dir, "puma.rb"), CONFIG)
     @server = ServerProcess.new(work_dir)
     port = @server.port
@@ -48,5 +48,11 @@ class TestPuma < Minitest::Test
     start_puma(ctl, "request", refresh: true)
     check_ring_lifecycle(ctl)
     measure_switch_stall(ctl, opened_in_master: false, refreshed: true)
+  end
+
+  def test_leases_released_on_every_path
+    ctl = board_ring(8)
+    start_puma(ctl, "request", app: LEASE_APP)
+    check_leases(ctl)
   end
 end

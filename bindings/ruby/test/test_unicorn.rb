@@ -20,8 +20,8 @@ class TestUnicorn < Minitest::Test
     end
   RUBY
 
-  def start_unicorn(ctl, open, refresh: false)
-    File.write(File.join(work_dir, "config.ru"), APP)
+  def start_unicorn(ctl, open, refresh: false, app: APP)
+    File.write(File.join(work_dir, "config.ru"), app)
     File.write(File.join(work_dir, "unicorn.rb"), CONFIG)
     @server = ServerProcess.new(work_dir)
     port = @server.port
@@ -45,5 +45,11 @@ class TestUnicorn < Minitest::Test
     start_unicorn(ctl, "request", refresh: true)
     check_ring_lifecycle(ctl)
     measure_switch_stall(ctl, opened_in_master: false, refreshed: true)
+  end
+
+  def test_leases_released_on_every_path
+    ctl = board_ring(8)
+    start_unicorn(ctl, "request", app: LEASE_APP)
+    check_leases(ctl)
   end
 end

@@ -62,6 +62,7 @@ static VALUE mShmring;
 static VALUE cRing;
 static VALUE cNode;
 static VALUE cStatus;
+static VALUE cLease;
 static VALUE eError;
 static VALUE eRingNotFound;
 static VALUE ePermissionDenied;
@@ -647,6 +648,139 @@ static VALUE ring_directory(VALUE self)
     return ring_get(self)->directory;
 }
 
+/* Leases --------------------------------------------------------------------------- */
+
+/*
+ * A bounded-load lease (docs/bounded-loads.md): the library's lease, the Ring it was
+ * taken on and its Node. Ring#acquire's block form (lib/shmring.rb) releases it in an
+ * ensure clause. A lease is not released when the GC frees it: the collector frees
+ * a Lease and its Ring in no set order, so the Ring's handle may be gone by then; a
+ * lease dropped while held stays counted until its Ring is closed (closing gives back
+ * every lease of the handle) or the process exits.
+ */
+struct lease {
+    shmring_lease_t lease;
+    VALUE ring;
+    VALUE node;
+    bool held;
+};
+
+static void lease_mark(void *data)
+{
+    struct lease *l = data;
+    rb_gc_mark(l->ring);
+    rb_gc_mark(l->node);
+}
+
+static const rb_data_type_t lease_type = {
+    .wrap_struct_name = "Shmring::Lease",
+    .function = {.dmark = lease_mark, .dfree = RUBY_TYPED_DEFAULT_FREE},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static VALUE lease_alloc(VALUE klass)
+{
+    struct lease *l;
+    VALUE self = TypedData_Make_Struct(klass, struct lease, &lease_type, l);
+    l->ring = Qnil;
+    l->node = Qnil;
+    return self;
+}
+
+static struct lease *lease_get(VALUE self)
+{
+    struct lease *l;
+    TypedData_Get_Struct(self, struct lease, &lease_type, l);
+    return l;
+}
+
+/*
+ * call-seq:
+ *   ring.acquire(key) -> Shmring::Lease
+ *   ring.acquire(key) { |node| ... } -> the block's value
+ *
+ * Leases the node for KEY under the ring's balance factor, counting one request in
+ * flight on it, shared with every worker process of the host, until Lease#release.
+ * With a block (lib/shmring.rb), yields the node and releases the lease when the
+ * block ends, however it ends. Raises Shmring::EmptyRing or Shmring::AllNodesDown.
+ * This is the form without a block.
+ */
+static VALUE ring_acquire(VALUE self, VALUE key)
+{
+    StringValue(key);
+    struct ring *r = ring_get(self);
+    shmring_t *handle = ring_handle(r);
+    /* The object first: once the lease is counted, nothing may raise before it is in
+     * a Lease whose #release gives it back. */
+    VALUE result = lease_alloc(cLease);
+    struct lease *l = lease_get(result);
+    uint64_t fingerprint = current_fingerprint(handle);
+    int rc = shmring_acquire(handle, RSTRING_PTR(key), RSTRING_LEN(key), &l->lease);
+    if (rc < 0)
+        raise_code(rc, Qnil);
+    l->ring = self;
+    l->held = true;
+    shmring_node_t copy;
+    rc = shmring_node(handle, l->lease.id, &copy);
+    if (rc < 0) {
+        l->held = false;
+        int released = shmring_release(handle, &l->lease);
+        (void)released; /* only SHMRING_ELEASE, which `held` rules out */
+        raise_code(rc, Qnil);
+    }
+    l->node = cached_node(r, &copy, fingerprint, current_fingerprint(handle));
+    return result;
+}
+
+/*
+ * call-seq:
+ *   lease.release -> nil
+ *
+ * Ends the lease: the node's in-flight count goes down by one. Once: a second release
+ * raises Shmring::Error with code Shmring::ELEASE. A lease of a closed Ring was given
+ * back when it closed.
+ */
+static VALUE lease_release(VALUE self)
+{
+    struct lease *l = lease_get(self);
+    bool held = l->held;
+    l->held = false;
+    if (NIL_P(l->ring))
+        raise_code(SHMRING_ELEASE, Qnil);
+    shmring_t *handle = ring_get(l->ring)->handle;
+    if (handle == NULL) {
+        if (!held)
+            raise_code(SHMRING_ELEASE, Qnil);
+        return Qnil;
+    }
+    int rc = shmring_release(handle, &l->lease);
+    if (rc < 0)
+        raise_code(rc, Qnil);
+    return Qnil;
+}
+
+static VALUE lease_node(VALUE self)
+{
+    return lease_get(self)->node;
+}
+
+static VALUE lease_candidates(VALUE self)
+{
+    return UINT2NUM(lease_get(self)->lease.candidates);
+}
+
+static VALUE lease_counted_p(VALUE self)
+{
+    return lease_get(self)->lease.counted ? Qtrue : Qfalse;
+}
+
+static VALUE lease_held_p(VALUE self)
+{
+    struct lease *l = lease_get(self);
+    return l->held && !NIL_P(l->ring) && ring_get(l->ring)->handle != NULL ? Qtrue
+                                                                           : Qfalse;
+}
+
 /* Module functions ----------------------------------------------------------------- */
 
 /*
@@ -726,6 +860,18 @@ void Init_shmring(void)
     rb_define_method(cRing, "directory", ring_directory, 0);
     /* A handle is a process's own mapping: a copy would share it. */
     rb_undef_method(cRing, "initialize_copy");
+    /* The block form is lib/shmring.rb's Ring#acquire, over this one. */
+    rb_define_private_method(cRing, "acquire_lease", ring_acquire, 1);
+
+    cLease = rb_define_class_under(mShmring, "Lease", rb_cObject);
+    rb_undef_alloc_func(cLease);
+    rb_define_method(cLease, "release", lease_release, 0);
+    rb_define_method(cLease, "node", lease_node, 0);
+    rb_define_method(cLease, "candidates", lease_candidates, 0);
+    rb_define_method(cLease, "counted?", lease_counted_p, 0);
+    rb_define_method(cLease, "held?", lease_held_p, 0);
+    /* A copy would be a second release of one count. */
+    rb_undef_method(cLease, "initialize_copy");
 
     rb_define_module_function(mShmring, "strerror", module_strerror, 1);
     rb_define_module_function(mShmring, "_noop", module_noop, 1);
