@@ -382,9 +382,16 @@ module ServerChecks
     pids = check_workers(ctl, generation, opened_in_master: opened_in_master).keys
     ctl.call("add", "extra", "10.9.9.9:11211")
     if refreshed
-      wait_until("every worker on generation #{generation + 1}", timeout: 120) do
+      # A worker is on the new version once it maps no other: its refresher maps the
+      # new version before it validates it and swaps the handle's view, and only
+      # unmaps the old one after that swap. A worker mapping both may still answer
+      # from the old one (a lookup never waits for a refresher).
+      wait_until("every worker on generation #{generation + 1} alone", timeout: 120) do
         readers = JSON.parse(ctl.call("readers", "--json"))["readers"]
-        pids.all? { |pid| readers.any? { |r| r["pid"] == pid && r["generation"] == generation + 1 } }
+        pids.all? do |pid|
+          mapped = readers.select { |r| r["pid"] == pid }.map { |r| r["generation"] }
+          mapped == [generation + 1]
+        end
       end
     end
     answers = check_workers(ctl, generation + 1, opened_in_master: opened_in_master).values
