@@ -2,20 +2,27 @@
 -- shmring_lookup_id() call from C, and of ring:lookup(), which returns a node table,
 -- next to ring:lookup_id(), in one run, in one process, on one handle, over the same
 -- keys (targets: Lua within 1.3x of C; lookup() within 1.3x of lookup_id(), since
--- it returns the table made on the node's first lookup in the version), and of a
+-- it returns the table made at the first lookup in the version), and of a
 -- bounded-load lease (ring:acquire() then ring:release()) next to ring:lookup_id().
 --
---   luajit bench.lua [--quick] [--nodes N] [--keys K] [--rounds R] [--repeat M]
+--   luajit bench.lua [--quick] [--cpu-time] [--nodes N] [--keys K] [--rounds R]
+--                    [--repeat M]
 --
 -- Needs LUA_PATH to find shmring.lua, SHMRING_LIBRARY (or an installed libshmring),
 -- RINGCTL (ringctl, to publish the ring) and SHMRING_LUA_BENCH_C (the C loop,
 -- shmring_lua_bench.so from the build). Publishes a ring of N nodes (default 100)
 -- under a name with this process's id, looks up K distinct keys (default 100,000,
 -- 8-40 bytes) R times per measurement, repeats each measurement M times
--- alternating the contenders, and prints the best (fewest ns per lookup) of each:
+-- alternating the contenders, and prints the best (fewest ns per lookup) of each,
+-- by the wall clock or, with --cpu-time, by this thread's CPU time (then the time the
+-- scheduler gives other jobs of a shared machine is not counted; what they do to the
+-- caches still is):
 --   C           lua_bench_lookup_id_loop(): a C loop of shmring_lookup_id()
 --   Lua module  ring:lookup_id(key) in a Lua loop
---   Lua node    ring:lookup(key) in a Lua loop (a node table per key)
+--   Lua node    ring:lookup(key).id in a Lua loop (a node table per key, its id
+--               read: the target's row)
+--   Lua table   ring:lookup(key) in a Lua loop, the table not read: what the
+--               lookup itself costs, without the caller's first read of the table
 --   Lua lease   ring:acquire(key) and ring:release(lease) in a Lua loop, on a board
 --               for this process's group with balance factor 1.25 (no target: the
 --               library's own acquire + release costs about 4 lookups)
@@ -37,17 +44,20 @@ ffi.cdef [[
 ]]
 
 local options = {nodes = 100, keys = 100000, rounds = 10, ["repeat"] = 5}
+local cpu_time = false
 local i = 1
 while i <= #arg do
     local a = arg[i]
     if a == "--quick" then
         options.keys, options.rounds, options["repeat"] = 2000, 1, 1
+    elseif a == "--cpu-time" then
+        cpu_time = true
     elseif a:match("^%-%-") and options[a:sub(3)] then
         options[a:sub(3)] = assert(tonumber(arg[i + 1]), a .. " needs a number")
         i = i + 1
     else
-        io.stderr:write("usage: luajit bench.lua [--quick] [--nodes N] [--keys K]",
-            " [--rounds R] [--repeat M]\n")
+        io.stderr:write("usage: luajit bench.lua [--quick] [--cpu-time] [--nodes N]",
+            " [--keys K] [--rounds R] [--repeat M]\n")
         os.exit(2)
     end
     i = i + 1
@@ -60,8 +70,10 @@ local RING = "lua-bench-" .. ffi.C.getpid()
 local bench_c = ffi.load(BENCH_C)
 
 local timespec = ffi.new("struct shmring_bench_timespec")
+-- CLOCK_THREAD_CPUTIME_ID or CLOCK_MONOTONIC.
+local clock = cpu_time and 3 or 1
 local function now()
-    ffi.C.clock_gettime(1, timespec) -- CLOCK_MONOTONIC
+    ffi.C.clock_gettime(clock, timespec)
     return tonumber(timespec.tv_sec) * 1e9 + tonumber(timespec.tv_nsec)
 end
 
@@ -153,6 +165,19 @@ local function run()
         return (now() - start) / lookups, sum
     end
 
+    local function bench_lua_table()
+        local found = 0
+        local start = now()
+        for _ = 1, rounds do
+            for k = 1, count do
+                if ring:lookup(keys[k]) then
+                    found = found + 1
+                end
+            end
+        end
+        return (now() - start) / lookups, found
+    end
+
     -- Every contender must route every key the same way (a lease taken alone goes
     -- to its key's first candidate).
     local expected_sum = 0
@@ -171,23 +196,31 @@ local function run()
     assert(probe.counted, "the lease is not counted on the board")
     ring:release(probe)
 
-    local best = {c = math.huge, lua = math.huge, node = math.huge, lease = math.huge}
+    local _, found = bench_lua_table()
+    assert(found == lookups, "lookup found no node")
+
+    local best = {c = math.huge, lua = math.huge, node = math.huge, table = math.huge,
+                  lease = math.huge}
     for _ = 1, options["repeat"] do
         checksum[0] = 0
         best.c = math.min(best.c, (bench_c_loop()))
         best.lua = math.min(best.lua, (bench_lua_module()))
         best.node = math.min(best.node, (bench_lua_node()))
+        best.table = math.min(best.table, (bench_lua_table()))
         best.lease = math.min(best.lease, (bench_lua_lease()))
     end
     ring:close()
 
     print(string.format("ring: %d nodes x 160 vnodes (xxh3), %d distinct keys x %d "
-        .. "rounds, best of %d", options.nodes, count, rounds, options["repeat"]))
+        .. "rounds, best of %d (%s)", options.nodes, count, rounds, options["repeat"],
+        cpu_time and "thread CPU time" or "wall clock"))
     print(string.format("  C           shmring_lookup_id()       %7.1f ns/lookup", best.c))
     print(string.format("  Lua module  ring:lookup_id(key)       %7.1f ns/lookup  %.2fx C",
         best.lua, best.lua / best.c))
-    print(string.format("  Lua node    ring:lookup(key)          %7.1f ns/lookup  %.2fx lookup_id",
+    print(string.format("  Lua node    ring:lookup(key).id       %7.1f ns/lookup  %.2fx lookup_id",
         best.node, best.node / best.lua))
+    print(string.format("  Lua table   ring:lookup(key), unread  %7.1f ns/lookup  %.2fx lookup_id",
+        best.table, best.table / best.lua))
     print(string.format("  Lua lease   ring:acquire + release    %7.1f ns/lease   %.2fx lookup_id",
         best.lease, best.lease / best.lua))
     print(string.format("target: Lua module within 1.3x of C: %s",

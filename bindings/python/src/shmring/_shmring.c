@@ -44,11 +44,11 @@ typedef struct {
         shmring_t *handle;
     PyObject *name;
     PyObject *directory;
-    /* The Node objects of one version, made on first use and returned by every
-     * later lookup that answers that node from that version, so that lookup() costs
-     * what lookup_id() costs plus a table read (see cached_node()). A version is
-     * known by its fingerprint, which covers every field of a Node: two versions
-     * with one fingerprint have the same Node for every id. Ids below
+    /* The Node objects of every node of one version, made at the first lookup in
+     * it (node_cache_fill()) and returned by every lookup that answers a node from
+     * that version, so that lookup() costs what lookup_id() costs plus a table read.
+     * A version is known by its fingerprint, which covers every field of a Node:
+     * two versions with one fingerprint have the same Node for every id. Ids below
      * NODE_CACHE_IDS index by_id; larger ones (set explicitly by a JSON node set)
      * go into the dict large_ids. */
     struct {
@@ -367,37 +367,132 @@ static inline PyObject *node_cache_find(RingObject *self, uint32_t id)
     return node;
 }
 
-/* Keeps NODE (a Node of id ID) in the cache. A failure to grow it is no error: the
- * node is simply made again next time. */
-static void node_cache_add(RingObject *self, uint32_t id, PyObject *node)
+/* The Node objects of one version while they are made, before they go into the
+ * cache: in node order, with the dict of the ids too large for by_id (or NULL). */
+struct node_set {
+    PyObject **nodes;
+    size_t count;
+    PyObject *large_ids;
+};
+
+static void node_set_free(struct node_set *set)
 {
-    if (id < NODE_CACHE_IDS) {
-        if (id >= self->nodes.capacity) {
-            size_t capacity = self->nodes.capacity ? self->nodes.capacity : 64;
-            while (capacity <= id)
-                capacity *= 2;
-            if (capacity > NODE_CACHE_IDS)
-                capacity = NODE_CACHE_IDS;
-            PyObject **by_id =
-                PyMem_Realloc(self->nodes.by_id, capacity * sizeof(*by_id));
-            if (by_id == NULL)
-                return;
-            memset(by_id + self->nodes.capacity, 0,
-                   (capacity - self->nodes.capacity) * sizeof(*by_id));
-            self->nodes.by_id = by_id;
-            self->nodes.capacity = capacity;
+    for (size_t i = 0; i < set->count; i++)
+        Py_XDECREF(set->nodes[i]);
+    PyMem_Free(set->nodes);
+    Py_XDECREF(set->large_ids);
+}
+
+/*
+ * Makes the Node of every node of VERSION into SET (emptied first). The objects of
+ * every node's fields come first, then the Node objects, one after another: a lookup
+ * touches only its Node object (its reference count), and made next to one another
+ * the 10,000 Nodes of a large ring lie 80 bytes apart in half the pages they took
+ * one by one between their fields' objects, where a stream of distinct keys reaches
+ * them faster (bindings/python/README.md, "Speed"). Returns 0, or -1 with an
+ * exception set (SET is then freed).
+ */
+static int node_set_make(struct node_set *set, const shmring_nodes_t *version)
+{
+    size_t count = version->count;
+    *set =
+        (struct node_set){.nodes = PyMem_Calloc(count ? count : 1, sizeof(PyObject *))};
+    PyObject **fields = PyMem_Calloc(count ? count * 4 : 1, sizeof(PyObject *));
+    if (set->nodes == NULL || fields == NULL) {
+        PyMem_Free(set->nodes);
+        PyMem_Free(fields);
+        PyErr_NoMemory();
+        return -1;
+    }
+    set->count = count;
+    int result = -1;
+    for (size_t i = 0; i < count; i++) {
+        const shmring_node_t *node = &version->nodes[i];
+        if ((fields[4 * i] = PyLong_FromUnsignedLong(node->id)) == NULL ||
+            (fields[4 * i + 1] = node_text(node->name)) == NULL ||
+            (fields[4 * i + 2] = node_text(node->address)) == NULL ||
+            (fields[4 * i + 3] = PyLong_FromUnsignedLong(node->weight)) == NULL)
+            goto done;
+    }
+    for (size_t i = 0; i < count; i++) {
+        PyObject *node = PyStructSequence_New(&NodeType);
+        if (node == NULL)
+            goto done;
+        for (Py_ssize_t f = 0; f < 4; f++) {
+            PyStructSequence_SET_ITEM(node, f, fields[4 * i + (size_t)f]);
+            fields[4 * i + (size_t)f] = NULL;
         }
-        Py_XSETREF(self->nodes.by_id[id], Py_NewRef(node));
-        return;
+        set->nodes[i] = node;
+        if (version->nodes[i].id >= NODE_CACHE_IDS) {
+            if (set->large_ids == NULL && (set->large_ids = PyDict_New()) == NULL)
+                goto done;
+            PyObject *key = PyStructSequence_GET_ITEM(node, 0);
+            if (PyDict_SetItem(set->large_ids, key, node) < 0)
+                goto done;
+        }
     }
-    if (self->nodes.large_ids == NULL && (self->nodes.large_ids = PyDict_New()) == NULL) {
-        PyErr_Clear();
-        return;
+    result = 0;
+done:
+    for (size_t i = 0; i < count * 4; i++)
+        Py_XDECREF(fields[i]);
+    PyMem_Free(fields);
+    if (result < 0)
+        node_set_free(set);
+    return result;
+}
+
+/*
+ * Replaces the cache with every Node of the version the handle answers from (after
+ * following a newer one): all at once, on the first lookup in a version of another
+ * fingerprint, so that every later lookup in that version finds its node. Returns 0,
+ * or -1 with an exception set (the cache is then empty).
+ */
+static int node_cache_fill(RingObject *self)
+{
+    shmring_nodes_t version;
+    int rc = shmring_nodes(self->handle, &version);
+    if (rc < 0) {
+        raise_code(rc, NULL);
+        return -1;
     }
-    PyObject *key = PyLong_FromUnsignedLong(id);
-    if (key == NULL || PyDict_SetItem(self->nodes.large_ids, key, node) < 0)
-        PyErr_Clear();
-    Py_XDECREF(key);
+    uint32_t max_id = 0;
+    for (size_t i = 0; i < version.count; i++)
+        if (version.nodes[i].id < NODE_CACHE_IDS && version.nodes[i].id > max_id)
+            max_id = version.nodes[i].id;
+    /* Making the objects can run Python code (a garbage collection and the
+     * finalizers it calls), which may close this ring and free its cache: the cache
+     * is only changed once they are all made. */
+    struct node_set set;
+    if (node_set_make(&set, &version) < 0) {
+        shmring_nodes_free(&version);
+        node_cache_clear(self);
+        return -1;
+    }
+    node_cache_clear(self);
+    size_t capacity = (size_t)max_id + 1;
+    if (capacity > self->nodes.capacity) {
+        PyObject **by_id = PyMem_Realloc(self->nodes.by_id, capacity * sizeof(*by_id));
+        if (by_id == NULL) {
+            node_set_free(&set);
+            shmring_nodes_free(&version);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memset(by_id + self->nodes.capacity, 0,
+               (capacity - self->nodes.capacity) * sizeof(*by_id));
+        self->nodes.by_id = by_id;
+        self->nodes.capacity = capacity;
+    }
+    for (size_t i = 0; i < set.count; i++)
+        if (version.nodes[i].id < NODE_CACHE_IDS)
+            self->nodes.by_id[version.nodes[i].id] = Py_NewRef(set.nodes[i]);
+    self->nodes.fingerprint = version.fingerprint;
+    shmring_nodes_free(&version);
+    self->nodes.large_ids = set.large_ids;
+    set.large_ids = NULL;
+    node_set_free(&set);
+    self->nodes.valid = true;
+    return 0;
 }
 
 /* Ring -------------------------------------------------------------------------- */
@@ -549,8 +644,38 @@ PyDoc_STRVAR(Ring_lookup_doc,
              "lookup(key, /)\n--\n\n"
              "Return the Node that owns KEY (str, bytes or a bytes-like object).\n"
              "Every lookup that answers a node from one version returns the same\n"
-             "(immutable) Node object, made on its first use. Raises EmptyRing or\n"
-             "AllNodesDown.");
+             "(immutable) Node object: the ring makes the Nodes of every node of a\n"
+             "version at its first lookup in it. Raises EmptyRing or AllNodesDown.");
+
+/* The part of lookup() after the library answered ID from the version of
+ * FINGERPRINT, when the cache does not hold that version's Node: it is filled
+ * (the first lookup in a version), else, when the handle followed a newer version
+ * since, the library copies the node from that one. Releases KEY. */
+static __attribute__((noinline)) PyObject *
+lookup_uncached(RingObject *self, struct key *key, uint32_t id, uint64_t fingerprint)
+{
+    if (!self->nodes.valid || self->nodes.fingerprint != fingerprint) {
+        if (node_cache_fill(self) < 0) {
+            key_release(key);
+            return NULL;
+        }
+    }
+    PyObject *node =
+        self->nodes.fingerprint == fingerprint ? node_cache_find(self, id) : NULL;
+    if (node != NULL) {
+        key_release(key);
+        return Py_NewRef(node);
+    }
+    /* Filling ran Python code, which may have closed the ring: read it again. */
+    shmring_t *handle = self->handle;
+    shmring_node_t copy;
+    int rc = handle != NULL ? shmring_lookup(handle, key->data, key->len, &copy)
+                            : SHMRING_CLOSED;
+    key_release(key);
+    if (rc < 0)
+        return raise_code(rc, NULL);
+    return node_new(&copy);
+}
 
 static PyObject *Ring_lookup(RingObject *self, PyObject *key)
 {
@@ -569,32 +694,13 @@ static PyObject *Ring_lookup(RingObject *self, PyObject *key)
         key_release(&k);
         return raise_code(rc, NULL);
     }
-    if ((!self->nodes.valid || self->nodes.fingerprint != fingerprint)) {
-        node_cache_clear(self);
-        self->nodes.valid = true;
-        self->nodes.fingerprint = fingerprint;
-    }
-    PyObject *node = node_cache_find(self, id);
-    if (node != NULL) {
+    PyObject *node;
+    if (self->nodes.valid && self->nodes.fingerprint == fingerprint &&
+        (node = node_cache_find(self, id)) != NULL) {
         key_release(&k);
         return Py_NewRef(node);
     }
-    /* The first lookup of this node in this version: the library copies it. The copy
-     * is kept when it comes from that version, which shmring_status() (it never
-     * switches, and no other call can run in between: see the top) tells; a version
-     * published in between answers from itself, uncached. */
-    shmring_node_t copy;
-    rc = shmring_lookup(handle, k.data, k.len, &copy);
-    key_release(&k);
-    if (rc < 0)
-        return raise_code(rc, NULL);
-    if ((node = node_new(&copy)) == NULL)
-        return NULL;
-    shmring_status_t status;
-    shmring_status(handle, &status);
-    if (status.fingerprint == self->nodes.fingerprint)
-        node_cache_add(self, copy.id, node);
-    return node;
+    return lookup_uncached(self, &k, id, fingerprint);
 }
 
 /* Lease ------------------------------------------------------------------------- */
