@@ -37,9 +37,26 @@
  * compatible, and they are a few lines each), so a lookup makes no call into
  * liburcu-bp; see lib/CMakeLists.txt for the TLS dialect that keeps their
  * thread-local access cheap.
+ *
+ * SHMRING_READER_SERIALIZED_ONLY builds a reader of serialized handles alone: the
+ * copy that the Python wheel compiles into its extension (bindings/python/setup.py),
+ * which may share a process with the system's libshmring. Its calls enter no
+ * read-side section, so it leaves liburcu-bp out (a process must hold one registry
+ * of its readers, the system library's); its process state is its own pid cache,
+ * read by its own handles only. It refuses to open a shared handle.
  */
+#ifdef SHMRING_READER_SERIALIZED_ONLY
+#define read_section_enter() ((void)0)
+#define read_section_exit() ((void)0)
+#define grace_period_wait() ((void)0)
+#include <urcu/compiler.h>
+#else
 #define _LGPL_SOURCE
 #include <urcu-bp.h>
+#define read_section_enter() urcu_bp_read_lock()
+#define read_section_exit() urcu_bp_read_unlock()
+#define grace_period_wait() urcu_bp_synchronize_rcu()
+#endif
 #include <urcu/uatomic.h>
 
 #include "array_internal.h"
@@ -158,17 +175,23 @@ static _Atomic pid_t process_pid;
 
 static void after_fork_child(void)
 {
+#ifndef SHMRING_READER_SERIALIZED_ONLY
     urcu_bp_after_fork_child();
+#endif
     atomic_store_explicit(&process_pid, getpid(), memory_order_relaxed);
 }
 
 static void register_atfork(void)
 {
     atomic_store_explicit(&process_pid, getpid(), memory_order_relaxed);
+#ifdef SHMRING_READER_SERIALIZED_ONLY
+    pthread_atfork(NULL, NULL, after_fork_child);
+#else
     /* liburcu-bp's registry must be made consistent in a forked child, or the child's
      * first grace period could wait forever for a parent thread that does not exist
      * there. */
     pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent, after_fork_child);
+#endif
 }
 
 static int64_t now_ns(void)
@@ -261,7 +284,7 @@ void AnnotateHappensAfter(const char *file, int line, const volatile void *addre
 static inline void view_exit(const struct view *v)
 {
     grace_period_before(v);
-    urcu_bp_read_unlock();
+    read_section_exit();
 }
 
 /* A version's nodes on a load board: each node's entry (UINT32_MAX: none, every
@@ -442,7 +465,7 @@ static __attribute__((noinline, cold)) void refresh(shmring_t *r, uint64_t seen)
     struct view *old = view_switch(r, seen);
     if (old != NULL) {
         /* After the grace period no thread can still be reading OLD. */
-        urcu_bp_synchronize_rcu();
+        grace_period_wait();
         grace_period_after(old);
         view_free(old);
     }
@@ -455,14 +478,14 @@ static __attribute__((noinline, cold)) void refresh(shmring_t *r, uint64_t seen)
  */
 static inline const struct view *view_enter(shmring_t *r)
 {
-    urcu_bp_read_lock();
+    read_section_enter();
     const struct view *v = atomic_load_explicit(&r->view, memory_order_acquire);
     uint64_t seen = load_generation(v->block);
     if (caa_likely(seen == v->generation))
         return v;
     view_exit(v);
     refresh(r, seen);
-    urcu_bp_read_lock();
+    read_section_enter();
     return atomic_load_explicit(&r->view, memory_order_acquire);
 }
 
@@ -558,6 +581,10 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
         return SHMRING_EBADDIR;
     if ((flags & ~(uint32_t)SHMRING_OPEN_SERIALIZED) != 0)
         return SHMRING_EINVAL;
+#ifdef SHMRING_READER_SERIALIZED_ONLY
+    if ((flags & SHMRING_OPEN_SERIALIZED) == 0)
+        return SHMRING_EINVAL; /* a shared handle needs liburcu-bp (see the top) */
+#endif
     pthread_once(&atfork_once, register_atfork);
     shmring_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -815,7 +842,7 @@ void shmring_status(shmring_t *r, shmring_status_t *out)
         }
         v = atomic_load_explicit(&r->view, memory_order_relaxed);
     } else {
-        urcu_bp_read_lock();
+        read_section_enter();
         v = atomic_load_explicit(&r->view, memory_order_acquire);
     }
     out->generation = v->generation;

@@ -81,6 +81,9 @@ SHMRING_PACKAGES="$SHMRING_PACKAGES debhelper dh-python dh-php php-dev lintian"
 # ... the Lua module's rock with luarocks, and the PHP extension's PECL archive with
 # pecl (php-pear).
 SHMRING_PACKAGES="$SHMRING_PACKAGES luarocks php-pear"
+# ... and the Python sdist with python3-build (tools/python_wheel.sh; setuptools,
+# wheel, venv and pytest are installed above).
+SHMRING_PACKAGES="$SHMRING_PACKAGES python3-build"
 
 shmring_install_deps() {
     local missing=""

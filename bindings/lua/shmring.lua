@@ -15,6 +15,9 @@
 -- the `env SHMRING_LIBRARY;` directive), in the library directory of the install
 -- this module belongs to, by its soname through the dynamic linker, then in the
 -- library directory the build was configured for.
+--
+-- The release this file belongs to, the project's, where opm (dist.ini) reads it:
+-- version = 0.3.0
 
 local ffi = require "ffi"
 local cdef = require "shmring.cdef"

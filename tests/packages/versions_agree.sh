@@ -2,7 +2,8 @@
 # Every package of the tree carries the project's version, CMake's project(VERSION),
 # which the libraries, the .pc files and the Python package take from the build: the
 # Debian changelog's top entry, the rockspec (its file name, its version and the
-# library soname it loads) and the PECL package.xml, which are written by hand. A
+# library soname it loads), opm's dist.ini and the Lua module's version line that opm
+# reads, and the PECL package.xml, which are written by hand. A
 # release that changes the version in CMakeLists.txt fails here until each follows.
 # Usage: versions_agree.sh SRC VERSION
 set -u
@@ -28,6 +29,33 @@ if [[ -f $src/$rockspec ]]; then
         fail "$rockspec: the soname it loads is not libshmring.so.$major"
 fi
 
+# opm's dist.ini: its version, and the one opm itself reads from the main module (the
+# first line matching opm's pattern whose value has a digit, cleaned as opm cleans
+# it); its name, abstract, license and repository, the rockspec's.
+dist=$src/bindings/lua/dist.ini
+field() { sed -n "s/^$1 = //p" "$dist"; }
+[[ $(field version) == "$version" ]] || fail "bindings/lua/dist.ini: version '$(field version)', CMake: $version"
+main=$(field main_module)
+[[ $main == lua/shmring.lua && $(field lib_dir) == lua ]] ||
+    fail "bindings/lua/dist.ini: main_module '$main' is not lua/shmring.lua under lib_dir lua"
+opm_version=$(perl -ne 'if (/\b(?:_?VERSION|version)\s*=\s*(\S+)/) {
+    (my $v = $1) =~ s/[;,\x27"{}()<>]|\[=*\[|\]=*\]|\s+$//g;
+    if ($v =~ /\d/) { print $v; exit } }' "$src/bindings/lua/shmring.lua")
+[[ $opm_version == "$version" ]] ||
+    fail "opm reads version '$opm_version' from bindings/lua/shmring.lua, CMake: $version"
+if [[ -f $src/$rockspec ]]; then
+    summary=$(sed -n 's/^ *summary = "\(.*\)",$/\1/p' "$src/$rockspec")
+    [[ $(field abstract) == "$summary" ]] ||
+        fail "bindings/lua/dist.ini: abstract '$(field abstract)', rockspec summary '$summary'"
+    grep -q '^ *license = "MIT",$' "$src/$rockspec" && [[ $(field license) == mit ]] ||
+        fail "bindings/lua/dist.ini: license '$(field license)', not the rockspec's MIT as mit"
+    url=$(sed -n 's|^ *url = "git+\(.*\)\.git",$|\1|p' "$src/$rockspec")
+    [[ $(field repo_link) == "$url" ]] ||
+        fail "bindings/lua/dist.ini: repo_link '$(field repo_link)', rockspec source '$url'"
+fi
+[[ $(field name) == shmring && $(field is_original) == yes ]] ||
+    fail "bindings/lua/dist.ini: name '$(field name)', is_original '$(field is_original)'"
+
 # package.xml's release and API versions.
 pecl=$(python3 -c '
 import sys, xml.etree.ElementTree as ET
@@ -39,4 +67,4 @@ print(version.find("p:release", ns).text, version.find("p:api", ns).text)' \
     fail "bindings/php/package.xml: release and api '$pecl', CMake: $version"
 
 ((failures == 0)) || exit 1
-echo "debian/changelog, $rockspec and package.xml: $version"
+echo "debian/changelog, $rockspec, dist.ini (and opm's reading of shmring.lua) and package.xml: $version"
