@@ -36,6 +36,7 @@ Exit status: 0 when every example ran as shown, 1 otherwise.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import select
@@ -259,6 +260,15 @@ class Page:
             except (ValueError, IndexError, ProcessLookupError, OSError):
                 pass
         self.shell.close()
+        # Destroying the page's rings removes their load boards: System V segments,
+        # which would outlive the directory the runner deletes (a page that failed
+        # half-way has not destroyed its rings itself).
+        env = dict(self.runner.env, SHMRING_DIR=self.rings)
+        listed = subprocess.run(["ringctl", "list", "--json"], env=env, check=False,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for ring in json.loads(listed.stdout or "[]") if listed.returncode == 0 else []:
+            subprocess.run(["ringctl", "destroy"], env=dict(env, SHMRING_RING=ring["ring"]),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
 class Runner:
