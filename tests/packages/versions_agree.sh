@@ -2,7 +2,8 @@
 # Every package of the tree carries the project's version, CMake's project(VERSION),
 # which the libraries, the .pc files and the Python package take from the build: the
 # Debian changelog's top entry, the rockspec (its file name, its version and the
-# library soname it loads) and the PECL package.xml, which are written by hand. A
+# library soname it loads), the PECL package.xml, the npm package.json and the gem's
+# version.rb, which are written by hand. A
 # release that changes the version in CMakeLists.txt fails here until each follows.
 # Usage: versions_agree.sh SRC VERSION
 set -u
@@ -38,5 +39,11 @@ print(version.find("p:release", ns).text, version.find("p:api", ns).text)' \
 [[ $pecl == "$version $version" ]] ||
     fail "bindings/php/package.xml: release and api '$pecl', CMake: $version"
 
+node=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+    "$src/bindings/node/package.json")
+[[ $node == "$version" ]] || fail "bindings/node/package.json: $node, CMake: $version"
+grep -qx "  VERSION = \"$version\"" "$src/bindings/ruby/lib/shmring/version.rb" ||
+    fail "bindings/ruby/lib/shmring/version.rb: no line VERSION = \"$version\""
+
 ((failures == 0)) || exit 1
-echo "debian/changelog, $rockspec and package.xml: $version"
+echo "debian/changelog, $rockspec, package.xml, package.json and version.rb: $version"
