@@ -262,6 +262,19 @@ shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *percent);
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent);
 
+/*
+ * The oldest reader release (MAJOR.MINOR) that SET's ring is published for
+ * (docs/upgrading.md): 0.0, the default, publishes the oldest snapshot format that
+ * can express the ring, which the previous release reads too; 0.4 publishes format 4,
+ * which releases before 0.4 refuse. The ring's versions keep it, so a node set read
+ * back from the ring has it. Setting it returns 0 or SHMRING_EINVAL (a release after
+ * this library's).
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_min_reader(shmring_nodeset_t *set, unsigned major, unsigned minor);
+SHMRING_API void shmring_nodeset_min_reader(const shmring_nodeset_t *set, unsigned *major,
+                                            unsigned *minor);
+
 /* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
 SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);
 SHMRING_API SHMRING_MUST_CHECK int

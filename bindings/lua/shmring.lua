@@ -520,6 +520,8 @@ function Ring:status()
         generation = generation,
         fingerprint = generation ~= 0 and fingerprint_hex(status.fingerprint) or nil,
         error = tonumber(status.failed_error),
+        -- A version refused as newer than this reader: its format, else 0.
+        failed_format = tonumber(status.failed_format),
     }
 end
 
