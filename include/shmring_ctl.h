@@ -947,9 +947,18 @@ typedef struct shmring_ring_reader {
     /* A shmring_reader_kind_t: SHMRING_READER_COUNTED in
      * shmring_ring_readers_t.readers, one of the others in its uncounted list. */
     uint32_t kind;
+    /* The libshmring release the process maps (its libshmring.so.MAJOR.MINOR.PATCH),
+     * as MAJOR << 16 | MINOR << 8 | PATCH; 0 when it maps none (a reader built into
+     * the program) or the census could not tell. */
+    uint32_t reader_release;
+    /* Skew (docs/upgrading.md): the snapshot format of the ring's current version
+     * when this process maps an older one and its release cannot read the current
+     * one (too old for that format, its features or its minimum reader), so that it
+     * stays on GENERATION until it is upgraded and restarted; else 0. */
+    uint32_t stuck_format;
     /* Room to grow (see shmring.h). */
     uint32_t reserved_word;
-    uint64_t reserved[2];
+    uint64_t reserved[1];
 } shmring_ring_reader_t;
 
 /* Why a process is in a census's readers or apart from them. */
@@ -1025,8 +1034,11 @@ typedef struct shmring_ring_readers {
 #if UINTPTR_MAX == UINT32_MAX
     uint32_t reserved_pointer_pad;
 #endif
+    /* Counted processes stuck on an older version because their release cannot read
+     * the current one (stuck_format set in READERS): restart them after upgrading. */
+    uint64_t stuck_processes;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[2];
+    uint64_t reserved[1];
 } shmring_ring_readers_t;
 
 /*
