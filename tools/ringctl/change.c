@@ -137,6 +137,12 @@ int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply
                               : session_open_writer(ctl, mode, &s);
     if (status == EXIT_OK)
         status = apply(ctl, input, &s.set, &change);
+    /* The node set read from the ring keeps its minimum reader; the flag changes it. */
+    if (status == EXIT_OK && (ctl->given & OPTION(MIN_READER)) &&
+        shmring_nodeset_set_min_reader(s.set, ctl->min_reader_major,
+                                       ctl->min_reader_minor) != 0)
+        status = ringctl_fail(EXIT_USAGE, "minimum reader %u.%u is after this release",
+                              ctl->min_reader_major, ctl->min_reader_minor);
     if (status == EXIT_OK)
         status = publish_and_report(ctl, &s, &change);
     shmring_writer_close(s.writer);
