@@ -160,7 +160,7 @@ class TestRing < Minitest::Test
     assert_match(/\A[0-9a-f]{16}\z/, ring.fingerprint)
     assert_equal show["fingerprint"], ring.fingerprint
     status = ring.status
-    assert_equal Shmring::Status.new(true, false, 4, show["fingerprint"], 0), status
+    assert_equal Shmring::Status.new(true, false, 4, show["fingerprint"], 0, 0), status
     assert status.present?
     refute status.destroyed?
     assert status.frozen?
@@ -172,13 +172,13 @@ class TestRing < Minitest::Test
     fingerprint = ring.fingerprint
     ctl.call("destroy")
     status = ring.status
-    assert_equal Shmring::Status.new(false, true, 4, fingerprint, Shmring::ENOENT), status
+    assert_equal Shmring::Status.new(false, true, 4, fingerprint, Shmring::ENOENT, 0), status
     assert_equal "b", ring.lookup("user:42").name # the last version still answers
     ctl.call("init")
     ctl.call("add", "z", "10.0.0.9:11211")
     # A destroyed ring's name is tried again every 100 ms or so.
     status = wait_until("the ring made again") { (s = ring.status).present? && s }
-    assert_equal Shmring::Status.new(true, false, 2, ctl.show["fingerprint"], 0), status
+    assert_equal Shmring::Status.new(true, false, 2, ctl.show["fingerprint"], 0, 0), status
     assert_equal "z", ring.lookup("user:42").name
   end
 
