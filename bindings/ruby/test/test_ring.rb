@@ -142,7 +142,7 @@ class TestRing < Minitest::Test
     assert_equal 4, ring.refresh
     ctl.call("add", "d", "10.0.0.4:11211", "--weight", "40")
     assert_equal 5, ring.refresh
-    assert_equal [true, false, 5, ctl.show["fingerprint"], 0], ring.status.to_a
+    assert_equal [true, false, 5, ctl.show["fingerprint"], 0, 0], ring.status.to_a
     expected = ctl.lookup(KEYS.first(300))
     KEYS.first(300).each { |key| assert_equal expected[key], [ring.lookup(key).to_a[1, 2]] }
     # Threads look up while another refreshes: every answer is one of a version's.
