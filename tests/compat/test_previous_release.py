@@ -11,9 +11,12 @@ build. Then, with real shared memory and real processes, in both directions:
 2. a publication for readers of this release on (--min-reader), format 4, is
    refused by the previous release: a fresh reader fails with its own format
    error, a running one stays on its version, and this release's
-   `ringctl readers` and `ringctl metrics` show that process as stuck;
-3. the previous release's writer publishes, and this release's readers answer as
-   its own do, and follow its next publication.
+   `ringctl readers` and `ringctl metrics` show that process as stuck, and the
+   previous release's writer refuses to change it; the ring keeps its minimum
+   reader, and --min-reader 0.0 brings format 3, and the stuck reader, back;
+3. the previous release's writer publishes, on a ring this release published and on
+   its own, and this release's readers answer as its readers do, and follow its
+   next publication.
 
 A reader is a long-running process that answers keys on standard input as
 `ringctl lookup --stdin` does ("KEY<TAB>NAME<TAB>ADDRESS" a line, following new
@@ -232,6 +235,14 @@ def main():
         if sample not in metrics:
             sys.exit(f"FAIL: ringctl metrics lacks {sample!r}:\n{metrics}")
         print(f"ringctl readers: {line}; metrics: {sample}")
+        # The old writer does not overwrite a version it cannot read.
+        refused = subprocess.run(old + ["--dir", directory, "-r", ring, "add", "other",
+                                        "10.0.0.201:11211"], text=True,
+                                 capture_output=True)
+        if refused.returncode == 0 or PREVIOUS_FORMAT_ERROR not in refused.stderr:
+            sys.exit(f"FAIL: the old writer changed a format-4 ring: {refused.stderr!r}")
+        if generation_of(new, directory, ring) != after:
+            sys.exit("FAIL: the old writer's refusal published something")
 
         # The ring keeps its minimum reader across changes; 0.0 returns to format 3,
         # which the stuck reader then follows.
@@ -250,7 +261,14 @@ def main():
             sys.exit(f"FAIL: still stuck after format 3: {census}")
         print("--min-reader 0.0: format 3 again, and the old reader follows it")
 
-        # 3. Old writer, new readers.
+        # 3. Old writer, new readers: on a ring this release published (format 3),
+        # then on one the old release made.
+        ring = "new-ketama"
+        new_reader = start("new ringctl", new, ring)
+        ringctl(old, ring, "remove", "cache-0")
+        expected = start("old ringctl", old, ring).owners(KEYS)
+        expect_equal("the new reader after the old writer's publication",
+                     new_reader.owners(KEYS), expected)
         ring = "old-ring"
         ringctl(old, ring, "init", "--algorithm", "ketama")
         ringctl(old, ring, "load", full)
