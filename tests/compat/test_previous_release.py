@@ -24,7 +24,8 @@ generations); the two ringctl builds are the readers by default, and --reader
 NAME=COMMAND adds others (the Python wheel's bundled reader) that are checked as
 new readers: the command gets --dir DIR -r RING after it.
 
-Exit status 77 (skipped) only when the history has neither the tag nor the commit.
+Exit status 77 (skipped) only when the history has neither the tag nor the commit;
+a shallow clone that left them out fails instead.
 """
 import argparse
 import json
@@ -155,6 +156,14 @@ def main():
                         help="NAME=COMMAND: another reader of this release")
     args = parser.parse_args()
     commit = previous_release(args.source)
+    shallow = subprocess.run(["git", "-C", args.source, "rev-parse",
+                              "--is-shallow-repository"], text=True, capture_output=True)
+    if commit is None and shallow.stdout.strip() == "true":
+        # The previous release exists, but this clone left it out: not a reason to
+        # skip the test that guards upgrades.
+        print(f"FAIL: a shallow clone lacks {PREVIOUS_TAG} and {PREVIOUS_COMMIT}: "
+              "git fetch --unshallow --tags")
+        return 1
     if commit is None:
         print(f"SKIP: the history has neither {PREVIOUS_TAG} nor {PREVIOUS_COMMIT}: "
               "fetch the tags (git fetch --tags) to test against the previous release")
