@@ -127,6 +127,9 @@ enum shmring_limits {
     XX(EUNWEIGHTED, -1035, "this algorithm takes no weights (every weight must be 1)")   \
     XX(EJUMPDOWN, -1036, "jump takes no down nodes (remove the last node instead)")      \
     XX(ERENUMBER, -1037, "jump would renumber its buckets (remove only the last nodes)") \
+    XX(EFEATURE, -1038,                                                                  \
+       "version uses a feature this reader does not know (a newer writer's: upgrade)")   \
+    XX(ENEWFORMAT, -1039, "format is newer than this reader (upgrade and restart it)")   \
     XX(ENODOWN, -1040, "this algorithm takes no down nodes (remove the node instead)")   \
     XX(EUNRESOLVED, -1041,                                                               \
        "the algorithm hashes resolved addresses: give a host name's node a hash_key")    \
@@ -242,7 +245,9 @@ SHMRING_API SHMRING_MUST_CHECK int shmring_open(const char *ring, shmring_t **ou
  * SHMRING_EMFILE, SHMRING_EOWNER (the ring belongs to a user this call does not trust, or
  * others may write it), SHMRING_ENOTRING (something else has the ring's name: another
  * user's file, a FIFO, a symbolic link), SHMRING_ECONTROL (a corrupt
- * control object), or a validation error of the current version; SHMRING_EINVAL
+ * control object), SHMRING_ENEWFORMAT or SHMRING_EFEATURE (the ring or its current
+ * version is a newer release's that this reader cannot read: docs/upgrading.md), or a
+ * validation error of the current version; SHMRING_EINVAL
  * also for flags this version does not know. Thread-safe.
  */
 SHMRING_API SHMRING_MUST_CHECK int
@@ -397,8 +402,15 @@ typedef struct shmring_status {
     uint64_t failed_generation;
     int failed_error;
     int64_t failed_at_ns;
+    /* Skew (docs/upgrading.md): when FAILED_ERROR is SHMRING_ENEWFORMAT or
+     * SHMRING_EFEATURE, the ring moved on to a version of a newer release than this
+     * reader, which keeps answering from GENERATION until it is upgraded and restarted:
+     * the refused version's snapshot format (0 when the ring's control object itself
+     * was refused); else 0. */
+    uint32_t failed_format;
+    uint32_t reserved0;
     /* Room to grow (see the top of this header). */
-    uint64_t reserved[4];
+    uint64_t reserved[3];
 } shmring_status_t;
 
 /*

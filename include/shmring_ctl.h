@@ -262,6 +262,19 @@ shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *percent);
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent);
 
+/*
+ * The oldest reader release (MAJOR.MINOR) that SET's ring is published for
+ * (docs/upgrading.md): 0.0, the default, publishes the oldest snapshot format that
+ * can express the ring, which the previous release reads too; 0.4 publishes format 4,
+ * which releases before 0.4 refuse. The ring's versions keep it, so a node set read
+ * back from the ring has it. Setting it returns 0 or SHMRING_EINVAL (a release after
+ * this library's).
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_nodeset_set_min_reader(shmring_nodeset_t *set, unsigned major, unsigned minor);
+SHMRING_API void shmring_nodeset_min_reader(const shmring_nodeset_t *set, unsigned *major,
+                                            unsigned *minor);
+
 /* Number of nodes, and the node at INDEX (0 or SHMRING_EINVAL). */
 SHMRING_API size_t shmring_nodeset_count(const shmring_nodeset_t *set);
 SHMRING_API SHMRING_MUST_CHECK int
@@ -934,9 +947,18 @@ typedef struct shmring_ring_reader {
     /* A shmring_reader_kind_t: SHMRING_READER_COUNTED in
      * shmring_ring_readers_t.readers, one of the others in its uncounted list. */
     uint32_t kind;
+    /* The libshmring release the process maps (its libshmring.so.MAJOR.MINOR.PATCH),
+     * as MAJOR << 16 | MINOR << 8 | PATCH; 0 when it maps none (a reader built into
+     * the program) or the census could not tell. */
+    uint32_t reader_release;
+    /* Skew (docs/upgrading.md): the snapshot format of the ring's current version
+     * when this process maps an older one and its release cannot read the current
+     * one (too old for that format, its features or its minimum reader), so that it
+     * stays on GENERATION until it is upgraded and restarted; else 0. */
+    uint32_t stuck_format;
     /* Room to grow (see shmring.h). */
     uint32_t reserved_word;
-    uint64_t reserved[2];
+    uint64_t reserved[1];
 } shmring_ring_reader_t;
 
 /* Why a process is in a census's readers or apart from them. */
@@ -1012,8 +1034,11 @@ typedef struct shmring_ring_readers {
 #if UINTPTR_MAX == UINT32_MAX
     uint32_t reserved_pointer_pad;
 #endif
+    /* Counted processes stuck on an older version because their release cannot read
+     * the current one (stuck_format set in READERS): restart them after upgrading. */
+    uint64_t stuck_processes;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[2];
+    uint64_t reserved[1];
 } shmring_ring_readers_t;
 
 /*

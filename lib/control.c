@@ -41,15 +41,22 @@ int shmring_ring_name_check(const char *ring)
     return 0;
 }
 
-bool shmring__control_valid(const struct control_block *control)
+int shmring__control_check(const struct control_block *control)
 {
     if (uatomic_read(&control->magic) != CONTROL_MAGIC)
-        return false;
+        return SHMRING_ECONTROL;
     /* Pairs with the creator's write barrier before it stores the magic: the fields
      * it wrote first are seen here as written. */
     cmm_smp_rmb();
-    return control->format_version == CONTROL_FORMAT_VERSION &&
-           control->byte_order == SNAPSHOT_BYTE_ORDER_MARK;
+    if (control->byte_order != SNAPSHOT_BYTE_ORDER_MARK)
+        return SHMRING_ECONTROL;
+    if (control->format_version > CONTROL_FORMAT_VERSION)
+        return SHMRING_ENEWFORMAT;
+    if (control->format_version != CONTROL_FORMAT_VERSION)
+        return SHMRING_ECONTROL;
+    if ((uatomic_read(&control->features) & ~CONTROL_FEATURES_KNOWN) != 0)
+        return SHMRING_EFEATURE;
+    return 0;
 }
 
 /*
@@ -147,9 +154,10 @@ int shmring__control_map(int dir_fd, const struct stat *dir_st,
     close(fd);
     if (err != 0)
         return err;
-    if (!shmring__control_valid(map)) {
+    err = shmring__control_check(map);
+    if (err != 0) {
         munmap(map, CONTROL_SIZE);
-        return SHMRING_ECONTROL;
+        return err;
     }
     *out = map;
     return 0;

@@ -18,8 +18,16 @@
 #include "shmring_ctl.h"
 
 #define CONTROL_MAGIC UINT64_C(0x316c7274636d6873) /* "shmctrl1" little-endian */
-/* 2: rings are directories (control, lock, version.GEN) instead of flat objects. */
+/* 2: rings are directories (control, lock, version.GEN) instead of flat objects.
+ * The control object and the directory layout follow the snapshot's rule
+ * (docs/upgrading.md): a layout that an older release cannot use takes the next
+ * format, which it refuses; what it may ignore (the load board's record) keeps the
+ * format. Format 1 (flat objects) is no longer read, so format 2 is the oldest. */
 #define CONTROL_FORMAT_VERSION 2u
+/* The control object's features (its features field), each a bit a reader must
+ * know: none yet. Readers before 0.4 ignore the field, so a writer that sets one
+ * publishes the next control format too. */
+#define CONTROL_FEATURES_KNOWN 0u
 #define CONTROL_SIZE 4096u
 /* The generation a destroyed ring's control object is left with, so that readers
  * still holding it notice and look the ring up by name again. */
@@ -37,6 +45,10 @@ struct control_block {
     uint64_t publish_count;
     int64_t publisher_pid;
     int64_t published_at;
+    /* The features the ring's control object and directory use
+     * (CONTROL_FEATURES_KNOWN), zero from every writer so far (0.3.0 and older left
+     * it zero without knowing it). */
+    uint32_t features;
 };
 
 /*
@@ -47,8 +59,9 @@ struct control_block {
 int shmring__control_map(int dir_fd, const struct stat *dir_st,
                          const struct control_block **out, struct stat *st);
 
-/* Checks a mapped control object's header (size already checked). */
-bool shmring__control_valid(const struct control_block *control);
+/* Checks a mapped control object's header (size already checked): 0,
+ * SHMRING_ECONTROL, or SHMRING_ENEWFORMAT and SHMRING_EFEATURE for a newer writer's. */
+int shmring__control_check(const struct control_block *control);
 
 /*
  * Opens version GENERATION in the ring directory DIR_FD (status DIR_ST) read-only,

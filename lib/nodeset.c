@@ -418,6 +418,24 @@ int shmring_nodeset_balance_factor(const shmring_nodeset_t *set, uint32_t *perce
     return 0;
 }
 
+int shmring_nodeset_set_min_reader(shmring_nodeset_t *set, unsigned major, unsigned minor)
+{
+    /* A writer knows the readers up to its own release, no later one; and a
+     * release's minor number fits the header's byte. */
+    if (major > SHMRING_VERSION_MAJOR || minor > 255 ||
+        (major == SHMRING_VERSION_MAJOR && minor > SHMRING_VERSION_MINOR))
+        return SHMRING_EINVAL;
+    set->min_reader = (uint32_t)major << 16 | (uint32_t)minor << 8;
+    return 0;
+}
+
+void shmring_nodeset_min_reader(const shmring_nodeset_t *set, unsigned *major,
+                                unsigned *minor)
+{
+    *major = set->min_reader >> 16;
+    *minor = (set->min_reader >> 8) & 0xff;
+}
+
 int shmring_nodeset_set_balance_factor(shmring_nodeset_t *set, uint32_t percent)
 {
     if (percent != 0 && (percent < 100 || percent > 10000))

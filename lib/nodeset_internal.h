@@ -35,6 +35,9 @@ struct shmring_nodeset {
      * BALANCE_UNSET when it gives none. Kept with the ring's load board, not in its
      * versions (docs/bounded-loads.md). */
     uint32_t balance_percent;
+    /* The oldest reader release the ring is published for
+     * (SNAPSHOT_VERSION_CODE(); 0: any), kept in format 4's header. */
+    uint32_t min_reader;
 };
 #define BALANCE_UNSET UINT32_MAX
 

@@ -294,8 +294,11 @@ static int ring_attach(shmring_writer_t *w, int base_fd,
         close(fd);
     if (err != 0)
         return err;
-    if (!shmring__control_valid(w->control))
-        return SHMRING_ECONTROL;
+    /* A newer release's control object is refused too: this writer must not change
+     * a layout it does not know. */
+    err = shmring__control_check(w->control);
+    if (err != 0)
+        return err;
     w->generation = uatomic_read(&w->control->generation);
     if (w->generation == CONTROL_GENERATION_DESTROYED)
         return SHMRING_ESTALE;

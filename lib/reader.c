@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -103,6 +104,14 @@ struct view {
     _Atomic(struct board_map *) board_map;
 };
 
+/* The skew fields took the status's room to grow, and no more: its size and earlier
+ * offsets are those of 0.3.0. */
+_Static_assert(sizeof(shmring_status_t) ==
+                       offsetof(shmring_status_t, failed_at_ns) + 8 + 4 * 8 &&
+                   offsetof(shmring_status_t, failed_format) ==
+                       offsetof(shmring_status_t, failed_at_ns) + 8,
+               "shmring_status_t outgrew its room");
+
 /*
  * The last failed switch, for shmring_status(): written only by the refreshing thread
  * (one at a time), read by any. A sequence count (odd while it is written) lets a
@@ -114,6 +123,8 @@ struct switch_failure {
     _Atomic uint64_t generation;
     _Atomic int error;
     _Atomic int64_t at_ns;
+    /* The refused version's snapshot format when ERROR says it is too new. */
+    _Atomic uint32_t format;
 };
 
 struct shmring {
@@ -212,7 +223,7 @@ static int64_t unix_now_ns(void)
 /* Records the outcome of a switch to GENERATION for shmring_status(): ERROR 0 clears
  * the failure. Called by the refreshing thread only. */
 static void switch_failure_note(struct switch_failure *failure, uint64_t generation,
-                                int error)
+                                int error, uint32_t format)
 {
     unsigned sequence = atomic_load_explicit(&failure->sequence, memory_order_relaxed);
     atomic_store_explicit(&failure->sequence, sequence + 1, memory_order_relaxed);
@@ -221,6 +232,7 @@ static void switch_failure_note(struct switch_failure *failure, uint64_t generat
     atomic_store_explicit(&failure->generation, error != 0 ? generation : 0,
                           memory_order_relaxed);
     atomic_store_explicit(&failure->error, error, memory_order_relaxed);
+    atomic_store_explicit(&failure->format, format, memory_order_relaxed);
     atomic_store_explicit(&failure->at_ns, error != 0 ? unix_now_ns() : 0,
                           memory_order_relaxed);
     /* Release: the fields are visible before the even count is. */
@@ -346,7 +358,8 @@ static uint64_t load_generation(const struct control_block *control)
  * owner; CURRENT's control map is reused while that directory is the one it came
  * from and the ring was not destroyed.
  */
-static int view_make(const shmring_t *r, const struct view *current, struct view **out)
+static int view_make(const shmring_t *r, const struct view *current, struct view **out,
+                     uint32_t *refused_format)
 {
     int dir_fd;
     struct stat dir_st;
@@ -387,6 +400,15 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
         if (err != SHMRING_ENOENT || attempt == 100 ||
             load_generation(control->block) == v->generation)
             break;
+    }
+    if (err == SHMRING_ENEWFORMAT || err == SHMRING_EFEATURE) {
+        /* A newer release's version: its format, for the status to name (the header
+         * is read again, without its checks, which refused it). */
+        struct snapshot_header header;
+        if (shmring__version_header_read(dir_fd, &dir_st, v->generation, &header) ==
+                err &&
+            refused_format != NULL)
+            *refused_format = header.format_version;
     }
     if (err == 0 && v->snapshot != NULL) {
         shmring_snapshot_info_t info;
@@ -432,15 +454,16 @@ static struct view *view_switch(shmring_t *r, uint64_t seen)
     /* Only refreshers store r->view, and we are the only one. */
     struct view *old = atomic_load_explicit(&r->view, memory_order_relaxed);
     struct view *fresh;
-    int err = view_make(r, old, &fresh);
+    uint32_t refused_format = 0;
+    int err = view_make(r, old, &fresh, &refused_format);
     if (err != 0) {
         atomic_store_explicit(&r->failed_generation, seen, memory_order_relaxed);
         atomic_store_explicit(&r->retry_at_ns, now_ns() + RETRY_INTERVAL_NS,
                               memory_order_relaxed);
-        switch_failure_note(&r->last_failure, seen, err);
+        switch_failure_note(&r->last_failure, seen, err, refused_format);
         return NULL;
     }
-    switch_failure_note(&r->last_failure, 0, 0);
+    switch_failure_note(&r->last_failure, 0, 0, 0);
     if (shmring__reader_switch_hook != NULL)
         shmring__reader_switch_hook();
     atomic_store_explicit(&r->view, fresh, memory_order_release);
@@ -596,7 +619,7 @@ int shmring_open_with(const char *ring, const shmring_open_options_t *options,
     r->serialized = (flags & SHMRING_OPEN_SERIALIZED) != 0;
     pthread_mutex_init(&r->lease_mutex, NULL);
     struct view *first;
-    err = view_make(r, NULL, &first);
+    err = view_make(r, NULL, &first, NULL);
     if (err != 0) {
         free(r);
         return err;
@@ -861,6 +884,7 @@ void shmring_status(shmring_t *r, shmring_status_t *out)
             atomic_load_explicit(&failure->generation, memory_order_relaxed);
         out->failed_error = atomic_load_explicit(&failure->error, memory_order_relaxed);
         out->failed_at_ns = atomic_load_explicit(&failure->at_ns, memory_order_relaxed);
+        out->failed_format = atomic_load_explicit(&failure->format, memory_order_relaxed);
         /* Acquire: the loads above complete before the count is read again. */
         atomic_thread_fence(memory_order_acquire);
         if ((before & 1u) == 0 &&

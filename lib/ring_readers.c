@@ -39,6 +39,7 @@
 #include "array_internal.h"
 #include "control_internal.h"
 #include "ring_dir_internal.h"
+#include "snapshot_internal.h"
 
 /* The census's fields added to the public structures took their room to grow, and no
  * more, on every platform: the structures keep their sizes and earlier offsets. */
@@ -49,7 +50,7 @@ _Static_assert(offsetof(shmring_ring_reader_t, uid) ==
                "shmring_ring_reader_t outgrew its room");
 _Static_assert(offsetof(shmring_ring_readers_t, uncounted_count) ==
                        offsetof(shmring_ring_readers_t, superseded_bytes) + 8 &&
-                   offsetof(shmring_ring_readers_t, reserved) ==
+                   offsetof(shmring_ring_readers_t, stuck_processes) ==
                        offsetof(shmring_ring_readers_t, uncounted_count) + 2 * 8 &&
                    sizeof(shmring_ring_readers_t) ==
                        offsetof(shmring_ring_readers_t, superseded_bytes) + 8 + 4 * 8,
@@ -131,6 +132,8 @@ struct census {
     size_t hit_capacity;
     size_t inspected;
     size_t hidden;
+    /* The current version's snapshot format, once census_finish() read it. */
+    uint32_t current_format;
 };
 
 /* The process being scanned. */
@@ -139,6 +142,8 @@ struct process {
     const char *pid_text;
     uint32_t uid;
     char command[16];
+    /* The libshmring release it maps (shmring_ring_reader_t.reader_release). */
+    uint32_t release;
     bool named;
     bool too_large;
 };
@@ -360,7 +365,8 @@ static shmring_ring_reader_t *entry_add(shmring_ring_reader_t **list, size_t *ca
                                    .generation = generation,
                                    .current = current,
                                    .uid = p->uid,
-                                   .kind = kind};
+                                   .kind = kind,
+                                   .reader_release = p->release};
     snprintf(entry.command, sizeof(entry.command), "%s", p->command);
     return shmring__array_push((void **)list, capacity, count, &entry, sizeof(entry));
 }
@@ -481,6 +487,22 @@ static bool parse_maps_line(const char *line, uint64_t *start, uint64_t *end,
 /* Reads P's mappings (MAPS) into the census's hits: at most
  * SHMRING_READERS_PROCESS_MAX lines and SHMRING_READERS_PROCESS_BYTES_MAX bytes, after
  * which P is too large. Returns 0 or SHMRING_ENOMEM. */
+/* The release of a mapped libshmring.so.MAJOR.MINOR.PATCH at PATH, as
+ * shmring_ring_reader_t.reader_release spells it, or 0 for any other path. */
+static uint32_t library_release(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    unsigned major, minor, patch;
+    int consumed = 0;
+    if (base == NULL ||
+        sscanf(base, "/libshmring.so.%3u.%3u.%3u%n", &major, &minor, &patch, &consumed) !=
+            3 ||
+        (base[consumed] != '\0' && strcmp(base + consumed, DELETED_SUFFIX) != 0) ||
+        minor > 255 || patch > 255)
+        return 0;
+    return SNAPSHOT_VERSION_CODE(major, minor, patch);
+}
+
 static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *maps)
 {
     char *line = NULL;
@@ -501,8 +523,11 @@ static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *map
         uint64_t start, end, dev, ino, generation;
         const char *path;
         bool deleted;
-        if (!parse_maps_line(line, &start, &end, &dev, &ino, &path) ||
-            !parse_version_path(c, path, &generation, &deleted))
+        if (!parse_maps_line(line, &start, &end, &dev, &ino, &path))
+            continue;
+        if (p->release == 0)
+            p->release = library_release(path);
+        if (!parse_version_path(c, path, &generation, &deleted))
             continue;
         size_t index;
         err = mapping_object(c, proc_fd, p, start, end, dev, ino, generation, deleted,
@@ -754,6 +779,29 @@ static void hand_over(shmring_ring_reader_t **list, size_t count,
     *list = NULL;
 }
 
+/*
+ * The oldest release that reads version GENERATION (the current one), 0 for any,
+ * and its format into C->current_format: format 3 is read by every release so far;
+ * format 4 from 0.4 on, or from its minimum reader; a newer format than this
+ * library's by releases after this one at least.
+ */
+static uint32_t current_needs(struct census *c, uint64_t generation)
+{
+    struct snapshot_header header;
+    if (generation == 0 || generation == CONTROL_GENERATION_DESTROYED)
+        return 0;
+    int err = shmring__version_header_read(c->dir_fd, &c->dir_st, generation, &header);
+    if (err != 0 && err != SHMRING_ENEWFORMAT && err != SHMRING_EFEATURE)
+        return 0;
+    c->current_format = header.format_version;
+    if (err != 0)
+        return SNAPSHOT_VERSION_SELF + 1;
+    if (header.format_version <= SNAPSHOT_FORMAT_OLDEST)
+        return 0;
+    return header.min_reader > SNAPSHOT_VERSION_FORMAT4 ? header.min_reader
+                                                        : SNAPSHOT_VERSION_FORMAT4;
+}
+
 /* Turns the census's counted objects into OUT's versions, with the current
  * generation. */
 static int census_finish(struct census *c, uint64_t generation,
@@ -786,9 +834,18 @@ static int census_finish(struct census *c, uint64_t generation,
             out->superseded_bytes += object->bytes;
         }
     }
-    for (size_t i = 0; i < c->reader_count; i++)
-        c->readers[i].current =
-            c->readers[i].current && c->readers[i].generation == generation;
+    /* The oldest release that reads the current version: a process of an older one
+     * that maps an older version is stuck there. */
+    uint32_t needed = current_needs(c, generation);
+    for (size_t i = 0; i < c->reader_count; i++) {
+        shmring_ring_reader_t *reader = &c->readers[i];
+        reader->current = reader->current && reader->generation == generation;
+        if (!reader->current && reader->generation < generation &&
+            reader->reader_release != 0 && reader->reader_release < needed) {
+            reader->stuck_format = c->current_format;
+            out->stuck_processes++;
+        }
+    }
     if (versions != NULL)
         qsort(versions, version_count, sizeof(*versions), compare_versions);
     out->generation = generation;

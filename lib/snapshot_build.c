@@ -126,7 +126,13 @@ int shmring__snapshot_plan(const shmring_nodeset_t *set, struct snapshot_plan *p
 
     struct snapshot_header header = {
         .magic = SNAPSHOT_MAGIC,
-        .format_version = SNAPSHOT_FORMAT_VERSION,
+        /* The oldest format that expresses the ring (docs/upgrading.md): format 3,
+         * which the previous release reads, unless the ring is published for
+         * readers of 0.4 or later (no feature needs format 4 yet). */
+        .format_version = set->min_reader >= SNAPSHOT_VERSION_FORMAT4
+                              ? SNAPSHOT_FORMAT_VERSION
+                              : SNAPSHOT_FORMAT_OLDEST,
+        .min_reader = set->min_reader >= SNAPSHOT_VERSION_FORMAT4 ? set->min_reader : 0,
         .byte_order = SNAPSHOT_BYTE_ORDER_MARK,
         .header_size = sizeof(struct snapshot_header),
         .algorithm = (uint8_t)params->algorithm,
@@ -271,6 +277,7 @@ int shmring__nodeset_from_snapshot(const void *buffer, shmring_nodeset_t **out)
         return err == SHMRING_ENOMEM ? err : SHMRING_EBADNODE;
     }
     shmring__nodeset_set_next_id(set, h->next_node_id);
+    set->min_reader = h->min_reader;
     *out = set;
     return 0;
 }

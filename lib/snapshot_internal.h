@@ -28,8 +28,27 @@
 
 #define SNAPSHOT_MAGIC UINT64_C(0x3170616e73726873) /* "shrsnap1" little-endian */
 /* 2: the answers section. 3: 64-bit answers of two runs, one per bucket index
- * bucket. */
-#define SNAPSHOT_FORMAT_VERSION 3u
+ * bucket. 4: format 3 whose features and min_reader fields a reader must check
+ * (readers of format 3, 0.3.0 and older, ignore them). The compatibility rule
+ * (docs/upgrading.md): a reader takes its own format and the one before; a writer
+ * publishes the oldest format that can express the ring, SNAPSHOT_FORMAT_OLDEST
+ * unless a feature or the ring's minimum reader needs the newer one. */
+#define SNAPSHOT_FORMAT_VERSION 4u
+#define SNAPSHOT_FORMAT_OLDEST 3u
+/* The features a snapshot can use (its header's features), each a bit that a reader
+ * must know to answer from it: none yet. A feature added later (an algorithm, a hash
+ * or a section an older reader cannot execute) takes the next bit, and the writer
+ * sets it, with format 4 or newer, only in snapshots that use it. */
+#define SNAPSHOT_FEATURES_KNOWN 0u
+
+/* A release as the header's min_reader spells it: 0.4.0 is 0x000400. */
+#define SNAPSHOT_VERSION_CODE(major, minor, patch)                                       \
+    ((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+/* This build's release, and the first that reads format 4 (any release reads 3). */
+#define SNAPSHOT_VERSION_SELF                                                            \
+    SNAPSHOT_VERSION_CODE(SHMRING_VERSION_MAJOR, SHMRING_VERSION_MINOR,                  \
+                          SHMRING_VERSION_PATCH)
+#define SNAPSHOT_VERSION_FORMAT4 SNAPSHOT_VERSION_CODE(0, 4, 0)
 #define SNAPSHOT_BYTE_ORDER_MARK UINT32_C(0x01020304)
 #define SNAPSHOT_ALIGN 64u
 #define SNAPSHOT_BUCKET_BITS_MAX 24u
@@ -74,7 +93,16 @@ struct snapshot_header {
      * Envoy's defaults), kept so that the node set can be recreated. */
     uint32_t min_ring_size_param;
     uint32_t max_ring_size_param;
-    uint8_t reserved2[68];
+    /* Format 4: the features the snapshot uses (SNAPSHOT_FEATURES_KNOWN), which a
+     * reader refuses with SHMRING_EFEATURE when it does not know one. Zero in format
+     * 3, where it was reserved (and zero from every writer). */
+    uint32_t features;
+    /* Format 4: the oldest reader release the ring was published for
+     * (SNAPSHOT_VERSION_CODE()), which an older reader refuses with
+     * SHMRING_ENEWFORMAT, and which the ring's node set keeps across publications.
+     * Zero in format 3. */
+    uint32_t min_reader;
+    uint8_t reserved2[60];
 };
 
 _Static_assert(sizeof(struct snapshot_header) == 256, "header layout");

@@ -31,9 +31,25 @@ int shmring__snapshot_header_check(const struct snapshot_header *h, uint64_t siz
         return SHMRING_EBADMAGIC;
     if (h->byte_order != SNAPSHOT_BYTE_ORDER_MARK)
         return SHMRING_EBYTEORDER;
-    if (h->format_version != SNAPSHOT_FORMAT_VERSION ||
+    /* A newer format, or a feature or a minimum reader this release does not know,
+     * is a newer writer's version: refused with codes of their own, so that the
+     * reader's status can say that it is too old, not that the ring is damaged. */
+    if (h->format_version > SNAPSHOT_FORMAT_VERSION)
+        return SHMRING_ENEWFORMAT;
+    if (h->format_version < SNAPSHOT_FORMAT_OLDEST ||
         h->header_size != sizeof(struct snapshot_header))
         return SHMRING_EFORMAT;
+    if (h->format_version == SNAPSHOT_FORMAT_OLDEST) {
+        /* Readers of format 3 ignore these fields: a writer must never set them
+         * there, since such a reader would answer without the feature. */
+        if (h->features != 0 || h->min_reader != 0)
+            return SHMRING_EFORMAT;
+    } else {
+        if ((h->features & ~SNAPSHOT_FEATURES_KNOWN) != 0)
+            return SHMRING_EFEATURE;
+        if (h->min_reader > SNAPSHOT_VERSION_SELF)
+            return SHMRING_ENEWFORMAT;
+    }
     if (h->total_size != size)
         return SHMRING_ETRUNCATED;
 

@@ -5,6 +5,7 @@
  * runs in a private directory under /tmp.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -163,7 +164,7 @@ START_TEST(control_refusals)
     make_ring(&dir_fd, &dir_st);
     const struct control_block *control;
     ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st), 0);
-    ck_assert(shmring__control_valid(control));
+    ck_assert_int_eq(shmring__control_check(control), 0);
     ck_assert_uint_eq(control->generation, 1);
     munmap((void *)control, CONTROL_SIZE);
 
@@ -179,6 +180,50 @@ START_TEST(control_refusals)
     set_mode("control", 0666);
     ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st),
                      SHMRING_EOWNER);
+    close(dir_fd);
+}
+END_TEST
+
+/* A newer release's control object (docs/upgrading.md): a later format is
+ * SHMRING_ENEWFORMAT, a feature bit this release does not know SHMRING_EFEATURE, an
+ * earlier format (1, flat objects) SHMRING_ECONTROL; the writer refuses them too. */
+START_TEST(control_of_a_newer_release)
+{
+    int dir_fd;
+    struct stat dir_st, st;
+    make_ring(&dir_fd, &dir_st);
+    const struct control_block *control;
+    int fd = open(in_ring("control"), O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    uint32_t value = CONTROL_FORMAT_VERSION + 1;
+    off_t format_at = offsetof(struct control_block, format_version);
+    ck_assert_int_eq(pwrite(fd, &value, 4, format_at), 4);
+    ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st),
+                     SHMRING_ENEWFORMAT);
+    shmring_writer_options_t options;
+    shmring_writer_options_default(&options);
+    options.directory = directory;
+    shmring_writer_t *w;
+    ck_assert_int_eq(shmring_writer_open("r", 0, &options, &w), SHMRING_ENEWFORMAT);
+    value = 1;
+    ck_assert_int_eq(pwrite(fd, &value, 4, format_at), 4);
+    ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st),
+                     SHMRING_ECONTROL);
+    value = CONTROL_FORMAT_VERSION;
+    ck_assert_int_eq(pwrite(fd, &value, 4, format_at), 4);
+    for (unsigned bit = 0; bit < 32; bit++) {
+        value = UINT32_C(1) << bit;
+        ck_assert_int_eq(pwrite(fd, &value, 4, offsetof(struct control_block, features)),
+                         4);
+        ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st),
+                         (CONTROL_FEATURES_KNOWN & value) ? 0 : SHMRING_EFEATURE);
+    }
+    ck_assert_int_eq(shmring_writer_open("r", 0, &options, &w), SHMRING_EFEATURE);
+    value = 0;
+    ck_assert_int_eq(pwrite(fd, &value, 4, offsetof(struct control_block, features)), 4);
+    ck_assert_int_eq(shmring__control_map(dir_fd, &dir_st, &control, &st), 0);
+    munmap((void *)control, CONTROL_SIZE);
+    close(fd);
     close(dir_fd);
 }
 END_TEST
@@ -211,7 +256,8 @@ static Suite *control_suite(void)
     Suite *s = suite_create("control");
     TEST_CASE(s, "names", ring_name_rule);
     TEST_CASE_WITH(s, "objects", &fixture, version_mapped_and_header_read,
-                   version_refusals, control_refusals, stale_versions_unlinked);
+                   version_refusals, control_refusals, control_of_a_newer_release,
+                   stale_versions_unlinked);
     return s;
 }
 

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <urcu/uatomic.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "control_internal.h"
 #include "reader_internal.h"
@@ -383,7 +385,8 @@ START_TEST(test_refuses_hostile_versions)
         {"truncated below a header", 100, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
         {"extended by a page", size + 4096, SIZE_MAX, 0, 0, SHMRING_ETRUNCATED},
         {"wrong magic", size, 0, 0x4141414141414141u, 8, SHMRING_EBADMAGIC},
-        {"wrong format version", size, 8, 99, 4, SHMRING_EFORMAT},
+        {"an older format version", size, 8, 2, 4, SHMRING_EFORMAT},
+        {"a newer format version", size, 8, 99, 4, SHMRING_ENEWFORMAT},
         {"node section out of range", size, offsetof(struct snapshot_header, nodes),
          UINT64_C(1) << 40, 8, SHMRING_EBADSECTION},
         {"node count out of range", size, offsetof(struct snapshot_header, node_count),
@@ -539,7 +542,9 @@ START_TEST(test_status_names_a_bad_version)
     memset(&status, 0xff, sizeof(status));
     shmring_status(r, &status);
     assert_switched_status(&status, 1, fingerprint, opened_after, opened_before);
-    for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(status.failed_format, 0);
+    ck_assert_uint_eq(status.reserved0, 0);
+    for (size_t i = 0; i < 3; i++)
         ck_assert_uint_eq(status.reserved[i], 0);
     int64_t opened_at = status.switched_at_ns;
 
@@ -593,6 +598,74 @@ START_TEST(test_status_names_a_bad_version)
     ck_assert_int_eq(status.failed_error, SHMRING_ENOENT);
     shmring_nodeset_free(set);
     shmring_close(r);
+}
+END_TEST
+
+/* Builds SET's snapshot with header fields of a newer writer: FORMAT and FEATURES,
+ * checksum recomputed, and publishes it raw as generation GEN. */
+static void publish_newer(shmring_nodeset_t *set, uint64_t gen, uint32_t format,
+                          uint32_t features)
+{
+    size_t size;
+    unsigned char *bytes = test_build(set, &size);
+    struct snapshot_header *h = (struct snapshot_header *)(void *)bytes;
+    h->format_version = format;
+    h->features = features;
+    h->checksum = 0;
+    h->checksum = XXH3_64bits(bytes, size);
+    publish_raw(gen, bytes, size);
+    free(bytes);
+}
+
+/*
+ * Skew (docs/upgrading.md): a version of a newer format, or of a feature this reader
+ * does not know, is refused with SHMRING_ENEWFORMAT or SHMRING_EFEATURE, and the
+ * status names the refused format while the handle keeps answering from its version;
+ * a new handle cannot open such a ring at all.
+ */
+START_TEST(test_status_names_a_newer_format)
+{
+    shmring_nodeset_t *set = test_nodeset(4, SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3);
+    ck_assert_uint_eq(publish(set), 1);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_node_t before;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &before), 0);
+
+    publish_newer(set, 2, SNAPSHOT_FORMAT_VERSION + 1, 0);
+    shmring_node_t node;
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    ck_assert_uint_eq(node.id, before.id);
+    shmring_status_t status;
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_uint_eq(status.published_generation, 2);
+    ck_assert_uint_eq(status.failed_generation, 2);
+    ck_assert_int_eq(status.failed_error, SHMRING_ENEWFORMAT);
+    ck_assert_uint_eq(status.failed_format, SNAPSHOT_FORMAT_VERSION + 1);
+    shmring_t *fresh;
+    ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_ENEWFORMAT);
+
+    /* Format 4 with a feature bit no release knows yet. */
+    ck_assert_int_eq(unlink(test_version_path(ring, 2)), 0);
+    publish_newer(set, 3, SNAPSHOT_FORMAT_VERSION, UINT32_C(1) << 31);
+    ck_assert_int_eq(shmring_lookup(r, "some key", 8, &node), 0);
+    ck_assert_uint_eq(node.id, before.id);
+    shmring_status(r, &status);
+    ck_assert_uint_eq(status.generation, 1);
+    ck_assert_int_eq(status.failed_error, SHMRING_EFEATURE);
+    ck_assert_uint_eq(status.failed_format, SNAPSHOT_FORMAT_VERSION);
+    ck_assert_int_eq(shmring_open(ring, &fresh), SHMRING_EFEATURE);
+
+    /* A version this release reads: the handle switches and the skew is gone. */
+    ck_assert_int_eq(unlink(test_version_path(ring, 3)), 0);
+    publish_newer(set, 4, SNAPSHOT_FORMAT_VERSION, 0);
+    test_wait_for_generation(r, 4);
+    shmring_status(r, &status);
+    ck_assert_int_eq(status.failed_error, 0);
+    ck_assert_uint_eq(status.failed_format, 0);
+    shmring_close(r);
+    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -1391,8 +1464,9 @@ static Suite *reader_suite(void)
                                  test_follows_new_versions, test_lookup_id_versioned);
     tcase_add_loop_test(core, test_lookups_match_snapshot, 0, 3);
     TEST_CASE_WITH(s, "resilience", &slow, test_keeps_last_good_version,
-                   test_status_names_a_bad_version, test_refuses_hostile_versions,
-                   test_survives_destroy_and_recreate, test_old_mappings_released);
+                   test_status_names_a_bad_version, test_status_names_a_newer_format,
+                   test_refuses_hostile_versions, test_survives_destroy_and_recreate,
+                   test_old_mappings_released);
     TEST_CASE_WITH(s, "concurrency", &slow, test_threads_share_one_handle,
                    test_status_consistent_while_switching,
                    test_forked_child_keeps_working,

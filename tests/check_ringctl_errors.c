@@ -713,10 +713,16 @@ START_TEST(test_bad_arguments_matrix)
             ring, "down");
     REFUSED(2, ERR "too many arguments for 'up' (usage: ringctl up NAME)\n", "-r", ring,
             "up", "node-a", "node-b");
-    REFUSED(2, ERR "missing arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
-            ring, "load");
-    REFUSED(2, ERR "too many arguments for 'load' (usage: ringctl load FILE|-)\n", "-r",
-            ring, "load", "a", "b");
+    REFUSED(
+        2,
+        ERR
+        "missing arguments for 'load' (usage: ringctl load FILE|- [--min-reader V])\n",
+        "-r", ring, "load");
+    REFUSED(
+        2,
+        ERR
+        "too many arguments for 'load' (usage: ringctl load FILE|- [--min-reader V])\n",
+        "-r", ring, "load", "a", "b");
     REFUSED(2,
             ERR
             "missing arguments for 'lookup' (usage: ringctl lookup [-n N] [-z] KEY... "

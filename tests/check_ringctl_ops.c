@@ -193,11 +193,13 @@ static json_t *json_output(const char *const *args)
 #define CHANGE_KEYS "ring,generation,action,dry_run,changed"
 #define READERS_LINE_KEYS                                                                \
     "processes,superseded_processes,superseded_versions,superseded_bytes,"               \
-    "processes_hidden,processes_unverified,processes_too_large"
+    "processes_hidden,processes_unverified,processes_too_large,processes_stuck"
 #define READERS_KEYS                                                                     \
     "ring,generation,readers,uncounted,versions,superseded_versions,superseded_bytes,"   \
-    "processes_inspected,processes_hidden"
-#define READER_KEYS "pid,command,generation,current,mapped_bytes,descriptors,uid"
+    "processes_inspected,processes_hidden,stuck_processes"
+#define READER_KEYS                                                                      \
+    "pid,command,generation,current,mapped_bytes,descriptors,uid,reader_release,"        \
+    "stuck_format"
 #define UNCOUNTED_KEYS "pid,command,uid,reason,generation,mapped_bytes,descriptors"
 #define SAMPLE_KEYS "moved_fraction"
 

@@ -268,23 +268,101 @@ START_TEST(bad_format)
 {
     struct guarded g = small_ring();
     struct snapshot_header *h = header_of(&g);
+    /* A newer writer's format has a code of its own (docs/upgrading.md). */
     h->format_version = SNAPSHOT_FORMAT_VERSION + 1;
-    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    ck_assert_int_eq(validate(&g), SHMRING_ENEWFORMAT);
+    h->format_version = UINT32_MAX;
+    ck_assert_int_eq(validate(&g), SHMRING_ENEWFORMAT);
     /* Version 1 had no answers and version 2 answers of another layout: a reader of
-     * version 3 must take neither. */
+     * versions 3 and 4 must take neither. */
     h->format_version = 2;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->format_version = 1;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->format_version = 0;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
-    h->format_version = SNAPSHOT_FORMAT_VERSION;
+    h->format_version = SNAPSHOT_FORMAT_OLDEST;
     ck_assert_int_eq(validate(&g), 0);
     h->header_size = 255;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     h->header_size = 512;
     ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
     guarded_free(&g);
+}
+END_TEST
+
+/*
+ * Format 3 is what the builder writes for a ring that needs nothing newer, and its
+ * readers (0.3.0 and older) ignore the features and min_reader fields, so they must
+ * be zero there; format 4 has them checked: an unknown feature is SHMRING_EFEATURE, a
+ * minimum reader after this release SHMRING_ENEWFORMAT.
+ */
+START_TEST(format_features)
+{
+    struct guarded g = small_ring();
+    struct snapshot_header *h = header_of(&g);
+    ck_assert_uint_eq(h->format_version, SNAPSHOT_FORMAT_OLDEST);
+    ck_assert_uint_eq(h->features, 0);
+    ck_assert_uint_eq(h->min_reader, 0);
+    h->features = 1;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+    h->features = 0;
+    h->min_reader = SNAPSHOT_VERSION_FORMAT4;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_EFORMAT);
+
+    h->format_version = SNAPSHOT_FORMAT_VERSION;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    for (unsigned bit = 0; bit < 32; bit++) {
+        h->features = UINT32_C(1) << bit;
+        reseal(&g);
+        ck_assert_int_eq(validate(&g),
+                         (SNAPSHOT_FEATURES_KNOWN & h->features) ? 0 : SHMRING_EFEATURE);
+    }
+    h->features = 0;
+    h->min_reader = SNAPSHOT_VERSION_SELF;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), 0);
+    h->min_reader = SNAPSHOT_VERSION_SELF + 1;
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_ENEWFORMAT);
+    h->min_reader = SNAPSHOT_VERSION_CODE(1, 0, 0);
+    reseal(&g);
+    ck_assert_int_eq(validate(&g), SHMRING_ENEWFORMAT);
+    guarded_free(&g);
+}
+END_TEST
+
+/* A node set published for readers of 0.4 on is format 4, and keeps that minimum
+ * when it is read back from the snapshot; 0.0 goes back to format 3. */
+START_TEST(min_reader_format)
+{
+    shmring_nodeset_t *set = test_small_set(SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, 0);
+    ck_assert_int_eq(shmring_nodeset_set_min_reader(set, 0, 4), 0);
+    ck_assert_int_eq(shmring_nodeset_set_min_reader(set, 0, SHMRING_VERSION_MINOR + 1),
+                     SHMRING_EINVAL);
+    ck_assert_int_eq(shmring_nodeset_set_min_reader(set, SHMRING_VERSION_MAJOR + 1, 0),
+                     SHMRING_EINVAL);
+    struct guarded g = guarded_build(set);
+    const struct snapshot_header *h = header_of(&g);
+    ck_assert_uint_eq(h->format_version, 4);
+    ck_assert_uint_eq(h->min_reader, SNAPSHOT_VERSION_CODE(0, 4, 0));
+    shmring_nodeset_t *back;
+    ck_assert_int_eq(shmring__nodeset_from_snapshot(g.data, &back), 0);
+    unsigned major, minor;
+    shmring_nodeset_min_reader(back, &major, &minor);
+    ck_assert_uint_eq(major, 0);
+    ck_assert_uint_eq(minor, 4);
+    ck_assert_int_eq(shmring_nodeset_set_min_reader(back, 0, 0), 0);
+    struct guarded oldest = guarded_build(back);
+    ck_assert_uint_eq(header_of(&oldest)->format_version, 3);
+    ck_assert_uint_eq(header_of(&oldest)->min_reader, 0);
+    guarded_free(&oldest);
+    shmring_nodeset_free(back);
+    guarded_free(&g);
+    shmring_nodeset_free(set);
 }
 END_TEST
 
@@ -1306,6 +1384,7 @@ END_TEST
 static int known_code(int err)
 {
     return err == 0 || err == SHMRING_EINVAL || err == SHMRING_ENOMEM ||
+           err == SHMRING_ENEWFORMAT || err == SHMRING_EFEATURE ||
            (err <= SHMRING_EBADMAGIC && err >= SHMRING_ECHECKSUM);
 }
 
@@ -1425,7 +1504,8 @@ static Suite *snapshot_validate_suite(void)
 {
     Suite *s = suite_create("snapshot_validate");
     TEST_CASE(s, "header", valid_snapshot_and_info, bad_magic, bad_format,
-              other_byte_order, truncated_and_extended, misaligned_buffer);
+              format_features, min_reader_format, other_byte_order,
+              truncated_and_extended, misaligned_buffer);
     TEST_CASE(s, "sections", section_misaligned, section_overlapping,
               section_out_of_bounds, section_size_disagrees_with_count);
     TEST_CASE(s, "params", params_refused, ketama_needs_md5, maglev_params_refused,

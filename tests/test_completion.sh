@@ -56,7 +56,7 @@ expect "--all --dir --help --json --owner --ring --version" metrics --
 expect "--wait --weight" add n 10.0.0.1:1 --w
 expect "--hash-key --help" add n 10.0.0.1:1 --h
 expect "" add n 10.0.0.1:1 --hash-key ""
-expect "--max-ring-size --min-ring-size --mode" init --m
+expect "--max-ring-size --min-reader --min-ring-size --mode" init --m
 expect "--dry-run" -r cache down --dr
 expect "--dir --help --json --owner --ring --stdin --version -V -h -n -r -z" lookup -
 # Option values.

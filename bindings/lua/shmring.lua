@@ -17,7 +17,7 @@
 -- library directory the build was configured for.
 --
 -- The release this file belongs to, the project's, where opm (dist.ini) reads it:
--- version = 0.3.0
+-- version = 0.4.0
 
 local ffi = require "ffi"
 local cdef = require "shmring.cdef"
@@ -551,6 +551,8 @@ function Ring:status()
         generation = generation,
         fingerprint = generation ~= 0 and fingerprint_hex(status.fingerprint) or nil,
         error = tonumber(status.failed_error),
+        -- A version refused as newer than this reader: its format, else 0.
+        failed_format = tonumber(status.failed_format),
     }
 end
 

@@ -31,6 +31,9 @@ export interface Status {
   /** The code of the last failed switch to a newer version ('SHMRING_ENOENT' once the
    * ring was destroyed), null when none failed. */
   readonly error: string | null;
+  /** The snapshot format of a version refused as newer than this reader (error
+   * 'SHMRING_ENEWFORMAT' or 'SHMRING_EFEATURE': upgrade, then restart the worker), else 0. */
+  readonly failedFormat: number;
 }
 
 /** Every node of one version, with that version's generation and fingerprint. */

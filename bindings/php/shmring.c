@@ -817,6 +817,7 @@ ZEND_METHOD(Shmring_Ring, status)
         ZVAL_NULL(OBJ_PROP_NUM(obj, 3));
     }
     ZVAL_LONG(OBJ_PROP_NUM(obj, 4), (zend_long)status.failed_error);
+    ZVAL_LONG(OBJ_PROP_NUM(obj, 5), (zend_long)status.failed_format);
 }
 /* }}} */
 

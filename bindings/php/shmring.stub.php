@@ -29,6 +29,8 @@ namespace Shmring {
         public readonly ?string $fingerprint;
         /** The SHMRING_E* code of the last failed switch to a newer version (-2 once the ring was destroyed), 0 when none failed. */
         public readonly int $error;
+        /** The snapshot format of a version refused as newer than this reader (error SHMRING_ENEWFORMAT or SHMRING_EFEATURE: upgrade, then restart the worker), 0 otherwise. */
+        public readonly int $failedFormat;
 
         private function __construct() {}
     }

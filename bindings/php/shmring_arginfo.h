@@ -221,6 +221,7 @@ static zend_class_entry *register_class_Shmring_Status(void)
     declare_readonly(class_entry, "generation", MAY_BE_LONG);
     declare_readonly(class_entry, "fingerprint", MAY_BE_STRING | MAY_BE_NULL);
     declare_readonly(class_entry, "error", MAY_BE_LONG);
+    declare_readonly(class_entry, "failedFormat", MAY_BE_LONG);
 
     return class_entry;
 }

@@ -188,6 +188,7 @@ static const struct field header_fields[] = {
     HEADER_FIELD(points.offset),  HEADER_FIELD(points.size),
     HEADER_FIELD(buckets.offset), HEADER_FIELD(buckets.size),
     HEADER_FIELD(table.offset),   HEADER_FIELD(table.size),
+    HEADER_FIELD(features),       HEADER_FIELD(min_reader),
 };
 
 #define NODE_FIELD(member)                                                               \

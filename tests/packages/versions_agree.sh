@@ -3,7 +3,8 @@
 # which the libraries, the .pc files and the Python package take from the build: the
 # Debian changelog's top entry, the rockspec (its file name, its version and the
 # library soname it loads), opm's dist.ini and the Lua module's version line that opm
-# reads, and the PECL package.xml, which are written by hand. A
+# reads, the PECL package.xml, the npm package.json and the gem's version.rb, which are
+# written by hand. A
 # release that changes the version in CMakeLists.txt fails here until each follows.
 # Usage: versions_agree.sh SRC VERSION
 set -u
@@ -66,5 +67,11 @@ print(version.find("p:release", ns).text, version.find("p:api", ns).text)' \
 [[ $pecl == "$version $version" ]] ||
     fail "bindings/php/package.xml: release and api '$pecl', CMake: $version"
 
+node=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+    "$src/bindings/node/package.json")
+[[ $node == "$version" ]] || fail "bindings/node/package.json: $node, CMake: $version"
+grep -qx "  VERSION = \"$version\"" "$src/bindings/ruby/lib/shmring/version.rb" ||
+    fail "bindings/ruby/lib/shmring/version.rb: no line VERSION = \"$version\""
+
 ((failures == 0)) || exit 1
-echo "debian/changelog, $rockspec, dist.ini (and opm's reading of shmring.lua) and package.xml: $version"
+echo "debian/changelog, $rockspec, dist.ini (and opm's reading of shmring.lua), package.xml, package.json and version.rb: $version"

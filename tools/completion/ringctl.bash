@@ -16,8 +16,8 @@ _ringctl_global_options="-r --ring --dir --json --help -h --version -V"
 # The options of command $1 besides the global ones.
 _ringctl_command_options() {
     case $1 in
-    init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --workers-group --balance-factor --dry-run --wait" ;;
-    load) echo "--balance-factor --dry-run --wait" ;;
+    init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --workers-group --balance-factor --min-reader --dry-run --wait" ;;
+    load) echo "--balance-factor --min-reader --dry-run --wait" ;;
     board) echo "--balance-factor --wait" ;;
     remove | weight | down | up | destroy) echo "--dry-run --wait" ;;
     add) echo "--weight --hash-key --dry-run --wait" ;;
@@ -36,7 +36,7 @@ _ringctl_takes_value() {
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
         --hash-key | -n | --upstream | --pool | --backend | --etcd | --key | --prefix | --file | \
         --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
-        --password-file | --workers-group | --balance-factor) return 0 ;;
+        --password-file | --workers-group | --balance-factor | --min-reader) return 0 ;;
     esac
     return 1
 }
@@ -142,7 +142,7 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n | --upstream | --pool | --backend | --balance-factor)
+        --hash-key | -n | --upstream | --pool | --backend | --balance-factor | --min-reader)
         COMPREPLY=()
         return
         ;;

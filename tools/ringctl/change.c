@@ -127,6 +127,22 @@ static int publish_and_report(struct ringctl *ctl, struct session *s,
     return output_change(ctl, change, s->generation, NULL);
 }
 
+/* Gives SET the minimum reader of --min-reader; a different one than it had is a
+ * change. */
+static int set_min_reader(const struct ringctl *ctl, shmring_nodeset_t *set,
+                          struct change *change)
+{
+    unsigned major, minor;
+    shmring_nodeset_min_reader(set, &major, &minor);
+    if (shmring_nodeset_set_min_reader(set, ctl->min_reader_major,
+                                       ctl->min_reader_minor) != 0)
+        return ringctl_fail(EXIT_USAGE, "minimum reader %u.%u is after this release",
+                            ctl->min_reader_major, ctl->min_reader_minor);
+    if (major != ctl->min_reader_major || minor != ctl->min_reader_minor)
+        change->unchanged = false;
+    return EXIT_OK;
+}
+
 int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply,
                        const void *input)
 {
@@ -137,6 +153,10 @@ int ringctl_run_change(struct ringctl *ctl, enum open_mode mode, change_fn apply
                               : session_open_writer(ctl, mode, &s);
     if (status == EXIT_OK)
         status = apply(ctl, input, &s.set, &change);
+    /* The node set read from the ring keeps its minimum reader; the flag changes it,
+     * which is a change to publish even when the nodes stay as they are. */
+    if (status == EXIT_OK && (ctl->given & OPTION(MIN_READER)))
+        status = set_min_reader(ctl, s.set, &change);
     if (status == EXIT_OK)
         status = publish_and_report(ctl, &s, &change);
     shmring_writer_close(s.writer);

@@ -92,6 +92,16 @@ static int change_load(const struct ringctl *ctl, const void *input,
     }
     if (shmring_nodeset_balance_factor(loaded, in->balance_percent) != 0)
         *in->balance_percent = UINT32_MAX;
+    /* The ring keeps the readers it is published for (--min-reader changes them). */
+    unsigned major, minor;
+    shmring_nodeset_min_reader(*set, &major, &minor);
+    if (shmring_nodeset_set_min_reader(loaded, major, minor) != 0) {
+        shmring_nodeset_free(loaded);
+        return ringctl_fail(EXIT_FAILED,
+                            "the ring is published for readers of %u.%u, "
+                            "after this release",
+                            major, minor);
+    }
     err = shmring_nodeset_inherit_ids(loaded, *set);
     if (err != 0) {
         shmring_nodeset_free(loaded);

@@ -11,18 +11,19 @@
 COMMAND(init, .group = GROUP_CHANGE,
         .synopsis = {"init [--algorithm A] [--hash H] [--vnodes N] [--table-size P] "
                      "[--min-ring-size N] [--max-ring-size N] [--mode M] [--group G] "
-                     "[--workers-group G] [--balance-factor C]"},
+                     "[--workers-group G] [--balance-factor C] [--min-reader V]"},
         .summary = "create the ring, published empty as generation 1",
         .options = OPTIONS_CHANGE | OPTION(ALGORITHM) | OPTION(HASH) | OPTION(VNODES) |
                    OPTION(TABLE_SIZE) | OPTION(RING_SIZE) | OPTION(MODE) | OPTION(GROUP) |
-                   OPTION(WORKERS_GROUP) | OPTION(BALANCE_FACTOR),
+                   OPTION(WORKERS_GROUP) | OPTION(BALANCE_FACTOR) | OPTION(MIN_READER),
         .names_ring = true)
-COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|-"},
+COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|- [--min-reader V]"},
         .summary = "replace the whole node set with a JSON node set read from FILE (- "
                    "for standard input; an empty node set is refused); nodes that stay "
                    "keep their ids; parameters the file leaves out are kept; creates the "
                    "ring (mode 0644) if it does not exist",
-        .min_args = 1, .max_args = 1, .options = OPTIONS_CHANGE | OPTION(BALANCE_FACTOR),
+        .min_args = 1, .max_args = 1,
+        .options = OPTIONS_CHANGE | OPTION(BALANCE_FACTOR) | OPTION(MIN_READER),
         .names_ring = true)
 COMMAND(board, .group = GROUP_CHANGE,
         .synopsis = {"board GROUP [--balance-factor C]", "board none"},

@@ -116,6 +116,10 @@ const struct ringctl_option ringctl_options[] = {
     {"balance-factor", 0, "C", CODE_BALANCE_FACTOR, OPTION(BALANCE_FACTOR),
      "bounded-load leases send no node more than C times the average in-flight load: "
      "1 to 100 with at most two decimals, 0 for none (the load board counts anyway)"},
+    {"min-reader", 0, "V", CODE_MIN_READER, OPTION(MIN_READER),
+     "publish for readers of release V (MAJOR.MINOR) and later: 0.4 publishes snapshot "
+     "format 4, which 0.3 readers refuse; 0.0, the default, the oldest format that "
+     "expresses the ring (docs/upgrading.md)"},
 };
 
 const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
@@ -339,6 +343,19 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
                                 "at most two decimals: '%s'",
                                 value);
         return EXIT_OK;
+    case CODE_MIN_READER: {
+        char extra;
+        if (sscanf(value, "%u.%u%c", &ctl->min_reader_major, &ctl->min_reader_minor,
+                   &extra) != 2 ||
+            ctl->min_reader_major > SHMRING_VERSION_MAJOR ||
+            (ctl->min_reader_major == SHMRING_VERSION_MAJOR &&
+             ctl->min_reader_minor > SHMRING_VERSION_MINOR))
+            return ringctl_fail(EXIT_USAGE,
+                                "minimum reader must be a release MAJOR.MINOR up to this "
+                                "one, %d.%d: '%s'",
+                                SHMRING_VERSION_MAJOR, SHMRING_VERSION_MINOR, value);
+        return EXIT_OK;
+    }
     case CODE_OWNER: {
         int status = parse_account(value, false, &number);
         ctl->open.trusted_owner = (uid_t)number;

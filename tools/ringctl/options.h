@@ -48,6 +48,7 @@ enum option_code {
     CODE_PASSWORD_FILE,
     CODE_WORKERS_GROUP,
     CODE_BALANCE_FACTOR,
+    CODE_MIN_READER,
 };
 
 struct ringctl_option {

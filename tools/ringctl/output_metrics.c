@@ -50,6 +50,7 @@ enum ring_quantity {
     QUANTITY_SUPERSEDED_BYTES,
     QUANTITY_UNINSPECTED_PROCESSES,
     QUANTITY_UNCOUNTED_PROCESSES,
+    QUANTITY_STUCK_PROCESSES,
 };
 
 /* A family with samples for each ring, in the order they are printed. */
@@ -90,6 +91,10 @@ static const struct ring_family ring_families[] = {
      "Processes left out of the reader counts: holding objects named like the ring's "
      "versions that are not provably the ring's, or too large to inspect.",
      QUANTITY_UNCOUNTED_PROCESSES},
+    {"shmring_ring_stuck_processes", "gauge",
+     "Processes stuck on an older version because their libshmring release cannot read "
+     "the current one (docs/upgrading.md): restart them after upgrading.",
+     QUANTITY_STUCK_PROCESSES},
 };
 
 /* Processes of CENSUS listed apart with KIND. */
@@ -174,6 +179,9 @@ static void print_ring_samples(const struct ring_family *family,
         break;
     case QUANTITY_UNINSPECTED_PROCESSES:
         value = census->processes_hidden;
+        break;
+    case QUANTITY_STUCK_PROCESSES:
+        value = census->stuck_processes;
         break;
     }
     sample_start(family->name, sample);

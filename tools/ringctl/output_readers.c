@@ -100,6 +100,15 @@ static void json_set_superseded(json_t *object, const shmring_ring_readers_t *ce
                         ringctl_json_uint(census->superseded_bytes));
 }
 
+/* A release as "0.3.0", or null when unknown. */
+static json_t *json_release(uint32_t release)
+{
+    if (release == 0)
+        return json_null();
+    return json_sprintf("%" PRIu32 ".%" PRIu32 ".%" PRIu32, release >> 16,
+                        (release >> 8) & 0xff, release & 0xff);
+}
+
 static json_t *json_census(const char *ring, const shmring_ring_readers_t *census)
 {
     json_t *object = json_object();
@@ -113,6 +122,11 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
         json_object_set_new(entry, "current", json_boolean(reader->current));
         json_set_use(entry, reader);
         json_object_set_new(entry, "uid", json_uid(reader->uid));
+        json_object_set_new(entry, "reader_release",
+                            json_release(reader->reader_release));
+        json_object_set_new(entry, "stuck_format",
+                            reader->stuck_format ? ringctl_json_uint(reader->stuck_format)
+                                                 : json_null());
         json_array_append_new(readers, entry);
     }
     json_object_set_new(object, "readers", readers);
@@ -147,6 +161,8 @@ static json_t *json_census(const char *ring, const shmring_ring_readers_t *censu
                         ringctl_json_uint(census->processes_inspected));
     json_object_set_new(object, "processes_hidden",
                         ringctl_json_uint(census->processes_hidden));
+    json_object_set_new(object, "stuck_processes",
+                        ringctl_json_uint(census->stuck_processes));
     return object;
 }
 
@@ -201,6 +217,20 @@ static void print_census(const char *ring, const shmring_ring_readers_t *census)
                    reader->descriptors);
         }
     }
+    if (census->stuck_processes > 0)
+        printf("\nStuck on an older release (upgrade it, then restart them):\n");
+    for (size_t i = 0; i < census->reader_count; i++) {
+        const shmring_ring_reader_t *reader = &census->readers[i];
+        if (reader->stuck_format == 0)
+            continue;
+        printf("%-8" PRId64 "  ", reader->pid);
+        print_command(reader->command);
+        printf("  stuck on generation %" PRIu64 ": format %" PRIu32
+               " is newer than this reader (libshmring %" PRIu32 ".%" PRIu32 ".%" PRIu32
+               ")\n",
+               reader->generation, reader->stuck_format, reader->reader_release >> 16,
+               (reader->reader_release >> 8) & 0xff, reader->reader_release & 0xff);
+    }
     if (census->uncounted_count > 0)
         printf("\nNot counted (not provably this ring's, or too large to inspect):\n");
     for (size_t i = 0; i < census->uncounted_count; i++) {
@@ -254,6 +284,8 @@ void output_readers_line(const shmring_ring_readers_t *census, int err)
         printf("; %zu unverified %s not counted", unverified, processes_word(unverified));
     if (too_large > 0)
         printf("; %zu %s too large to inspect", too_large, processes_word(too_large));
+    if (census->stuck_processes > 0)
+        printf("; %" PRIu64 " stuck on an older release", census->stuck_processes);
     printf("\n");
 }
 
@@ -274,6 +306,8 @@ json_t *output_readers_summary(const shmring_ring_readers_t *census, int err)
     json_object_set_new(
         object, "processes_too_large",
         ringctl_json_uint(uncounted_of(census, SHMRING_READER_TOO_LARGE)));
+    json_object_set_new(object, "processes_stuck",
+                        ringctl_json_uint(census->stuck_processes));
     return object;
 }
 

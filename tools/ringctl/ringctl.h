@@ -83,7 +83,8 @@ enum ringctl_exit {
     XX(USER)                                                                             \
     XX(PASSWORD_FILE)                                                                    \
     XX(WORKERS_GROUP)                                                                    \
-    XX(BALANCE_FACTOR)
+    XX(BALANCE_FACTOR)                                                                   \
+    XX(MIN_READER)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ..., one for each option that only some commands take. */
@@ -133,6 +134,8 @@ struct ringctl {
      * percent. */
     gid_t workers_group;
     uint32_t balance_percent;
+    /* init and load: --min-reader MAJOR.MINOR (docs/upgrading.md). */
+    unsigned min_reader_major, min_reader_minor;
     /* add: --weight, and --hash-key (NULL: none). */
     uint32_t weight;
     const char *hash_key;

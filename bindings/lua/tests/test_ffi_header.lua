@@ -37,7 +37,7 @@ assert(C.shmring_open("lua-ffi-header-missing", out) == C.SHMRING_ENOENT)
 -- The module's declarations are this very text (one generated source).
 local cdef = require "shmring.cdef"
 assert(text:sub(-#cdef.declarations) == cdef.declarations, "cdef.lua == shmring_ffi.h")
-assert(#cdef.codes == 53 and cdef.codes[1] == -2 and cdef.codes[53] == -1045, "codes")
+assert(#cdef.codes == 55 and cdef.codes[1] == -2 and cdef.codes[55] == -1045, "codes")
 assert(cdef.soname == "libshmring.so.0", "soname")
 assert(type(cdef.libdirs[2]) == "string", "libdirs")
 print("ok - shmring_ffi.h")

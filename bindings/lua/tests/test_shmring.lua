@@ -135,7 +135,7 @@ local function main()
                     "SHMRING_" .. name, "err_name(" .. name .. ")")
             end
         end
-        eq(code_count, 53, "codes")
+        eq(code_count, 55, "codes")
         eq(shmring.LOOKUP_N_MAX, 64, "LOOKUP_N_MAX")
         eq(shmring.strerror(-1000), "shmring: ring has no nodes", "strerror")
         eq(shmring.strerror(-2), "shmring: no such ring", "strerror")
@@ -259,6 +259,7 @@ local function main()
         eq(status.generation, 4, "generation")
         eq(status.fingerprint, fingerprint, "fingerprint")
         eq(status.error, 0, "error")
+        eq(status.failed_format, 0, "failed_format")
     end)
 
     test("one node table per node and version", function()

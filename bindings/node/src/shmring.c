@@ -881,8 +881,9 @@ static napi_value ring_status(napi_env env, napi_callback_info info)
     shmring_status(ring->handle, &status);
     /* The ring's control object says UINT64_MAX once it was destroyed. */
     bool destroyed = status.published_generation == UINT64_MAX;
-    napi_value present, destroyed_value, error;
+    napi_value present, destroyed_value, error, failed_format;
     napi_get_boolean(env, !destroyed && status.generation != 0, &present);
+    napi_create_uint32(env, status.failed_format, &failed_format);
     napi_get_boolean(env, destroyed, &destroyed_value);
     if (status.failed_error != 0)
         napi_create_string_utf8(env, code_name(status.failed_error), NAPI_AUTO_LENGTH,
@@ -899,8 +900,10 @@ static napi_value ring_status(napi_env env, napi_callback_info info)
                                 : null_value(env),
          napi_enumerable, NULL},
         {"error", NULL, NULL, NULL, NULL, error, napi_enumerable, NULL},
+        /* A version refused as newer than this reader: its format, else 0. */
+        {"failedFormat", NULL, NULL, NULL, NULL, failed_format, napi_enumerable, NULL},
     };
-    return frozen_object(env, 5, fields);
+    return frozen_object(env, 6, fields);
 }
 
 static napi_value ring_get_generation(napi_env env, napi_callback_info info)

@@ -255,7 +255,7 @@ test('status(), fingerprint and snapshot() say what the ring answers from', (t) 
   const fingerprint = ringctl.fingerprint();
   assert.match(fingerprint, /^[0-9a-f]{16}$/);
   const status = ring.status();
-  assert.deepEqual(status, { present: true, destroyed: false, generation: 4, fingerprint, error: null });
+  assert.deepEqual(status, { present: true, destroyed: false, generation: 4, fingerprint, error: null, failedFormat: 0 });
   assert.ok(Object.isFrozen(status));
   assert.equal(ring.fingerprint, fingerprint);
   assert.equal(ring.generation, 4);
@@ -269,7 +269,7 @@ test('status(), fingerprint and snapshot() say what the ring answers from', (t) 
   // status() follows a version published since the last lookup.
   ringctl.run('add', 'd', '10.0.0.4:11211');
   assert.deepEqual(ring.status(), { present: true, destroyed: false, generation: 5,
-    fingerprint: ringctl.fingerprint(), error: null });
+    fingerprint: ringctl.fingerprint(), error: null, failedFormat: 0 });
   ring.close();
 });
 
@@ -280,14 +280,14 @@ test('status() says the ring was destroyed, and follows it made again', async (t
   const answer = ring.lookup('k');
   ringctl.run('destroy');
   assert.deepEqual(ring.status(), { present: false, destroyed: true, generation: 4, fingerprint,
-    error: 'SHMRING_ENOENT' });
+    error: 'SHMRING_ENOENT', failedFormat: 0 });
   assert.equal(ring.lookup('k'), answer);
   ringctl.run('init');
   ringctl.run('add', 'z', '10.0.0.26:11211');
   // The library retries a destroyed ring's name every 100 ms or so.
   await waitFor(() => ring.status().present, 'the ring made again');
   assert.deepEqual(ring.status(), { present: true, destroyed: false, generation: 2,
-    fingerprint: ringctl.fingerprint(), error: null });
+    fingerprint: ringctl.fingerprint(), error: null, failedFormat: 0 });
   assert.equal(ring.lookup('k').name, 'z');
   ring.close();
 });

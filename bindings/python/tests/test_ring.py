@@ -172,6 +172,7 @@ def test_status_of_a_published_ring(small_ring):
         assert status == (True, False, 4, fingerprint, 0)
         assert (status.present, status.destroyed, status.generation, status.fingerprint,
                 status.error) == (True, False, 4, fingerprint, 0)
+        assert status.failed_format == 0
         assert repr(status) == (
             "shmring.Status(present=True, destroyed=False, generation=4, "
             "fingerprint='%s', error=0)" % fingerprint)

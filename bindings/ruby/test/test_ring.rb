@@ -142,7 +142,7 @@ class TestRing < Minitest::Test
     assert_equal 4, ring.refresh
     ctl.call("add", "d", "10.0.0.4:11211", "--weight", "40")
     assert_equal 5, ring.refresh
-    assert_equal [true, false, 5, ctl.show["fingerprint"], 0], ring.status.to_a
+    assert_equal [true, false, 5, ctl.show["fingerprint"], 0, 0], ring.status.to_a
     expected = ctl.lookup(KEYS.first(300))
     KEYS.first(300).each { |key| assert_equal expected[key], [ring.lookup(key).to_a[1, 2]] }
     # Threads look up while another refreshes: every answer is one of a version's.
@@ -160,7 +160,7 @@ class TestRing < Minitest::Test
     assert_match(/\A[0-9a-f]{16}\z/, ring.fingerprint)
     assert_equal show["fingerprint"], ring.fingerprint
     status = ring.status
-    assert_equal Shmring::Status.new(true, false, 4, show["fingerprint"], 0), status
+    assert_equal Shmring::Status.new(true, false, 4, show["fingerprint"], 0, 0), status
     assert status.present?
     refute status.destroyed?
     assert status.frozen?
@@ -172,13 +172,13 @@ class TestRing < Minitest::Test
     fingerprint = ring.fingerprint
     ctl.call("destroy")
     status = ring.status
-    assert_equal Shmring::Status.new(false, true, 4, fingerprint, Shmring::ENOENT), status
+    assert_equal Shmring::Status.new(false, true, 4, fingerprint, Shmring::ENOENT, 0), status
     assert_equal "b", ring.lookup("user:42").name # the last version still answers
     ctl.call("init")
     ctl.call("add", "z", "10.0.0.9:11211")
     # A destroyed ring's name is tried again every 100 ms or so.
     status = wait_until("the ring made again") { (s = ring.status).present? && s }
-    assert_equal Shmring::Status.new(true, false, 2, ctl.show["fingerprint"], 0), status
+    assert_equal Shmring::Status.new(true, false, 2, ctl.show["fingerprint"], 0, 0), status
     assert_equal "z", ring.lookup("user:42").name
   end
 

@@ -55,6 +55,8 @@ class Status(tuple):
     def fingerprint(self) -> Optional[str]: ...
     @property
     def error(self) -> int: ...
+    @property
+    def failed_format(self) -> int: ...
 
 class Lease:
     """A bounded-load lease of one request on a node (Ring.acquire())."""
@@ -165,6 +167,8 @@ EBASEOWNER: Final[int]
 EUNWEIGHTED: Final[int]
 EJUMPDOWN: Final[int]
 ERENUMBER: Final[int]
+EFEATURE: Final[int]
+ENEWFORMAT: Final[int]
 ENODOWN: Final[int]
 EUNRESOLVED: Final[int]
 ELEASE: Final[int]

@@ -313,6 +313,10 @@ static PyStructSequence_Field status_fields[] = {
      "None when nothing was published"},
     {"error", "the SHMRING_E* code of the last failed switch to a newer version (e.g. "
               "ENOENT once the ring was destroyed), 0 when none failed"},
+    /* An attribute, not an item: the tuple keeps its five items. */
+    {"failed_format",
+     "the snapshot format of a version refused as newer than this reader (error "
+     "ENEWFORMAT or EFEATURE: upgrade and restart the worker), else 0"},
     {NULL, NULL}};
 
 static PyStructSequence_Desc status_desc = {
@@ -1175,20 +1179,23 @@ static PyObject *Ring_status(RingObject *self, PyObject *Py_UNUSED(ignored))
     PyObject *fingerprint =
         status.generation != 0 ? fingerprint_hex(status.fingerprint) : Py_NewRef(Py_None);
     PyObject *error = PyLong_FromLong(status.failed_error);
+    PyObject *failed_format = PyLong_FromUnsignedLong(status.failed_format);
     PyObject *result = NULL;
     if (generation != NULL && fingerprint != NULL && error != NULL &&
-        (result = PyStructSequence_New(&StatusType)) != NULL) {
+        failed_format != NULL && (result = PyStructSequence_New(&StatusType)) != NULL) {
         PyStructSequence_SET_ITEM(result, 0,
                                   PyBool_FromLong(!destroyed && status.generation != 0));
         PyStructSequence_SET_ITEM(result, 1, PyBool_FromLong(destroyed));
         PyStructSequence_SET_ITEM(result, 2, generation);
         PyStructSequence_SET_ITEM(result, 3, fingerprint);
         PyStructSequence_SET_ITEM(result, 4, error);
+        PyStructSequence_SET_ITEM(result, 5, failed_format);
         return result;
     }
     Py_XDECREF(generation);
     Py_XDECREF(fingerprint);
     Py_XDECREF(error);
+    Py_XDECREF(failed_format);
     return NULL;
 }
 

@@ -554,7 +554,9 @@ static VALUE ring_fingerprint(VALUE self)
  *   ring.status -> Shmring::Status
  *
  * What the ring answers from, after following a newer published version if there is
- * one: Status(present, destroyed, generation, fingerprint, error).
+ * one: Status(present, destroyed, generation, fingerprint, error, failed_format):
+ * failed_format is the snapshot format of a version refused as newer than this
+ * reader (error ENEWFORMAT or EFEATURE: upgrade, then restart the worker), else 0.
  */
 static VALUE ring_status(VALUE self)
 {
@@ -570,7 +572,7 @@ static VALUE ring_status(VALUE self)
         rb_struct_new(cStatus, (!destroyed && status.generation != 0) ? Qtrue : Qfalse,
                       destroyed ? Qtrue : Qfalse, ULL2NUM(status.generation),
                       status.generation != 0 ? fingerprint_hex(status.fingerprint) : Qnil,
-                      INT2NUM(status.failed_error));
+                      INT2NUM(status.failed_error), UINT2NUM(status.failed_format));
     return rb_obj_freeze(result);
 }
 
@@ -828,8 +830,9 @@ void Init_shmring(void)
     mShmring = rb_define_module("Shmring");
     cNode =
         rb_struct_define_under(mShmring, "Node", "id", "name", "address", "weight", NULL);
-    cStatus = rb_struct_define_under(mShmring, "Status", "present", "destroyed",
-                                     "generation", "fingerprint", "error", NULL);
+    cStatus =
+        rb_struct_define_under(mShmring, "Status", "present", "destroyed", "generation",
+                               "fingerprint", "error", "failed_format", NULL);
 
     eError = define_error("Error", rb_eStandardError);
     rb_define_attr(eError, "code", 1, 0);

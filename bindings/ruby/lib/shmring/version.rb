@@ -3,5 +3,5 @@
 module Shmring
   # The gem's version: the project's, CMake's project(VERSION). ctest ruby_version
   # fails when the two differ.
-  VERSION = "0.3.0"
+  VERSION = "0.4.0"
 end

@@ -1,7 +1,7 @@
 -- The LuaJIT module as a rock, for a libshmring already installed (Debian's
 -- libshmring-dev, or cmake --install). From the top of the source tree:
 --
---     luarocks make bindings/lua/shmring-0.3.0-1.rockspec
+--     luarocks make bindings/lua/shmring-0.4.0-1.rockspec
 --
 -- luarocks finds libshmring's headers and library (or takes SHMRING_DIR=PREFIX,
 -- SHMRING_INCDIR=DIR, SHMRING_LIBDIR=DIR); the build generates the module's FFI
@@ -11,10 +11,10 @@
 -- versions_agree fails when it is not.
 rockspec_format = "3.0"
 package = "shmring"
-version = "0.3.0-1"
+version = "0.4.0-1"
 source = {
     url = "git+https://example.invalid/shmring.git",
-    tag = "v0.3.0",
+    tag = "v0.4.0",
 }
 description = {
     summary = "Route keys with a consistent-hash ring in POSIX shared memory",
