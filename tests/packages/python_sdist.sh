@@ -7,10 +7,13 @@
 # liburcu and export only its init function; the binding's pytest suite then runs
 # against it from outside the source tree (the wheel's with the gunicorn test, whose
 # workers run as `venv/bin/python -m gunicorn`, the README's recipe). Last, the
-# wheel's module and the build's libshmring in one process (python_two_readers.py).
-# Usage: python_sdist.sh SRC LIBSHMRING RINGCTL VERSION
+# wheel's module and the build's libshmring in one process (python_two_readers.py),
+# and the wheel's reader against the previous release's writer and rings published
+# for newer readers (tests/compat/test_previous_release.py, with the previous
+# release's build kept in COMPAT_WORK).
+# Usage: python_sdist.sh SRC LIBSHMRING RINGCTL VERSION COMPAT_WORK
 set -u
-src=$1 libshmring=$2 ringctl=$3 version=$4
+src=$1 libshmring=$2 ringctl=$3 version=$4 compat_work=$5
 python=/usr/bin/python3
 failures=0
 fail() {
@@ -84,6 +87,13 @@ echo "the binding's tests ran against both installs in $((SECONDS - start)) s"
 
 "${clean[@]}" "$work/venv-wheel/bin/python" "$src/tests/packages/python_two_readers.py" \
     "$libshmring" "$ringctl" || fail "the wheel's reader beside libshmring"
+
+start=$SECONDS
+python3 "$src/tests/compat/test_previous_release.py" --source "$src" --work "$compat_work" \
+    --ringctl "$ringctl" \
+    --reader "wheel=${clean[*]} $work/venv-wheel/bin/python $src/tests/compat/python_reader.py" ||
+    fail "the wheel's reader against the previous release"
+echo "the wheel's reader against the previous release in $((SECONDS - start)) s"
 
 ((failures == 0)) || exit 1
 echo "sdist and wheel of shmring $version: installed offline without libshmring, tests pass"
