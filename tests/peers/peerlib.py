@@ -172,6 +172,22 @@ def mixed_key(rng):
     return rng.randbytes(rng.randrange(0, 40))
 
 
+# Characters of every UTF-8 length, and ASCII separators.
+WIDE_CHARACTERS = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
+                   "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
+
+
+def client_text_key(rng, kind):
+    """A text key of KIND (drawn by the caller from 0 to 9; kind 9 is the caller's
+    own): an ASCII user id for 0 to 4, 1 to 24 of WIDE_CHARACTERS for 5 to 7, 200 to
+    398 hexadecimal digits for 8."""
+    if kind <= 4:
+        return "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
+    if kind <= 7:
+        return "".join(rng.choices(WIDE_CHARACTERS, k=rng.randrange(1, 25)))
+    return rng.randbytes(rng.randrange(100, 200)).hex()
+
+
 def md5_colliding_names(prefix, count):
     """COUNT pairs of names PREFIX + "N" whose first digests, MD5("NAME-0"), have a
     little-endian word in common: a point both names put on a ketama-style ring

@@ -32,14 +32,12 @@ import subprocess
 import tempfile
 import time
 
-from peerlib import (Case, Failure, arguments, compare_sets, md5_colliding_names,
-                     peer_missing, run)
+from peerlib import (Case, Failure, arguments, client_text_key, compare_sets,
+                     md5_colliding_names, peer_missing, run)
 
 DEFAULT_KEYS = 100_000
 POINT_KEYS_MAX = 20_000
 HERE = os.path.dirname(os.path.abspath(__file__))
-WIDE = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
-        "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
 
 
 def install_packages(npm_dir):
@@ -164,12 +162,8 @@ def random_keys(rng, count, buffers):
     lines = ["", "30"]
     while len(lines) < count:
         kind = rng.randrange(10)
-        if kind <= 4:
-            text = "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
-        elif kind <= 7:
-            text = "".join(rng.choices(WIDE, k=rng.randrange(1, 25)))
-        elif kind == 8:
-            text = rng.randbytes(rng.randrange(100, 200)).hex()
+        if kind <= 8:
+            text = client_text_key(rng, kind)
         elif buffers:
             lines.append("b" + rng.randbytes(rng.randrange(1, 12)).hex())
             continue

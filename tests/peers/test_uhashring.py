@@ -25,14 +25,12 @@ import random
 import tempfile
 import time
 
-from peerlib import Case, arguments, compare_sets, md5_colliding_names, peer_missing, run
+from peerlib import (Case, arguments, client_text_key, compare_sets, md5_colliding_names,
+                     peer_missing, run)
 
 DEFAULT_KEYS = 100_000
 # The point strings tried as keys, at most, per set.
 POINT_KEYS_MAX = 20_000
-
-WIDE = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
-        "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
 
 
 def node_name(index, i, kind):
@@ -145,16 +143,11 @@ def random_keys(rng, count):
     pairs = [("", b""), (0, b"0"), (-7, b"-7")]
     while len(pairs) < count:
         kind = rng.randrange(10)
-        if kind <= 4:
-            text = "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
-        elif kind <= 7:
-            text = "".join(rng.choices(WIDE, k=rng.randrange(1, 25)))
-        elif kind == 8:
-            text = rng.randbytes(rng.randrange(100, 200)).hex()
-        else:
+        if kind == 9:
             raw = rng.randbytes(rng.randrange(0, 12))
             pairs.append((raw, str(raw).encode("utf-8")))
             continue
+        text = client_text_key(rng, kind)
         pairs.append((text, text.encode("utf-8")))
     return pairs
 
