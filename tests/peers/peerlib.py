@@ -538,8 +538,9 @@ def compare_sets(owners_program, peer, directory, sets, one_set):
                              os.path.join(directory, "set%d.json" % index))
         if case.names is not None:
             got = [case.names.get(name, name) for name in got]
-        compare_owners("set %d (%s)" % (index, case.description), peer, case.shown,
-                       case.expected, got)
+        # The description's columns, which align the lines, are one space here.
+        compare_owners("set %d (%s)" % (index, " ".join(case.description.split())),
+                       peer, case.shown, case.expected, got)
         total += len(case.keys)
         print("set %2d: %s, %d keys: 0 mismatches" %
               (index, case.description, len(case.keys)), flush=True)
