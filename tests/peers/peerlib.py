@@ -1,9 +1,9 @@
 """What the peer tests share: their command line and exit status, starting real
-servers on loopback (always stopped, even on failure), free ports, memcached, the keys
-to send (and keys forged onto a chosen CRC-32 or onto a shared MD5 point), the
-library's answers (through ringctl on a private ring directory, or peer_owners on a
-node set), their comparison with the peer's key for key, set after set, and what to do
-when a peer is missing."""
+servers on loopback (always stopped, even on failure), free ports, memcached, Java
+programs, the keys to send (and keys forged onto a chosen CRC-32), names whose MD5
+points collide, the library's answers (through ringctl on a private ring directory,
+or peer_owners on a node set) and their comparison with the peer's, key for key and
+set after set, and what to do when a peer is missing."""
 import contextlib
 import ctypes
 import hashlib
@@ -154,7 +154,7 @@ def edge_targets(points):
 
 # Printable ASCII for any byte: byte b becomes 0x20 + b mod 95.
 PRINTABLE = bytes(0x20 + b % 95 for b in range(256))
-# Characters of every UTF-8 length, and the whitespace a line-based peer must carry.
+# Characters of every UTF-8 length, a space, a tab and a newline.
 WIDE_TEXT = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
 
 
