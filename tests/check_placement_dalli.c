@@ -22,15 +22,6 @@ static shmring_nodeset_t *dalli_set(const char *const *addresses, size_t count)
     return set;
 }
 
-static int build_error(shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size = 0;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    ck_assert_ptr_null(buffer);
-    return err;
-}
-
 START_TEST(dalli_points_and_lookup)
 {
     /* "10.0.0.1:11211" (a) and "cache.example" (b, named "cache.example:11211"). */
@@ -126,14 +117,14 @@ START_TEST(dalli_refusals)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *const one[] = {bad[i]};
         shmring_nodeset_t *set = dalli_set(one, 1);
-        ck_assert_msg(build_error(set) == SHMRING_EBADADDRESS, "%s", bad[i]);
+        ck_assert_msg(test_build_error(set) == SHMRING_EBADADDRESS, "%s", bad[i]);
         shmring_nodeset_free(set);
     }
     /* Dalli has no down servers. */
     static const char *const two[] = {"a:1", "b:1"};
     shmring_nodeset_t *set = dalli_set(two, 2);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "b", SHMRING_STATE_DOWN), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_ENODOWN);
+    ck_assert_int_eq(test_build_error(set), SHMRING_ENODOWN);
     shmring_nodeset_free(set);
     /* Only CRC-32, Dalli's key hash. */
     shmring_params_t params;

@@ -23,15 +23,6 @@ static shmring_nodeset_t *groupcache_set(const char *const *addresses, size_t co
     return set;
 }
 
-static int build_error(shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size = 0;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    ck_assert_ptr_null(buffer);
-    return err;
-}
-
 START_TEST(groupcache_points_and_lookup)
 {
     /* Peers "a" and "b", 3 replicas: CRC-32 of "0b", "1b", "2b" are 0x0f1546fa,
@@ -82,10 +73,10 @@ START_TEST(groupcache_refusals)
     static const char *const peers[] = {"a", "b"};
     shmring_nodeset_t *set = groupcache_set(peers, 2, 50);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "b", 2), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EUNWEIGHTED);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EUNWEIGHTED);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "b", 1), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "b", SHMRING_STATE_DOWN), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_ENODOWN);
+    ck_assert_int_eq(test_build_error(set), SHMRING_ENODOWN);
     shmring_nodeset_free(set);
     /* Only CRC-32, New()'s default: a function given instead has no name. */
     shmring_params_t params;

@@ -167,15 +167,6 @@ START_TEST(haproxy_equal_points_split)
 }
 END_TEST
 
-static int build_error(shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size = 0;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    ck_assert_ptr_null(buffer);
-    return err;
-}
-
 START_TEST(haproxy_refusals)
 {
     /* Ids are decimal from 1 to 2147483647, each once. */
@@ -183,7 +174,7 @@ START_TEST(haproxy_refusals)
     for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
         const char *ids[] = {bad_ids[i]};
         shmring_nodeset_t *set = haproxy_set(SHMRING_HASH_SDBM, ids, 1, NULL);
-        ck_assert_int_eq(build_error(set), SHMRING_EBADADDRESS);
+        ck_assert_int_eq(test_build_error(set), SHMRING_EBADADDRESS);
         shmring_nodeset_free(set);
     }
     static const char *const largest[] = {"2147483647"};
@@ -194,7 +185,7 @@ START_TEST(haproxy_refusals)
     static const char *const twice[] = {"7", "7"};
     static const shmring_state_t down[] = {SHMRING_STATE_UP, SHMRING_STATE_DOWN};
     set = haproxy_set(SHMRING_HASH_SDBM, twice, 2, down);
-    ck_assert_int_eq(build_error(set), SHMRING_EBADADDRESS);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EBADADDRESS);
     shmring_nodeset_free(set);
     /* Weights up to HAProxy's 256. */
     static const char *const one[] = {NULL};
@@ -204,7 +195,7 @@ START_TEST(haproxy_refusals)
     ck_assert_uint_eq(test_point_count(snapshot), 2 * 256 * 16);
     shmring_snapshot_free(snapshot);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "a", 257), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EBADWEIGHT);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EBADWEIGHT);
     shmring_nodeset_free(set);
     /* Only HAProxy's hashes. */
     shmring_params_t params;

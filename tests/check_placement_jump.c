@@ -112,28 +112,19 @@ START_TEST(candidates)
 }
 END_TEST
 
-static int build_error(const shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    free(buffer);
-    return err;
-}
-
 START_TEST(no_weights_no_down_nodes)
 {
     shmring_nodeset_t *set =
         test_nodeset(3, SHMRING_ALGORITHM_JUMP, SHMRING_HASH_MURMUR3_128);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-1", 2), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EUNWEIGHTED);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EUNWEIGHTED);
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "node-1", 1), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-2", SHMRING_STATE_DOWN), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EJUMPDOWN);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EJUMPDOWN);
     /* Even with no node up. */
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-0", SHMRING_STATE_DOWN), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "node-1", SHMRING_STATE_DOWN), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EJUMPDOWN);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EJUMPDOWN);
     shmring_nodeset_free(set);
     shmring_params_t params = {
         .algorithm = SHMRING_ALGORITHM_JUMP, .hash = SHMRING_HASH_MURMUR3, .vnodes = 160};

@@ -191,21 +191,12 @@ START_TEST(shares_are_equal)
 }
 END_TEST
 
-static int build_error(const shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    free(buffer);
-    return err;
-}
-
 START_TEST(refusals)
 {
     /* pymemcache has no weights. */
     shmring_nodeset_t *set = servers_set();
     ck_assert_int_eq(shmring_nodeset_set_weight(set, "a", 2), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EUNWEIGHTED);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EUNWEIGHTED);
     shmring_nodeset_free(set);
     /* A port that int() would read but we do not, or no port after the colon. */
     static const char *const bad[] = {"h:+1", "h:1_1", "h: 1", "h:", "h:1x", "unix:"};
@@ -213,7 +204,7 @@ START_TEST(refusals)
         set = test_empty_set(SHMRING_ALGORITHM_RENDEZVOUS, SHMRING_HASH_MURMUR3_32, 160);
         ck_assert_int_eq(shmring_nodeset_add(set, "n", bad[i], 1, SHMRING_STATE_UP, NULL),
                          0);
-        ck_assert_msg(build_error(set) == SHMRING_EBADADDRESS, "%s", bad[i]);
+        ck_assert_msg(test_build_error(set) == SHMRING_EBADADDRESS, "%s", bad[i]);
         shmring_nodeset_free(set);
     }
     /* Two up nodes with one node string: "h" is "h:11211". A down one may share it. */
@@ -221,9 +212,9 @@ START_TEST(refusals)
     ck_assert_int_eq(shmring_nodeset_add(set, "n1", "h", 1, SHMRING_STATE_UP, NULL), 0);
     ck_assert_int_eq(
         shmring_nodeset_add(set, "n2", "h:11211", 1, SHMRING_STATE_DOWN, NULL), 0);
-    ck_assert_int_eq(build_error(set), 0);
+    ck_assert_int_eq(test_build_error(set), 0);
     ck_assert_int_eq(shmring_nodeset_set_state(set, "n2", SHMRING_STATE_UP), 0);
-    ck_assert_int_eq(build_error(set), SHMRING_EDUPLICATE);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EDUPLICATE);
     shmring_nodeset_free(set);
     /* Only murmur3_32. */
     set = test_empty_set(SHMRING_ALGORITHM_RENDEZVOUS, SHMRING_HASH_MURMUR3_32, 160);

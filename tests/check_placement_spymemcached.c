@@ -212,15 +212,6 @@ START_TEST(spymemcached_equal_points_go_to_the_last_node)
 }
 END_TEST
 
-static int build_error(shmring_nodeset_t *set)
-{
-    void *buffer = NULL;
-    size_t size = 0;
-    int err = shmring_snapshot_build(set, &buffer, &size);
-    ck_assert_ptr_null(buffer);
-    return err;
-}
-
 START_TEST(spymemcached_refusals)
 {
     static const struct {
@@ -252,7 +243,7 @@ START_TEST(spymemcached_refusals)
         ck_assert_int_eq(
             shmring_nodeset_add(set, "b", cases[i].address, 1, SHMRING_STATE_DOWN, NULL),
             0);
-        ck_assert_msg(build_error(set) == cases[i].expected, "%s", cases[i].address);
+        ck_assert_msg(test_build_error(set) == cases[i].expected, "%s", cases[i].address);
         /* A hash_key says what the JDK would have printed. */
         ck_assert_int_eq(shmring_nodeset_set_hash_key(set, "b", "cache/10.0.0.9:11211"),
                          0);
@@ -263,7 +254,7 @@ START_TEST(spymemcached_refusals)
     /* Fewer than 4 repetitions give md5 no digest: a continuum without points. */
     shmring_nodeset_t *set = spy_set(SHMRING_HASH_MD5, 3);
     add(set, "a", "10.0.0.1:11211", 1, NULL);
-    ck_assert_int_eq(build_error(set), SHMRING_EINVAL);
+    ck_assert_int_eq(test_build_error(set), SHMRING_EINVAL);
     shmring_nodeset_free(set);
     /* Only DefaultHashAlgorithm's seven, and native for spymemcached alone. */
     shmring_params_t params;

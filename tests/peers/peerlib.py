@@ -1,15 +1,19 @@
-"""What the peer tests share: starting real servers on loopback (always stopped,
-even on failure), free ports, the keys to send (and keys forged onto a chosen CRC-32),
-the library's answers through ringctl on a private ring directory, and what to do
-when a peer is missing."""
+"""What the peer tests share: their command line and exit status, starting real
+servers on loopback (always stopped, even on failure), free ports, memcached, Java
+programs, the keys to send (and keys forged onto a chosen CRC-32), names whose MD5
+points collide, the library's answers (through ringctl on a private ring directory,
+or peer_owners on a node set) and their comparison with the peer's, key for key and
+set after set, and what to do when a peer is missing."""
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -23,6 +27,30 @@ def peers_required():
     """Whether the build requires the peers (SHMRING_REQUIRE_PEERS, which
     tools/test.sh turns on), so that CI cannot pass without running them."""
     return os.environ.get("SHMRING_REQUIRE_PEERS") == "1"
+
+
+def arguments(usage, required, default_count):
+    """A peer test's command line: its REQUIRED first arguments, then an optional
+    count (of keys, or of evaluations), DEFAULT_COUNT when it is not given. Returns
+    (the required arguments, the count), or None after printing USAGE (the test's
+    docstring) when fewer are given: the test then exits 2."""
+    if len(sys.argv) < 1 + required:
+        print(usage)
+        return None
+    given = sys.argv[1:1 + required]
+    count = int(sys.argv[1 + required]) if len(sys.argv) > 1 + required else default_count
+    return given, count
+
+
+def run(main):
+    """Exits with the status MAIN() returns; a Failure that escapes it is printed as
+    "FAIL: <reason>" and exits 1."""
+    try:
+        status = main()
+    except Failure as e:
+        print("FAIL: %s" % e)
+        status = 1
+    sys.exit(status)
 
 
 def find_program(name):
@@ -124,6 +152,85 @@ def edge_targets(points):
     return sorted(t for t in targets if 0 <= t <= 0xFFFFFFFF), sorted(shared)
 
 
+# Printable ASCII for any byte: byte b becomes 0x20 + b mod 95.
+PRINTABLE = bytes(0x20 + b % 95 for b in range(256))
+# Characters of every UTF-8 length, a space, a tab and a newline.
+WIDE_TEXT = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
+
+
+def mixed_key(rng):
+    """Empty, printable ASCII, UTF-8 (with spaces, tabs and newlines) or any bytes;
+    drawn whole from the generator, which keeps 100,000 keys a set cheap."""
+    kind = rng.randrange(10)
+    if kind == 0:
+        return b""
+    if kind <= 5:
+        return rng.randbytes(rng.randrange(1, 40)).translate(PRINTABLE)
+    if kind <= 8:
+        return "".join(rng.choices(WIDE_TEXT + "abcxyz0123",
+                                   k=rng.randrange(1, 30))).encode("utf-8")
+    return rng.randbytes(rng.randrange(0, 40))
+
+
+# Characters of every UTF-8 length, and ASCII separators.
+WIDE_CHARACTERS = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
+                   "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
+
+
+def client_text_key(rng, kind):
+    """A text key of KIND (drawn by the caller from 0 to 9; kind 9 is the caller's
+    own): an ASCII user id for 0 to 4, 1 to 24 of WIDE_CHARACTERS for 5 to 7, 200 to
+    398 hexadecimal digits for 8."""
+    if kind <= 4:
+        return "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
+    if kind <= 7:
+        return "".join(rng.choices(WIDE_CHARACTERS, k=rng.randrange(1, 25)))
+    return rng.randbytes(rng.randrange(100, 200)).hex()
+
+
+def md5_colliding_names(prefix, count):
+    """COUNT pairs of names PREFIX + "N" whose first digests, MD5("NAME-0"), have a
+    little-endian word in common: a point both names put on a ketama-style ring
+    (four points a digest). A birthday search, deterministic; no name is in two
+    pairs."""
+    seen, used, pairs = {}, set(), []
+    i = 0
+    while len(pairs) < count:
+        name = "%s%d" % (prefix, i)
+        i += 1
+        digest = hashlib.md5(("%s-0" % name).encode()).digest()
+        for r in range(4):
+            word = int.from_bytes(digest[4 * r:4 * r + 4], "little")
+            other = seen.get(word)
+            if other is not None and other not in used and name not in used:
+                pairs.append((other, name))
+                used |= {other, name}
+                break
+            seen[word] = name
+    return pairs
+
+
+def java_missing(jar, package):
+    """peer_missing()'s status when javac (or java) or JAR (of Debian's PACKAGE) is
+    not installed, else None."""
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        return peer_missing("javac is not installed (Debian: default-jdk-headless)")
+    if not os.path.exists(jar):
+        return peer_missing("%s is not installed (Debian: %s)" %
+                            (os.path.basename(jar), package))
+    return None
+
+
+def compile_java(directory, jar, class_name, source):
+    """Compiles SOURCE, the Java class CLASS_NAME, against JAR into DIRECTORY;
+    returns the class path that runs it."""
+    path = os.path.join(directory, class_name + ".java")
+    with open(path, "w") as f:
+        f.write(source)
+    subprocess.run(["javac", "-cp", jar, "-d", directory, path], check=True)
+    return jar + ":" + directory
+
+
 def die_with_parent():
     """Runs in each server before exec: it is killed if the test dies without its
     cleanup (SIGKILL on a ctest timeout)."""
@@ -143,6 +250,14 @@ class Servers:
         self.processes = []
         self.tmp = tempfile.mkdtemp(prefix="shmring-peers-")
         os.chmod(self.tmp, 0o755)
+
+    def socket_directory(self):
+        """A directory for Unix sockets that any user may make sockets in, as
+        memcached does after it has dropped root for nobody."""
+        path = os.path.join(self.tmp, "sockets")
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, 0o777)
+        return path
 
     def start(self, argv, log_name):
         log = open(os.path.join(self.tmp, log_name), "wb")
@@ -185,6 +300,16 @@ def peer_servers():
         print("FAIL: %s" % e)
     finally:
         servers.stop_all()
+
+
+def ipv6_loopback():
+    """Whether this host has IPv6 loopback ([::1]) to listen on."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
 
 
 def connect(endpoint, timeout):
@@ -285,6 +410,22 @@ def start_on_free_port(start, what, tries=5):
                   (what, tries, taken))
 
 
+def start_memcached(memcached, servers, endpoint, log_name, megabytes):
+    """Starts a memcached of MEGABYTES and one thread among SERVERS at ENDPOINT (a
+    (host, port) pair, or a Unix socket path in SERVERS.socket_directory()) and
+    waits until it listens there (PortTaken when another process took the port
+    first; the memcached is gone then)."""
+    where = (["-s", endpoint, "-a", "0777"] if isinstance(endpoint, str) else
+             ["-l", endpoint[0], "-p", str(endpoint[1])])
+    p = servers.start([memcached] + where + ["-U", "0", "-m", str(megabytes), "-t", "1",
+                                             "-u", "nobody"], log_name)
+    try:
+        wait_listening(endpoint, p, "memcached")
+    except PortTaken:
+        servers.stop(p)
+        raise
+
+
 class Library:
     """The library's answers: `ringctl load` of a node set into a private ring
     directory, then `ringctl lookup --stdin`."""
@@ -332,3 +473,75 @@ class Library:
         if len(answers) != len(keys):
             raise Failure("ringctl answered %d of %d keys" % (len(answers), len(keys)))
         return answers
+
+
+def library_owners(owners_program, nodeset, keys, path):
+    """The name of the node the library gives each of KEYS (bytes), in order:
+    OWNERS_PROGRAM (peer_owners, which builds the snapshot in process) over the node
+    set NODESET (a dict), written to PATH."""
+    with open(path, "w") as f:
+        json.dump(nodeset, f)
+    r = subprocess.run([owners_program, path],
+                       input="".join(k.hex() + "\n" for k in keys),
+                       capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise Failure("peer_owners %s failed: %s" % (path, r.stderr.strip()))
+    owners = r.stdout.split("\n")[:-1]
+    if len(owners) != len(keys):
+        raise Failure("peer_owners %s answered %d of %d keys" %
+                      (path, len(owners), len(keys)))
+    return owners
+
+
+def compare_owners(label, peer, keys, expected, got):
+    """Raises a Failure unless PEER's answers (EXPECTED) and the library's (GOT)
+    agree for each of KEYS (the keys as a failure shows them): it names LABEL, how
+    many of how many keys differ, and the first three, each with both answers."""
+    if len(expected) != len(keys) or len(got) != len(keys):
+        raise Failure("%s: %d answers from %s, %d from the library, for %d keys" %
+                      (label, len(expected), peer, len(got), len(keys)))
+    differ = [i for i in range(len(keys)) if expected[i] != got[i]]
+    if differ:
+        raise Failure("%s: %d of %d keys differ; first: %s" % (
+            label, len(differ), len(keys),
+            "; ".join("%r: %s %s, library %s" % (keys[i], peer, expected[i], got[i])
+                      for i in differ[:3])))
+
+
+class Case:
+    """One set as a peer test gives it to compare_sets(): DESCRIPTION (for its line
+    and its failure), the NODESET (a dict) the library is given, the KEYS (bytes) it
+    looks up, and EXPECTED, the peer's answer for each key: the name of a node, or
+    what NAMES (a dict) makes of the library's node names (the peer's own names of
+    the servers). SHOWN: the keys as a failure shows them (what the peer was given),
+    when they are not KEYS."""
+
+    def __init__(self, description, nodeset, keys, expected, shown=None, names=None):
+        self.description = description
+        self.nodeset = nodeset
+        self.keys = keys
+        self.expected = expected
+        self.shown = keys if shown is None else shown
+        self.names = names
+
+
+def compare_sets(owners_program, peer, directory, sets, one_set):
+    """Compares PEER with the library on each of SETS in turn: ONE_SET(index, set)
+    runs the peer on the set and returns its Case; the library answers through
+    OWNERS_PROGRAM on the node set (written to DIRECTORY), key for key. Prints a line
+    for each set that agrees, and raises a Failure naming the first that does not.
+    Returns how many keys were compared."""
+    total = 0
+    for index, spec in enumerate(sets):
+        case = one_set(index, spec)
+        got = library_owners(owners_program, case.nodeset, case.keys,
+                             os.path.join(directory, "set%d.json" % index))
+        if case.names is not None:
+            got = [case.names.get(name, name) for name in got]
+        # The description's columns, which align the lines, are one space here.
+        compare_owners("set %d (%s)" % (index, " ".join(case.description.split())),
+                       peer, case.shown, case.expected, got)
+        total += len(case.keys)
+        print("set %2d: %s, %d keys: 0 mismatches" %
+              (index, case.description, len(case.keys)), flush=True)
+    return total

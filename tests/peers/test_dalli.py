@@ -27,14 +27,17 @@ import random
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import (Failure, edge_targets, find_program, forge_key, peer_missing,
-                     peer_servers, start_on_free_port, wait_listening, PortTaken)
+from peerlib import (Case, Failure, arguments, compare_owners, compare_sets,
+                     edge_targets, find_program, forge_key, ipv6_loopback,
+                     library_owners, mixed_key, peer_missing, peer_servers, run,
+                     start_memcached, start_on_free_port)
 
 DEFAULT_KEYS = 100_000
+# Each live memcached's memory (-m), in megabytes: the live set stores 2,000 keys.
+MEGABYTES = 16
 
 # Reads the server strings (JSON) from ARGV[0] and keys in hexadecimal on standard
 # input; prints, per key, the index in the list of the server the ring gives it. With
@@ -70,27 +73,6 @@ if live
 end
 puts out
 """
-
-WIDE = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
-
-
-# Printable ASCII for any byte: byte b becomes 0x20 + b mod 95.
-PRINTABLE = bytes(0x20 + b % 95 for b in range(256))
-
-
-def random_key(rng):
-    """Empty, printable ASCII, UTF-8 (with spaces, tabs and newlines) or any bytes;
-    drawn whole from the generator, which keeps 100,000 keys a set cheap."""
-    kind = rng.randrange(10)
-    if kind == 0:
-        return b""
-    if kind <= 5:
-        return rng.randbytes(rng.randrange(1, 40)).translate(PRINTABLE)
-    if kind <= 8:
-        return "".join(rng.choices(WIDE + "abcxyz0123",
-                                   k=rng.randrange(1, 30))).encode("utf-8")
-    return rng.randbytes(rng.randrange(0, 40))
-
 
 def server(form, set_index, i, weight):
     """(Dalli's server string, our node's address, its hash_key or None, Dalli's
@@ -141,6 +123,20 @@ def dalli_points(names, weights):
     return values
 
 
+def same_name_set():
+    """Two servers of one name ("host" is "host:11211"), of other weights: every
+    point of the lighter is also the heavier's, and the later server takes them."""
+    strings = ["dup.example", "10.9.9.9:11211", "dup.example:11211:3",
+               "dup.example:11211"]
+    nodes = [{"name": "d0", "address": "dup.example", "weight": 1},
+             {"name": "d1", "address": "10.9.9.9:11211", "weight": 1},
+             {"name": "d2", "address": "dup.example:11211", "weight": 3},
+             {"name": "d3", "address": "dup.example:11211", "weight": 1}]
+    names = ["dup.example:11211", "10.9.9.9:11211", "dup.example:11211",
+             "dup.example:11211"]
+    return strings, nodes, names, [1, 1, 3, 1]
+
+
 def make_set(rng, set_index, count):
     """The servers of a set: (Dalli strings, our nodes, Dalli's names, weights)."""
     strings, nodes, names, weights = [], [], [], []
@@ -168,66 +164,6 @@ def run_ruby(script, servers_path, keys, extra=()):
     if r.returncode != 0:
         raise Failure("ruby failed: %s" % r.stderr[-2000:])
     return ["d" + line for line in r.stdout.split("\n")[:-1]]
-
-
-def run_ours(owners_program, nodeset_path, keys):
-    r = subprocess.run([owners_program, nodeset_path],
-                       input="".join(k.hex() + "\n" for k in keys),
-                       capture_output=True, text=True, check=False)
-    if r.returncode != 0:
-        raise Failure("peer_owners failed: %s" % r.stderr)
-    return r.stdout.split("\n")[:-1]
-
-
-def compare(label, keys, expected, got):
-    if len(expected) != len(keys) or len(got) != len(keys):
-        raise Failure("%s: %d answers from Dalli, %d from the library, for %d keys" %
-                      (label, len(expected), len(got), len(keys)))
-    mismatches = [(keys[i], expected[i], got[i]) for i in range(len(keys))
-                  if expected[i] != got[i]]
-    if mismatches:
-        raise Failure("%s: %d of %d keys differ; first: %r" %
-                      (label, len(mismatches), len(keys), mismatches[:3]))
-
-
-def check_set(owners_program, script, directory, label, strings, nodes, names, weights,
-              keys):
-    values = dalli_points(names, weights)
-    targets, shared = edge_targets(values)
-    keys = keys + [forge_key(b"edge%d" % i, t) for i, t in enumerate(targets)]
-    servers_path = os.path.join(directory, label + ".servers.json")
-    nodeset_path = os.path.join(directory, label + ".json")
-    with open(servers_path, "w") as f:
-        json.dump(strings, f)
-    with open(nodeset_path, "w") as f:
-        json.dump({"algorithm": "dalli", "nodes": nodes}, f)
-    compare(label, keys, run_ruby(script, servers_path, keys),
-            run_ours(owners_program, nodeset_path, keys))
-    return len(keys), len(values), len(shared)
-
-
-def ipv6_loopback():
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
-
-
-def start_memcached(memcached, servers, listen, log_name):
-    """Starts a memcached on LISTEN (("127.0.0.1" or "::1", port) or a socket path)
-    and waits until it listens there (PortTaken when another process took the port
-    first; the memcached is gone then)."""
-    where = (["-s", listen, "-a", "0777"] if isinstance(listen, str) else
-             ["-l", listen[0], "-p", str(listen[1])])
-    p = servers.start([memcached] + where + ["-U", "0", "-m", "16", "-t", "1",
-                                             "-u", "nobody"], log_name)
-    try:
-        wait_listening(listen, p, "memcached")
-    except PortTaken:
-        servers.stop(p)
-        raise
 
 
 def held(endpoint, keys):
@@ -261,21 +197,17 @@ def live_set(owners_program, script, directory, servers, memcached, rng, keys_pe
     """The set of running servers, through server_for_key and Client#set."""
     endpoints = []
     port = start_on_free_port(
-        lambda p: start_memcached(memcached, servers, ("127.0.0.1", p), "mc4.log"),
-        "memcached")
+        lambda p: start_memcached(memcached, servers, ("127.0.0.1", p), "mc4.log",
+                                  MEGABYTES), "memcached")
     endpoints.append((("127.0.0.1", port), "127.0.0.1:%d:3" % port,
                       "127.0.0.1:%d" % port, 3))
     if ipv6_loopback():
         port6 = start_on_free_port(
-            lambda p: start_memcached(memcached, servers, ("::1", p), "mc6.log"),
-            "memcached")
+            lambda p: start_memcached(memcached, servers, ("::1", p), "mc6.log",
+                                      MEGABYTES), "memcached")
         endpoints.append((("::1", port6), "[::1]:%d" % port6, "[::1]:%d" % port6, 1))
-    # memcached drops root for nobody before it makes its socket.
-    socket_dir = os.path.join(servers.tmp, "sockets")
-    os.mkdir(socket_dir)
-    os.chmod(socket_dir, 0o777)
-    path = os.path.join(socket_dir, "mc.sock")
-    start_memcached(memcached, servers, path, "mcu.log")
+    path = os.path.join(servers.socket_directory(), "mc.sock")
+    start_memcached(memcached, servers, path, "mcu.log", MEGABYTES)
     endpoints.append((path, path + ":2", path, 2))
     strings = [e[1] for e in endpoints]
     nodes = [{"name": "d%d" % i, "address": e[2], "weight": e[3]}
@@ -284,16 +216,17 @@ def live_set(owners_program, script, directory, servers, memcached, rng, keys_pe
     nodeset_path = os.path.join(directory, "live.json")
     with open(servers_path, "w") as f:
         json.dump(strings, f)
-    with open(nodeset_path, "w") as f:
-        json.dump({"algorithm": "dalli", "nodes": nodes}, f)
-    keys = [random_key(rng) for _ in range(keys_per_set)]
+    keys = [mixed_key(rng) for _ in range(keys_per_set)]
     stored = ["live-%d-%s" % (i, rng.randrange(10**9)) for i in range(2000)]
     stored_path = os.path.join(directory, "live.keys")
     with open(stored_path, "w") as f:
         f.write("".join(k + "\n" for k in stored))
     expected = run_ruby(script, servers_path, keys, ["live", stored_path])
-    compare("live set", keys, expected, run_ours(owners_program, nodeset_path, keys))
-    owners = run_ours(owners_program, nodeset_path, [k.encode() for k in stored])
+    nodeset = {"algorithm": "dalli", "nodes": nodes}
+    compare_owners("live set", "Dalli", keys, expected,
+                   library_owners(owners_program, nodeset, keys, nodeset_path))
+    owners = library_owners(owners_program, nodeset, [k.encode() for k in stored],
+                            nodeset_path)
     for i, (endpoint, _, _, _) in enumerate(endpoints):
         want = {k for k, owner in zip(stored, owners) if owner == "d%d" % i}
         got = held(endpoint, stored)
@@ -305,11 +238,10 @@ def live_set(owners_program, script, directory, servers, memcached, rng, keys_pe
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    keys_per_set = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_KEYS
+    (owners_program,), keys_per_set = args
     if shutil.which("ruby") is None:
         return peer_missing("ruby is not installed (Debian: ruby-dalli)")
     if subprocess.run(["ruby", "-e", "require 'dalli'"], capture_output=True).returncode:
@@ -322,53 +254,46 @@ def main():
     rng = random.Random(20261202)
     counts = [1, 2, 3, 4, 5, 7, 8, 10, 16, 31, 50, 64, 100, 127, 128, 200, 255, 256, 300,
               400, 499, 500]
+    # None: same_name_set().
+    sets = counts + [None]
     started = time.monotonic()
-    total = 0
     status = 1
     with tempfile.TemporaryDirectory(prefix="shmring-dalli-") as directory, \
             peer_servers() as servers:
         script = os.path.join(directory, "ring.rb")
         with open(script, "w") as f:
             f.write(RUBY)
-        for index, count in enumerate(counts):
-            strings, nodes, names, weights = make_set(rng, index, count)
-            keys = [random_key(rng) for _ in range(keys_per_set)]
-            n, points, shared = check_set(owners_program, script, directory,
-                                          "set%d" % index, strings, nodes, names,
-                                          weights, keys)
-            total += n
-            print("set %2d: %3d servers, %6d points (%d shared), %d keys: 0 mismatches" %
-                  (index, count, points, shared, n))
-        # Two servers of one name ("host" is "host:11211"), of other weights: every
-        # point of the lighter is also the heavier's, and the later server takes them.
-        strings = ["dup.example", "10.9.9.9:11211", "dup.example:11211:3",
-                   "dup.example:11211"]
-        nodes = [{"name": "d0", "address": "dup.example", "weight": 1},
-                 {"name": "d1", "address": "10.9.9.9:11211", "weight": 1},
-                 {"name": "d2", "address": "dup.example:11211", "weight": 3},
-                 {"name": "d3", "address": "dup.example:11211", "weight": 1}]
-        names = ["dup.example:11211", "10.9.9.9:11211", "dup.example:11211",
-                 "dup.example:11211"]
-        keys = [random_key(rng) for _ in range(keys_per_set)]
-        n, points, shared = check_set(owners_program, script, directory, "same-name",
-                                      strings, nodes, names, [1, 1, 3, 1], keys)
-        total += n
-        print("same name: 4 servers, %d points (%d shared), %d keys: 0 mismatches" %
-              (points, shared, n))
+
+        def one_set(index, count):
+            """Server i of Dalli's list is node "dI" of the node set."""
+            if count is None:
+                strings, nodes, names, weights = same_name_set()
+            else:
+                strings, nodes, names, weights = make_set(rng, index, count)
+            keys = [mixed_key(rng) for _ in range(keys_per_set)]
+            values = dalli_points(names, weights)
+            targets, shared = edge_targets(values)
+            keys += [forge_key(b"edge%d" % i, t) for i, t in enumerate(targets)]
+            servers_path = os.path.join(directory, "set%d.servers.json" % index)
+            with open(servers_path, "w") as f:
+                json.dump(strings, f)
+            return Case("%s, %6d points (%d shared)" %
+                        ("same name: 4 servers" if count is None else
+                         "%3d servers" % count, len(values), len(shared)),
+                        {"algorithm": "dalli", "nodes": nodes}, keys,
+                        run_ruby(script, servers_path, keys))
+
+        total = compare_sets(owners_program, "Dalli", directory, sets, one_set)
         n, live_count = live_set(owners_program, script, directory, servers, memcached,
                                  rng, keys_per_set // 4)
         total += n
         print("live set: %d running memcached servers, %d keys: 0 mismatches" %
               (live_count, n))
         print("Dalli %s: %d sets, %d keys, 0 mismatches (%.0f s)" %
-              (version, len(counts) + 2, total, time.monotonic() - started))
+              (version, len(sets) + 1, total, time.monotonic() - started))
         status = 0
     return status
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -22,12 +22,12 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import zlib
 
-from peerlib import Failure, edge_targets, forge_key, peer_missing
+from peerlib import (Case, Failure, arguments, compare_sets, edge_targets, forge_key,
+                     mixed_key, peer_missing, run)
 
 DEFAULT_KEYS = 100_000
 GOPATH = "/usr/share/gocode"
@@ -85,28 +85,9 @@ func main() {
 }
 """
 
-WIDE = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
-
-
-# Printable ASCII for any byte: byte b becomes 0x20 + b mod 95.
-PRINTABLE = bytes(0x20 + b % 95 for b in range(256))
-
-
-def random_key(rng):
-    """Empty, printable ASCII, UTF-8 (with spaces, tabs and newlines) or any bytes;
-    drawn whole from the generator, which keeps 100,000 keys a set cheap."""
-    kind = rng.randrange(10)
-    if kind == 0:
-        return b""
-    if kind <= 5:
-        return rng.randbytes(rng.randrange(1, 40)).translate(PRINTABLE)
-    if kind <= 8:
-        return "".join(rng.choices(WIDE + "abcxyz0123",
-                                   k=rng.randrange(1, 30))).encode("utf-8")
-    return rng.randbytes(rng.randrange(0, 40))
-
 
 def peer(form, set_index, i):
+    """Peer I of set SET_INDEX as groupcache users name one, in FORM."""
     if form == 0:
         return "http://10.%d.%d.%d:8080" % (set_index, i // 256, i % 256)
     if form == 1:
@@ -125,11 +106,10 @@ def points(peers, replicas):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    keys_per_set = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_KEYS
+    (owners_program,), keys_per_set = args
     go = shutil.which("go")
     if go is None:
         return peer_missing("go is not installed (Debian: golang-go)")
@@ -142,7 +122,6 @@ def main():
             (200, 50), (255, 20), (256, 50), (300, 160), (400, 50), (499, 10), (500, 50),
             (500, 1000)]
     started = time.monotonic()
-    total = 0
     with tempfile.TemporaryDirectory(prefix="shmring-groupcache-") as directory:
         source = os.path.join(directory, "peer.go")
         with open(source, "w") as f:
@@ -154,7 +133,10 @@ def main():
                            HOME=directory)
         subprocess.run([go, "build", "-o", program, source], env=environment,
                        check=True, cwd=directory)
-        for index, (count, replicas) in enumerate(sets):
+
+        def one_set(index, spec):
+            """Peer i of the Go program's list is node "gI" of the node set."""
+            count, replicas = spec
             peers = [peer((i + index) % 6, index, i) for i in range(count)]
             # Every fifth peer (from the second) is forged so that one of its points,
             # replica 0, equals a random point of an earlier or later peer.
@@ -169,48 +151,29 @@ def main():
                     peers[i] = forged
             values = points(peers, replicas)
             targets, shared = edge_targets(values)
-            keys = [random_key(rng) for _ in range(keys_per_set)]
+            keys = [mixed_key(rng) for _ in range(keys_per_set)]
             keys += [forge_key(b"edge%d" % i, t) for i, t in enumerate(targets)]
             peers_path = os.path.join(directory, "set%d.peers.json" % index)
-            nodeset_path = os.path.join(directory, "set%d.json" % index)
             with open(peers_path, "w") as f:
                 json.dump(peers, f)
-            with open(nodeset_path, "w") as f:
-                json.dump({"algorithm": "groupcache", "vnodes": replicas,
-                           "nodes": [{"name": "g%d" % i, "address": p}
-                                     for i, p in enumerate(peers)]}, f)
-            hexed = "".join(k.hex() + "\n" for k in keys)
-            theirs = subprocess.run([program, str(replicas), peers_path], input=hexed,
+            theirs = subprocess.run([program, str(replicas), peers_path],
+                                    input="".join(k.hex() + "\n" for k in keys),
                                     capture_output=True, text=True, check=False)
             if theirs.returncode != 0:
                 raise Failure("set %d: the Go program failed: %s" %
                               (index, theirs.stderr[-2000:]))
-            ours = subprocess.run([owners_program, nodeset_path], input=hexed,
-                                  capture_output=True, text=True, check=False)
-            if ours.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, ours.stderr))
-            expected = ["g" + line for line in theirs.stdout.split("\n")[:-1]]
-            got = ours.stdout.split("\n")[:-1]
-            if len(expected) != len(keys) or len(got) != len(keys):
-                raise Failure("set %d: %d answers from groupcache, %d from the library, "
-                              "for %d keys" % (index, len(expected), len(got), len(keys)))
-            mismatches = [(keys[i], expected[i], got[i]) for i in range(len(keys))
-                          if expected[i] != got[i]]
-            if mismatches:
-                raise Failure("set %d (%d peers, %d replicas): %d of %d keys differ; "
-                              "first: %r" % (index, count, replicas, len(mismatches),
-                                             len(keys), mismatches[:3]))
-            total += len(keys)
-            print("set %2d: %3d peers x %4d replicas, %d shared points, %d keys: "
-                  "0 mismatches" % (index, count, replicas, len(shared), len(keys)))
+            return Case("%3d peers x %4d replicas, %d shared points" %
+                        (count, replicas, len(shared)),
+                        {"algorithm": "groupcache", "vnodes": replicas,
+                         "nodes": [{"name": "g%d" % i, "address": p}
+                                   for i, p in enumerate(peers)]},
+                        keys, ["g" + line for line in theirs.stdout.split("\n")[:-1]])
+
+        total = compare_sets(owners_program, "groupcache", directory, sets, one_set)
     print("groupcache (%s): %d sets, %d keys, 0 mismatches (%.0f s)" %
           (PACKAGE, len(sets), total, time.monotonic() - started))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -10,16 +10,13 @@ Usage: test_guava.py PEER_OWNERS [KEYS_PER_SET]
 Exits 77 (skipped) when javac or Guava is missing, 1 if so when
 SHMRING_REQUIRE_PEERS=1.
 """
-import json
-import os
 import random
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import Failure, peer_missing
+from peerlib import (WIDE_TEXT, Case, Failure, arguments, compile_java, compare_sets,
+                     java_missing, run)
 
 GUAVA = "/usr/share/java/guava.jar"
 DEFAULT_KEYS = 100_000
@@ -53,8 +50,6 @@ public class JumpPeer {
 }
 """
 
-WIDE = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
-
 
 def random_key(rng):
     """("s", UTF-8 bytes of a string) or ("b", any bytes)."""
@@ -65,41 +60,34 @@ def random_key(rng):
         return "s", "".join(chr(rng.randrange(0x20, 0x7f))
                             for _ in range(rng.randrange(1, 40))).encode()
     if kind <= 8:
-        text = "".join(rng.choice(WIDE + "abcxyz0123") for _ in range(rng.randrange(1, 30)))
+        text = "".join(rng.choice(WIDE_TEXT + "abcxyz0123")
+                       for _ in range(rng.randrange(1, 30)))
         return "s", text.encode("utf-8")
     return "b", bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    keys_per_set = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_KEYS
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        return peer_missing("javac is not installed (Debian: default-jdk-headless)")
-    if not os.path.exists(GUAVA):
-        return peer_missing("Guava is not installed (Debian: libguava-java)")
+    (owners_program,), keys_per_set = args
+    missing = java_missing(GUAVA, "libguava-java")
+    if missing is not None:
+        return missing
     rng = random.Random(20261202)
     counts = [1, 2, 3, 4, 5, 7, 8, 10, 16, 31, 50, 64, 100, 127, 128, 200, 255, 256, 300,
               400, 499, 500]
     started = time.monotonic()
-    total = 0
     with tempfile.TemporaryDirectory(prefix="shmring-guava-") as directory:
-        with open(os.path.join(directory, "JumpPeer.java"), "w") as f:
-            f.write(JAVA)
-        subprocess.run(["javac", "-cp", GUAVA, "-d", directory,
-                        os.path.join(directory, "JumpPeer.java")], check=True)
-        classpath = GUAVA + ":" + directory
-        for index, count in enumerate(counts):
+        classpath = compile_java(directory, GUAVA, "JumpPeer", JAVA)
+
+        def one_set(index, count):
+            """Bucket i of Guava's answer is node "bI" of the node set."""
             forms = ["10.0.%d.%d:11211", "[2001:db8::%x:%x]:11211", "cache-%d-%d.example",
                      "unix:/run/mc-%d-%d.sock"]
             nodes = [{"name": "b%d" % i,
                       "address": forms[(i + index) % 4] % (index, i)}
                      for i in range(count)]
-            path = os.path.join(directory, "set%d.json" % index)
-            with open(path, "w") as f:
-                json.dump({"algorithm": "jump", "hash": "murmur3_128", "nodes": nodes}, f)
             keys = [random_key(rng) for _ in range(keys_per_set)]
             java = subprocess.run(["java", "-cp", classpath, "JumpPeer", str(count)],
                                   input="".join(kind + raw.hex() + "\n"
@@ -107,32 +95,18 @@ def main():
                                   capture_output=True, text=True, check=False)
             if java.returncode != 0:
                 raise Failure("set %d: java failed: %s" % (index, java.stderr[-2000:]))
-            ours = subprocess.run([owners_program, path],
-                                  input="".join(raw.hex() + "\n" for _, raw in keys),
-                                  capture_output=True, text=True, check=False)
-            if ours.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, ours.stderr))
-            expected = ["b" + line for line in java.stdout.split("\n")[:-1]]
-            got = ours.stdout.split("\n")[:-1]
-            if len(expected) != len(keys) or len(got) != len(keys):
-                raise Failure("set %d: %d answers from Guava, %d from the library, for "
-                              "%d keys" % (index, len(expected), len(got), len(keys)))
-            mismatches = [(keys[i], expected[i], got[i]) for i in range(len(keys))
-                          if expected[i] != got[i]]
-            if mismatches:
-                raise Failure("set %d (%d buckets): %d of %d keys differ; first: %r" %
-                              (index, count, len(mismatches), len(keys), mismatches[:3]))
-            total += len(keys)
-            print("set %2d: %3d buckets, %d keys (%d byte keys): 0 mismatches" %
-                  (index, count, len(keys), sum(1 for k, _ in keys if k == "b")))
+            return Case("%3d buckets, %d byte keys" %
+                        (count, sum(1 for k, _ in keys if k == "b")),
+                        {"algorithm": "jump", "hash": "murmur3_128", "nodes": nodes},
+                        [raw for _, raw in keys],
+                        ["b" + line for line in java.stdout.split("\n")[:-1]],
+                        shown=keys)
+
+        total = compare_sets(owners_program, "Guava", directory, counts, one_set)
     print("Guava (%s): %d sets, %d keys, 0 mismatches (%.0f s)" %
           (GUAVA, len(counts), total, time.monotonic() - started))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -24,23 +24,20 @@ client's ring does not hold.
 Usage: test_hashring.py PEER_OWNERS NPM_DIR [KEYS]
 Exits 77 (skipped) when node or npm is missing, 1 if so when SHMRING_REQUIRE_PEERS=1.
 """
-import hashlib
 import json
 import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import Failure, peer_missing
+from peerlib import (Case, Failure, arguments, client_text_key, compare_sets,
+                     md5_colliding_names, peer_missing, run)
 
 DEFAULT_KEYS = 100_000
 POINT_KEYS_MAX = 20_000
 HERE = os.path.dirname(os.path.abspath(__file__))
-WIDE = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
-        "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
 
 
 def install_packages(npm_dir):
@@ -62,25 +59,6 @@ def install_packages(npm_dir):
                             cwd=npm_dir, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise Failure("npm ci in %s failed: %s" % (npm_dir, result.stderr.strip()))
-
-
-def colliding_names(count):
-    """COUNT pairs of server strings (no port) whose points share a value."""
-    seen, used, pairs = {}, set(), []
-    i = 0
-    while len(pairs) < count:
-        name = "k%d" % i
-        i += 1
-        digest = hashlib.md5(("%s-0" % name).encode()).digest()
-        for r in range(4):
-            word = int.from_bytes(digest[4 * r:4 * r + 4], "little")
-            other = seen.get(word)
-            if other is not None and other not in used and name not in used:
-                pairs.append((other, name))
-                used |= {other, name}
-                break
-            seen[word] = name
-    return pairs
 
 
 def server_string(index, i, kind):
@@ -128,7 +106,7 @@ def server_sets(rng):
                      "servers": servers, "weighted": True})
     # Equal points: a server given twice, and servers whose points collide; the
     # first in server order keeps the point.
-    pairs = colliding_names(6)
+    pairs = md5_colliding_names("k", 6)
     servers = [(s, 1, True) for pair in pairs for s in pair]
     servers += [("10.1.1.1:11211", 1, True), ("10.1.1.1:11211", 1, True)]
     sets.append({"via": "client", "algorithm": "md5", "vnode_count": None,
@@ -184,12 +162,8 @@ def random_keys(rng, count, buffers):
     lines = ["", "30"]
     while len(lines) < count:
         kind = rng.randrange(10)
-        if kind <= 4:
-            text = "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
-        elif kind <= 7:
-            text = "".join(rng.choices(WIDE, k=rng.randrange(1, 25)))
-        elif kind == 8:
-            text = rng.randbytes(rng.randrange(100, 200)).hex()
+        if kind <= 8:
+            text = client_text_key(rng, kind)
         elif buffers:
             lines.append("b" + rng.randbytes(rng.randrange(1, 12)).hex())
             continue
@@ -216,11 +190,10 @@ def point_strings(spec):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
+    args = arguments(__doc__, 2, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program, npm_dir = sys.argv[1], sys.argv[2]
-    keys_per_set = int(sys.argv[3]) if len(sys.argv) > 3 else DEFAULT_KEYS
+    (owners_program, npm_dir), keys_per_set = args
     if shutil.which("node") is None or shutil.which("npm") is None:
         return peer_missing("node or npm is not installed (nodesource's nodejs)")
     install_packages(npm_dir)
@@ -232,17 +205,15 @@ def main():
         env=environment, capture_output=True, text=True, check=True).stdout.split()
     rng = random.Random(20261202)
     sets = server_sets(rng)
-    total_keys = 0
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="shmring-hashring-") as directory:
-        for index, spec in enumerate(sets):
+
+        def one_set(index, spec):
+            """hashring answers with the server's string, the node's address."""
             spec_path = os.path.join(directory, "spec%d.json" % index)
             with open(spec_path, "w") as f:
                 json.dump(spec_of(spec), f)
             document = nodeset(spec)
-            path = os.path.join(directory, "set%d.json" % index)
-            with open(path, "w") as f:
-                json.dump(document, f)
             lines = random_keys(rng, keys_per_set, spec["via"] == "hashring")
             points = point_strings(spec)
             rng.shuffle(points)
@@ -256,26 +227,14 @@ def main():
             # A string key's UTF-8 is what its line gives; a Buffer's, what node says.
             answers = [answer.split("\t") if "\t" in answer else [answer, line]
                        for answer, line in zip(peer.stdout.split("\n")[:-1], lines)]
-            if len(answers) != len(lines):
-                raise Failure("set %d: %d answers for %d keys" %
-                              (index, len(answers), len(lines)))
-            result = subprocess.run([owners_program, path],
-                                    input="".join(hashed + "\n" for _, hashed in answers),
-                                    capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, result.stderr))
-            address = {n["name"]: n["address"] for n in document["nodes"]}
-            got = [address.get(name, name) for name in result.stdout.split("\n")[:-1]]
-            mismatches = [(lines[i], answers[i][0], got[i])
-                          for i in range(len(lines)) if got[i] != answers[i][0]]
-            if len(got) != len(lines) or mismatches:
-                raise Failure("set %d (%s, %s): %d of %d keys differ; first: %r" %
-                              (index, spec["via"], spec["algorithm"], len(mismatches),
-                               len(lines), mismatches[:3]))
-            total_keys += len(lines)
-            print("set %2d: %-8s %-6s %3d servers (%d up) %7d keys: 0 mismatches" %
-                  (index, spec["via"], spec["algorithm"], len(spec["servers"]),
-                   sum(1 for s in spec["servers"] if s[2]), len(lines)))
+            return Case("%-8s %-6s %3d servers (%d up)" %
+                        (spec["via"], spec["algorithm"], len(spec["servers"]),
+                         sum(1 for s in spec["servers"] if s[2])),
+                        document, [bytes.fromhex(hashed) for _, hashed in answers],
+                        [server for server, _ in answers], shown=lines,
+                        names={n["name"]: n["address"] for n in document["nodes"]})
+
+        total_keys = compare_sets(owners_program, "hashring", directory, sets, one_set)
     print("memcached %s, hashring %s on node %s: %d sets, %d keys, 0 mismatches (%.0f s)"
           % (versions[0], versions[1], versions[2], len(sets), total_keys,
              time.monotonic() - started))
@@ -283,8 +242,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -30,7 +30,8 @@ import time
 import zlib
 
 from peerlib import (Failure, Library, edge_targets, find_program, forge_key,
-                     peer_missing, peer_servers, peers_required, wait_listening)
+                     ipv6_loopback, peer_missing, peer_servers, peers_required,
+                     wait_listening)
 
 CONNECTIONS = 6
 # Debian's libnginx-mod-stream.
@@ -76,15 +77,6 @@ def colliding_sockets(directory):
         raise Failure("the socket paths %s and %s share the points %s, where they were "
                       "made to share %08x" % (first, second, sorted(common), shared))
     return first, second, shared
-
-
-def ipv6_loopback():
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
 
 
 def fixed_ports(count):

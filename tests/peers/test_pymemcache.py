@@ -17,15 +17,11 @@ keys.
 Usage: test_pymemcache.py PEER_OWNERS [EVALUATIONS]
 Exits 77 (skipped) when pymemcache is missing, 1 if so when SHMRING_REQUIRE_PEERS=1.
 """
-import json
-import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import Failure, peer_missing
+from peerlib import Case, Failure, arguments, compare_sets, peer_missing, run
 
 # Node-hash evaluations in all (keys x servers, summed over the sets).
 DEFAULT_EVALUATIONS = 1_000_000
@@ -108,11 +104,10 @@ def random_key(rng):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_EVALUATIONS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    evaluations = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_EVALUATIONS
+    (owners_program,), evaluations = args
     try:
         import pymemcache
         from pymemcache.client.base import normalize_server_spec
@@ -123,60 +118,51 @@ def main():
     rng = random.Random(20261202)
     sets = server_sets(rng)
     per_set = evaluations // len(sets)
-    total_keys = total_evaluations = 0
+    total_evaluations = 0
     started = time.monotonic()
+
+    def one_set(index, spec):
+        """The hasher's node strings become the node set's names "sI"."""
+        nonlocal total_evaluations
+        description, servers = spec
+        client = HashClient(servers, allow_unicode_keys=True)
+        names = {}
+        nodes = []
+        for i, server in enumerate(servers):
+            name = "s%d" % i
+            nodes.append(node_entry(name, server))
+            names[client._make_client_key(normalize_server_spec(server))] = name
+        if len(names) != len(servers):
+            raise Failure("set %d: two servers share a node string" % index)
+        count = max(1, min(KEYS_MAX, per_set // len(servers)))
+        pairs = [random_key(rng) for _ in range(count)]
+        # Wrap-around of the hash has no meaning here; the ties are in the unit
+        # tests (check_placement_rendezvous.c).
+        expected = []
+        via_client = 0
+        for raw, text in pairs:
+            node = client.hasher.get_node(text)
+            expected.append(names[node])
+            try:
+                raw.decode("utf-8")
+                routable = (len(raw) <= 250 and raw and not any(
+                    c in raw for c in b" \t\n\r\x0b\x0c\x00"))
+            except UnicodeDecodeError:
+                routable = False
+            if routable:
+                chosen = client._get_client(text)
+                if chosen is not client.clients[node]:
+                    raise Failure("set %d: _get_client(%r) is not the hasher's %s" %
+                                  (index, text, node))
+                via_client += 1
+        total_evaluations += len(pairs) * len(servers)
+        return Case("%-32s %4d servers (%d keys through _get_client)" %
+                    (description, len(servers), via_client),
+                    {"algorithm": "rendezvous", "nodes": nodes},
+                    [raw for raw, _ in pairs], expected)
+
     with tempfile.TemporaryDirectory(prefix="shmring-pymemcache-") as directory:
-        for index, (description, servers) in enumerate(sets):
-            client = HashClient(servers, allow_unicode_keys=True)
-            names = {}
-            nodes = []
-            for i, server in enumerate(servers):
-                name = "s%d" % i
-                nodes.append(node_entry(name, server))
-                names[client._make_client_key(normalize_server_spec(server))] = name
-            if len(names) != len(servers):
-                raise Failure("set %d: two servers share a node string" % index)
-            path = os.path.join(directory, "set%d.json" % index)
-            with open(path, "w") as f:
-                json.dump({"algorithm": "rendezvous", "nodes": nodes}, f)
-            count = max(1, min(KEYS_MAX, per_set // len(servers)))
-            pairs = [random_key(rng) for _ in range(count)]
-            # Wrap-around of the hash has no meaning here; the ties are in the unit
-            # tests (check_placement_rendezvous.c).
-            expected = []
-            via_client = 0
-            for raw, text in pairs:
-                node = client.hasher.get_node(text)
-                expected.append(names[node])
-                try:
-                    raw.decode("utf-8")
-                    routable = (len(raw) <= 250 and raw and not any(
-                        c in raw for c in b" \t\n\r\x0b\x0c\x00"))
-                except UnicodeDecodeError:
-                    routable = False
-                if routable:
-                    chosen = client._get_client(text)
-                    if chosen is not client.clients[node]:
-                        raise Failure("set %d: _get_client(%r) is not the hasher's %s" %
-                                      (index, text, node))
-                    via_client += 1
-            result = subprocess.run([owners_program, path],
-                                    input="".join(raw.hex() + "\n" for raw, _ in pairs),
-                                    capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, result.stderr))
-            got = result.stdout.split("\n")[:-1]
-            mismatches = [(pairs[i][0], expected[i], got[i])
-                          for i in range(len(pairs)) if got[i] != expected[i]]
-            if len(got) != len(pairs) or mismatches:
-                raise Failure("set %d (%s): %d of %d keys differ; first: %r" %
-                              (index, description, len(mismatches), len(pairs),
-                               mismatches[:3]))
-            total_keys += len(pairs)
-            total_evaluations += len(pairs) * len(servers)
-            print("set %2d: %-32s %4d servers %6d keys (%d through _get_client): "
-                  "0 mismatches" % (index, description, len(servers), len(pairs),
-                                    via_client))
+        total_keys = compare_sets(owners_program, "pymemcache", directory, sets, one_set)
     print("pymemcache %s: %d sets, %d keys, %d node-hash evaluations, 0 mismatches "
           "(%.0f s)" % (version, len(sets), total_keys, total_evaluations,
                         time.monotonic() - started))
@@ -184,8 +170,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

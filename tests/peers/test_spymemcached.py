@@ -18,17 +18,14 @@ Usage: test_spymemcached.py PEER_OWNERS [KEYS_PER_SET]
 Exits 77 (skipped) when javac or spymemcached is missing, 1 if so when
 SHMRING_REQUIRE_PEERS=1.
 """
-import json
-import os
 import random
-import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import Failure, peer_missing
+from peerlib import (WIDE_TEXT, Case, Failure, arguments, compare_sets, compile_java,
+                     java_missing, run)
 
 SPYMEMCACHED = "/usr/share/java/spymemcached.jar"
 DEFAULT_KEYS = 100_000
@@ -146,9 +143,6 @@ SETS = [
     (12, "custom", "md5", 6, "random", "repetitions"),
 ]
 
-WIDE = "\u00e9\u00ff\u0100\u20ac\u4e2d\U0001f600\U00010341 \t\n"
-
-
 def random_key(rng):
     """The UTF-8 of a string, or (a tenth of them) any bytes, which the JDK decodes
     with U+FFFD for what is malformed; sometimes the empty key."""
@@ -158,7 +152,7 @@ def random_key(rng):
     if kind <= 11:
         return b"key:%d:%d" % (rng.getrandbits(40), rng.randrange(1000))
     if kind <= 17:
-        return "".join(rng.choice(WIDE + "abcxyz0123")
+        return "".join(rng.choice(WIDE_TEXT + "abcxyz0123")
                        for _ in range(rng.randrange(1, 16))).encode("utf-8")
     return rng.randbytes(rng.randrange(0, 24))
 
@@ -236,27 +230,20 @@ def run_set(index, spec, rng, keys_per_set):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    keys_per_set = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_KEYS
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        return peer_missing("javac is not installed (Debian: default-jdk-headless)")
-    if not os.path.exists(SPYMEMCACHED):
-        return peer_missing("spymemcached is not installed (Debian: libspymemcached-java)")
+    (owners_program,), keys_per_set = args
+    missing = java_missing(SPYMEMCACHED, "libspymemcached-java")
+    if missing is not None:
+        return missing
     rng = random.Random(20261202)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="shmring-spymemcached-") as directory:
-        source = os.path.join(directory, "SpymemcachedPeer.java")
-        with open(source, "w") as f:
-            f.write(JAVA)
-        subprocess.run(["javac", "-cp", SPYMEMCACHED, "-d", directory, source],
-                       check=True)
+        classpath = compile_java(directory, SPYMEMCACHED, "SpymemcachedPeer", JAVA)
         sets = [run_set(index, spec, rng, keys_per_set) for index, spec in enumerate(SETS)]
         # One JVM answers every set.
-        java = subprocess.run(["java", "-cp", SPYMEMCACHED + ":" + directory,
-                               "SpymemcachedPeer"],
+        java = subprocess.run(["java", "-cp", classpath, "SpymemcachedPeer"],
                               input="".join(client for _, _, _, client in sets),
                               capture_output=True, text=True, check=False)
         if java.returncode != 0:
@@ -264,40 +251,23 @@ def main():
         answers = java.stdout.split("end\n")
         if len(answers) != len(SETS) + 1 or answers[-1] != "":
             raise Failure("java answered %d sets of %d" % (len(answers) - 1, len(SETS)))
-        total = 0
-        for index, (node_set, up, keys, _) in enumerate(sets):
-            path = os.path.join(directory, "set%d.json" % index)
-            with open(path, "w") as f:
-                json.dump(node_set, f)
-            ours = subprocess.run([owners_program, path],
-                                  input="".join(key.hex() + "\n" for key in keys),
-                                  capture_output=True, text=True, check=False)
-            if ours.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, ours.stderr))
-            expected = ["n%d" % up[int(line)] for line in answers[index].split("\n")[:-1]]
-            got = ours.stdout.split("\n")[:-1]
-            if len(expected) != len(keys) or len(got) != len(keys):
-                raise Failure("set %d: %d answers from spymemcached, %d from the library, "
-                              "for %d keys" % (index, len(expected), len(got), len(keys)))
-            mismatches = [(keys[i], expected[i], got[i]) for i in range(len(keys))
-                          if expected[i] != got[i]]
+
+        def one_set(index, prepared):
+            """The index in the client's list of up servers is node "nI" of the node
+            set, I its place among all."""
+            node_set, up, keys, _ = prepared
             count, how, hash_name, repetitions, weighting, special = SETS[index]
-            label = "%3d servers, %-7s %-8s x%-4d %s%s" % (
+            return Case("%3d servers, %-7s %-8s x%-4d %s%s" % (
                 count, how, hash_name, repetitions,
-                "weights " + weighting + " " if weighting else "", special)
-            if mismatches:
-                raise Failure("set %d (%s): %d of %d keys differ; first: %r" %
-                              (index, label, len(mismatches), len(keys), mismatches[:3]))
-            total += len(keys)
-            print("set %2d: %s: %d keys, 0 mismatches" % (index, label, len(keys)))
+                "weights " + weighting + " " if weighting else "", special),
+                node_set, keys,
+                ["n%d" % up[int(line)] for line in answers[index].split("\n")[:-1]])
+
+        total = compare_sets(owners_program, "spymemcached", directory, sets, one_set)
     print("spymemcached (%s): %d sets, %d keys, 0 mismatches (%.0f s)" %
           (SPYMEMCACHED, len(SETS), total, time.monotonic() - started))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -25,7 +25,7 @@ import zlib
 
 from peerlib import (Failure, Library, connect, edge_targets, endpoint_text,
                      find_program, forge_key, free_port, peer_missing, peer_servers,
-                     start_on_free_port, wait_listening, PortTaken)
+                     start_memcached, start_on_free_port, wait_listening, PortTaken)
 
 HASHES = ["fnv1a_64", "md5", "crc16", "crc32", "crc32a", "fnv1_32", "fnv1_64",
           "fnv1a_32", "hsieh", "jenkins", "murmur", "one_at_a_time"]
@@ -46,6 +46,8 @@ COLLIDING_NAMES = None  # found at start-up by colliding_names()
 # memcached may hold 127.0.0.1:11211.
 DEFAULT_PORT = 11211
 DEFAULT_PORT_SERVERS = 12
+# Each memcached's memory (-m), in megabytes.
+MEGABYTES = 1024
 UNIX_SERVERS = 8
 
 
@@ -295,20 +297,6 @@ def port_free(host, port):
     return True
 
 
-def start_memcached(memcached, servers, endpoint, log_name):
-    """Starts a memcached at ENDPOINT and waits until it listens there (PortTaken
-    when another process took the port first; the memcached is gone then)."""
-    where = (["-s", endpoint, "-a", "0777"] if isinstance(endpoint, str) else
-             ["-l", endpoint[0], "-p", str(endpoint[1])])
-    p = servers.start([memcached] + where + ["-U", "0", "-m", "1024", "-t", "1",
-                                             "-u", "nobody"], log_name)
-    try:
-        wait_listening(endpoint, p, "memcached")
-    except PortTaken:
-        servers.stop(p)
-        raise
-
-
 def main():
     global COLLIDING_NAMES
     if len(sys.argv) < 3:
@@ -328,21 +316,19 @@ def main():
         for i in range(40):
             port = start_on_free_port(
                 lambda port: start_memcached(memcached, servers, ("127.0.0.1", port),
-                                             "memcached-%d.log" % i), "memcached")
+                                             "memcached-%d.log" % i, MEGABYTES),
+                "memcached")
             places.append((("127.0.0.1", port), "127.0.0.1:%d" % port))
         default_places = []
         for i, host in enumerate(default_port_hosts(DEFAULT_PORT_SERVERS)):
             start_memcached(memcached, servers, (host, DEFAULT_PORT),
-                            "memcached-d%d.log" % i)
+                            "memcached-d%d.log" % i, MEGABYTES)
             default_places.append(((host, DEFAULT_PORT), "%s:%d" % (host, DEFAULT_PORT)))
-        # memcached drops root for nobody before it makes its socket.
-        socket_dir = os.path.join(servers.tmp, "sockets")
-        os.mkdir(socket_dir)
-        os.chmod(socket_dir, 0o777)
+        socket_dir = servers.socket_directory()
         unix_places = []
         for i in range(UNIX_SERVERS):
             path = os.path.join(socket_dir, "m%d.sock" % i)
-            start_memcached(memcached, servers, path, "memcached-u%d.log" % i)
+            start_memcached(memcached, servers, path, "memcached-u%d.log" % i, MEGABYTES)
             unix_places.append((path, path))
         sets = server_sets(rng, places, default_places, unix_places)
         total_keys = wraps = exact = aimed = shared_keys = 0

@@ -21,45 +21,16 @@ and down nodes, which uhashring's ring does not hold at all.
 Usage: test_uhashring.py PEER_OWNERS [KEYS]
 Exits 77 (skipped) when uhashring is missing, 1 if so when SHMRING_REQUIRE_PEERS=1.
 """
-import hashlib
-import json
-import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
 
-from peerlib import Failure, peer_missing
+from peerlib import (Case, arguments, client_text_key, compare_sets, md5_colliding_names,
+                     peer_missing, run)
 
 DEFAULT_KEYS = 100_000
 # The point strings tried as keys, at most, per set.
 POINT_KEYS_MAX = 20_000
-
-WIDE = ["\u00e9", "\u00ff", "\u0100", "\u0141", "\u20ac", "\u4e2d", "\uff21",
-        "\U0001f600", "\U00010341", "a", "Z", "-", ":"]
-
-
-def colliding_names(rng, count):
-    """COUNT pairs of node names whose ketama points share a value: names "cN"
-    whose "cN-0" digests have a little-endian word in common (a birthday search)."""
-    seen = {}
-    pairs = []
-    used = set()
-    i = 0
-    while len(pairs) < count:
-        name = "c%d" % i
-        i += 1
-        digest = hashlib.md5(("%s-0" % name).encode()).digest()
-        for r in range(4):
-            word = int.from_bytes(digest[4 * r:4 * r + 4], "little")
-            other = seen.get(word)
-            if other is not None and other not in used and name not in used:
-                pairs.append((other, name))
-                used |= {other, name}
-                break
-            seen[word] = name
-    return pairs
 
 
 def node_name(index, i, kind):
@@ -100,7 +71,7 @@ def server_sets(rng):
         sets.append({"hash": "ketama" if ketama else "md5", "vnodes": vnodes,
                      "form": form, "nodes": nodes})
     # Collisions in the ketama ring: the last node written owns the shared point.
-    pairs = colliding_names(rng, 6)
+    pairs = md5_colliding_names("c", 6)
     sets.append({"hash": "ketama", "vnodes": None, "form": "list",
                  "nodes": [(name, 1, True, None) for pair in pairs for name in pair]})
     sets.append({"hash": "ketama", "vnodes": None, "form": "list",
@@ -172,78 +143,56 @@ def random_keys(rng, count):
     pairs = [("", b""), (0, b"0"), (-7, b"-7")]
     while len(pairs) < count:
         kind = rng.randrange(10)
-        if kind <= 4:
-            text = "user:%d:%s" % (rng.randrange(10**9), rng.randbytes(6).hex())
-        elif kind <= 7:
-            text = "".join(rng.choices(WIDE, k=rng.randrange(1, 25)))
-        elif kind == 8:
-            text = rng.randbytes(rng.randrange(100, 200)).hex()
-        else:
+        if kind == 9:
             raw = rng.randbytes(rng.randrange(0, 12))
             pairs.append((raw, str(raw).encode("utf-8")))
             continue
+        text = client_text_key(rng, kind)
         pairs.append((text, text.encode("utf-8")))
     return pairs
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = arguments(__doc__, 1, DEFAULT_KEYS)
+    if args is None:
         return 2
-    owners_program = sys.argv[1]
-    keys_per_set = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_KEYS
+    (owners_program,), keys_per_set = args
     try:
         from uhashring import HashRing
     except ImportError:
         return peer_missing("uhashring is not installed (Debian: python3-uhashring)")
     rng = random.Random(20261202)
     sets = server_sets(rng)
-    total_keys = 0
     started = time.monotonic()
+
+    def one_set(index, spec):
+        """uhashring's node names become the node set's names of the same nodes."""
+        ring = make_ring(HashRing, spec)
+        document = nodeset(spec, index)
+        names = {}
+        for node, (name, _, _, _) in zip(document["nodes"], spec["nodes"]):
+            names[name] = node["name"]
+        pairs = random_keys(rng, keys_per_set)
+        # Every point's own string, in part for the large sets.
+        points = [p for name, weight, up, per_node in spec["nodes"] if up
+                  for p in ("%s-%d" % (name, i) for i in range(
+                      min(40, (per_node or 160) * weight)))]
+        rng.shuffle(points)
+        pairs += [(p, p.encode("utf-8")) for p in points[:POINT_KEYS_MAX]]
+        shared = len(ring.runtime._keys) - len(set(ring.runtime._keys))
+        return Case("%-6s %-8s %3d nodes, vnodes %-4s %7d points (%d shared)" %
+                    (spec["hash"], spec["form"], len(spec["nodes"]),
+                     spec["vnodes"] or "def", len(ring.runtime._keys), shared),
+                    document, [raw for _, raw in pairs],
+                    [names[ring.get_node(key)] for key, _ in pairs],
+                    shown=[key for key, _ in pairs])
+
     with tempfile.TemporaryDirectory(prefix="shmring-uhashring-") as directory:
-        for index, spec in enumerate(sets):
-            ring = make_ring(HashRing, spec)
-            document = nodeset(spec, index)
-            names = {}
-            for node, (name, _, _, _) in zip(document["nodes"], spec["nodes"]):
-                names[name] = node["name"]
-            path = os.path.join(directory, "set%d.json" % index)
-            with open(path, "w") as f:
-                json.dump(document, f)
-            pairs = random_keys(rng, keys_per_set)
-            # Every point's own string, in part for the large sets.
-            points = [p for name, weight, up, per_node in spec["nodes"] if up
-                      for p in ("%s-%d" % (name, i) for i in range(
-                          min(40, (per_node or 160) * weight)))]
-            rng.shuffle(points)
-            pairs += [(p, p.encode("utf-8")) for p in points[:POINT_KEYS_MAX]]
-            expected = [names[ring.get_node(key)] for key, _ in pairs]
-            result = subprocess.run([owners_program, path],
-                                    input="".join(raw.hex() + "\n" for _, raw in pairs),
-                                    capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                raise Failure("set %d: peer_owners failed: %s" % (index, result.stderr))
-            got = result.stdout.split("\n")[:-1]
-            mismatches = [(pairs[i][0], expected[i], got[i])
-                          for i in range(len(pairs)) if got[i] != expected[i]]
-            if len(got) != len(pairs) or mismatches:
-                raise Failure("set %d (%s, %s): %d of %d keys differ; first: %r" %
-                              (index, spec["hash"], spec["form"], len(mismatches),
-                               len(pairs), mismatches[:3]))
-            shared = len(ring.runtime._keys) - len(set(ring.runtime._keys))
-            total_keys += len(pairs)
-            print("set %2d: %-6s %-8s %3d nodes, vnodes %-4s %7d points (%d shared) "
-                  "%6d keys: 0 mismatches" %
-                  (index, spec["hash"], spec["form"], len(spec["nodes"]),
-                   spec["vnodes"] or "def", len(ring.runtime._keys), shared, len(pairs)))
+        total_keys = compare_sets(owners_program, "uhashring", directory, sets, one_set)
     print("uhashring (Debian python3-uhashring): %d sets, %d keys, 0 mismatches (%.0f s)"
           % (len(sets), total_keys, time.monotonic() - started))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    run(main)

@@ -89,6 +89,17 @@ void *test_build(const shmring_nodeset_t *set, size_t *size)
     return buffer;
 }
 
+int test_build_error(const shmring_nodeset_t *set)
+{
+    void *buffer = NULL;
+    size_t size = 0;
+    int err = shmring_snapshot_build(set, &buffer, &size);
+    if (err != 0)
+        ck_assert_ptr_null(buffer);
+    free(buffer);
+    return err;
+}
+
 shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set)
 {
     shmring_snapshot_t *snapshot = NULL;

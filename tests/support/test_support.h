@@ -208,6 +208,10 @@ void test_check_same_nodeset(const shmring_nodeset_t *a, const shmring_nodeset_t
 /* Builds SET's snapshot bytes (free()) and checks that they validate. */
 void *test_build(const shmring_nodeset_t *set, size_t *size);
 
+/* The code that building SET's snapshot returns: 0 when it builds (the bytes are
+ * freed), else the error, with no bytes left (checked). */
+int test_build_error(const shmring_nodeset_t *set);
+
 /* Builds SET's snapshot and makes it a validated snapshot (shmring_snapshot_free()). */
 shmring_snapshot_t *test_snapshot(const shmring_nodeset_t *set);
 
