@@ -61,7 +61,10 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $symbolizer" \
     ctest --test-dir build-tsan -R "$SHMRING_CONCURRENCY_TESTS" --output-on-failure -j "$jobs"
 
 # ---- Fuzzing: each libFuzzer target runs for SHMRING_FUZZ_SECONDS (default 60) from
-# the seed corpus in tests/fuzz/corpus, which it only reads.
+# the seed corpus in tests/fuzz/corpus, which it only reads. All of them at once, one
+# ctest job a test whatever the cores: each run is bounded by time, and at -j "$jobs"
+# the third target started only once the first two were done (123 s for three 60 s
+# runs on two cores); sharing the cores, each target gets less processor time.
 echo "== build-fuzz: configure and build the fuzz targets"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSHMRING_WERROR=ON -DSHMRING_FUZZ=ON -DSHMRING_SANITIZE=ON \
@@ -69,7 +72,8 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebI
     >/dev/null
 cmake --build build-fuzz -j "$jobs" --target shmring_fuzz
 echo "== build-fuzz: fuzz tests"
-ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$jobs"
+fuzz_jobs=$(ctest --test-dir build-fuzz -L fuzz -N | grep -c '^ *Test *#')
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$fuzz_jobs"
 
 # ---- Without sync: configure and build the libraries and ringctl where pkg-config
 # finds every .pc file but libcurl's, libsystemd's and OpenSSL's (a PKG_CONFIG_LIBDIR of

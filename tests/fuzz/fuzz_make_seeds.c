@@ -169,6 +169,83 @@ static const struct recipe_seed recipes[] = {
                                           "\x07\x00\x00\x01\x03\x00\x01\x01"
                                           "\x07\x00\x00\x01\x05\x00\x03\x00\x10\x00\x00"
                                           "key"),
+    /* haproxy and the client libraries' algorithms: three servers with addresses
+     * (10.0.A.B:PORT), one of weight 3 but for groupcache (haproxy's third down);
+     * haproxy, uhashring, hashring and spymemcached with another hash than their default
+     * (djb2, ketama, sha1, fnv1a_64: the hash byte counts among the hashes each takes).
+     */
+    RECIPE("recipe-haproxy", "\x80\x0a\x02\x0f\x00\x03"
+                             "\x08\x00\x02"
+                             "one"
+                             "\x00\x01\x02\x39\x30"
+                             "\x08\x02\x02"
+                             "two"
+                             "\x00\x03\x04\xeb\x2b"
+                             "\x09\x00\x04"
+                             "three"
+                             "\x00\x05\x06\x01\x00"
+                             "\x00"
+                             "key-1"),
+    RECIPE("recipe-uhashring-ketama", "\x80\x0b\x01\x1f\x00\x03"
+                                      "\x08\x00\x02"
+                                      "one"
+                                      "\x00\x01\x02\x39\x30"
+                                      "\x08\x02\x02"
+                                      "two"
+                                      "\x00\x03\x04\xeb\x2b"
+                                      "\x08\x00\x04"
+                                      "three"
+                                      "\x00\x05\x06\x01\x00"
+                                      "\x00"
+                                      "key-1"),
+    RECIPE("recipe-hashring-sha1", "\x80\x0c\x01\x1f\x00\x03"
+                                   "\x08\x00\x02"
+                                   "one"
+                                   "\x00\x01\x02\x39\x30"
+                                   "\x08\x02\x02"
+                                   "two"
+                                   "\x00\x03\x04\xeb\x2b"
+                                   "\x08\x00\x04"
+                                   "three"
+                                   "\x00\x05\x06\x01\x00"
+                                   "\x00"
+                                   "key-1"),
+    RECIPE("recipe-dalli", "\x80\x0d\x00\x00\x00\x03"
+                           "\x08\x00\x02"
+                           "one"
+                           "\x00\x01\x02\x39\x30"
+                           "\x08\x02\x02"
+                           "two"
+                           "\x00\x03\x04\xeb\x2b"
+                           "\x08\x00\x04"
+                           "three"
+                           "\x00\x05\x06\x01\x00"
+                           "\x00"
+                           "key-1"),
+    RECIPE("recipe-spymemcached-native", "\x80\x0e\x02\x1f\x00\x03"
+                                         "\x08\x00\x02"
+                                         "one"
+                                         "\x00\x01\x02\x39\x30"
+                                         "\x08\x02\x02"
+                                         "two"
+                                         "\x00\x03\x04\xeb\x2b"
+                                         "\x08\x00\x04"
+                                         "three"
+                                         "\x00\x05\x06\x01\x00"
+                                         "\x00"
+                                         "key-1"),
+    RECIPE("recipe-groupcache", "\x80\x0f\x00\x07\x00\x03"
+                                "\x08\x00\x02"
+                                "one"
+                                "\x00\x01\x02\x39\x30"
+                                "\x08\x00\x02"
+                                "two"
+                                "\x00\x03\x04\xeb\x2b"
+                                "\x08\x00\x04"
+                                "three"
+                                "\x00\x05\x06\x01\x00"
+                                "\x00"
+                                "key-1"),
     /* A name one byte shorter than it is: valid text, but no NUL after it. */
     RECIPE("recipe-name-unterminated", "\x80\x00\x00\x00\x00\x01"
                                        "\x00\x00\x01"
@@ -199,6 +276,18 @@ static const struct seed_node unicode[] = {
     {"caf\xc3\xa9", "caf\xc3\xa9:1", 1, SHMRING_STATE_UP},
     {"\xe8\x8a\x82\xe7\x82\xb9", NULL, 2, SHMRING_STATE_UP},
     {"\xf0\x9f\x90\x98", NULL, 1, SHMRING_STATE_UP},
+};
+/* Servers every client library takes (dalli and groupcache take no down nodes). */
+static const struct seed_node servers[] = {
+    {"cache-a", "10.0.0.1:11211", 1, SHMRING_STATE_UP},
+    {"cache-b", "10.0.0.2:11212", 3, SHMRING_STATE_UP},
+    {"cache-c", "[fe80::1]:11211", 1, SHMRING_STATE_UP},
+};
+/* groupcache's peers, which take no weights. */
+static const struct seed_node peers[] = {
+    {"peer-a", NULL, 1, SHMRING_STATE_UP},
+    {"peer-b", NULL, 1, SHMRING_STATE_UP},
+    {"peer-c", NULL, 1, SHMRING_STATE_UP},
 };
 static const struct seed_node down[] = {
     {"d1", NULL, 1, SHMRING_STATE_DOWN},
@@ -250,6 +339,16 @@ static const struct snapshot_seed snapshots[] = {
     SNAPSHOT("maglev-crc32-lopsided-7.snap", NULL, MAGLEV, CRC32, 160, 7, NODES(lopsided),
              NULL),
     SNAPSHOT("maglev-all-down.snap", NULL, MAGLEV, FNV1A, 160, 0, NODES(down), NULL),
+    SNAPSHOT("haproxy-addresses.snap", NULL, HAPROXY, SDBM_AVALANCHE, 160, 0,
+             NODES(addressed), NULL),
+    SNAPSHOT("uhashring-ketama-servers.snap", NULL, UHASHRING, KETAMA, 160, 0,
+             NODES(servers), NULL),
+    SNAPSHOT("hashring-md5-servers.snap", NULL, HASHRING, MD5, 160, 0, NODES(servers),
+             NULL),
+    SNAPSHOT("dalli-servers.snap", NULL, DALLI, CRC32, 160, 0, NODES(servers), NULL),
+    SNAPSHOT("spymemcached-md5-servers.snap", NULL, SPYMEMCACHED, MD5, 160, 0,
+             NODES(servers), NULL),
+    SNAPSHOT("groupcache-peers.snap", NULL, GROUPCACHE, CRC32, 50, 0, NODES(peers), NULL),
 };
 
 int main(int argc, char **argv)

@@ -64,24 +64,32 @@ static uint32_t take32(struct recipe *r)
 /* Maglev table sizes a recipe picks from; 0 is the default (65537 here). */
 static const uint32_t table_sizes[] = {0, 2, 3, 5, 7, 11, 13, 31, 61, 101, 251, 1021};
 
-static void take_params(struct recipe *r, shmring_params_t *params)
+/* The INDEX-th hash (counting from 0, modulo their number) of the set HASHES. */
+static shmring_hash_t nth_hash(uint64_t hashes, unsigned index)
 {
-    /* Every algorithm: ring, maglev, ketama and the peers (twemproxy, nginx,
-     * libketama, envoy-maglev, envoy-ring, rendezvous, jump). */
-    params->algorithm = (shmring_algorithm_t)(take8(r) % 10);
-    uint8_t hash = take8(r);
-    params->hash = (shmring_hash_t)(hash % 5);
-    switch (params->algorithm) {
-    case SHMRING_ALGORITHM_RING:
-    case SHMRING_ALGORITHM_MAGLEV:
-        break;
-    case SHMRING_ALGORITHM_ENVOY_RING:
-        params->hash = hash & 1 ? SHMRING_HASH_MURMUR2 : SHMRING_HASH_XXH64;
-        break;
-    default:
-        params->hash = shmring_algorithm_default_hash(params->algorithm);
-        break;
+    index %= (unsigned)__builtin_popcountll(hashes);
+    for (;; index--) {
+        shmring_hash_t hash = (shmring_hash_t)__builtin_ctzll(hashes);
+        if (index == 0)
+            return hash;
+        hashes &= hashes - 1;
     }
+}
+
+/* Returns false when the algorithm byte names no algorithm (a gap in the table). */
+static bool take_params(struct recipe *r, shmring_params_t *params)
+{
+    /* Every algorithm of the library's table, each with any hash it takes (ring and
+     * maglev: hash byte % 5 picks XXH3, MD5, CRC32, FNV1A or MURMUR3; envoy-ring: odd
+     * is murmur2, even xxh64, in the order of the values), so that one added to the
+     * table is fuzzed too. */
+    unsigned algorithm = take8(r) % (unsigned)shmring__algorithm_count();
+    const struct placement_algorithm *description = shmring__algorithm(algorithm);
+    uint8_t hash = take8(r);
+    if (description == NULL)
+        return false;
+    params->algorithm = (shmring_algorithm_t)algorithm;
+    params->hash = nth_hash(description->hashes, hash);
     params->vnodes = 1u + take8(r) % 32u;
     params->table_size =
         table_sizes[take8(r) % (sizeof(table_sizes) / sizeof(table_sizes[0]))];
@@ -91,6 +99,11 @@ static void take_params(struct recipe *r, shmring_params_t *params)
         params->max_ring_size = 1u + take16(r) % 4096u;
         params->min_ring_size = 1u + take16(r) % params->max_ring_size;
     }
+    /* Digests of four points each (uhashring's ketama, hashring) take a multiple of
+     * four. */
+    if (shmring_params_check(params) == SHMRING_EBADVNODES)
+        params->vnodes = (params->vnodes + 3u) & ~3u;
+    return true;
 }
 
 /* Writes up to RECIPE_TEXT_MAX bytes of text into BUF: letters, digits, '-' and '.'
@@ -379,7 +392,10 @@ static void run_recipe(const uint8_t *data, size_t size)
     /* Zeroed first: the fields a recipe does not choose (envoy-ring's ring sizes,
      * the reserved room) must be zero, as shmring.h asks of callers. */
     shmring_params_t params = {0};
-    take_params(&r, &params);
+    if (!take_params(&r, &params)) {
+        shmring_nodeset_free(set);
+        return;
+    }
     int err = shmring_nodeset_set_params(set, &params);
     FUZZ_REQUIRE(err == 0, "set_params returned %d", err);
     unsigned node_count = take8(&r) % (RECIPE_NODES_MAX + 1);

@@ -72,7 +72,16 @@ uint64_t fuzz_build_cost(const shmring_nodeset_t *set)
         /* About 160 points per up node, whatever the weights, plus rounding (the
          * three continua share 160 points a server out by weight). */
         return 164 * up;
+    case SHMRING_ALGORITHM_HAPROXY:
+        /* weight x 16 points for every up server, and as many halfway points. */
+        return 32 * total_weight;
+    case SHMRING_ALGORITHM_DALLI:
+        /* 160 points per up server, shared out by weight, whatever the vnodes. */
+        return 160 * up;
     default:
+        /* vnodes x weight points per up node, or vnodes per node shared out by
+         * weight (uhashring's ketama, hashring, spymemcached): no more than this. A
+         * node algorithm builds no points at all. */
         return total_weight * params.vnodes;
     }
 }
