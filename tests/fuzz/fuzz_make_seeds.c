@@ -105,6 +105,21 @@ struct recipe_seed {
         name, bytes, sizeof(bytes) - 1                                                   \
     }
 
+/* The body of four client libraries' recipes: three servers with addresses
+ * (10.0.A.B:PORT), the second of weight 3, then the key "key-1". */
+#define CLIENT_SERVERS_AND_KEY                                                           \
+    "\x08\x00\x02"                                                                       \
+    "one"                                                                                \
+    "\x00\x01\x02\x39\x30"                                                               \
+    "\x08\x02\x02"                                                                       \
+    "two"                                                                                \
+    "\x00\x03\x04\xeb\x2b"                                                               \
+    "\x08\x00\x04"                                                                       \
+    "three"                                                                              \
+    "\x00\x05\x06\x01\x00"                                                               \
+    "\x00"                                                                               \
+    "key-1"
+
 static const struct recipe_seed recipes[] = {
     RECIPE("recipe-ring", "\x80\x00\x00\x03\x00\x03"
                           "\x00\x00\x04"
@@ -186,54 +201,11 @@ static const struct recipe_seed recipes[] = {
                              "\x00\x05\x06\x01\x00"
                              "\x00"
                              "key-1"),
-    RECIPE("recipe-uhashring-ketama", "\x80\x0b\x01\x1f\x00\x03"
-                                      "\x08\x00\x02"
-                                      "one"
-                                      "\x00\x01\x02\x39\x30"
-                                      "\x08\x02\x02"
-                                      "two"
-                                      "\x00\x03\x04\xeb\x2b"
-                                      "\x08\x00\x04"
-                                      "three"
-                                      "\x00\x05\x06\x01\x00"
-                                      "\x00"
-                                      "key-1"),
-    RECIPE("recipe-hashring-sha1", "\x80\x0c\x01\x1f\x00\x03"
-                                   "\x08\x00\x02"
-                                   "one"
-                                   "\x00\x01\x02\x39\x30"
-                                   "\x08\x02\x02"
-                                   "two"
-                                   "\x00\x03\x04\xeb\x2b"
-                                   "\x08\x00\x04"
-                                   "three"
-                                   "\x00\x05\x06\x01\x00"
-                                   "\x00"
-                                   "key-1"),
-    RECIPE("recipe-dalli", "\x80\x0d\x00\x00\x00\x03"
-                           "\x08\x00\x02"
-                           "one"
-                           "\x00\x01\x02\x39\x30"
-                           "\x08\x02\x02"
-                           "two"
-                           "\x00\x03\x04\xeb\x2b"
-                           "\x08\x00\x04"
-                           "three"
-                           "\x00\x05\x06\x01\x00"
-                           "\x00"
-                           "key-1"),
-    RECIPE("recipe-spymemcached-native", "\x80\x0e\x02\x1f\x00\x03"
-                                         "\x08\x00\x02"
-                                         "one"
-                                         "\x00\x01\x02\x39\x30"
-                                         "\x08\x02\x02"
-                                         "two"
-                                         "\x00\x03\x04\xeb\x2b"
-                                         "\x08\x00\x04"
-                                         "three"
-                                         "\x00\x05\x06\x01\x00"
-                                         "\x00"
-                                         "key-1"),
+    RECIPE("recipe-uhashring-ketama", "\x80\x0b\x01\x1f\x00\x03" CLIENT_SERVERS_AND_KEY),
+    RECIPE("recipe-hashring-sha1", "\x80\x0c\x01\x1f\x00\x03" CLIENT_SERVERS_AND_KEY),
+    RECIPE("recipe-dalli", "\x80\x0d\x00\x00\x00\x03" CLIENT_SERVERS_AND_KEY),
+    RECIPE("recipe-spymemcached-native",
+           "\x80\x0e\x02\x1f\x00\x03" CLIENT_SERVERS_AND_KEY),
     RECIPE("recipe-groupcache", "\x80\x0f\x00\x07\x00\x03"
                                 "\x08\x00\x02"
                                 "one"
