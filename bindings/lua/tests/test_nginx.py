@@ -9,7 +9,6 @@ loopback port, with its pid file, logs and temporary files in a temporary
 directory; it is stopped and everything is removed whatever happens.
 """
 
-import argparse
 import ctypes
 import http.client
 import os
@@ -22,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
+
+import nginx_harness
 
 WORKERS = 4
 KEYS = 1000
@@ -330,39 +330,5 @@ class Test:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nginx", required=True)
-    parser.add_argument("--modules", required=True)
-    parser.add_argument("--lua-tree", required=True)
-    parser.add_argument("--library", required=True)
-    parser.add_argument("--ringctl", required=True)
-    args = parser.parse_args()
-    nginx = shutil.which(args.nginx)
-    for module in ("ndk_http_module.so", "ngx_http_lua_module.so"):
-        if not os.path.exists(os.path.join(args.modules, module)):
-            print("skipped: %s/%s is missing (Debian: libnginx-mod-http-lua)" % (
-                args.modules, module))
-            return 77
-    if nginx is None:
-        print("skipped: no nginx (Debian: nginx)")
-        return 77
-    args.nginx = nginx
-    # A SIGTERM (ctest, a CI runner) still runs the cleanup below.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    test = Test(args)
-    try:
-        test.run()
-    except Failure as e:
-        print("not ok - %s" % e, file=sys.stderr)
-        return 1
-    except Exception:
-        traceback.print_exc()
-        return 1
-    finally:
-        test.cleanup()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(nginx_harness.run(__doc__, Test, Failure))

@@ -12,23 +12,22 @@ in its own process group on a free loopback port; it, the backend and the ring a
 removed whatever happens.
 """
 
-import argparse
 import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 os.pardir, os.pardir, "tools", "bench"))
 from nginx_bounded import Failure, Nginx, workers_group_for  # noqa: E402
+
+import nginx_harness  # noqa: E402
 
 CONF = r"""
 load_module {modules}/ndk_http_module.so;
@@ -295,38 +294,5 @@ class Test:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nginx", required=True)
-    parser.add_argument("--modules", required=True)
-    parser.add_argument("--lua-tree", required=True)
-    parser.add_argument("--library", required=True)
-    parser.add_argument("--ringctl", required=True)
-    args = parser.parse_args()
-    nginx = shutil.which(args.nginx)
-    for module in ("ndk_http_module.so", "ngx_http_lua_module.so"):
-        if not os.path.exists(os.path.join(args.modules, module)):
-            print("skipped: %s/%s is missing (Debian: libnginx-mod-http-lua)" % (
-                args.modules, module))
-            return 77
-    if nginx is None:
-        print("skipped: no nginx (Debian: nginx)")
-        return 77
-    args.nginx = nginx
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    test = Test(args)
-    try:
-        test.run()
-    except Failure as e:
-        print("not ok - %s" % e, file=sys.stderr)
-        return 1
-    except Exception:
-        traceback.print_exc()
-        return 1
-    finally:
-        test.cleanup()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(nginx_harness.run(__doc__, Test, Failure))
