@@ -43,6 +43,16 @@ def test_with_block_counts_and_releases(bounded_ring):
     assert summary["acquires"] == 1 and summary["first_candidate"] == 1
 
 
+def test_lease_node_is_the_lookup_node(bounded_ring):
+    # One Node object per node of a version, whether a lease or a lookup asks first.
+    ring = open_ring(bounded_ring)
+    with ring.acquire("user:7") as node:
+        assert node is ring.lookup("user:7")
+    bounded_ring("add", "d", "10.0.0.4:11211")
+    with ring.acquire("user:7") as node:
+        assert node is ring.lookup("user:7")
+
+
 def test_exception_in_block_releases(bounded_ring):
     ring = open_ring(bounded_ring)
     with pytest.raises(KeyError):

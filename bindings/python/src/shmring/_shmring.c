@@ -859,8 +859,29 @@ static PyObject *Ring_acquire(RingObject *self, PyObject *key)
         return raise_code(rc, NULL);
     }
     lease->held = true;
+    /* The lease's Node is the one lookup() returns, from the cache of the version the
+     * lease was taken in: the view the handle answers from now, since a status never
+     * switches it. */
+    shmring_status_t status;
+    shmring_status(handle, &status);
+    if (!self->nodes.valid || self->nodes.fingerprint != status.fingerprint) {
+        if (node_cache_fill(self) < 0) {
+            Py_DECREF(lease); /* releases it */
+            return NULL;
+        }
+    }
+    PyObject *node = self->nodes.valid && self->nodes.fingerprint == status.fingerprint
+                         ? node_cache_find(self, lease->lease.id)
+                         : NULL;
+    if (node != NULL) {
+        lease->node = Py_NewRef(node);
+        return (PyObject *)lease;
+    }
+    /* Filling ran Python code, which may have closed the ring, or followed a newer
+     * version: the node is then copied from the version the handle answers from. */
+    handle = self->handle;
     shmring_node_t copy;
-    rc = shmring_node(handle, lease->lease.id, &copy);
+    rc = handle != NULL ? shmring_node(handle, lease->lease.id, &copy) : SHMRING_CLOSED;
     if (rc < 0 || (lease->node = node_new(&copy)) == NULL) {
         Py_DECREF(lease); /* releases it */
         return rc < 0 ? raise_code(rc, NULL) : NULL;
