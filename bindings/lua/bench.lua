@@ -192,8 +192,10 @@ local function run()
     assert(node_sum == expected_sum * rounds, "lookup and lookup_id disagree")
     local _, lease_sum = bench_lua_lease()
     assert(lease_sum == expected_sum * rounds, "acquire and lookup_id disagree")
+    -- A board counts the first 1,024 nodes (docs/bounded-loads.md): on a larger ring
+    -- a key of a node past them takes a plain lookup's lease, and so is timed.
     local probe = assert(ring:acquire("k"))
-    assert(probe.counted, "the lease is not counted on the board")
+    assert(probe.counted or options.nodes > 1024, "the lease is not counted on the board")
     ring:release(probe)
 
     local _, found = bench_lua_table()
