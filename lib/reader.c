@@ -402,8 +402,8 @@ static int view_make(const shmring_t *r, const struct view *current, struct view
             break;
     }
     if (err == SHMRING_ENEWFORMAT || err == SHMRING_EFEATURE) {
-        /* A newer release's version: its format, for the status to name (the header
-         * is read again, without its checks, which refused it). */
+        /* A newer release's version: its format, for the status to name (its header
+         * is read again; the check that refuses it again leaves it read). */
         struct snapshot_header header;
         if (shmring__version_header_read(dir_fd, &dir_st, v->generation, &header) ==
                 err &&

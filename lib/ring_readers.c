@@ -484,9 +484,6 @@ static bool parse_maps_line(const char *line, uint64_t *start, uint64_t *end,
     return true;
 }
 
-/* Reads P's mappings (MAPS) into the census's hits: at most
- * SHMRING_READERS_PROCESS_MAX lines and SHMRING_READERS_PROCESS_BYTES_MAX bytes, after
- * which P is too large. Returns 0 or SHMRING_ENOMEM. */
 /* The release of a mapped libshmring.so.MAJOR.MINOR.PATCH at PATH, as
  * shmring_ring_reader_t.reader_release spells it, or 0 for any other path. */
 static uint32_t library_release(const char *path)
@@ -498,11 +495,14 @@ static uint32_t library_release(const char *path)
         sscanf(base, "/libshmring.so.%3u.%3u.%3u%n", &major, &minor, &patch, &consumed) !=
             3 ||
         (base[consumed] != '\0' && strcmp(base + consumed, DELETED_SUFFIX) != 0) ||
-        minor > 255 || patch > 255)
+        major > 255 || minor > 255 || patch > 255)
         return 0;
     return SNAPSHOT_VERSION_CODE(major, minor, patch);
 }
 
+/* Reads P's mappings (MAPS) into the census's hits: at most
+ * SHMRING_READERS_PROCESS_MAX lines and SHMRING_READERS_PROCESS_BYTES_MAX bytes, after
+ * which P is too large. Returns 0 or SHMRING_ENOMEM. */
 static int scan_maps(struct census *c, int proc_fd, struct process *p, FILE *maps)
 {
     char *line = NULL;
