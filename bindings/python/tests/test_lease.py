@@ -70,17 +70,63 @@ def test_dropped_lease_is_released(bounded_ring):
     assert board(bounded_ring)[0]["in_flight"] == 0
 
 
+def assert_double_release(lease):
+    """A second release raises the base class with the library's code, as every
+    binding's does."""
+    with pytest.raises(shmring.Error) as info:
+        lease.release()
+    assert type(info.value) is shmring.Error
+    assert info.value.code == shmring.ELEASE
+    assert info.value.code == -1042
+    assert str(info.value) == "lease already released, or never acquired"
+
+
 def test_release_once(bounded_ring):
     ring = open_ring(bounded_ring)
     first = ring.acquire("k")
     second = ring.acquire("k")
-    first.release()
-    first.release()  # nothing more
+    assert first.release() is None
     assert not first.held and second.held
+    assert board(bounded_ring)[0]["in_flight"] == 1
+    assert_double_release(first)
+    assert_double_release(first)
+    assert not first.held
+    assert board(bounded_ring)[0]["in_flight"] == 1
+    del first  # released already: freeing it counts nothing down
     assert board(bounded_ring)[0]["in_flight"] == 1
     with second:
         pass
-    second.release()
+    assert not second.held
+    assert board(bounded_ring)[0]["in_flight"] == 0
+    assert_double_release(second)
+    summary = board(bounded_ring)[0]
+    assert summary["in_flight"] == 0 and summary["acquires"] == 2
+
+
+def test_release_in_block(bounded_ring):
+    # A block that released its lease itself leaves quietly, as Lua's with_lease()
+    # does: leaving it is no second release.
+    ring = open_ring(bounded_ring)
+    lease = ring.acquire("k")
+    with lease as node:
+        assert node is lease.node
+        lease.release()
+        assert board(bounded_ring)[0]["in_flight"] == 0
+    assert not lease.held
+    assert board(bounded_ring)[0]["in_flight"] == 0
+    assert_double_release(lease)
+    # The block's own exception goes through unchanged.
+    lease = ring.acquire("k")
+    with pytest.raises(KeyError, match="the request failed"):
+        with lease:
+            lease.release()
+            raise KeyError("the request failed")
+    assert board(bounded_ring)[0]["in_flight"] == 0
+    # Releasing before the block, too.
+    lease = ring.acquire("k")
+    lease.release()
+    with lease:
+        pass
     assert board(bounded_ring)[0]["in_flight"] == 0
 
 
@@ -107,6 +153,8 @@ def test_plain_without_board(small_ring):
             assert node == ring.lookup(key)
     lease = ring.acquire("k")
     assert not lease.counted and lease.candidates == 1
+    lease.release()
+    assert_double_release(lease)
 
 
 def test_closed_ring(bounded_ring):
@@ -115,8 +163,19 @@ def test_closed_ring(bounded_ring):
     ring.close()
     with pytest.raises(ValueError):
         ring.acquire("k")
+    assert lease.held
     lease.release()  # the handle gave it back when it closed
+    assert not lease.held
     assert board(bounded_ring)[0]["in_flight"] == 0
+    assert_double_release(lease)
+    # A lease released before the ring closed stays released.
+    ring = open_ring(bounded_ring)
+    lease = ring.acquire("k")
+    lease.release()
+    ring.close()
+    assert_double_release(lease)
+    with lease:
+        pass
 
 
 def test_killed_worker_leases_come_back(bounded_ring):

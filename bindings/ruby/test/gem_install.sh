@@ -2,13 +2,16 @@
 # The gem the way users install it, offline: libshmring installed under a temporary
 # prefix, `gem build` of a copy of bindings/ruby, `gem install --local` of the .gem
 # into a temporary GEM_HOME (extconf.rb finds the library with pkg-config and records
-# its run path), then the minitest suite against that installed gem, with nothing of
-# the build tree on the load path or the library path. The gem's version must be
-# CMake's project version, which ctest passes as SHMRING_VERSION.
+# its run path), then the minitest files TEST... (paths under SOURCE_DIR) in one run
+# against that installed gem, with nothing of the build tree on the load path or the
+# library path. The gem's version must be CMake's project version, which ctest passes
+# as SHMRING_VERSION.
 #
-# Usage: SHMRING_VERSION=X.Y.Z gem_install.sh RUBY GEM BUILD_DIR SOURCE_DIR
+# Usage: SHMRING_VERSION=X.Y.Z gem_install.sh RUBY GEM BUILD_DIR SOURCE_DIR TEST...
 set -eu
 ruby=$1 gem=$2 build_dir=$3 source_dir=$4
+shift 4
+test $# -gt 0 || { echo "no test files given" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/shmring-gem.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -47,5 +50,9 @@ gem "shmring"
 require "shmring"
 so = $LOADED_FEATURES.grep(%r{/shmring/shmring\.so\z}).first
 abort "not the installed gem: #{so}" unless so&.start_with?(ENV["GEM_HOME"])
-load ARGV.shift' \
-    "$source_dir/test/test_ring.rb"
+# minitest runs at exit with ARGV as its options: the files leave it first.
+source_dir = ARGV.shift
+files = ARGV.map { |f| File.join(source_dir, f) }
+ARGV.clear
+files.each { |f| load f }' \
+    "$source_dir" "$@"

@@ -724,22 +724,27 @@ typedef struct {
 
 static PyTypeObject LeaseType;
 
-/* Ends SELF's lease if it is held and its ring still open (a closed ring's handle
- * gave back all its leases when it closed). */
-static void lease_end(LeaseObject *self)
+/* Ends SELF's lease. Returns 0, or SHMRING_ELEASE when it was ended before: the
+ * library's answer while the ring is open, and the same code once it is closed (the
+ * handle gave back every lease it held when it closed, so only the first release
+ * after that is quiet, as in the other bindings). */
+static int lease_end(LeaseObject *self)
 {
-    if (!self->held)
-        return;
+    bool held = self->held;
     self->held = false;
-    if (self->ring->handle != NULL) {
-        int rc = shmring_release(self->ring->handle, &self->lease);
-        (void)rc; /* only SHMRING_ELEASE, which `held` rules out */
-    }
+    if (self->ring->handle == NULL)
+        return held ? 0 : SHMRING_ELEASE;
+    return shmring_release(self->ring->handle, &self->lease);
 }
 
 static void Lease_dealloc(LeaseObject *self)
 {
-    lease_end(self);
+    /* Only a held lease: one that acquire() failed to fill is freed unheld, and the
+     * library must not read its uninitialized state. */
+    if (self->held) {
+        int rc = lease_end(self);
+        (void)rc; /* 0: `held` rules out SHMRING_ELEASE */
+    }
     Py_XDECREF(self->node);
     Py_XDECREF(self->ring);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -747,12 +752,15 @@ static void Lease_dealloc(LeaseObject *self)
 
 PyDoc_STRVAR(Lease_release_doc,
              "release()\n--\n\n"
-             "End the lease: the node's in-flight count goes down by one. Releasing\n"
-             "again does nothing.");
+             "End the lease: the node's in-flight count goes down by one. Once: a\n"
+             "second release raises Error with code ELEASE. A lease of a closed Ring\n"
+             "was given back when it closed.");
 
 static PyObject *Lease_release(LeaseObject *self, PyObject *Py_UNUSED(ignored))
 {
-    lease_end(self);
+    int rc = lease_end(self);
+    if (rc < 0)
+        return raise_code(rc, NULL);
     Py_RETURN_NONE;
 }
 
@@ -761,10 +769,16 @@ static PyObject *Lease_enter(LeaseObject *self, PyObject *Py_UNUSED(ignored))
     return Py_NewRef(self->node);
 }
 
+/* Leaving the block ends the lease unless the block released it itself, as Lua's
+ * with_lease() does (Ruby's and Node's block forms give the block only the node). An
+ * error here would also replace the exception the block may be leaving with. */
 static PyObject *Lease_exit(LeaseObject *self, PyObject *const *Py_UNUSED(args),
                             Py_ssize_t Py_UNUSED(nargs))
 {
-    lease_end(self);
+    if (self->held) {
+        int rc = lease_end(self);
+        (void)rc; /* 0: `held` rules out SHMRING_ELEASE */
+    }
     Py_RETURN_FALSE;
 }
 
@@ -779,7 +793,8 @@ static PyMethodDef Lease_methods[] = {
     {"__enter__", (PyCFunction)Lease_enter, METH_NOARGS,
      "Return the leased Node; leaving the block releases the lease."},
     {"__exit__", (PyCFunction)(void (*)(void))Lease_exit, METH_FASTCALL,
-     "Release the lease (and let any exception through)."},
+     "Release the lease unless it was released already (and let any exception\n"
+     "through)."},
     {NULL, NULL, 0, NULL}};
 
 static PyObject *Lease_get_held(LeaseObject *self, void *Py_UNUSED(closure))
