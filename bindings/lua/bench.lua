@@ -14,9 +14,9 @@
 -- and 10,000 nodes) it publishes a ring under a name with this process's id and
 -- looks up K distinct keys (default 100,000, 8-40 bytes) with each contender below.
 --
--- The contenders take turns by chunks of 1,000 keys: in a pass, chunk c goes to
--- contender (c + r) mod N for each r in 0..N-1, so that each contender looks up
--- every key once per pass and follows every other contender equally often. One
+-- The contenders take turns by chunks of about 1,000 keys, in an order in which each
+-- follows every other equally often, each contender walking the chunks from its own
+-- place in the key stream, so that each looks up every key once per pass. One
 -- after another by whole streams instead, a contender that follows one that sweeps
 -- other memory starts with cold caches and comes out slower than one doing more
 -- work, and a slow phase of a shared machine falls on one contender only. A
@@ -198,21 +198,71 @@ local function contenders_for(ring, keys, key_ptrs, key_lens)
     }
 end
 
--- One pass (see the top): every contender looks up every key once, by chunks in
--- rotation. Returns the ns per key and the summed values of each contender.
-local function pass(contenders, count)
-    local n = #contenders
-    local elapsed, values = {}, {}
-    for i = 1, n do
-        elapsed[i], values[i] = 0, 0
+-- The turns of N contenders in an order in which each follows every other exactly
+-- once: an Eulerian circuit of the complete directed graph on N vertices
+-- (Hierholzer's algorithm), N * (N - 1) turns, each contender's N - 1 of them.
+local function balanced_order(n)
+    if n == 1 then
+        return {1}
     end
-    local chunks = math.ceil(count / CHUNK)
-    for r = 0, n - 1 do
-        for c = 0, chunks - 1 do
-            local who = (c + r) % n + 1
-            local first = c * CHUNK + 1
+    local unused = {}
+    for from = 1, n do
+        unused[from] = {}
+        for to = 1, n do
+            if to ~= from then
+                unused[from][#unused[from] + 1] = to
+            end
+        end
+    end
+    local stack, circuit = {1}, {}
+    while #stack > 0 do
+        local from = stack[#stack]
+        if #unused[from] == 0 then
+            circuit[#circuit + 1] = table.remove(stack)
+        else
+            stack[#stack + 1] = table.remove(unused[from], 1)
+        end
+    end
+    -- The circuit starts and ends at 1: as a cycle, one 1 is enough.
+    local order = {}
+    for t = #circuit - 1, 1, -1 do
+        order[#order + 1] = circuit[t]
+    end
+    return order
+end
+
+-- How many chunks of about CHUNK of COUNT keys make whole cycles of the balanced
+-- order of N contenders.
+local function chunk_count(n, count)
+    local turns_per_contender = math.max(1, n - 1)
+    return math.ceil(math.ceil(count / CHUNK) / turns_per_contender)
+        * turns_per_contender
+end
+
+-- Pass number PASS (see the top): the keys cut into chunks of about CHUNK, as many as
+-- whole cycles of the balanced order need; every contender runs once over every
+-- chunk, the contenders taking turns in that order, starting PASS turns into it (so
+-- that none always opens a pass). Each contender walks the chunks from its own,
+-- evenly spaced, place in the key stream, so that none runs on keys another has just
+-- brought into the caches. Returns the ns per key and the summed values of each.
+local function run_pass(contenders, count, pass)
+    local n = #contenders
+    local order = balanced_order(n)
+    local chunks = chunk_count(n, count)
+    local elapsed, values, first_chunk, done = {}, {}, {}, {}
+    for i = 1, n do
+        elapsed[i], values[i], done[i] = 0, 0, 0
+        first_chunk[i] = math.floor((i - 1) * chunks / n)
+    end
+    for turn = 0, n * chunks - 1 do
+        local who = order[(turn + pass) % #order + 1]
+        local c = (first_chunk[who] + done[who]) % chunks
+        done[who] = done[who] + 1
+        local first = math.floor(c * count / chunks) + 1
+        local last = math.floor((c + 1) * count / chunks)
+        if last >= first then
             local start = now()
-            local value = contenders[who].run(first, math.min(first + CHUNK - 1, count))
+            local value = contenders[who].run(first, last)
             elapsed[who] = elapsed[who] + (now() - start)
             values[who] = values[who] + value
         end
@@ -246,7 +296,7 @@ local function bench_size(node_count, keys, key_ptrs, key_lens)
                           table = count, own = expected_sum, lease = expected_sum}
         local best = {}
         for p = 0, options.passes do
-            local elapsed, values = pass(contenders, count)
+            local elapsed, values = run_pass(contenders, count, p)
             for i, contender in ipairs(contenders) do
                 assert(values[i] == expected[contender.name],
                     contender.name .. " routed a key elsewhere")
@@ -261,8 +311,9 @@ local function bench_size(node_count, keys, key_ptrs, key_lens)
         ring:close()
 
         print(string.format("ring: %d nodes x 160 vnodes (xxh3), %d distinct keys by "
-            .. "chunks of %d in turn, best of %d passes (%s)", node_count, count, CHUNK,
-            options.passes, cpu_time and "thread CPU time" or "wall clock"))
+            .. "chunks of about %d in turn, best of %d passes (%s)", node_count, count,
+            math.floor(count / chunk_count(#contenders, count) + 0.5), options.passes,
+            cpu_time and "thread CPU time" or "wall clock"))
         local function row(label, value, ratio_to, ratio_name, unit)
             local ratio = ratio_to
                 and string.format("  %.2fx %s", value / ratio_to, ratio_name) or ""
