@@ -32,6 +32,19 @@ class CorruptRingError extends ShmringError {}
 /** SHMRING_ENOMEM. */
 class OutOfMemoryError extends ShmringError {}
 
+// A copy of NODES long enough for index ID, made with new Array(length) so that V8
+// keeps its elements in a plain array (elements stored far past an array's end would
+// turn it into a dictionary).
+function grown(nodes, id) {
+  let length = Math.max(64, nodes.length);
+  while (length <= id) length *= 2;
+  const larger = new Array(Math.min(length, NODE_CACHE_IDS));
+  for (let i = 0; i < nodes.length; i++) {
+    if (nodes[i] !== undefined) larger[i] = nodes[i];
+  }
+  return larger;
+}
+
 // Only Ring#acquire makes a Lease.
 const NEW_LEASE = Symbol('shmring.newLease');
 
@@ -51,16 +64,53 @@ class Lease {
   get held() { return addon.held(this.#lease); }
 }
 
+// Node ids below this have their objects kept by id in an array, as the addon's own
+// cache keeps them (NODE_CACHE_IDS in src/shmring.c); larger ones are asked for.
+const NODE_CACHE_IDS = 65536;
+// What lookupCachedId() adds to an id when the array must be emptied first.
+const FRONT_STALE_FLAG = 2 ** 32;
+
 /** A reader of one ring, opened once per process (each worker opens its own). Each
- * method is one call into the addon, which takes the ring's handle first. */
+ * method is one call into the addon, which takes the ring's handle first; lookup()
+ * first looks in an array of its own. */
 class Ring {
   #handle;
+  // The node objects of the addon's cache by id, in an array read in JavaScript: an
+  // array slot is one read, where the addon's reference to an object costs two
+  // dependent reads more, each a cache miss on a stream of keys over a large ring.
+  // Only objects of the version whose fingerprint the addon's cache holds are here:
+  // the addon says when that changes, and the array is then emptied.
+  #nodes = [];
 
   constructor(name, options) {
     this.#handle = addon.open(name, options);
   }
 
-  lookup(key) { return addon.lookup(this.#handle, key); }
+  lookup(key) {
+    const answer = addon.lookupCachedId(this.#handle, key);
+    if (answer < FRONT_STALE_FLAG) {
+      const node = this.#nodes[answer];
+      if (node !== undefined) return node;
+    } else {
+      this.#nodes = [];
+    }
+    return this.#lookupFirst(key);
+  }
+
+  // A lookup whose node the array does not hold yet: the addon's lookup (the cached
+  // object, or one it makes), kept in the array. Should that lookup have followed a
+  // newer version, the addon says so at the next lookupCachedId(), before the array
+  // is read again.
+  #lookupFirst(key) {
+    const node = addon.lookup(this.#handle, key);
+    const id = node.id;
+    if (id < NODE_CACHE_IDS) {
+      if (id >= this.#nodes.length) this.#nodes = grown(this.#nodes, id);
+      this.#nodes[id] = node;
+    }
+    return node;
+  }
+
   lookupId(key) { return addon.lookupId(this.#handle, key); }
   lookupIds(keys) { return addon.lookupIds(this.#handle, keys); }
   lookupN(key, n) { return addon.lookupN(this.#handle, key, n); }

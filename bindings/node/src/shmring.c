@@ -77,6 +77,11 @@ struct ring {
         uint64_t fingerprint;
         napi_ref *by_id;
         size_t capacity;
+        /* The cache was emptied for a version of another fingerprint since
+         * lookupCachedId() last said so: index.js keeps the same objects in a
+         * JavaScript array in front of this cache (a reference here costs two
+         * dependent reads more than an array slot), and empties it when told. */
+        bool front_stale;
     } nodes;
 };
 
@@ -383,6 +388,7 @@ static void node_cache_use(napi_env env, struct ring *ring, uint64_t fingerprint
         node_cache_clear(env, ring);
         ring->nodes.valid = true;
         ring->nodes.fingerprint = fingerprint;
+        ring->nodes.front_stale = true;
     }
 }
 
@@ -602,6 +608,38 @@ static napi_value ring_lookup_id(napi_env env, napi_callback_info info)
     if (rc < 0)
         return throw_code(env, rc, NULL);
     napi_create_uint32(env, id, &result);
+    return result;
+}
+
+/* Ids are below 2^32: an answer of 2^32 + ID says "ID, and empty your array of nodes
+ * first" (see lookupCachedId in index.js). */
+#define FRONT_STALE_FLAG 4294967296.0
+
+/* lookupCachedId(handle, key): KEY's node id, from a version of the cache's
+ * fingerprint (the cache follows the version that answered), plus FRONT_STALE_FLAG
+ * when the cache was emptied since the last answer that said so. */
+static napi_value ring_lookup_cached_id(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1], result;
+    struct ring *ring;
+    struct key key;
+    if (!ring_call(env, info, &argc, argv, &ring) || !key_acquire(env, argv[0], &key))
+        return NULL;
+    uint32_t id;
+    uint64_t fingerprint;
+    int rc =
+        shmring_lookup_id_versioned(ring->handle, key.data, key.len, &id, &fingerprint);
+    key_release(&key);
+    if (rc < 0)
+        return throw_code(env, rc, NULL);
+    node_cache_use(env, ring, fingerprint);
+    if (ring->nodes.front_stale) {
+        ring->nodes.front_stale = false;
+        napi_create_double(env, FRONT_STALE_FLAG + id, &result);
+    } else {
+        napi_create_uint32(env, id, &result);
+    }
     return result;
 }
 
@@ -1196,6 +1234,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */)
         {"closed", ring_get_closed},
         {"lookup", ring_lookup},
         {"lookupId", ring_lookup_id},
+        {"lookupCachedId", ring_lookup_cached_id},
         {"lookupIds", ring_lookup_ids},
         {"lookupN", ring_lookup_n},
         {"node", ring_node},

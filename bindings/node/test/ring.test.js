@@ -110,6 +110,48 @@ test('a node is one frozen object per node of a version', (t) => {
   ring.close();
 });
 
+test('lookup() follows a version that another call saw first', (t) => {
+  const ringctl = smallRing(t);
+  const ring = open(ringctl);
+  const node = ring.lookup('user:42');
+  ringctl.run('weight', node.name, '7');
+  // node() follows the new version before lookup() is asked again: lookup() must not
+  // answer from the objects it kept for the first one.
+  const followed = ring.node(node.id);
+  assert.equal(followed.weight, 7);
+  const looked = ring.lookup('user:42');
+  assert.equal(looked, followed);
+  assert.equal(looked.weight, 7);
+
+  ringctl.run('weight', node.name, '8');
+  const [first] = ring.lookupN('user:42', 1);
+  assert.equal(first.weight, 8);
+  assert.equal(ring.lookup('user:42'), first);
+  ring.close();
+});
+
+test('nodes of any id: one object each below 65,536, answers as ringctl above', (t) => {
+  const ringctl = freshRing(t);
+  const ids = [3, 40000, 70000];
+  ringctl.runWithInput(JSON.stringify({
+    nodes: ids.map((id) => ({ id, name: `n${id}`, address: `10.0.0.${id % 250}:11211` })),
+  }), 'load', '-');
+  const ring = open(ringctl);
+  const answers = ringctl.lookup(KEYS);
+  const seen = new Map();
+  for (const key of KEYS) {
+    const node = ring.lookup(key);
+    assert.equal(node.name, answers.get(key)[0][0], key);
+    assert.equal(node.address, answers.get(key)[0][1], key);
+    assert.equal(ring.lookupId(key), node.id, key);
+    if (!seen.has(node.id)) seen.set(node.id, node);
+    if (node.id < 65536) assert.equal(node, seen.get(node.id), key);
+    else assert.deepEqual(node, seen.get(node.id), key);
+  }
+  assert.deepEqual([...seen.keys()].sort((a, b) => a - b), ids);
+  ring.close();
+});
+
 // Keys ----------------------------------------------------------------------------
 
 test('every kind of key is looked up as its bytes', (t) => {
