@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """What a lookup costs from Python, next to its floor and a pure-Python ring.
 
-For rings of 100 and 10,000 nodes (or those --nodes lists; 160 points per node,
-xxh3, made with ringctl in a private directory under /dev/shm), prints from one run,
-in ns per call over 100,000 distinct str keys (best of several passes, loop
-included):
+For rings of 10, 100, 1,000 and 10,000 nodes (or those --nodes lists; 160 points per
+node, xxh3, made with ringctl in a private directory under /dev/shm), prints from one
+run, in ns per call over 100,000 distinct str keys and over 1,024 keys repeated to
+100,000 (loop included):
 
   - the empty loop over the keys;
   - shmring._noop(key): a no-op function of the same C module with one argument,
     the floor for any call from Python into C;
-  - ring.lookup_id(key), ring.lookup(key), and lookup_ids(keys) per key;
+  - ring.lookup_id(key), ring.lookup(key), and lookup_ids(chunk) per key;
   - uhashring's HashRing.get_node(key) over the same node names (Debian's
     python3-uhashring; its default ring of 160 MD5 points per node), the ring
     library Python applications usually take, and ring.lookup(key) on a ring of
@@ -27,13 +27,27 @@ lookup_id / _noop (target: at most 1.5) and pure-Python / lookup_id (target: at
 least 20). Targets are reported, never enforced here. Without uhashring its rows
 say so and the rest runs.
 
+How it times: the key stream is cut into chunks of 1,000 keys, and the contenders
+(every row above, the empty loop included) take turns by chunk, never by whole
+stream, so that none starts its run on caches that a memory-hungry contender
+(uhashring, the pure-Python rings) has just swept, while the others run on warm
+ones. A pass is K rotations of the chunks (K contenders): in rotation r, chunk c is
+run by contender (offset(c) + r) mod K, so that in a pass every contender runs every
+chunk once, and offset(c) - offset(c - 1) steps through 1..K-1, so that each
+contender follows each other one about equally often. A contender's time for a pass
+is the sum of its chunks' times (each timed alone by the clock); a row is the
+lowest of those sums over the passes, divided by the number of keys. One more
+pass before them is not counted (its first lookups map the ring's pages and make its
+Node objects).
+
 Usage: bench.py [--quick] [--passes N] [--nodes N,N...] [--cpu-time] [--ringctl PATH]
-(PATH defaults to $SHMRING_RINGCTL, then ringctl on PATH). --quick: small sizes, one
-pass (a smoke test). --passes: interleaved passes, the best of which is kept (default
-7; more on a loaded machine, where a slow phase spoils whole passes). --nodes: the
-ring sizes (default 100,10000). --cpu-time: time each pass by this thread's CPU time
-rather than the wall clock, so that on a machine shared with other jobs the time the
-scheduler gives them is not counted (what they do to the caches still is).
+(PATH defaults to $SHMRING_RINGCTL, then ringctl on PATH). --quick: one ring of 100
+nodes, 10,000 keys, one pass (a smoke test). --passes: passes, the best of which is
+kept (default 7; more on a loaded machine, where a slow phase spoils whole passes).
+--nodes: the ring sizes (default 10,100,1000,10000). --cpu-time: time each chunk by
+this thread's CPU time rather than the wall clock, so that on a machine shared with
+other jobs the time the scheduler gives them is not counted (what they do to the
+caches still is).
 """
 
 import argparse
@@ -58,6 +72,11 @@ except ImportError:  # Debian: apt-get install python3-uhashring
 
 VNODES = 160
 HOT_KEYS = 1024
+# Contenders take turns by chunks of this many keys: a chunk of lookups takes tens of
+# us, against a read of the clock's under 0.1 us (perf_counter_ns) or about 0.5 us
+# (thread_time_ns, a system call), and the caches it inherits from another contender
+# are refilled early in it.
+CHUNK_KEYS = 1000
 TARGET_NOOP_RATIO = 1.5
 TARGET_NODE_RATIO = 1.3
 TARGET_PURE_PYTHON_RATIO = 20.0
@@ -100,43 +119,68 @@ clock_ns = time.perf_counter_ns
 
 
 def loop_timer(call):
-    """A timer of `for key in keys: call(key)`, in ns per key."""
-    def run(keys):
+    """A timer of `for key in chunk: call(key)`, in ns for the chunk."""
+    def run(chunk):
         start = clock_ns()
-        for key in keys:
+        for key in chunk:
             call(key)
-        return (clock_ns() - start) / len(keys)
+        return clock_ns() - start
     return run
 
 
-def empty_loop(keys):
+def empty_loop(chunk):
     start = clock_ns()
-    for key in keys:
+    for key in chunk:
         pass
-    return (clock_ns() - start) / len(keys)
+    return clock_ns() - start
 
 
 def batch_timer(call):
-    def run(keys):
+    def run(chunk):
         start = clock_ns()
-        call(keys)
-        return (clock_ns() - start) / len(keys)
+        call(chunk)
+        return clock_ns() - start
     return run
 
 
-def best_of(contenders, keys, passes):
-    """Best ns per key of each contender over PASSES interleaved passes, so that a
-    slow phase of a shared machine falls on all of them."""
-    best = {}
+def chunk_offsets(chunk_count, contender_count):
+    """Whose turn each chunk starts a rotation with: from one chunk to the next the
+    turn moves on by 1, 2, ..., K-1, 1, 2, ..., so that over a pass each contender
+    runs after each other one about equally often (by a fixed step of 1, each would
+    always run after the same one, and the one after a cache-sweeping contender would
+    pay for it in every chunk)."""
+    offsets = [0]
+    for chunk in range(1, chunk_count):
+        step = 1 + (chunk - 1) % (contender_count - 1) if contender_count > 1 else 0
+        offsets.append((offsets[-1] + step) % contender_count)
+    return offsets
+
+
+def best_of(contenders, chunks, passes):
+    """Best ns per key of each contender over PASSES passes, each pass K rotations of
+    CHUNKS in which chunk c is run by contender (offset(c) + r) mod K (see the
+    module's docstring); a contender's time for a pass is the sum of its chunks'."""
+    timers = list(contenders.values())
+    count = len(timers)
+    offsets = chunk_offsets(len(chunks), count)
+    key_count = sum(len(chunk) for chunk in chunks)
+    best = [None] * count
     gc.disable()
     try:
-        for _ in range(passes):
-            for label, timer in contenders.items():
-                ns = timer(keys)
-                best[label] = min(ns, best.get(label, ns))
+        # Pass 0 is not counted: its first lookups map the ring's pages and make its
+        # Node objects, which no later pass repeats.
+        for pass_number in range(passes + 1):
+            totals = [0] * count
+            for rotation in range(count):
+                for chunk, offset in zip(chunks, offsets):
+                    turn = (offset + rotation) % count
+                    totals[turn] += timers[turn](chunk)
+            if pass_number > 0:
+                best = [total if b is None else min(b, total)
+                        for b, total in zip(best, totals)]
     finally:
         gc.enable()
-    return best
+    return {label: total / key_count for label, total in zip(contenders, best)}
 
 
 def bench_ring(ringctl, directory, nodes, key_sets, passes):
@@ -163,22 +207,20 @@ def bench_ring(ringctl, directory, nodes, key_sets, passes):
     with shmring.Ring(name, directory) as ring, \
             shmring.Ring(uhash_name, directory) as uhash_ring:
         for label, keys in key_sets.items():
-            assert [pure_md5.lookup_id(k) for k in keys[:10]]  # warm like the others
-            ring.lookup_ids(keys)  # Maps the version before any timing.
-            uhash_ring.lookup_ids(keys)
+            chunks = [keys[i:i + CHUNK_KEYS] for i in range(0, len(keys), CHUNK_KEYS)]
             contenders = {
                 "empty loop": empty_loop,
                 "shmring._noop(key)": loop_timer(shmring._noop),
                 "ring.lookup_id(key)": loop_timer(ring.lookup_id),
                 "ring.lookup(key)": loop_timer(ring.lookup),
-                "ring.lookup_ids(keys), per key": batch_timer(ring.lookup_ids),
+                "ring.lookup_ids(chunk), per key": batch_timer(ring.lookup_ids),
                 "pure Python, MD5 + bisect": loop_timer(pure_md5.lookup_id),
                 "pure Python, crc32 + bisect": loop_timer(pure_crc.lookup_id),
             }
             contenders["uhashring ring.lookup(key)"] = loop_timer(uhash_ring.lookup)
             if uhash is not None:
                 contenders["uhashring get_node(key)"] = loop_timer(uhash.get_node)
-            results[label] = best_of(contenders, keys, passes)
+            results[label] = best_of(contenders, chunks, passes)
     for ring_name in (name, uhash_name):
         subprocess.run([ringctl, "--dir", directory, "-r", ring_name, "destroy"],
                        check=True, capture_output=True)
@@ -187,10 +229,11 @@ def bench_ring(ringctl, directory, nodes, key_sets, passes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, one pass")
-    parser.add_argument("--passes", type=int, default=7, help="interleaved passes (best kept)")
-    parser.add_argument("--nodes", default="100,10000",
-                        help="ring sizes, comma-separated (default 100,10000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one ring of 100 nodes, 10,000 keys, one pass")
+    parser.add_argument("--passes", type=int, default=7, help="passes (the best kept)")
+    parser.add_argument("--nodes", default="10,100,1000,10000",
+                        help="ring sizes, comma-separated (default 10,100,1000,10000)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time by this thread's CPU time, not the wall clock")
     parser.add_argument("--ringctl", default=os.environ.get("SHMRING_RINGCTL") or shutil.which("ringctl"))
@@ -208,7 +251,7 @@ def main():
     if args.cpu_time:
         global clock_ns
         clock_ns = time.thread_time_ns
-    key_count = 2000 if args.quick else 100000
+    key_count = 10000 if args.quick else 100000
     passes = 1 if args.quick else max(1, args.passes)
     keys = ["user:%d:%x" % (i, i * 2654435761 & 0xFFFFFFFF) for i in range(key_count)]
     hot = keys[:HOT_KEYS]
@@ -219,9 +262,10 @@ def main():
 
     print("shmring %s (library %s), Python %s" % (
         shmring.__version__, shmring.library_version, sys.version.split()[0]))
-    print("%d str keys, %d points per node; ns per key (%s), best of %d interleaved passes"
+    print("%d str keys, %d points per node; ns per key (%s): the lowest total of %d "
+          "passes, contenders taking turns by chunks of %d keys"
           % (key_count, VNODES, "thread CPU time" if args.cpu_time else "wall clock",
-             passes))
+             passes, CHUNK_KEYS))
     print("distinct: %d distinct keys; hot: %d distinct keys, repeated"
           % (key_count, HOT_KEYS))
     if uhashring is None:
