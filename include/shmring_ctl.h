@@ -494,23 +494,26 @@ shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares, size
  * differ or when only one of the two has up nodes to answer with. Either may be NULL
  * for nothing published (so from NULL everything moves if AFTER has up nodes). How:
  *
- *   - ring and ketama: the two sorted point arrays are merged, and the arcs between
- *     consecutive points whose owners differ are summed;
  *   - maglev against maglev with equal table sizes: differing slots over the size;
- *   - otherwise, when both hash keys alike (the same hash; ketama only against
- *     ketama): the hash space is cut where either snapshot's owner can change
- *     (points, or the first hash of each maglev slot), and the pieces whose owners
- *     differ are summed;
+ *   - otherwise, when both give every key the same hash: the hash space is cut
+ *     where either snapshot's owner can change (points, or the first hash of each
+ *     maglev slot), and the pieces whose owners differ are summed. The algorithms'
+ *     key hashes decide, not the hash parameter alone: ketama, libketama, and the
+ *     md5 of twemproxy, hashring and spymemcached (for keys that are UTF-8) take
+ *     ketama's MD5 word, but the md5 of ring and maglev 64 bits of the MD5; nginx,
+ *     dalli, groupcache, the crc32 of ring, maglev and haproxy, and twemproxy's
+ *     crc32a take zlib's CRC-32; Envoy's take xxHash64, whatever their points' hash.
+ *     Not for envoy-maglev, whose slots are residues of the hash, not ranges;
  *   - two snapshots of `rendezvous`, or two of `jump`: the share expected for keys
  *     hashed at random. Rendezvous keeps a key when the best of the up nodes of both
  *     is one they share (same name, address and hash key): 1 - shared / (all up
  *     nodes of both, once each). Jump keeps it when its bucket is below both counts
  *     and holds the same node in both: 1 - (same nodes in the same places) / (the
  *     larger count);
- *   - snapshots that hash keys differently, and a node algorithm against another
- *     algorithm, give a key two unrelated places: the share
- *     is then the chance that a uniformly hashed key changes owner,
- *     1 - sum over nodes N of share_before(N) x share_after(N).
+ *   - snapshots that hash keys differently (and envoy-maglev against another
+ *     table or a ring), and a node algorithm against another algorithm, give a key
+ *     two unrelated places: the share is then the chance that a uniformly hashed key
+ *     changes owner, 1 - sum over nodes N of share_before(N) x share_after(N).
  *
  * Arc lengths are summed in integers; only the final division rounds. Time is linear
  * in the points or slots of both, plus sorting node names. Returns 0 or SHMRING_ENOMEM.

@@ -8,13 +8,14 @@
  * point >= h, wrapping to the first point; so the hash space falls into pieces
  * [p(k-1) + 1, p(k) + 1), each owned by point k, plus the wrap-around piece past the
  * last point, owned by the first. Maglev gives h to slot floor(h x T / 2^64), whose
- * piece is [ceil(s x 2^64 / T), ceil((s + 1) x 2^64 / T)). Ketama hashes keys and
- * points into the top 32 bits, so its pieces hold keys in proportion to their
- * lengths just the same.
+ * piece is [ceil(s x 2^64 / T), ceil((s + 1) x 2^64 / T)). The peers' 32-bit key
+ * hashes and points sit in the top 32 bits, so their pieces hold keys in proportion
+ * to their lengths just the same.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_internal.h"
 #include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 #include "text_internal.h"
@@ -175,27 +176,22 @@ static int match_names(const void *from, const void *to, uint32_t *match)
     return 0;
 }
 
-/* Whether the two snapshots give every key the same hash, so that their pieces of
- * the hash space can be compared. */
+/*
+ * Whether the two snapshots give every key the same hash, so that their pieces of
+ * the hash space can be compared. The algorithms' kinds of key hash decide it, with
+ * the hash where a kind reads it (shmring__key_hash_same()): the same hash parameter
+ * means different functions to different kinds (ring's md5 takes 64 bits of the
+ * MD5, ketama's the first word in the top half). The pieces need nothing of the
+ * points but their positions in that space: every ring-type lookup takes the first
+ * point at or after the key's hash, and the maglev tables compared here take its
+ * slot by multiply-high.
+ */
 static bool same_key_hash(const struct snapshot_header *a,
                           const struct snapshot_header *b)
 {
-    /* uhashring's and hashring's key hashes are their own, by their hash. */
-    enum key_hash a_kind = shmring__algorithm_valid(a->algorithm)->key_hash;
-    enum key_hash b_kind = shmring__algorithm_valid(b->algorithm)->key_hash;
-    if (a_kind == KEY_HASH_UHASHRING || a_kind == KEY_HASH_HASHRING ||
-        b_kind == KEY_HASH_UHASHRING || b_kind == KEY_HASH_HASHRING)
-        return a_kind == b_kind && a->hash == b->hash;
-    bool a_ketama = a->algorithm == SHMRING_ALGORITHM_KETAMA;
-    bool b_ketama = b->algorithm == SHMRING_ALGORITHM_KETAMA;
-    /* Envoy's two hash keys with xxHash64, whatever their point hash. */
-    bool a_envoy = a->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
-                   a->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
-    bool b_envoy = b->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
-                   b->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
-    if (a_envoy || b_envoy)
-        return a_envoy == b_envoy;
-    return a_ketama == b_ketama && (a_ketama || a->hash == b->hash);
+    return shmring__key_hash_same(
+        shmring__algorithm_valid(a->algorithm)->key_hash, (shmring_hash_t)a->hash,
+        shmring__algorithm_valid(b->algorithm)->key_hash, (shmring_hash_t)b->hash);
 }
 
 /* The share of maglev slots whose owners differ, for tables of one size. */
