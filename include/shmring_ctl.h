@@ -477,9 +477,12 @@ shmring_snapshot_lookup_n(const shmring_snapshot_t *snapshot, const void *key, s
 
 /*
  * Fills SHARES[i] with the exact fraction of the keyspace owned by the i-th node of
- * the snapshot (node-set order): its arcs of the ring, or its maglev table slots
- * over the table size; for `rendezvous` and `jump`, which have neither, the expected
- * share of keys hashed at random, 1 / (up nodes). Down nodes, and every node of a
+ * the snapshot (node-set order): the share of the values its key hash takes that fall
+ * on its arcs of the ring (the arcs' length over 2^64 for a 64-bit hash; twemproxy's
+ * and spymemcached's crc32, libmemcached's 15 bits of the CRC-32, reach only the
+ * arcs up to 2^47), or its maglev table slots over the table size; for `rendezvous`
+ * and `jump`, which have neither, the expected share of keys hashed at random, 1 /
+ * (up nodes). Down nodes, and every node of a
  * snapshot without up nodes, own 0. COUNT is how many values SHARES has room for. Returns
  * 0, or SHMRING_EINVAL (nothing written) when COUNT is less than the snapshot's
  * node_count.

@@ -336,3 +336,33 @@ bool shmring__key_hash_same(enum key_hash kind_a, shmring_hash_t hash_a,
     struct key_hash_function b = key_hash_function(kind_b, hash_b);
     return a.kind == b.kind && a.hash == b.hash;
 }
+
+struct key_hash_range shmring__key_hash_range(enum key_hash kind, shmring_hash_t hash)
+{
+    struct key_hash_function f = key_hash_function(kind, hash);
+    switch (f.kind) {
+    case KEY_HASH_PARAMS:
+    case KEY_HASH_XXH64:
+    case KEY_HASH_NONE:
+        return (struct key_hash_range){.bits = 64, .shift = 0};
+    case KEY_HASH_UHASHRING:
+        /* md5: the top 64 bits of the digest plus one, wrapping, take every value;
+         * ketama: the word in the top half, the bottom half all ones. */
+        if (f.hash != SHMRING_HASH_KETAMA)
+            return (struct key_hash_range){.bits = 64, .shift = 0};
+        return (struct key_hash_range){.bits = 32, .shift = 32, .offset = UINT32_MAX};
+    case KEY_HASH_TWEMPROXY:
+        /* libmemcached's crc32, bits 16-30 of the CRC-32 (spymemcached's crc32 is
+         * this function too). */
+        if (f.hash == SHMRING_HASH_CRC32)
+            return (struct key_hash_range){.bits = 15, .shift = 32};
+        return (struct key_hash_range){.bits = 32, .shift = 32};
+    case KEY_HASH_KETAMA:
+    case KEY_HASH_CRC32:
+    case KEY_HASH_HAPROXY:
+    case KEY_HASH_HASHRING:
+    case KEY_HASH_SPYMEMCACHED:
+    default:
+        return (struct key_hash_range){.bits = 32, .shift = 32};
+    }
+}

@@ -81,6 +81,22 @@ uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const voi
 bool shmring__key_hash_same(enum key_hash kind_a, shmring_hash_t hash_a,
                             enum key_hash kind_b, shmring_hash_t hash_b);
 
+/*
+ * The values a key hash takes: OFFSET + m x 2^SHIFT for m below 2^BITS (BITS + SHIFT
+ * <= 64), each as often as the others for keys hashed at random. The peers' 32-bit
+ * hashes sit in the top half (SHIFT 32), and libmemcached's crc32 keeps 15 bits of
+ * the CRC-32 there, so that its keys reach only the bottom 2^-17 of the hash space:
+ * a key's share of a piece of the hash space is not the piece's length.
+ */
+struct key_hash_range {
+    unsigned bits;
+    unsigned shift;
+    uint64_t offset;
+};
+
+/* The range of the key hash KIND with HASH (as shmring__key_hash_by() computes it). */
+struct key_hash_range shmring__key_hash_range(enum key_hash kind, shmring_hash_t hash);
+
 /* The hash a snapshot of ALGORITHM (a valid one) with HASH gives KEY for its
  * lookups: its description's key hash. */
 uint64_t shmring__key_hash_any(shmring_algorithm_t algorithm, shmring_hash_t hash,

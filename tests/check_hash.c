@@ -5,6 +5,7 @@
  * the widely published digest of "The quick brown fox jumps over the lazy dog"
  * (6c1b07bc7bbc4be347939ac4a93c437a).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,44 @@ START_TEST(key_hash_same_iff_equal_hashes)
 }
 END_TEST
 
+/*
+ * Every sample key's hash is in its range, and the range is not wider than the
+ * hashes: some of the 128 keys reach its top half (all of them miss it with a chance
+ * of 2^-128 for a hash that fills it evenly; djb2 of short keys, which does not,
+ * still reaches it).
+ */
+START_TEST(key_hash_range_holds_the_hashes)
+{
+    static struct key_hash_use uses[256];
+    size_t count = key_hash_uses(uses, COUNT_OF(uses));
+    size_t narrow = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct key_hash_use *use = &uses[i];
+        struct key_hash_range range =
+            shmring__key_hash_range(use->algorithm->key_hash, use->hash);
+        ck_assert_uint_le(range.bits + range.shift, 64);
+        if (range.bits == 64)
+            continue;
+        narrow += range.bits < 32;
+        uint64_t highest = 0;
+        for (size_t k = 0; k < 2 * SAMPLE_KEYS; k++) {
+            uint64_t value = k < SAMPLE_KEYS ? use->utf8[k] : use->other[k - SAMPLE_KEYS];
+            uint64_t m = (value - range.offset) >> range.shift;
+            ck_assert_msg((value - range.offset) % (UINT64_C(1) << range.shift) == 0 &&
+                              m < (UINT64_C(1) << range.bits),
+                          "%s/%s: %" PRIx64 " is not in its range", use->algorithm->name,
+                          shmring_hash_name(use->hash), value);
+            highest = m > highest ? m : highest;
+        }
+        ck_assert_msg(highest >= (UINT64_C(1) << (range.bits - 1)),
+                      "%s/%s: no hash in the top half of its range", use->algorithm->name,
+                      shmring_hash_name(use->hash));
+    }
+    /* twemproxy's and spymemcached's crc32. */
+    ck_assert_uint_eq(narrow, 2);
+}
+END_TEST
+
 /* The one difference that shmring__key_hash_same() leaves out: spymemcached's md5 of
  * a key that is not UTF-8 is the MD5 of the string it decodes to. */
 START_TEST(key_hash_same_spymemcached_not_utf8)
@@ -361,7 +400,7 @@ static Suite *hash_suite(void)
     TEST_CASE(s, "xxh3", xxh3_matches_libxxhash);
     TEST_CASE(s, "key_hash", key_hash_follows_algorithm, hashes_differ_from_each_other,
               key_hash_same_iff_equal_hashes, key_hash_same_spymemcached_not_utf8,
-              key_hash_same_named_pairs);
+              key_hash_same_named_pairs, key_hash_range_holds_the_hashes);
     return s;
 }
 

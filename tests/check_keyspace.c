@@ -343,9 +343,6 @@ START_TEST(key_hash_kinds_decide)
          SHMRING_HASH_CRC32, true},
         {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32, SHMRING_ALGORITHM_RING,
          SHMRING_HASH_CRC32, true},
-        /* nutcracker's crc32 is libmemcached's fifteen bits of it. */
-        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32, SHMRING_ALGORITHM_RING,
-         SHMRING_HASH_CRC32, false},
         {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32_AVALANCHE, SHMRING_ALGORITHM_NGINX,
          SHMRING_HASH_CRC32, false},
     };
@@ -379,6 +376,54 @@ START_TEST(key_hash_kinds_decide)
         shmring_snapshot_free(y_halves);
         shmring_snapshot_free(y_quarter);
     }
+}
+END_TEST
+
+/*
+ * libmemcached's crc32 (twemproxy's and spymemcached's) keeps 15 bits of the CRC-32,
+ * so keys hash to m x 2^32 for m below 2^15, all below 2^47: a piece holds the keys
+ * of the multiples it covers, whatever its length.
+ */
+START_TEST(narrow_key_hash_exact)
+{
+    const uint32_t owners[] = {0, 1};
+    /* A at 2^13 x 2^32 owns m <= 2^13 and m > 2^14: 3 x 2^13 of 2^15; B the rest. */
+    const uint64_t narrow[] = {UINT64_C(1) << 45, UINT64_C(1) << 46};
+    /* B back at 3 x 2^12 x 2^32: B gives A m in (3 x 2^12, 2^14], 2^12 of 2^15. */
+    const uint64_t narrower[] = {UINT64_C(1) << 45, UINT64_C(3) << 44};
+    shmring_params_t spymemcached =
+        params_of(SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_CRC32, 160, 0);
+    shmring_params_t twemproxy =
+        params_of(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32, 160, 0);
+    shmring_snapshot_t *before = hand_ring(&spymemcached, 2, narrow, owners, 2);
+    shmring_snapshot_t *after = hand_ring(&spymemcached, 2, narrower, owners, 2);
+    shmring_snapshot_t *other = hand_ring(&twemproxy, 2, narrower, owners, 2);
+    double shares[2];
+    ck_assert_int_eq(shmring_snapshot_shares(before, shares, 2), 0);
+    ck_assert(shares[0] == 0.75 && shares[1] == 0.25);
+    ck_assert(moved(before, after) == 0.125);
+    /* twemproxy's crc32 is the same function: compared piece by piece. */
+    ck_assert(moved(before, other) == 0.125);
+
+    /* Points above 2^47 leave every key to the first point: A. */
+    const uint64_t halves[] = {TWO_TO_62, 3 * TWO_TO_62};
+    const uint64_t quarter[] = {TWO_TO_62, TWO_TO_63};
+    shmring_snapshot_t *wide = hand_ring(&twemproxy, 2, halves, owners, 2);
+    ck_assert_int_eq(shmring_snapshot_shares(wide, shares, 2), 0);
+    ck_assert(shares[0] == 1.0 && shares[1] == 0.0);
+    /* Against ring's crc32, zlib's CRC-32, by chance: B's 1/4 of a quarter ring
+     * moves, and B's 1/2 of halves. */
+    shmring_params_t ring = params_of(SHMRING_ALGORITHM_RING, SHMRING_HASH_CRC32, 1, 0);
+    shmring_snapshot_t *ring_quarter = hand_ring(&ring, 2, quarter, owners, 2);
+    shmring_snapshot_t *ring_halves = hand_ring(&ring, 2, halves, owners, 2);
+    ck_assert(moved(wide, ring_quarter) == 0.25);
+    ck_assert(moved(ring_halves, wide) == 0.5);
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
+    shmring_snapshot_free(other);
+    shmring_snapshot_free(wide);
+    shmring_snapshot_free(ring_quarter);
+    shmring_snapshot_free(ring_halves);
 }
 END_TEST
 
@@ -498,6 +543,9 @@ static shmring_snapshot_t *changed(shmring_nodeset_t *set, const char *what)
     int err = 0;
     if (strcmp(what, "add") == 0)
         err = shmring_nodeset_add(set, "extra", NULL, 1, SHMRING_STATE_UP, NULL);
+    else if (strcmp(what, "add an address") == 0)
+        err = shmring_nodeset_add(set, "extra", "10.0.1.0:11211", 1, SHMRING_STATE_UP,
+                                  NULL);
     else if (strcmp(what, "remove") == 0)
         err = shmring_nodeset_remove(set, "node-0");
     else if (strcmp(what, "down") == 0)
@@ -613,6 +661,44 @@ START_TEST(agrees_with_sampled_keys_across_key_hashes)
 }
 END_TEST
 
+/* libmemcached's 15-bit crc32: spymemcached's points are hashed so too, twemproxy's
+ * by MD5 (so every key goes to the first point's node). Both need addresses, so the
+ * added node has one. */
+START_TEST(agrees_with_sampled_keys_narrow_key_hash)
+{
+    static const char *const changes[] = {"add an address", "remove", "down", "weight"};
+    static const shmring_algorithm_t algorithms[] = {SHMRING_ALGORITHM_SPYMEMCACHED,
+                                                     SHMRING_ALGORITHM_TWEMPROXY};
+    for (size_t a = 0; a < COUNT_OF(algorithms); a++) {
+        for (size_t c = 0; c < COUNT_OF(changes); c++) {
+            shmring_nodeset_t *set = test_nodeset(10, algorithms[a], SHMRING_HASH_CRC32);
+            shmring_snapshot_t *before = test_snapshot(set);
+            shmring_snapshot_t *after = changed(set, changes[c]);
+            char what[64];
+            snprintf(what, sizeof(what), "%s crc32, 10 nodes, %s",
+                     shmring_algorithm_name(algorithms[a]), changes[c]);
+            check_against_sample(before, after, what);
+            shmring_snapshot_free(before);
+            shmring_snapshot_free(after);
+            shmring_nodeset_free(set);
+        }
+    }
+    /* twemproxy's node of every key down: every key moves. */
+    shmring_nodeset_t *set =
+        test_nodeset(10, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32);
+    shmring_snapshot_t *before = test_snapshot(set);
+    shmring_node_t owner;
+    ck_assert_int_eq(shmring_snapshot_lookup(before, "key:0", 5, &owner), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, owner.name, SHMRING_STATE_DOWN), 0);
+    shmring_snapshot_t *after = test_snapshot(set);
+    ck_assert(moved(before, after) == 1.0);
+    check_against_sample(before, after, "twemproxy crc32, 10 nodes, its node down");
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 /* Adding one node to a ring moves exactly the keys it now owns: its share. */
 START_TEST(added_node_takes_its_share)
 {
@@ -638,10 +724,12 @@ static Suite *keyspace_suite(void)
     TEST_CASE(s, "shares", shares_need_room_for_every_node, shares_of_hand_built_arcs);
     TEST_CASE(s, "exact", ring_arcs_exact, maglev_slots_exact, maglev_sizes_differ_exact,
               ring_against_maglev_exact, different_hashes_by_chance,
-              key_hash_kinds_decide, nodes_matched_by_name, nothing_to_place);
+              key_hash_kinds_decide, narrow_key_hash_exact, nodes_matched_by_name,
+              nothing_to_place);
     TEST_CASE(s, "sampled", agrees_with_sampled_keys,
               agrees_with_sampled_keys_across_shapes,
-              agrees_with_sampled_keys_across_key_hashes, added_node_takes_its_share);
+              agrees_with_sampled_keys_across_key_hashes,
+              agrees_with_sampled_keys_narrow_key_hash, added_node_takes_its_share);
     return s;
 }
 
