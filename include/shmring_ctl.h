@@ -477,9 +477,12 @@ shmring_snapshot_lookup_n(const shmring_snapshot_t *snapshot, const void *key, s
 
 /*
  * Fills SHARES[i] with the exact fraction of the keyspace owned by the i-th node of
- * the snapshot (node-set order): its arcs of the ring, or its maglev table slots
- * over the table size; for `rendezvous` and `jump`, which have neither, the expected
- * share of keys hashed at random, 1 / (up nodes). Down nodes, and every node of a
+ * the snapshot (node-set order): the share of the values its key hash takes that fall
+ * on its arcs of the ring (the arcs' length over 2^64 for a 64-bit hash; twemproxy's
+ * and spymemcached's crc32, libmemcached's 15 bits of the CRC-32, reach only the
+ * arcs up to 2^47), or its maglev table slots over the table size; for `rendezvous`
+ * and `jump`, which have neither, the expected share of keys hashed at random, 1 /
+ * (up nodes). Down nodes, and every node of a
  * snapshot without up nodes, own 0. COUNT is how many values SHARES has room for. Returns
  * 0, or SHMRING_EINVAL (nothing written) when COUNT is less than the snapshot's
  * node_count.
@@ -494,23 +497,26 @@ shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares, size
  * differ or when only one of the two has up nodes to answer with. Either may be NULL
  * for nothing published (so from NULL everything moves if AFTER has up nodes). How:
  *
- *   - ring and ketama: the two sorted point arrays are merged, and the arcs between
- *     consecutive points whose owners differ are summed;
  *   - maglev against maglev with equal table sizes: differing slots over the size;
- *   - otherwise, when both hash keys alike (the same hash; ketama only against
- *     ketama): the hash space is cut where either snapshot's owner can change
- *     (points, or the first hash of each maglev slot), and the pieces whose owners
- *     differ are summed;
+ *   - otherwise, when both give every key the same hash: the hash space is cut
+ *     where either snapshot's owner can change (points, or the first hash of each
+ *     maglev slot), and the pieces whose owners differ are summed. The algorithms'
+ *     key hashes decide, not the hash parameter alone: ketama, libketama, and the
+ *     md5 of twemproxy, hashring and spymemcached (for keys that are UTF-8) take
+ *     ketama's MD5 word, but the md5 of ring and maglev 64 bits of the MD5; nginx,
+ *     dalli, groupcache, the crc32 of ring, maglev and haproxy, and twemproxy's
+ *     crc32a take zlib's CRC-32; Envoy's take xxHash64, whatever their points' hash.
+ *     Not for envoy-maglev, whose slots are residues of the hash, not ranges;
  *   - two snapshots of `rendezvous`, or two of `jump`: the share expected for keys
  *     hashed at random. Rendezvous keeps a key when the best of the up nodes of both
  *     is one they share (same name, address and hash key): 1 - shared / (all up
  *     nodes of both, once each). Jump keeps it when its bucket is below both counts
  *     and holds the same node in both: 1 - (same nodes in the same places) / (the
  *     larger count);
- *   - snapshots that hash keys differently, and a node algorithm against another
- *     algorithm, give a key two unrelated places: the share
- *     is then the chance that a uniformly hashed key changes owner,
- *     1 - sum over nodes N of share_before(N) x share_after(N).
+ *   - snapshots that hash keys differently (and envoy-maglev against another
+ *     table or a ring), and a node algorithm against another algorithm, give a key
+ *     two unrelated places: the share is then the chance that a uniformly hashed key
+ *     changes owner, 1 - sum over nodes N of share_before(N) x share_after(N).
  *
  * Arc lengths are summed in integers; only the final division rounds. Time is linear
  * in the points or slots of both, plus sorting node names. Returns 0 or SHMRING_ENOMEM.

@@ -266,3 +266,103 @@ uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const voi
         return shmring__hash64(hash, key, len);
     }
 }
+
+/* A key hash function named by the one pair of kind and hash that stands for every
+ * pair computing it (the parameters' hash only where the kind reads it). */
+struct key_hash_function {
+    enum key_hash kind;
+    shmring_hash_t hash;
+};
+
+/* The function that shmring__key_hash_by() computes for KIND with HASH. */
+static struct key_hash_function key_hash_function(enum key_hash kind, shmring_hash_t hash)
+{
+    switch (kind) {
+    case KEY_HASH_PARAMS:
+        /* shmring__hash64()'s crc32 is crc32_64(), nginx's key hash; its xxh64 is
+         * Envoy's (seed 0); murmur3_128 is murmur3's first half. */
+        if (hash == SHMRING_HASH_CRC32)
+            return (struct key_hash_function){KEY_HASH_CRC32, 0};
+        if (hash == SHMRING_HASH_XXH64)
+            return (struct key_hash_function){KEY_HASH_XXH64, 0};
+        if (hash == SHMRING_HASH_MURMUR3_128)
+            return (struct key_hash_function){KEY_HASH_PARAMS, SHMRING_HASH_MURMUR3};
+        return (struct key_hash_function){KEY_HASH_PARAMS, hash};
+    case KEY_HASH_TWEMPROXY:
+        /* nutcracker's md5 is ketama's word, and its crc32a zlib's CRC-32; its crc32
+         * is libmemcached's fifteen bits, which is no other kind's. */
+        if (hash == SHMRING_HASH_MD5)
+            return (struct key_hash_function){KEY_HASH_KETAMA, 0};
+        if (hash == SHMRING_HASH_CRC32A)
+            return (struct key_hash_function){KEY_HASH_CRC32, 0};
+        return (struct key_hash_function){KEY_HASH_TWEMPROXY, hash};
+    case KEY_HASH_HAPROXY:
+        /* HAProxy's crc32 without avalanche is zlib's CRC-32. */
+        if (hash == SHMRING_HASH_CRC32)
+            return (struct key_hash_function){KEY_HASH_CRC32, 0};
+        return (struct key_hash_function){KEY_HASH_HAPROXY, hash};
+    case KEY_HASH_HASHRING:
+        /* The first little-endian word of the MD5 is ketama's. */
+        if (hash == SHMRING_HASH_MD5)
+            return (struct key_hash_function){KEY_HASH_KETAMA, 0};
+        return (struct key_hash_function){KEY_HASH_HASHRING, hash};
+    case KEY_HASH_SPYMEMCACHED:
+        /* Its md5 and crc32 hash a key that is UTF-8 as its bytes: ketama's word, and
+         * libmemcached's fifteen bits as nutcracker's crc32. Its other hashes read
+         * UTF-16 code units, which no other kind does. */
+        if (hash == SHMRING_HASH_MD5)
+            return (struct key_hash_function){KEY_HASH_KETAMA, 0};
+        if (hash == SHMRING_HASH_CRC32)
+            return (struct key_hash_function){KEY_HASH_TWEMPROXY, SHMRING_HASH_CRC32};
+        return (struct key_hash_function){KEY_HASH_SPYMEMCACHED, hash};
+    case KEY_HASH_UHASHRING:
+        /* Both of uhashring's are off by one from any other's (bisect()'s "first
+         * above"), and its md5 reads the digest big-endian. */
+        return (struct key_hash_function){KEY_HASH_UHASHRING, hash};
+    case KEY_HASH_KETAMA:
+    case KEY_HASH_CRC32:
+    case KEY_HASH_XXH64:
+    case KEY_HASH_NONE:
+    default:
+        /* These read no parameter: ketama's is MD5 whatever the hash. */
+        return (struct key_hash_function){kind, 0};
+    }
+}
+
+bool shmring__key_hash_same(enum key_hash kind_a, shmring_hash_t hash_a,
+                            enum key_hash kind_b, shmring_hash_t hash_b)
+{
+    struct key_hash_function a = key_hash_function(kind_a, hash_a);
+    struct key_hash_function b = key_hash_function(kind_b, hash_b);
+    return a.kind == b.kind && a.hash == b.hash;
+}
+
+struct key_hash_range shmring__key_hash_range(enum key_hash kind, shmring_hash_t hash)
+{
+    struct key_hash_function f = key_hash_function(kind, hash);
+    switch (f.kind) {
+    case KEY_HASH_PARAMS:
+    case KEY_HASH_XXH64:
+    case KEY_HASH_NONE:
+        return (struct key_hash_range){.bits = 64, .shift = 0};
+    case KEY_HASH_UHASHRING:
+        /* md5: the top 64 bits of the digest plus one, wrapping, take every value;
+         * ketama: the word in the top half, the bottom half all ones. */
+        if (f.hash != SHMRING_HASH_KETAMA)
+            return (struct key_hash_range){.bits = 64, .shift = 0};
+        return (struct key_hash_range){.bits = 32, .shift = 32, .offset = UINT32_MAX};
+    case KEY_HASH_TWEMPROXY:
+        /* libmemcached's crc32, bits 16-30 of the CRC-32 (spymemcached's crc32 is
+         * this function too). */
+        if (f.hash == SHMRING_HASH_CRC32)
+            return (struct key_hash_range){.bits = 15, .shift = 32};
+        return (struct key_hash_range){.bits = 32, .shift = 32};
+    case KEY_HASH_KETAMA:
+    case KEY_HASH_CRC32:
+    case KEY_HASH_HAPROXY:
+    case KEY_HASH_HASHRING:
+    case KEY_HASH_SPYMEMCACHED:
+    default:
+        return (struct key_hash_range){.bits = 32, .shift = 32};
+    }
+}

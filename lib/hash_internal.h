@@ -7,6 +7,7 @@
 #ifndef SHMRING_HASH_INTERNAL_H
 #define SHMRING_HASH_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,35 @@ uint32_t shmring__haproxy_full_hash(uint32_t value);
 /* The hash of KEY by KIND (see enum key_hash), with HASH the parameters' hash. */
 uint64_t shmring__key_hash_by(enum key_hash kind, shmring_hash_t hash, const void *key,
                               size_t len);
+
+/*
+ * Whether the key hashes KIND_A with HASH_A and KIND_B with HASH_B are one function:
+ * whether shmring__key_hash_by() gives every key that is UTF-8 the same 64-bit value
+ * by both, so that two snapshots hashing keys so place each key in one hash space.
+ * Pairs of different kinds can be (ring's md5 is not ketama's, but twemproxy's and
+ * hashring's md5 are). spymemcached's md5 and crc32 are the same as ketama's and
+ * twemproxy's crc32 only for UTF-8: a key that is not stands for the string it
+ * decodes to, which spymemcached's clients, holding Java strings, send as other
+ * bytes; so no key of theirs is hashed differently.
+ */
+bool shmring__key_hash_same(enum key_hash kind_a, shmring_hash_t hash_a,
+                            enum key_hash kind_b, shmring_hash_t hash_b);
+
+/*
+ * The values a key hash takes: OFFSET + m x 2^SHIFT for m below 2^BITS (BITS + SHIFT
+ * <= 64), each as often as the others for keys hashed at random. The peers' 32-bit
+ * hashes sit in the top half (SHIFT 32), and libmemcached's crc32 keeps 15 bits of
+ * the CRC-32 there, so that its keys reach only the bottom 2^-17 of the hash space:
+ * a key's share of a piece of the hash space is not the piece's length.
+ */
+struct key_hash_range {
+    unsigned bits;
+    unsigned shift;
+    uint64_t offset;
+};
+
+/* The range of the key hash KIND with HASH (as shmring__key_hash_by() computes it). */
+struct key_hash_range shmring__key_hash_range(enum key_hash kind, shmring_hash_t hash);
 
 /* The hash a snapshot of ALGORITHM (a valid one) with HASH gives KEY for its
  * lookups: its description's key hash. */

@@ -8,13 +8,18 @@
  * point >= h, wrapping to the first point; so the hash space falls into pieces
  * [p(k-1) + 1, p(k) + 1), each owned by point k, plus the wrap-around piece past the
  * last point, owned by the first. Maglev gives h to slot floor(h x T / 2^64), whose
- * piece is [ceil(s x 2^64 / T), ceil((s + 1) x 2^64 / T)). Ketama hashes keys and
- * points into the top 32 bits, so its pieces hold keys in proportion to their
- * lengths just the same.
+ * piece is [ceil(s x 2^64 / T), ceil((s + 1) x 2^64 / T)).
+ *
+ * A piece's share is the share of the values the key hash takes that fall in it
+ * (shmring__key_hash_range()), each taken as often: its length over 2^64 for a
+ * 64-bit hash. The peers' 32-bit hashes take the multiples of 2^32, so a piece
+ * between two of their points holds keys in proportion to its length just the same;
+ * libmemcached's 15-bit crc32 takes only the first 2^15 of them, below 2^47.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_internal.h"
 #include "snapshot_handle_internal.h"
 #include "snapshot_internal.h"
 #include "text_internal.h"
@@ -22,7 +27,6 @@
 typedef unsigned __int128 wide_t;
 
 #define HASH_SPACE ((wide_t)1 << 64)
-#define HASH_SPACE_DOUBLE 18446744073709551616.0 /* 2^64 */
 #define NO_NODE UINT32_MAX
 
 /* A snapshot with up nodes seen as its consecutive pieces of the hash space. */
@@ -50,6 +54,30 @@ static void pieces_of(const void *buffer, struct pieces *out)
         out->points = snapshot_section_at(buffer, &h->points);
         out->count = (uint64_t)h->point_count + 1;
     }
+}
+
+/* The values of the key hash of the snapshot with header H. */
+static struct key_hash_range range_of(const struct snapshot_header *h)
+{
+    return shmring__key_hash_range(shmring__algorithm_valid(h->algorithm)->key_hash,
+                                   (shmring_hash_t)h->hash);
+}
+
+/* How many of the values of R lie below X (at most 2^64). */
+static wide_t values_below(const struct key_hash_range *r, wide_t x)
+{
+    if (x <= r->offset)
+        return 0;
+    wide_t below = (x - r->offset + ((wide_t)1 << r->shift) - 1) >> r->shift;
+    wide_t all = (wide_t)1 << r->bits;
+    return below < all ? below : all;
+}
+
+/* The share of the values of R that COUNT of them make. */
+static double share_of(const struct key_hash_range *r, wide_t count)
+{
+    /* 2^bits as a double, exactly. */
+    return (double)count / (double)((wide_t)1 << r->bits);
 }
 
 /* The first hash of piece K (K == count: 2^64, the end of the last piece). */
@@ -106,19 +134,19 @@ int shmring_snapshot_shares(const shmring_snapshot_t *snapshot, double *shares,
             shares[i] /= h->table_size;
         return 0;
     }
-    /* A point owns the arc from its predecessor (exclusive) up to itself; the first
-     * point also owns the wrap-around arc past the last one. */
+    /* A point owns the key hashes from its predecessor (exclusive) up to itself; the
+     * first point also owns those past the last one. Each point's count is divided
+     * once. */
     const struct snapshot_point *points =
         snapshot_section_at(snapshot->buffer, &h->points);
+    struct key_hash_range range = range_of(h);
+    wide_t past_last = ((wide_t)1 << range.bits) -
+                       values_below(&range, (wide_t)points[h->point_count - 1].point + 1);
     for (uint32_t i = 0; i < h->point_count; i++) {
-        uint64_t previous = points[i == 0 ? h->point_count - 1 : i - 1].point;
-        uint64_t arc = points[i].point - previous; /* wraps modulo 2^64 for i == 0 */
-        /* When every point is equal (one point, or points that all collide), the
-         * first one owns the whole ring: 2^64, which wrapped to 0 above. */
-        if (i == 0 && arc == 0)
-            shares[points[i].node_index] += 1.0;
-        else
-            shares[points[i].node_index] += (double)arc / HASH_SPACE_DOUBLE;
+        wide_t below = i == 0 ? 0 : values_below(&range, (wide_t)points[i - 1].point + 1);
+        wide_t owned = values_below(&range, (wide_t)points[i].point + 1) - below;
+        shares[points[i].node_index] +=
+            share_of(&range, i == 0 ? owned + past_last : owned);
     }
     return 0;
 }
@@ -175,27 +203,22 @@ static int match_names(const void *from, const void *to, uint32_t *match)
     return 0;
 }
 
-/* Whether the two snapshots give every key the same hash, so that their pieces of
- * the hash space can be compared. */
+/*
+ * Whether the two snapshots give every key the same hash, so that their pieces of
+ * the hash space can be compared. The algorithms' kinds of key hash decide it, with
+ * the hash where a kind reads it (shmring__key_hash_same()): the same hash parameter
+ * means different functions to different kinds (ring's md5 takes 64 bits of the
+ * MD5, ketama's the first word in the top half). The pieces need nothing of the
+ * points but their positions in that space: every ring-type lookup takes the first
+ * point at or after the key's hash, and the maglev tables compared here take its
+ * slot by multiply-high.
+ */
 static bool same_key_hash(const struct snapshot_header *a,
                           const struct snapshot_header *b)
 {
-    /* uhashring's and hashring's key hashes are their own, by their hash. */
-    enum key_hash a_kind = shmring__algorithm_valid(a->algorithm)->key_hash;
-    enum key_hash b_kind = shmring__algorithm_valid(b->algorithm)->key_hash;
-    if (a_kind == KEY_HASH_UHASHRING || a_kind == KEY_HASH_HASHRING ||
-        b_kind == KEY_HASH_UHASHRING || b_kind == KEY_HASH_HASHRING)
-        return a_kind == b_kind && a->hash == b->hash;
-    bool a_ketama = a->algorithm == SHMRING_ALGORITHM_KETAMA;
-    bool b_ketama = b->algorithm == SHMRING_ALGORITHM_KETAMA;
-    /* Envoy's two hash keys with xxHash64, whatever their point hash. */
-    bool a_envoy = a->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
-                   a->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
-    bool b_envoy = b->algorithm == SHMRING_ALGORITHM_ENVOY_MAGLEV ||
-                   b->algorithm == SHMRING_ALGORITHM_ENVOY_RING;
-    if (a_envoy || b_envoy)
-        return a_envoy == b_envoy;
-    return a_ketama == b_ketama && (a_ketama || a->hash == b->hash);
+    return shmring__key_hash_same(
+        shmring__algorithm_valid(a->algorithm)->key_hash, (shmring_hash_t)a->hash,
+        shmring__algorithm_valid(b->algorithm)->key_hash, (shmring_hash_t)b->hash);
 }
 
 /* The share of maglev slots whose owners differ, for tables of one size. */
@@ -221,18 +244,20 @@ static double moved_pieces(const void *before, const void *after, const uint32_t
     struct pieces a, b;
     pieces_of(before, &a);
     pieces_of(after, &b);
+    /* One key hash (same_key_hash()), so one range. */
+    struct key_hash_range range = range_of(a.header);
     wide_t moved = 0, position = 0;
     uint64_t i = 0, j = 0;
     while (position < HASH_SPACE) {
         wide_t end_a = piece_start(&a, i + 1), end_b = piece_start(&b, j + 1);
         wide_t end = end_a < end_b ? end_a : end_b;
         if (match[piece_owner(&a, i)] != piece_owner(&b, j))
-            moved += end - position;
+            moved += values_below(&range, end) - values_below(&range, position);
         position = end;
         i += end_a == end;
         j += end_b == end;
     }
-    return (double)moved / HASH_SPACE_DOUBLE;
+    return share_of(&range, moved);
 }
 
 /* Whether node I of A and node J of B are one node to a node algorithm: the same

@@ -5,6 +5,8 @@
  * the widely published digest of "The quick brown fox jumps over the lazy dog"
  * (6c1b07bc7bbc4be347939ac4a93c437a).
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +209,187 @@ START_TEST(hashes_differ_from_each_other)
 }
 END_TEST
 
+/* Keys of every shape a key hash treats apart: ASCII, UTF-8 beyond ASCII (bytes
+ * >= 0x80, which nutcracker's signed `char` widens, and a character beyond U+FFFF,
+ * two UTF-16 code units to spymemcached), the empty key; and keys that are not UTF-8
+ * (bytes that never are, an encoded surrogate), which spymemcached decodes first. */
+#define SAMPLE_KEYS 64
+
+static size_t sample_key(char *buf, size_t i, bool utf8)
+{
+    static const char *const utf8_prefixes[] = {
+        "key:", "caf\xc3\xa9:", "\xf0\x9f\x98\x80", "\xe2\x82\xac"};
+    static const char *const other_prefixes[] = {"\xff\xfe", "\xed\xa0\x80", "a\xc3"};
+    if (utf8 && i == 0)
+        return 0;
+    const char *prefix = utf8 ? utf8_prefixes[i % COUNT_OF(utf8_prefixes)]
+                              : other_prefixes[i % COUNT_OF(other_prefixes)];
+    return (size_t)snprintf(buf, 32, "%s%zu", prefix, i);
+}
+
+/* One (algorithm, hash) pair that a node set may have, with its key hashes of the
+ * sample keys that are UTF-8 and of those that are not. */
+struct key_hash_use {
+    const struct placement_algorithm *algorithm;
+    shmring_hash_t hash;
+    uint64_t utf8[SAMPLE_KEYS];
+    uint64_t other[SAMPLE_KEYS];
+};
+
+/* Every algorithm with every hash it takes. */
+static size_t key_hash_uses(struct key_hash_use *uses, size_t room)
+{
+    size_t count = 0;
+    for (size_t a = 0; a < shmring__algorithm_count(); a++) {
+        const struct placement_algorithm *algorithm = shmring__algorithm((unsigned)a);
+        for (unsigned h = 0; algorithm != NULL && h < 64; h++) {
+            if ((algorithm->hashes & PLACEMENT_HASH_BIT(h)) == 0)
+                continue;
+            ck_assert_uint_lt(count, room);
+            struct key_hash_use *use = &uses[count++];
+            use->algorithm = algorithm;
+            use->hash = (shmring_hash_t)h;
+            for (size_t k = 0; k < SAMPLE_KEYS; k++) {
+                char key[32];
+                size_t len = sample_key(key, k, true);
+                use->utf8[k] = shmring__key_hash_any(algorithm->id, use->hash, key, len);
+                len = sample_key(key, k, false);
+                use->other[k] = shmring__key_hash_any(algorithm->id, use->hash, key, len);
+            }
+        }
+    }
+    return count;
+}
+
+/*
+ * shmring__key_hash_same() against the key hashes themselves, for every two
+ * (algorithm, hash) pairs a node set may have: when it says same, every sample key
+ * that is UTF-8 has one hash by both, and so has every other key unless spymemcached
+ * hashes it; when it says different, some sample key's hashes differ.
+ */
+START_TEST(key_hash_same_iff_equal_hashes)
+{
+    static struct key_hash_use uses[256];
+    size_t count = key_hash_uses(uses, COUNT_OF(uses));
+    size_t same_pairs = 0, same_kinds_differ = 0;
+    for (size_t i = 0; i < count; i++) {
+        for (size_t j = 0; j < count; j++) {
+            const struct key_hash_use *x = &uses[i], *y = &uses[j];
+            bool same = shmring__key_hash_same(x->algorithm->key_hash, x->hash,
+                                               y->algorithm->key_hash, y->hash);
+            bool equal = memcmp(x->utf8, y->utf8, sizeof(x->utf8)) == 0;
+            bool spymemcached = x->algorithm->key_hash == KEY_HASH_SPYMEMCACHED ||
+                                y->algorithm->key_hash == KEY_HASH_SPYMEMCACHED;
+            if (!spymemcached)
+                equal = equal && memcmp(x->other, y->other, sizeof(x->other)) == 0;
+            ck_assert_msg(same == equal, "%s/%s against %s/%s: same %d, equal %d",
+                          x->algorithm->name, shmring_hash_name(x->hash),
+                          y->algorithm->name, shmring_hash_name(y->hash), same, equal);
+            same_pairs += same && i < j;
+            same_kinds_differ += same && x->algorithm->key_hash != y->algorithm->key_hash;
+        }
+    }
+    /* Not vacuous: the table has pairs of both answers, across kinds too. */
+    ck_assert_uint_gt(same_kinds_differ, 0);
+    ck_assert_uint_gt(count * (count - 1) / 2, same_pairs);
+}
+END_TEST
+
+/*
+ * Every sample key's hash is in its range, and the range is not wider than the
+ * hashes: some of the 128 keys reach its top half (all of them miss it with a chance
+ * of 2^-128 for a hash that fills it evenly; djb2 of short keys, which does not,
+ * still reaches it).
+ */
+START_TEST(key_hash_range_holds_the_hashes)
+{
+    static struct key_hash_use uses[256];
+    size_t count = key_hash_uses(uses, COUNT_OF(uses));
+    size_t narrow = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct key_hash_use *use = &uses[i];
+        struct key_hash_range range =
+            shmring__key_hash_range(use->algorithm->key_hash, use->hash);
+        ck_assert_uint_le(range.bits + range.shift, 64);
+        if (range.bits == 64)
+            continue;
+        narrow += range.bits < 32;
+        uint64_t highest = 0;
+        for (size_t k = 0; k < 2 * SAMPLE_KEYS; k++) {
+            uint64_t value = k < SAMPLE_KEYS ? use->utf8[k] : use->other[k - SAMPLE_KEYS];
+            uint64_t m = (value - range.offset) >> range.shift;
+            ck_assert_msg((value - range.offset) % (UINT64_C(1) << range.shift) == 0 &&
+                              m < (UINT64_C(1) << range.bits),
+                          "%s/%s: %" PRIx64 " is not in its range", use->algorithm->name,
+                          shmring_hash_name(use->hash), value);
+            highest = m > highest ? m : highest;
+        }
+        ck_assert_msg(highest >= (UINT64_C(1) << (range.bits - 1)),
+                      "%s/%s: no hash in the top half of its range", use->algorithm->name,
+                      shmring_hash_name(use->hash));
+    }
+    /* twemproxy's and spymemcached's crc32. */
+    ck_assert_uint_eq(narrow, 2);
+}
+END_TEST
+
+/* The one difference that shmring__key_hash_same() leaves out: spymemcached's md5 of
+ * a key that is not UTF-8 is the MD5 of the string it decodes to. */
+START_TEST(key_hash_same_spymemcached_not_utf8)
+{
+    const char *key = "\xff\xfe";
+    ck_assert(shmring__key_hash_same(KEY_HASH_SPYMEMCACHED, SHMRING_HASH_MD5,
+                                     KEY_HASH_KETAMA, SHMRING_HASH_MD5));
+    ck_assert_uint_ne(
+        shmring__key_hash_by(KEY_HASH_SPYMEMCACHED, SHMRING_HASH_MD5, key, strlen(key)),
+        shmring__key_hash_by(KEY_HASH_KETAMA, SHMRING_HASH_MD5, key, strlen(key)));
+    /* Two U+FFFD, whose UTF-8 is what spymemcached hashes for it. */
+    const char *decoded = "\xef\xbf\xbd\xef\xbf\xbd";
+    ck_assert_uint_eq(
+        shmring__key_hash_by(KEY_HASH_SPYMEMCACHED, SHMRING_HASH_MD5, key, strlen(key)),
+        shmring__key_hash_by(KEY_HASH_KETAMA, SHMRING_HASH_MD5, decoded,
+                             strlen(decoded)));
+}
+END_TEST
+
+/* The pairs whose answer the moved-share prediction turned on, by name. */
+START_TEST(key_hash_same_named_pairs)
+{
+    /* ring's md5 is 64 bits of the MD5, ketama's its first word in the top half. */
+    ck_assert(!shmring__key_hash_same(KEY_HASH_PARAMS, SHMRING_HASH_MD5, KEY_HASH_KETAMA,
+                                      SHMRING_HASH_MD5));
+    /* ketama reads no hash: libmemcached's and libketama's are one. */
+    ck_assert(shmring__key_hash_same(KEY_HASH_KETAMA, SHMRING_HASH_MD5, KEY_HASH_KETAMA,
+                                     SHMRING_HASH_XXH3));
+    ck_assert(!shmring__key_hash_same(KEY_HASH_PARAMS, SHMRING_HASH_XXH3, KEY_HASH_PARAMS,
+                                      SHMRING_HASH_MD5));
+    ck_assert(shmring__key_hash_same(KEY_HASH_TWEMPROXY, SHMRING_HASH_MD5,
+                                     KEY_HASH_KETAMA, SHMRING_HASH_MD5));
+    ck_assert(shmring__key_hash_same(KEY_HASH_HASHRING, SHMRING_HASH_MD5, KEY_HASH_KETAMA,
+                                     SHMRING_HASH_MD5));
+    ck_assert(!shmring__key_hash_same(KEY_HASH_HASHRING, SHMRING_HASH_SHA1,
+                                      KEY_HASH_KETAMA, SHMRING_HASH_MD5));
+    ck_assert(shmring__key_hash_same(KEY_HASH_PARAMS, SHMRING_HASH_CRC32, KEY_HASH_CRC32,
+                                     SHMRING_HASH_CRC32));
+    ck_assert(shmring__key_hash_same(KEY_HASH_TWEMPROXY, SHMRING_HASH_CRC32A,
+                                     KEY_HASH_CRC32, SHMRING_HASH_CRC32));
+    ck_assert(shmring__key_hash_same(KEY_HASH_HAPROXY, SHMRING_HASH_CRC32, KEY_HASH_CRC32,
+                                     SHMRING_HASH_CRC32));
+    /* The same hash parameter, another function: libmemcached's fifteen bits. */
+    ck_assert(!shmring__key_hash_same(KEY_HASH_TWEMPROXY, SHMRING_HASH_CRC32,
+                                      KEY_HASH_CRC32, SHMRING_HASH_CRC32));
+    ck_assert(shmring__key_hash_same(KEY_HASH_SPYMEMCACHED, SHMRING_HASH_CRC32,
+                                     KEY_HASH_TWEMPROXY, SHMRING_HASH_CRC32));
+    ck_assert(!shmring__key_hash_same(KEY_HASH_SPYMEMCACHED, SHMRING_HASH_FNV1A_32,
+                                      KEY_HASH_TWEMPROXY, SHMRING_HASH_FNV1A_32));
+    ck_assert(!shmring__key_hash_same(KEY_HASH_UHASHRING, SHMRING_HASH_KETAMA,
+                                      KEY_HASH_KETAMA, SHMRING_HASH_MD5));
+    /* Envoy's xxHash64, whatever the points' hash. */
+    ck_assert(shmring__key_hash_same(KEY_HASH_XXH64, SHMRING_HASH_MURMUR2, KEY_HASH_XXH64,
+                                     SHMRING_HASH_XXH64));
+}
+END_TEST
+
 static Suite *hash_suite(void)
 {
     Suite *s = suite_create("hash");
@@ -215,7 +398,9 @@ static Suite *hash_suite(void)
     TEST_CASE(s, "fnv1a_crc32", fnv1a_vectors, crc32_key_hash);
     TEST_CASE(s, "murmur3", murmur3_strings, murmur3_every_tail_length);
     TEST_CASE(s, "xxh3", xxh3_matches_libxxhash);
-    TEST_CASE(s, "key_hash", key_hash_follows_algorithm, hashes_differ_from_each_other);
+    TEST_CASE(s, "key_hash", key_hash_follows_algorithm, hashes_differ_from_each_other,
+              key_hash_same_iff_equal_hashes, key_hash_same_spymemcached_not_utf8,
+              key_hash_same_named_pairs, key_hash_range_holds_the_hashes);
     return s;
 }
 

@@ -25,15 +25,19 @@
 
 static const char *const names[] = {"A", "B", "C", "D"};
 
-/* A node set of the first COUNT of `names` (weight 1, up) with PARAMS. */
+/* A node set of the first COUNT of `names` (weight 1, up, with an address, which
+ * nginx requires) with PARAMS. */
 static shmring_nodeset_t *named_set(const shmring_params_t *params, size_t count)
 {
     shmring_nodeset_t *set;
     ck_assert_int_eq(shmring_nodeset_new(&set), 0);
     ck_assert_int_eq(shmring_nodeset_set_params(set, params), 0);
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
+        char address[32];
+        snprintf(address, sizeof(address), "10.0.0.%zu:11211", i + 1);
         ck_assert_int_eq(
-            shmring_nodeset_add(set, names[i], NULL, 1, SHMRING_STATE_UP, NULL), 0);
+            shmring_nodeset_add(set, names[i], address, 1, SHMRING_STATE_UP, NULL), 0);
+    }
     return set;
 }
 
@@ -295,6 +299,134 @@ START_TEST(different_hashes_by_chance)
 }
 END_TEST
 
+/*
+ * Which key hashes are one: the algorithms' kinds of key hash decide, with the hash
+ * where the kind reads it. Each pair is halves (A 2^62, B 3 x 2^62) against a quarter
+ * (A 2^62, B 2^63): compared piece by piece, (2^63, 3 x 2^62] moves, 1/4; by chance,
+ * 1 - (1/2 x 3/4 + 1/2 x 1/4) = 1/2. Halves against halves: 0 by pieces, 1/2 by
+ * chance. Every value is exact in a double.
+ */
+START_TEST(key_hash_kinds_decide)
+{
+    static const struct {
+        shmring_algorithm_t before_algorithm;
+        shmring_hash_t before_hash;
+        shmring_algorithm_t after_algorithm;
+        shmring_hash_t after_hash;
+        bool same; /* one key hash: compared piece by piece */
+    } pairs[] = {
+        /* 64 bits of the MD5 against its first word in the top half. */
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5, false},
+        {SHMRING_ALGORITHM_MAGLEV, SHMRING_HASH_MD5, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5, false},
+        {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5, true},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, SHMRING_ALGORITHM_RING,
+         SHMRING_HASH_MD5, false},
+        /* nutcracker's and npm hashring's md5 are ketama's word. */
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MD5, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5, true},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5, true},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_SHA1, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5, false},
+        /* spymemcached's md5 is ketama's for every key that is UTF-8. */
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_MD5, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5, true},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_NATIVE, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5, false},
+        /* zlib's CRC-32 in the top half, under four names. */
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_CRC32, SHMRING_ALGORITHM_NGINX,
+         SHMRING_HASH_CRC32, true},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32A, SHMRING_ALGORITHM_NGINX,
+         SHMRING_HASH_CRC32, true},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32, SHMRING_ALGORITHM_RING,
+         SHMRING_HASH_CRC32, true},
+        {SHMRING_ALGORITHM_HAPROXY, SHMRING_HASH_CRC32_AVALANCHE, SHMRING_ALGORITHM_NGINX,
+         SHMRING_HASH_CRC32, false},
+    };
+    const uint64_t halves[] = {TWO_TO_62, 3 * TWO_TO_62};
+    const uint64_t quarter[] = {TWO_TO_62, TWO_TO_63};
+    const uint32_t owners[] = {0, 1};
+    for (size_t i = 0; i < COUNT_OF(pairs); i++) {
+        shmring_params_t x =
+            params_of(pairs[i].before_algorithm, pairs[i].before_hash, 160, 0);
+        shmring_params_t y =
+            params_of(pairs[i].after_algorithm, pairs[i].after_hash, 160, 0);
+        shmring_snapshot_t *x_halves =
+            pairs[i].before_algorithm == SHMRING_ALGORITHM_MAGLEV
+                ? hand_table(x.hash, 2, 2, owners)
+                : hand_ring(&x, 2, halves, owners, 2);
+        shmring_snapshot_t *y_halves = hand_ring(&y, 2, halves, owners, 2);
+        shmring_snapshot_t *y_quarter = hand_ring(&y, 2, quarter, owners, 2);
+        double expected_halves = pairs[i].same ? 0.0 : 0.5;
+        double expected_quarter = pairs[i].same ? 0.25 : 0.5;
+        ck_assert_msg(moved(x_halves, y_halves) == expected_halves &&
+                          moved(y_halves, x_halves) == expected_halves &&
+                          moved(x_halves, y_quarter) == expected_quarter &&
+                          moved(y_quarter, x_halves) == expected_quarter,
+                      "%s/%s against %s/%s: %.17g and %.17g",
+                      shmring_algorithm_name(pairs[i].before_algorithm),
+                      shmring_hash_name(pairs[i].before_hash),
+                      shmring_algorithm_name(pairs[i].after_algorithm),
+                      shmring_hash_name(pairs[i].after_hash), moved(x_halves, y_halves),
+                      moved(x_halves, y_quarter));
+        shmring_snapshot_free(x_halves);
+        shmring_snapshot_free(y_halves);
+        shmring_snapshot_free(y_quarter);
+    }
+}
+END_TEST
+
+/*
+ * libmemcached's crc32 (twemproxy's and spymemcached's) keeps 15 bits of the CRC-32,
+ * so keys hash to m x 2^32 for m below 2^15, all below 2^47: a piece holds the keys
+ * of the multiples it covers, whatever its length.
+ */
+START_TEST(narrow_key_hash_exact)
+{
+    const uint32_t owners[] = {0, 1};
+    /* A at 2^13 x 2^32 owns m <= 2^13 and m > 2^14: 3 x 2^13 of 2^15; B the rest. */
+    const uint64_t narrow[] = {UINT64_C(1) << 45, UINT64_C(1) << 46};
+    /* B back at 3 x 2^12 x 2^32: B gives A m in (3 x 2^12, 2^14], 2^12 of 2^15. */
+    const uint64_t narrower[] = {UINT64_C(1) << 45, UINT64_C(3) << 44};
+    shmring_params_t spymemcached =
+        params_of(SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_CRC32, 160, 0);
+    shmring_params_t twemproxy =
+        params_of(SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32, 160, 0);
+    shmring_snapshot_t *before = hand_ring(&spymemcached, 2, narrow, owners, 2);
+    shmring_snapshot_t *after = hand_ring(&spymemcached, 2, narrower, owners, 2);
+    shmring_snapshot_t *other = hand_ring(&twemproxy, 2, narrower, owners, 2);
+    double shares[2];
+    ck_assert_int_eq(shmring_snapshot_shares(before, shares, 2), 0);
+    ck_assert(shares[0] == 0.75 && shares[1] == 0.25);
+    ck_assert(moved(before, after) == 0.125);
+    /* twemproxy's crc32 is the same function: compared piece by piece. */
+    ck_assert(moved(before, other) == 0.125);
+
+    /* Points above 2^47 leave every key to the first point: A. */
+    const uint64_t halves[] = {TWO_TO_62, 3 * TWO_TO_62};
+    const uint64_t quarter[] = {TWO_TO_62, TWO_TO_63};
+    shmring_snapshot_t *wide = hand_ring(&twemproxy, 2, halves, owners, 2);
+    ck_assert_int_eq(shmring_snapshot_shares(wide, shares, 2), 0);
+    ck_assert(shares[0] == 1.0 && shares[1] == 0.0);
+    /* Against ring's crc32, zlib's CRC-32, by chance: B's 1/4 of a quarter ring
+     * moves, and B's 1/2 of halves. */
+    shmring_params_t ring = params_of(SHMRING_ALGORITHM_RING, SHMRING_HASH_CRC32, 1, 0);
+    shmring_snapshot_t *ring_quarter = hand_ring(&ring, 2, quarter, owners, 2);
+    shmring_snapshot_t *ring_halves = hand_ring(&ring, 2, halves, owners, 2);
+    ck_assert(moved(wide, ring_quarter) == 0.25);
+    ck_assert(moved(ring_halves, wide) == 0.5);
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
+    shmring_snapshot_free(other);
+    shmring_snapshot_free(wide);
+    shmring_snapshot_free(ring_quarter);
+    shmring_snapshot_free(ring_halves);
+}
+END_TEST
+
 /* Owners are compared by name: ids and node-set order do not count. (Addresses
  * place ketama's points, as libmemcached's do, so they stay the same here.) */
 START_TEST(nodes_matched_by_name)
@@ -411,6 +543,9 @@ static shmring_snapshot_t *changed(shmring_nodeset_t *set, const char *what)
     int err = 0;
     if (strcmp(what, "add") == 0)
         err = shmring_nodeset_add(set, "extra", NULL, 1, SHMRING_STATE_UP, NULL);
+    else if (strcmp(what, "add an address") == 0)
+        err = shmring_nodeset_add(set, "extra", "10.0.1.0:11211", 1, SHMRING_STATE_UP,
+                                  NULL);
     else if (strcmp(what, "remove") == 0)
         err = shmring_nodeset_remove(set, "node-0");
     else if (strcmp(what, "down") == 0)
@@ -472,6 +607,98 @@ START_TEST(agrees_with_sampled_keys_across_shapes)
 }
 END_TEST
 
+/*
+ * Algorithms that hash keys alike or not, by their kinds of key hash: the exact share
+ * (compared piece by piece) or the share by chance (unrelated hashes) each agrees
+ * with the keys. Ring's md5 against libketama's is one hash parameter for two
+ * functions: compared piece by piece, it would say 91.12% where 89.83% of these keys
+ * move, beyond the bound.
+ */
+START_TEST(agrees_with_sampled_keys_across_key_hashes)
+{
+    static const struct {
+        shmring_algorithm_t before_algorithm;
+        shmring_hash_t before_hash;
+        shmring_algorithm_t after_algorithm;
+        shmring_hash_t after_hash;
+    } pairs[] = {
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_LIBKETAMA, SHMRING_HASH_MD5, SHMRING_ALGORITHM_RING,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_KETAMA, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_MD5, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_HASHRING, SHMRING_HASH_MD5, SHMRING_ALGORITHM_KETAMA,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_CRC32, SHMRING_ALGORITHM_NGINX,
+         SHMRING_HASH_CRC32},
+        {SHMRING_ALGORITHM_SPYMEMCACHED, SHMRING_HASH_MD5, SHMRING_ALGORITHM_LIBKETAMA,
+         SHMRING_HASH_MD5},
+        {SHMRING_ALGORITHM_RING, SHMRING_HASH_XXH3, SHMRING_ALGORITHM_RING,
+         SHMRING_HASH_MD5},
+    };
+    for (size_t i = 0; i < COUNT_OF(pairs); i++) {
+        shmring_nodeset_t *x =
+            test_nodeset(10, pairs[i].before_algorithm, pairs[i].before_hash);
+        shmring_nodeset_t *y =
+            test_nodeset(10, pairs[i].after_algorithm, pairs[i].after_hash);
+        shmring_snapshot_t *before = test_snapshot(x);
+        shmring_snapshot_t *after = test_snapshot(y);
+        char what[96];
+        snprintf(what, sizeof(what), "%s %s -> %s %s, 10 nodes",
+                 shmring_algorithm_name(pairs[i].before_algorithm),
+                 shmring_hash_name(pairs[i].before_hash),
+                 shmring_algorithm_name(pairs[i].after_algorithm),
+                 shmring_hash_name(pairs[i].after_hash));
+        check_against_sample(before, after, what);
+        shmring_snapshot_free(before);
+        shmring_snapshot_free(after);
+        shmring_nodeset_free(x);
+        shmring_nodeset_free(y);
+    }
+}
+END_TEST
+
+/* libmemcached's 15-bit crc32: spymemcached's points are hashed so too, twemproxy's
+ * by MD5 (so every key goes to the first point's node). Both need addresses, so the
+ * added node has one. */
+START_TEST(agrees_with_sampled_keys_narrow_key_hash)
+{
+    static const char *const changes[] = {"add an address", "remove", "down", "weight"};
+    static const shmring_algorithm_t algorithms[] = {SHMRING_ALGORITHM_SPYMEMCACHED,
+                                                     SHMRING_ALGORITHM_TWEMPROXY};
+    for (size_t a = 0; a < COUNT_OF(algorithms); a++) {
+        for (size_t c = 0; c < COUNT_OF(changes); c++) {
+            shmring_nodeset_t *set = test_nodeset(10, algorithms[a], SHMRING_HASH_CRC32);
+            shmring_snapshot_t *before = test_snapshot(set);
+            shmring_snapshot_t *after = changed(set, changes[c]);
+            char what[64];
+            snprintf(what, sizeof(what), "%s crc32, 10 nodes, %s",
+                     shmring_algorithm_name(algorithms[a]), changes[c]);
+            check_against_sample(before, after, what);
+            shmring_snapshot_free(before);
+            shmring_snapshot_free(after);
+            shmring_nodeset_free(set);
+        }
+    }
+    /* twemproxy's node of every key down: every key moves. */
+    shmring_nodeset_t *set =
+        test_nodeset(10, SHMRING_ALGORITHM_TWEMPROXY, SHMRING_HASH_CRC32);
+    shmring_snapshot_t *before = test_snapshot(set);
+    shmring_node_t owner;
+    ck_assert_int_eq(shmring_snapshot_lookup(before, "key:0", 5, &owner), 0);
+    ck_assert_int_eq(shmring_nodeset_set_state(set, owner.name, SHMRING_STATE_DOWN), 0);
+    shmring_snapshot_t *after = test_snapshot(set);
+    ck_assert(moved(before, after) == 1.0);
+    check_against_sample(before, after, "twemproxy crc32, 10 nodes, its node down");
+    shmring_snapshot_free(before);
+    shmring_snapshot_free(after);
+    shmring_nodeset_free(set);
+}
+END_TEST
+
 /* Adding one node to a ring moves exactly the keys it now owns: its share. */
 START_TEST(added_node_takes_its_share)
 {
@@ -497,9 +724,12 @@ static Suite *keyspace_suite(void)
     TEST_CASE(s, "shares", shares_need_room_for_every_node, shares_of_hand_built_arcs);
     TEST_CASE(s, "exact", ring_arcs_exact, maglev_slots_exact, maglev_sizes_differ_exact,
               ring_against_maglev_exact, different_hashes_by_chance,
-              nodes_matched_by_name, nothing_to_place);
+              key_hash_kinds_decide, narrow_key_hash_exact, nodes_matched_by_name,
+              nothing_to_place);
     TEST_CASE(s, "sampled", agrees_with_sampled_keys,
-              agrees_with_sampled_keys_across_shapes, added_node_takes_its_share);
+              agrees_with_sampled_keys_across_shapes,
+              agrees_with_sampled_keys_across_key_hashes,
+              agrees_with_sampled_keys_narrow_key_hash, added_node_takes_its_share);
     return s;
 }
 
