@@ -328,7 +328,8 @@ static void read_identity(int proc_fd, struct process *p)
  * stat() of the object behind a /proc magic link (PATH in DIR_FD), filling the fields
  * the census uses. AT_STATX_DONT_SYNC: a file system that would ask a server (a FUSE
  * server of another user's, which could take forever to answer) answers from what it
- * has. Returns 0 or -1 with errno set.
+ * has. Returns 0 or the failure's errno value (never 0: a caller may take 0 to
+ * mean that *ST was filled).
  */
 static int object_stat(int dir_fd, const char *path, struct stat *st)
 {
@@ -336,7 +337,7 @@ static int object_stat(int dir_fd, const char *path, struct stat *st)
     if (statx(dir_fd, path, AT_STATX_DONT_SYNC,
               STATX_TYPE | STATX_MODE | STATX_INO | STATX_UID | STATX_NLINK | STATX_SIZE,
               &stx) != 0)
-        return -1;
+        return errno != 0 ? errno : EIO;
     memset(st, 0, sizeof(*st));
     st->st_mode = stx.stx_mode;
     st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
@@ -412,7 +413,7 @@ static int mapping_object(struct census *c, int proc_fd, const struct process *p
          * meanwhile (to have another's superseded version judged by its failure)
          * loses this one mapping of its own from the census, nothing else. */
         struct stat st;
-        int failure = object_stat(proc_fd, path, &st) == 0 ? 0 : errno;
+        int failure = object_stat(proc_fd, path, &st);
         if (failure == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino)
             first.verdict = verdict_of(c, &st);
         else if (failure == EPERM || failure == EACCES)
