@@ -83,7 +83,7 @@ local function errmsg(code)
 end
 _M.strerror = errmsg
 
-local EINVAL, EBADRING = _M.EINVAL, _M.EBADRING
+local EINVAL, EBADRING, ELEASE = _M.EINVAL, _M.EBADRING, _M.ELEASE
 
 -- SHMRING_DEFAULT_DIRECTORY, a macro the FFI cannot see.
 local DEFAULT_DIRECTORY = "/dev/shm"
@@ -639,9 +639,10 @@ function Ring:acquire(key)
 end
 
 -- Ends LEASE, taken by this ring's acquire(): its node's in-flight count goes down
--- by one. Returns true, or nil, err, code: shmring.ELEASE for a lease already
--- released; shmring.EINVAL once the ring is closed (closing gave back every lease
--- the handle held). A value that is not a lease of this ring raises.
+-- by one. Returns true, or nil, err, shmring.ELEASE for a lease already released.
+-- Closing the ring gave back every lease the handle held: the first release after
+-- it returns true, as in the other bindings. A value that is not a lease of this
+-- ring raises.
 function Ring:release(lease)
     if getmetatable(lease) ~= Lease then
         error("shmring: release() takes a lease that acquire() returned", 2)
@@ -654,9 +655,15 @@ function Ring:release(lease)
     ffi_gc(cdata, nil)
     local handle = self.handle
     if handle == nil then
-        return nil, ERR_CLOSED, EINVAL
+        -- The library can no longer tell a released lease: the lease says.
+        if lease._released then
+            return nil, errmsg(ELEASE), ELEASE
+        end
+        lease._released = true
+        return true
     end
     local rc = C.shmring_release(handle, cdata)
+    lease._released = true
     if rc ~= 0 then
         return nil, errmsg(rc), rc
     end
