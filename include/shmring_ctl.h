@@ -1095,6 +1095,22 @@ SHMRING_API void shmring_ring_readers_free(shmring_ring_readers_t *readers);
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_percent);
 
+/*
+ * shmring_writer_set_board() with the board's sizes: ENTRIES node entries (a node
+ * beyond them takes plain lookups), 1,024 to 65,536, and SLOTS slots (worker handles;
+ * the handles beyond them take plain lookups), 1 to 1,024, with ENTRIES x SLOTS at
+ * most 16,777,216 (2^24). 0 is automatic: SLOTS 128; ENTRIES twice the current
+ * version's node count rounded up to a power of two, at least 1,024 and at most
+ * what the limits leave. For a board of GROUP that the ring has, 0 keeps its count
+ * (its entries as long as they hold the ring's nodes); other sizes replace it by a
+ * new board (counts start at 0). Only a board of 1,024 entries and 128 slots is
+ * bounded by readers of 0.4 and older (docs/upgrading.md). Returns the codes of
+ * shmring_writer_set_board() and SHMRING_ELIMIT (sizes out of these limits).
+ */
+SHMRING_API SHMRING_MUST_CHECK int
+shmring_writer_set_board_sized(shmring_writer_t *w, gid_t group, uint32_t balance_percent,
+                               uint32_t entries, uint32_t slots);
+
 /* Sets the balance factor of the writer's ring, kept for its load board whether or
  * not it has one yet (0: none). Returns 0 or SHMRING_EBADFACTOR. */
 SHMRING_API SHMRING_MUST_CHECK int
@@ -1141,8 +1157,11 @@ typedef struct shmring_board_info {
     /* The current version's nodes, in node order; the library's until
      * shmring_board_info_free(). */
     shmring_board_node_t *nodes;
+    /* The board's sizes: its slots (worker handles) and node entries. */
+    uint32_t slot_count;
+    uint32_t entry_count;
     /* Room to grow (see shmring.h). */
-    uint64_t reserved[4];
+    uint64_t reserved[3];
 } shmring_board_info_t;
 
 /*

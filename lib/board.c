@@ -22,24 +22,34 @@ void (*shmring__board_hook)(enum board_step step);
  * member does, and no worker may spin on that. */
 #define CAS_ATTEMPTS_MAX 1000
 
-static size_t totals_offset(void)
+/* The segment's parts, in order: header, SLOTS slots, SLOTS totals, ENTRIES entries,
+ * then the cells, entry by entry. The totals are padded to 8 bytes for the entries'
+ * 64-bit words (an odd slot count leaves 4 bytes over); at 128 slots that adds
+ * nothing, and the default layout is the one 0.3 and 0.4 readers know. */
+static size_t totals_offset(uint32_t slots)
 {
-    return sizeof(struct board_header) + BOARD_SLOTS * sizeof(struct board_slot);
+    return sizeof(struct board_header) + (size_t)slots * sizeof(struct board_slot);
 }
 
-static size_t entries_offset(void)
+static size_t entries_offset(uint32_t slots)
 {
-    return totals_offset() + BOARD_SLOTS * sizeof(uint32_t);
+    size_t end = totals_offset(slots) + (size_t)slots * sizeof(uint32_t);
+    return (end + 7) & ~(size_t)7;
 }
 
-static size_t cells_offset(void)
+static size_t cells_offset(uint32_t slots, uint32_t entries)
 {
-    return entries_offset() + BOARD_ENTRIES * sizeof(struct board_entry);
+    return entries_offset(slots) + (size_t)entries * sizeof(struct board_entry);
 }
 
-size_t shmring__board_size(void)
+size_t shmring__board_size(uint32_t slots, uint32_t entries)
 {
-    return cells_offset() + (size_t)BOARD_ENTRIES * BOARD_SLOTS * sizeof(uint32_t);
+    /* The limits keep every product below 2^27: no overflow in any size_t. */
+    if (slots < BOARD_SLOTS_MIN || slots > BOARD_SLOTS_MAX ||
+        entries < BOARD_ENTRIES_MIN || entries > BOARD_ENTRIES_MAX ||
+        (uint64_t)slots * entries > BOARD_CELLS_MAX)
+        return 0;
+    return cells_offset(slots, entries) + (size_t)entries * slots * sizeof(uint32_t);
 }
 
 int shmring__board_record(const void *control, struct board_record *out)
@@ -67,15 +77,18 @@ int shmring__board_record(const void *control, struct board_record *out)
     return SHMRING_ENOENT;
 }
 
-static void board_layout(void *base, size_t size, int shmid, struct board *out)
+static void board_layout(void *base, size_t size, int shmid, uint32_t slots,
+                         uint32_t entries, struct board *out)
 {
     /* The segment is page-aligned and every offset keeps its part's alignment. */
     unsigned char *bytes = base;
     out->header = base;
     out->slots = (void *)(bytes + sizeof(struct board_header));
-    out->totals = (void *)(bytes + totals_offset());
-    out->entries = (void *)(bytes + entries_offset());
-    out->cells = (void *)(bytes + cells_offset());
+    out->totals = (void *)(bytes + totals_offset(slots));
+    out->entries = (void *)(bytes + entries_offset(slots));
+    out->cells = (void *)(bytes + cells_offset(slots, entries));
+    out->slot_count = slots;
+    out->entry_count = entries;
     out->size = size;
     out->shmid = shmid;
 }
@@ -93,7 +106,14 @@ static bool segment_expected(const struct shmid_ds *segment,
 int shmring__board_attach(const struct board_record *record, uid_t owner,
                           struct board *out)
 {
-    if (record->size != shmring__board_size() || record->shmid < 0)
+    /* Above any board's size: an upper bound of every part (only the owner writes
+     * the record; this keeps a damaged one from mapping gigabytes). */
+    const uint64_t size_bound =
+        sizeof(struct board_header) +
+        (uint64_t)BOARD_SLOTS_MAX * (sizeof(struct board_slot) + sizeof(uint32_t)) + 8 +
+        (uint64_t)BOARD_ENTRIES_MAX * sizeof(struct board_entry) +
+        (uint64_t)BOARD_CELLS_MAX * sizeof(uint32_t);
+    if (record->size > size_bound || record->shmid < 0)
         return SHMRING_EBOARD;
     struct shmid_ds segment;
     if (shmctl(record->shmid, IPC_STAT, &segment) != 0)
@@ -110,17 +130,26 @@ int shmring__board_attach(const struct board_record *record, uid_t owner,
     /* Checked again once attached: a segment removed and another created under the
      * same id in between (ids come back only after the whole id space turned) has
      * another nonce. */
-    board_layout(base, record->size, record->shmid, out);
-    out->nonce = record->nonce;
-    const struct board_header *h = out->header;
+    const volatile struct board_header *h = base;
+    /* The counts are read once: a group member may rewrite them at any time, and
+     * only the copy checked here bounds the indexes from now on. The layout they
+     * give must fill exactly the segment that the owner recorded and that IPC_STAT
+     * reports (checked equal above and again below): no index can then reach
+     * past the segment, whatever the header says later. */
+    uint32_t slots = h->slot_count;
+    uint32_t entries = h->entry_count;
     int err = 0;
     if (shmctl(record->shmid, IPC_STAT, &segment) != 0 ||
         !segment_expected(&segment, record, owner))
         err = SHMRING_EBOARD;
     else if (h->magic != BOARD_MAGIC || h->layout_version != BOARD_LAYOUT_VERSION ||
              h->header_size != sizeof(struct board_header) || h->nonce != record->nonce ||
-             h->slot_count != BOARD_SLOTS || h->entry_count != BOARD_ENTRIES)
+             shmring__board_size(slots, entries) != record->size)
         err = SHMRING_EBOARD;
+    if (err == 0) {
+        board_layout(base, record->size, record->shmid, slots, entries, out);
+        out->nonce = record->nonce;
+    }
     if (err != 0) {
         shmdt(base);
         memset(out, 0, sizeof(*out));
@@ -140,13 +169,13 @@ void shmring__board_detach(struct board *board)
 static uint32_t slots_in_use(const struct board *board)
 {
     uint32_t high = atomic_load_explicit(&board->header->slot_high, memory_order_relaxed);
-    return high > BOARD_SLOTS ? BOARD_SLOTS : high;
+    return high > board->slot_count ? board->slot_count : high;
 }
 
 uint64_t shmring__board_node_count(const struct board *board, uint32_t entry,
                                    uint32_t incarnation)
 {
-    const _Atomic uint32_t *cells = board->cells + (size_t)entry * BOARD_SLOTS;
+    const _Atomic uint32_t *cells = board->cells + (size_t)entry * board->slot_count;
     uint32_t used = slots_in_use(board);
     uint64_t sum = 0;
     for (uint32_t s = 0; s < used; s++) {
@@ -173,49 +202,143 @@ static uint32_t tag_incarnation(uint64_t tag)
     return (uint32_t)(tag >> 32) & 0xffu;
 }
 
+/* Whether TAG is a present entry's (not being dropped), and whether a free one's. */
+static bool tag_present(uint64_t tag)
+{
+    return (tag & (ENTRY_PRESENT | ENTRY_DROPPING)) == ENTRY_PRESENT;
+}
+
+static bool tag_free(uint64_t tag)
+{
+    return (tag & (ENTRY_PRESENT | ENTRY_DROPPING)) == 0;
+}
+
+/* Claims the free entry E whose tag was *TAG for ID: true, with the new tag in *TAG;
+ * false, with the tag found there in *TAG, when someone changed it meanwhile. */
+static bool entry_claim(const struct board *board, uint32_t e, uint32_t id, uint64_t *tag)
+{
+    /* A free entry's cells were set to its incarnation and zero when it was
+     * dropped (see drop_entry), so the new node starts at 0. */
+    uint64_t claimed = ENTRY_PRESENT | ((uint64_t)tag_incarnation(*tag) << 32) | id;
+    if (atomic_compare_exchange_strong_explicit(&board->entries[e].tag, tag, claimed,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        *tag = claimed;
+        return true;
+    }
+    return false;
+}
+
 bool shmring__board_entry_find(const struct board *board, uint32_t id, uint32_t *entry,
                                uint64_t *tag)
 {
     uint64_t free_tag = 0;
-    uint32_t free_entry = BOARD_ENTRIES;
+    uint32_t free_entry = UINT32_MAX;
     for (int attempt = 0; attempt < 4; attempt++) {
-        for (uint32_t e = 0; e < BOARD_ENTRIES; e++) {
+        for (uint32_t e = 0; e < board->entry_count; e++) {
             uint64_t t =
                 atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
-            if ((t & (ENTRY_PRESENT | ENTRY_DROPPING)) == ENTRY_PRESENT &&
-                (uint32_t)t == id) {
+            if (tag_present(t) && (uint32_t)t == id) {
                 *entry = e;
                 *tag = t;
                 return true;
             }
-            if ((t & (ENTRY_PRESENT | ENTRY_DROPPING)) == 0 &&
-                free_entry == BOARD_ENTRIES) {
+            if (tag_free(t) && free_entry == UINT32_MAX) {
                 free_entry = e;
                 free_tag = t;
             }
         }
-        if (free_entry == BOARD_ENTRIES)
+        if (free_entry == UINT32_MAX)
             return false;
-        /* A free entry's cells were set to its incarnation and zero when it was
-         * dropped (see drop_entry), so the new node starts at 0. */
-        uint64_t claimed =
-            ENTRY_PRESENT | ((uint64_t)tag_incarnation(free_tag) << 32) | id;
-        if (atomic_compare_exchange_strong_explicit(
-                &board->entries[free_entry].tag, &free_tag, claimed, memory_order_acq_rel,
-                memory_order_acquire)) {
+        if (entry_claim(board, free_entry, id, &free_tag)) {
             *entry = free_entry;
-            *tag = claimed;
+            *tag = free_tag;
             return true;
         }
-        free_entry = BOARD_ENTRIES;
+        free_entry = UINT32_MAX;
     }
     return false;
+}
+
+/* A node wanted by shmring__board_entries_find(): its id and its place in IDS. */
+struct wanted {
+    uint32_t id;
+    uint32_t index;
+};
+
+static int compare_wanted(const void *a, const void *b)
+{
+    uint32_t x = ((const struct wanted *)a)->id, y = ((const struct wanted *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* The wanted node of id ID in WANTED (COUNT, sorted), or NULL. */
+static const struct wanted *wanted_find(const struct wanted *wanted, size_t count,
+                                        uint32_t id)
+{
+    struct wanted probe = {.id = id};
+    return bsearch(&probe, wanted, count, sizeof(*wanted), compare_wanted);
+}
+
+int shmring__board_entries_find(const struct board *board, const uint32_t *ids,
+                                size_t count, uint32_t *entries, uint64_t *tags)
+{
+    /* What shmring__board_entry_find() does node by node, in one pass over the
+     * entries: a node takes its lowest present entry, and the nodes that have none
+     * take the lowest free entries, in id order, with the same compare-and-swap.
+     * Two workers making maps for the same nodes claim the same entries in the
+     * same order: the one that loses an entry finds the winner's node in it and
+     * takes it, as the single-node find's rescan would; a node found claimed there
+     * by another worker is taken the same way. */
+    struct wanted *wanted = malloc((count > 0 ? count : 1) * sizeof(*wanted));
+    if (wanted == NULL)
+        return SHMRING_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        wanted[i] = (struct wanted){.id = ids[i], .index = (uint32_t)i};
+        entries[i] = UINT32_MAX;
+    }
+    qsort(wanted, count, sizeof(*wanted), compare_wanted);
+    for (uint32_t e = 0; e < board->entry_count; e++) {
+        uint64_t t = atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
+        const struct wanted *w =
+            tag_present(t) ? wanted_find(wanted, count, (uint32_t)t) : NULL;
+        if (w != NULL && entries[w->index] == UINT32_MAX) {
+            entries[w->index] = e;
+            tags[w->index] = t;
+        }
+    }
+    uint32_t next_free = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint32_t i = wanted[k].index;
+        /* Each entry is looked at once in this phase, whoever wins its races. */
+        while (entries[i] == UINT32_MAX && next_free < board->entry_count) {
+            uint32_t e = next_free++;
+            uint64_t t =
+                atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
+            if (tag_free(t) && entry_claim(board, e, wanted[k].id, &t)) {
+                entries[i] = e;
+                tags[i] = t;
+                break;
+            }
+            if (!tag_present(t))
+                continue;
+            /* Taken: by another worker for this node, or for another of ours that
+             * has no entry yet (which takes it); or for a node we do not want. */
+            const struct wanted *w = wanted_find(wanted, count, (uint32_t)t);
+            if (w != NULL && entries[w->index] == UINT32_MAX) {
+                entries[w->index] = e;
+                tags[w->index] = t;
+            }
+        }
+    }
+    free(wanted);
+    return 0;
 }
 
 bool shmring__board_count(const struct board *board, uint32_t slot, uint32_t entry,
                           uint64_t tag)
 {
-    _Atomic uint32_t *cell = &board->cells[(size_t)entry * BOARD_SLOTS + slot];
+    _Atomic uint32_t *cell = &board->cells[(size_t)entry * board->slot_count + slot];
     uint32_t incarnation = tag_incarnation(tag);
     uint32_t old = atomic_load_explicit(cell, memory_order_relaxed);
     for (int attempt = 0;; attempt++) {
@@ -238,7 +361,7 @@ bool shmring__board_count(const struct board *board, uint32_t slot, uint32_t ent
 void shmring__board_uncount(const struct board *board, uint32_t slot, uint32_t entry,
                             uint64_t tag)
 {
-    _Atomic uint32_t *cell = &board->cells[(size_t)entry * BOARD_SLOTS + slot];
+    _Atomic uint32_t *cell = &board->cells[(size_t)entry * board->slot_count + slot];
     uint32_t incarnation = tag_incarnation(tag);
     uint32_t old = atomic_load_explicit(cell, memory_order_relaxed);
     for (int attempt = 0; attempt < CAS_ATTEMPTS_MAX &&
@@ -307,7 +430,7 @@ static void self_identity(uint64_t *start_time, uint64_t *pid_namespace)
 int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *slot,
                               uint32_t *epoch)
 {
-    for (uint32_t s = 0; s < BOARD_SLOTS; s++) {
+    for (uint32_t s = 0; s < board->slot_count; s++) {
         uint32_t state =
             atomic_load_explicit(&board->slots[s].state, memory_order_acquire);
         if ((state & 3u) != SLOT_FREE)
@@ -353,8 +476,8 @@ int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *
 static void slot_clear(const struct board *board, uint32_t s)
 {
     struct board_slot *slot = &board->slots[s];
-    for (uint32_t e = 0; e < BOARD_ENTRIES; e++) {
-        _Atomic uint32_t *cell = &board->cells[(size_t)e * BOARD_SLOTS + s];
+    for (uint32_t e = 0; e < board->entry_count; e++) {
+        _Atomic uint32_t *cell = &board->cells[(size_t)e * board->slot_count + s];
         uint32_t old = atomic_load_explicit(cell, memory_order_relaxed);
         if (CELL_COUNT(old) != 0)
             atomic_store_explicit(cell, old & ~BOARD_COUNT_MAX, memory_order_relaxed);
@@ -441,9 +564,9 @@ static void drop_entry(const struct board *board, uint32_t e, uint64_t tag)
             &board->entries[e].tag, &tag, tag | ENTRY_DROPPING, memory_order_acq_rel,
             memory_order_acquire))
         return;
-    for (uint32_t s = 0; s < BOARD_SLOTS; s++)
-        atomic_store_explicit(&board->cells[(size_t)e * BOARD_SLOTS + s], next << 24,
-                              memory_order_relaxed);
+    for (uint32_t s = 0; s < board->slot_count; s++)
+        atomic_store_explicit(&board->cells[(size_t)e * board->slot_count + s],
+                              next << 24, memory_order_relaxed);
     atomic_store_explicit(&board->entries[e].overflow, 0, memory_order_relaxed);
     /* Free for claiming only now that its cells are reset. */
     atomic_store_explicit(&board->entries[e].tag, dropping, memory_order_release);
@@ -455,9 +578,9 @@ unsigned shmring__board_sweep(const struct board *board, int lock_fd, uint32_t o
     unsigned reclaimed = 0;
     /* Every slot, not only those below the high mark: a group member may have
      * lowered it. */
-    for (uint32_t s = 0; s < BOARD_SLOTS; s++)
+    for (uint32_t s = 0; s < board->slot_count; s++)
         reclaimed += s != own_slot && slot_reclaim(board, lock_fd, s) ? 1u : 0u;
-    for (uint32_t e = 0; ids != NULL && e < BOARD_ENTRIES; e++) {
+    for (uint32_t e = 0; ids != NULL && e < board->entry_count; e++) {
         uint64_t tag = atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
         uint32_t id = (uint32_t)tag;
         if ((tag & ENTRY_PRESENT) != 0 && (tag & ENTRY_DROPPING) == 0 &&

@@ -60,10 +60,12 @@ static void segment_remove(const struct board_record *record)
         shmctl(record->shmid, IPC_RMID, NULL);
 }
 
-/* Creates a board segment for GROUP into *RECORD (shmid, nonce, size). */
-static int segment_create(gid_t group, struct board_record *record)
+/* Creates a board segment of SLOTS slots and ENTRIES entries (valid sizes) for GROUP
+ * into *RECORD (shmid, nonce, size). */
+static int segment_create(gid_t group, uint32_t slots, uint32_t entries,
+                          struct board_record *record)
 {
-    size_t size = shmring__board_size();
+    size_t size = shmring__board_size(slots, entries);
     uint64_t nonce = 0;
     while (nonce == 0) {
         if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
@@ -84,8 +86,8 @@ static int segment_create(gid_t group, struct board_record *record)
     h->layout_version = BOARD_LAYOUT_VERSION;
     h->header_size = sizeof(*h);
     h->nonce = nonce;
-    h->slot_count = BOARD_SLOTS;
-    h->entry_count = BOARD_ENTRIES;
+    h->slot_count = slots;
+    h->entry_count = entries;
     atomic_thread_fence(memory_order_release);
     h->magic = BOARD_MAGIC;
     shmdt(h);
@@ -130,11 +132,49 @@ static int lock_file_prepare(int dir_fd, gid_t group)
     return err;
 }
 
+/* The number of nodes of the writer's current version (0 before the first). */
+static uint32_t ring_node_count(shmring_writer_t *w)
+{
+    const shmring_snapshot_t *current;
+    if (shmring_writer_snapshot(w, &current) != 0)
+        return 0;
+    shmring_snapshot_info_t info;
+    shmring_snapshot_info(current, &info);
+    return info.node_count;
+}
+
+/* The automatic entry count for NODES nodes on a board of SLOTS slots: room for the
+ * ring to double, in a power of two, at least the default and within the limits. */
+static uint32_t entries_for(uint32_t nodes, uint32_t slots)
+{
+    uint64_t entries = 1;
+    while (entries < nodes)
+        entries <<= 1;
+    entries *= 2;
+    uint32_t most = BOARD_CELLS_MAX / slots;
+    if (most > BOARD_ENTRIES_MAX)
+        most = BOARD_ENTRIES_MAX;
+    if (entries > most)
+        entries = most;
+    return entries < BOARD_ENTRIES_MIN ? BOARD_ENTRIES_MIN : (uint32_t)entries;
+}
+
 int shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_percent)
+{
+    return shmring_writer_set_board_sized(w, group, balance_percent, 0, 0);
+}
+
+int shmring_writer_set_board_sized(shmring_writer_t *w, gid_t group,
+                                   uint32_t balance_percent, uint32_t entries,
+                                   uint32_t slots)
 {
     if (balance_percent != 0 && balance_percent != BALANCE_KEEP &&
         (balance_percent < BALANCE_PERCENT_MIN || balance_percent > BALANCE_PERCENT_MAX))
         return SHMRING_EBADFACTOR;
+    if ((entries != 0 && (entries < BOARD_ENTRIES_MIN || entries > BOARD_ENTRIES_MAX)) ||
+        (slots != 0 && (slots < BOARD_SLOTS_MIN || slots > BOARD_SLOTS_MAX)) ||
+        (entries != 0 && slots != 0 && shmring__board_size(slots, entries) == 0))
+        return SHMRING_ELIMIT;
     int dir_fd;
     struct stat dir_st;
     struct control_block *control = shmring__writer_control(w, &dir_fd, &dir_st);
@@ -149,24 +189,48 @@ int shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_
     } else if (balance_percent == BALANCE_KEEP) {
         balance_percent = old.balance_percent;
     }
+    uint32_t nodes = ring_node_count(w);
     if (had && old.group == group) {
-        /* The same board: only the factor changes. */
+        /* The same board: only the factor changes, unless other sizes are asked
+         * for, or the automatic entry count when the board has fewer entries than
+         * the ring has nodes. */
         struct board probe;
         int err = shmring__board_attach(&old, geteuid(), &probe);
         if (err == 0) {
+            uint32_t want_slots = slots != 0 ? slots : probe.slot_count;
+            uint32_t want_entries = entries;
+            if (want_entries == 0)
+                want_entries =
+                    probe.entry_count >= nodes &&
+                            shmring__board_size(want_slots, probe.entry_count) != 0
+                        ? probe.entry_count
+                        : entries_for(nodes, want_slots);
+            bool same =
+                want_slots == probe.slot_count && want_entries == probe.entry_count;
             shmring__board_detach(&probe);
-            int lock_err = lock_file_prepare(dir_fd, group);
-            if (lock_err != 0)
-                return lock_err;
-            record = old;
-            record.balance_percent = balance_percent;
-            record_store(control, true, &record);
-            return 0;
+            if (same) {
+                int lock_err = lock_file_prepare(dir_fd, group);
+                if (lock_err != 0)
+                    return lock_err;
+                record = old;
+                record.balance_percent = balance_percent;
+                record_store(control, true, &record);
+                return 0;
+            }
+            slots = want_slots;
+            entries = want_entries;
         }
     }
+    /* A new board, replacing any other (its counts start at 0). */
+    if (slots == 0)
+        slots = BOARD_SLOTS_DEFAULT;
+    if (entries == 0)
+        entries = entries_for(nodes, slots);
+    if (shmring__board_size(slots, entries) == 0)
+        return SHMRING_ELIMIT;
     int err = lock_file_prepare(dir_fd, group);
     if (err == 0)
-        err = segment_create(group, &record);
+        err = segment_create(group, slots, entries, &record);
     if (err != 0)
         return err;
     record.balance_percent = balance_percent;
@@ -254,6 +318,19 @@ int shmring_balance_factor_parse(const char *text, uint32_t *percent)
     return 0;
 }
 
+/* A node of a version by id, for matching board entries to nodes in one pass. */
+struct node_by_id {
+    uint32_t id;
+    uint32_t index;
+};
+
+static int compare_node_by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const struct node_by_id *)a)->id;
+    uint32_t y = ((const struct node_by_id *)b)->id;
+    return (x > y) - (x < y);
+}
+
 /* Fills OUT's nodes from the validated snapshot BUFFER and the attached BOARD. */
 static int board_info_nodes(const void *buffer, const struct board *board,
                             shmring_board_info_t *out)
@@ -262,33 +339,50 @@ static int board_info_nodes(const void *buffer, const struct board *board,
     const struct snapshot_node *nodes = snapshot_section_at(buffer, &h->nodes);
     out->node_count = h->node_count;
     out->nodes = calloc(h->node_count > 0 ? h->node_count : 1, sizeof(*out->nodes));
-    if (out->nodes == NULL)
+    struct node_by_id *by_id =
+        malloc((h->node_count > 0 ? h->node_count : 1) * sizeof(*by_id));
+    if (out->nodes == NULL || by_id == NULL) {
+        free(by_id);
         return SHMRING_ENOMEM;
+    }
     uint64_t up_weight = 0;
     for (uint32_t i = 0; i < h->node_count; i++) {
         if (nodes[i].state == SHMRING_STATE_UP)
             up_weight += nodes[i].weight;
+        by_id[i] = (struct node_by_id){.id = nodes[i].id, .index = i};
     }
+    qsort(by_id, h->node_count, sizeof(*by_id), compare_node_by_id);
+    /* Found without claiming (a node that no lease touched has no entry yet), in
+     * one pass: a node's count is its lowest present entry's, as a worker finds. */
+    bool *found = calloc(h->node_count > 0 ? h->node_count : 1, sizeof(*found));
+    if (found == NULL) {
+        free(by_id);
+        return SHMRING_ENOMEM;
+    }
+    for (uint32_t e = 0; e < board->entry_count; e++) {
+        uint64_t tag = atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
+        if ((tag & (ENTRY_PRESENT | ENTRY_DROPPING)) != ENTRY_PRESENT)
+            continue;
+        struct node_by_id probe = {.id = (uint32_t)tag};
+        const struct node_by_id *match =
+            bsearch(&probe, by_id, h->node_count, sizeof(*by_id), compare_node_by_id);
+        if (match == NULL || found[match->index])
+            continue;
+        found[match->index] = true;
+        shmring_board_node_t *n = &out->nodes[match->index];
+        n->in_flight = shmring__board_node_count(board, e, (uint32_t)(tag >> 32) & 0xffu);
+        n->overflow =
+            atomic_load_explicit(&board->entries[e].overflow, memory_order_relaxed);
+    }
+    free(found);
+    free(by_id);
+    const char *strings = snapshot_section_at(buffer, &h->strings);
     for (uint32_t i = 0; i < h->node_count; i++) {
         shmring_board_node_t *n = &out->nodes[i];
         n->id = nodes[i].id;
         n->weight = nodes[i].weight;
-        const char *strings = snapshot_section_at(buffer, &h->strings);
         memcpy(n->name, strings + nodes[i].name_offset, nodes[i].name_length);
         n->up = nodes[i].state == SHMRING_STATE_UP;
-        /* Found without claiming: a node that no lease touched has no entry yet. */
-        for (uint32_t e = 0; e < BOARD_ENTRIES; e++) {
-            uint64_t tag =
-                atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
-            if ((tag & (ENTRY_PRESENT | ENTRY_DROPPING)) == ENTRY_PRESENT &&
-                (uint32_t)tag == n->id) {
-                n->in_flight =
-                    shmring__board_node_count(board, e, (uint32_t)(tag >> 32) & 0xffu);
-                n->overflow = atomic_load_explicit(&board->entries[e].overflow,
-                                                   memory_order_relaxed);
-                break;
-            }
-        }
         if (n->up && out->balance_percent != 0)
             n->capacity = shmring__board_capacity(out->balance_percent, out->in_flight,
                                                   nodes[i].weight, up_weight);
@@ -344,7 +438,9 @@ int shmring_ring_board(const char *ring, const shmring_open_options_t *options,
             atomic_load_explicit(&h->retired_first, memory_order_relaxed);
         info.candidates_tried =
             atomic_load_explicit(&h->retired_tried, memory_order_relaxed);
-        for (uint32_t s = 0; s < BOARD_SLOTS; s++) {
+        info.slot_count = board.slot_count;
+        info.entry_count = board.entry_count;
+        for (uint32_t s = 0; s < board.slot_count; s++) {
             const struct board_slot *slot = &board.slots[s];
             if ((atomic_load_explicit(&slot->state, memory_order_relaxed) & 3u) ==
                 SLOT_CLAIMED)

@@ -39,10 +39,17 @@
  * carry an 8-bit incarnation, bumped when the entry is dropped, so that a lease
  * taken on a removed node is never released into a new node's count.
  *
+ * Sizes. The owner chooses the board's slot and entry counts when it creates it
+ * (shmring_writer_set_board_sized()) and writes them into the header, which a group
+ * member can rewrite: a reader reads them once, at attach, checks them against the
+ * limits below and the layout they give against the size the owner recorded in the
+ * control object and the size IPC_STAT reports, and uses its own copy from then on.
+ *
  * A hostile member of the group can write any of this. Every value read is clamped
- * (counts to BOARD_COUNT_MAX, indexes to the board's bounds) and only ever weighs
- * the choice among the key's own candidates, the up nodes of a validated version:
- * it can skew loads among them, never route elsewhere, crash a worker or block one.
+ * (counts to BOARD_COUNT_MAX, indexes to the board's bounds as attach read them) and only
+ * ever weighs the choice among the key's own candidates, the up nodes of a validated
+ * version: it can skew loads among them, never route elsewhere, crash a worker or block
+ * one.
  */
 #ifndef SHMRING_BOARD_INTERNAL_H
 #define SHMRING_BOARD_INTERNAL_H
@@ -59,9 +66,22 @@
 #define BOARD_FILE "board"
 #define BOARD_MODE 0660
 #define BOARD_FILE_MODE 0640
-/* Slots (worker handles) and node entries of a board. */
-#define BOARD_SLOTS 128u
-#define BOARD_ENTRIES 1024u
+/* Slots (worker handles) and node entries of a board: the owner chooses them when it
+ * creates the board and writes them into its header; readers take them from there,
+ * within these limits. The defaults are the only sizes that 0.3 and 0.4 readers
+ * accept (they check the segment's size against this one layout), so a board of the
+ * default sizes stays byte-identical to theirs. */
+#define BOARD_SLOTS_DEFAULT 128u
+#define BOARD_ENTRIES_DEFAULT 1024u
+#define BOARD_SLOTS_MIN 1u
+/* Keeps the ring's total (slots x BOARD_COUNT_MAX) below 2^34, which
+ * shmring__board_capacity()'s 64-bit product needs. */
+#define BOARD_SLOTS_MAX 1024u
+#define BOARD_ENTRIES_MIN 1024u
+#define BOARD_ENTRIES_MAX 65536u
+/* Entries x slots: 64 MiB of cells at most, so that a sweep clearing one slot's
+ * cells or a reader's scan stays short. */
+#define BOARD_CELLS_MAX (UINT32_C(1) << 24)
 /* The largest count a cell or a slot total is read as (24 bits). */
 #define BOARD_COUNT_MAX 0xffffffu
 /* How often a handle looks for slots of dead workers, at its next acquire. */
@@ -155,13 +175,18 @@ struct board {
     _Atomic uint32_t *totals;
     struct board_entry *entries;
     _Atomic uint32_t *cells;
+    /* The header's counts as attach read and checked them: every index into the
+     * segment is bounded by these, never by what the header says later. */
+    uint32_t slot_count;
+    uint32_t entry_count;
     size_t size;
     uint64_t nonce;
     int shmid;
 };
 
-/* The size of a board segment. */
-size_t shmring__board_size(void);
+/* The size of a board segment of SLOTS slots and ENTRIES entries, or 0 when they are
+ * out of the limits above (then no board has them). */
+size_t shmring__board_size(uint32_t slots, uint32_t entries);
 
 /* The control object's board record, read whole (retrying while the owner writes
  * it): 0, or SHMRING_ENOENT when the ring has none. */
@@ -177,8 +202,9 @@ int shmring__board_record(const void *control, struct board_record *out);
 /*
  * Attaches the board RECORD names, read and write, after checking it with IPC_STAT:
  * created and owned by OWNER, of RECORD's group, mode 0660, RECORD's size; then its
- * header (magic, layout, nonce, counts). Returns 0, SHMRING_EACCES (this process may
- * not write it: not in the group), SHMRING_EBOARD (anything else is wrong) or
+ * header (magic, layout, nonce, counts within the limits, the layout they give of
+ * RECORD's size); OUT then carries the counts. Returns 0, SHMRING_EACCES (this process
+ * may not write it: not in the group), SHMRING_EBOARD (anything else is wrong) or
  * SHMRING_ENOENT (gone).
  */
 int shmring__board_attach(const struct board_record *record, uid_t owner,
@@ -192,9 +218,16 @@ uint64_t shmring__board_node_count(const struct board *board, uint32_t entry,
 uint64_t shmring__board_total(const struct board *board);
 
 /* The entry of node ID (claiming a free one if it has none), into *entry and *tag;
- * false when every entry is taken. */
+ * false when every entry is taken. O(entries). */
 bool shmring__board_entry_find(const struct board *board, uint32_t id, uint32_t *entry,
                                uint64_t *tag);
+
+/* The entries of the COUNT nodes IDS (distinct ids) at once, as
+ * shmring__board_entry_find() would find each: into ENTRIES[i] and TAGS[i], or
+ * UINT32_MAX in ENTRIES[i] when every entry is taken. O(entries log count + count
+ * log count). Returns 0 or SHMRING_ENOMEM. */
+int shmring__board_entries_find(const struct board *board, const uint32_t *ids,
+                                size_t count, uint32_t *entries, uint64_t *tags);
 
 /*
  * Claims a slot for this process: takes the read lock of its byte on LOCK_FD, then
@@ -207,7 +240,7 @@ int shmring__board_slot_claim(const struct board *board, int lock_fd, uint32_t *
 void shmring__board_slot_release(const struct board *board, int lock_fd, uint32_t slot);
 
 /*
- * Reclaims the slots but OWN_SLOT (the caller's, or BOARD_SLOTS for none) whose
+ * Reclaims the slots but OWN_SLOT (the caller's, or UINT32_MAX for none) whose
  * holders died (nobody else locks their byte on LOCK_FD), and, when IDS (COUNT sorted ids
  * of the published version) is not NULL, drops the entries of ids it does not have.
  * Returns how many slots it reclaimed.
@@ -266,9 +299,9 @@ static inline uint64_t shmring__board_capacity(uint32_t percent, uint64_t total,
                                                uint32_t weight, uint64_t up_weight)
 {
     /* In 64 bits, which a lease's hot path needs (a 128-bit division is a library
-     * call): PERCENT <= 10000 < 2^14, TOTAL + 1 <= 2^32 (the sum of at most
-     * BOARD_SLOTS totals of at most BOARD_COUNT_MAX each, 2^31, and the test's
-     * 2^32 - 1), WEIGHT < 2^16: the product is below 2^62. */
+     * call): PERCENT <= 10000 < 2^14, TOTAL + 1 <= 2^34 (the sum of at most
+     * BOARD_SLOTS_MAX totals of at most BOARD_COUNT_MAX each, below 2^34, and the
+     * test's 2^32 - 1), WEIGHT < 2^16: the product is below 2^64. */
     uint64_t numerator = (uint64_t)percent * (total + 1) * weight;
     uint64_t denominator = 100 * up_weight;
     return (numerator + denominator - 1) / denominator;

@@ -1076,16 +1076,30 @@ static const struct board_map *board_map_get(const struct view *v,
     made->ids = ids;
     const struct snapshot_header *h = snapshot_header(v->snapshot);
     const struct snapshot_node *nodes = snapshot_section_at(v->snapshot, &h->nodes);
+    for (uint32_t i = 0; i < count; i++)
+        ids[i] = nodes[i].id;
+    /* All the nodes' entries in one pass over the board, not one pass a node: a
+     * ring of 10,000 nodes on a board of 32,768 entries. */
+    uint32_t *entries = malloc((count > 0 ? count : 1) * sizeof(*entries));
+    uint64_t *tags = malloc((count > 0 ? count : 1) * sizeof(*tags));
+    if (entries == NULL || tags == NULL ||
+        shmring__board_entries_find(&ls->board, ids, count, entries, tags) != 0) {
+        free(entries);
+        free(tags);
+        board_maps_free(made);
+        return NULL;
+    }
     for (uint32_t i = 0; i < count; i++) {
         struct board_node *n = &made->nodes[i];
         n->weight = nodes[i].weight;
         n->up = nodes[i].state == SHMRING_STATE_UP;
         if (n->up)
             made->up_weight += n->weight;
-        if (!shmring__board_entry_find(&ls->board, nodes[i].id, &n->entry, &n->tag))
-            n->entry = UINT32_MAX;
-        ids[i] = nodes[i].id;
+        n->entry = entries[i];
+        n->tag = entries[i] != UINT32_MAX ? tags[i] : 0;
     }
+    free(entries);
+    free(tags);
     qsort(ids, count, sizeof(*ids), compare_u32);
     made->older = m;
     if (atomic_compare_exchange_strong_explicit(&mutable_view->board_map, &m, made,
@@ -1272,7 +1286,7 @@ int shmring_release(shmring_t *r, shmring_lease_t *lease)
     struct lease_slot *ls = atomic_load_explicit(&r->lease_slot, memory_order_acquire);
     pid_t self = atomic_load_explicit(&process_pid, memory_order_relaxed);
     if (ls == NULL || (uintptr_t)ls != lease->internal[1] || ls->pid != self ||
-        lease->internal[3] >= BOARD_ENTRIES)
+        lease->internal[3] >= ls->board.entry_count)
         return 0;
     shmring__board_uncount(&ls->board, ls->slot, (uint32_t)lease->internal[3],
                            lease->internal[2]);

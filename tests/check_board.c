@@ -375,7 +375,7 @@ static void board_attach(struct board *b)
 /* The entry of node ID on board B. */
 static uint32_t entry_of(const struct board *b, uint32_t id)
 {
-    for (uint32_t e = 0; e < BOARD_ENTRIES; e++) {
+    for (uint32_t e = 0; e < b->entry_count; e++) {
         uint64_t tag = atomic_load(&b->entries[e].tag);
         if ((tag & ENTRY_PRESENT) != 0 && (uint32_t)tag == id)
             return e;
@@ -408,14 +408,14 @@ START_TEST(test_all_full)
     struct board b;
     board_attach(&b);
     const uint32_t counts[] = {10, 4, 7};
-    uint32_t slot = BOARD_SLOTS - 1;
+    uint32_t slot = b.slot_count - 1;
     for (uint32_t id = 0; id < 3; id++) {
         uint32_t e = entry_of(&b, id);
         uint32_t incarnation = (uint32_t)(atomic_load(&b.entries[e].tag) >> 32) & 0xffu;
-        atomic_store(&b.cells[(size_t)e * BOARD_SLOTS + slot],
+        atomic_store(&b.cells[(size_t)e * b.slot_count + slot],
                      incarnation << 24 | counts[id]);
     }
-    atomic_store(&b.header->slot_high, BOARD_SLOTS);
+    atomic_store(&b.header->slot_high, b.slot_count);
     /* The slot is not claimed: a sweep leaves it alone. */
     ck_assert_int_eq(shmring_acquire(r, key, len, &lease), 0);
     ck_assert_uint_eq(lease.id, 1);
@@ -655,7 +655,9 @@ START_TEST(test_permissions)
     ck_assert_int_eq(shmctl(attack_shmid, IPC_STAT, &segment), 0);
     ck_assert_uint_eq(segment.shm_perm.mode & 0777, 0660);
     ck_assert_uint_eq(segment.shm_perm.gid, WORKERS_GROUP);
-    ck_assert_uint_eq(segment.shm_segsz, shmring__board_size());
+    ck_assert_uint_eq(segment.shm_segsz, 549632);
+    ck_assert_uint_eq(shmring__board_size(BOARD_SLOTS_DEFAULT, BOARD_ENTRIES_DEFAULT),
+                      549632);
     ck_assert_int_eq(stat(attack_board_path, &st), 0);
     ck_assert_int_eq(st.st_size, 0);
     /* The member's lease was never released: its slot is reclaimed at the next
