@@ -1107,6 +1107,10 @@ shmring_writer_set_board(shmring_writer_t *w, gid_t group, uint32_t balance_perc
  * bounded by readers of 0.4 and older (docs/upgrading.md). Returns the codes of
  * shmring_writer_set_board() and SHMRING_ELIMIT (sizes out of these limits).
  */
+#define SHMRING_BOARD_ENTRIES_MIN 1024u
+#define SHMRING_BOARD_ENTRIES_MAX 65536u
+#define SHMRING_BOARD_SLOTS_MAX 1024u
+#define SHMRING_BOARD_CELLS_MAX 16777216u
 SHMRING_API SHMRING_MUST_CHECK int
 shmring_writer_set_board_sized(shmring_writer_t *w, gid_t group, uint32_t balance_percent,
                                uint32_t entries, uint32_t slots);

@@ -76,12 +76,13 @@
 #define BOARD_SLOTS_MIN 1u
 /* Keeps the ring's total (slots x BOARD_COUNT_MAX) below 2^34, which
  * shmring__board_capacity()'s 64-bit product needs. */
-#define BOARD_SLOTS_MAX 1024u
-#define BOARD_ENTRIES_MIN 1024u
-#define BOARD_ENTRIES_MAX 65536u
-/* Entries x slots: 64 MiB of cells at most, so that a sweep clearing one slot's
- * cells or a reader's scan stays short. */
-#define BOARD_CELLS_MAX (UINT32_C(1) << 24)
+#define BOARD_SLOTS_MAX SHMRING_BOARD_SLOTS_MAX
+#define BOARD_ENTRIES_MIN SHMRING_BOARD_ENTRIES_MIN
+#define BOARD_ENTRIES_MAX SHMRING_BOARD_ENTRIES_MAX
+/* Entries x slots, 2^24: 64 MiB of cells at most, so that a sweep clearing one
+ * slot's cells or a reader's scan stays short. */
+#define BOARD_CELLS_MAX SHMRING_BOARD_CELLS_MAX
+_Static_assert(SHMRING_BOARD_CELLS_MAX == 1u << 24, "cells limit");
 /* The largest count a cell or a slot total is read as (24 bits). */
 #define BOARD_COUNT_MAX 0xffffffu
 /* How often a handle looks for slots of dead workers, at its next acquire. */

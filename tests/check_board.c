@@ -740,6 +740,190 @@ START_TEST(test_damaged_header)
 }
 END_TEST
 
+/* ---- board sizes ------------------------------------------------------------------ */
+
+/* The ring's board segment's size, as IPC_STAT reports it. */
+static size_t board_segment_size(void)
+{
+    struct shmid_ds segment;
+    ck_assert_int_eq(shmctl(board_shmid_or_none(), IPC_STAT, &segment), 0);
+    return segment.shm_segsz;
+}
+
+/*
+ * A ring of 3,000 nodes gets an automatic board of 8,192 entries (3,000 rounded up to
+ * 4,096, doubled) and 128 slots: 256 + 68 x 128 + 16 x 8,192 + 4 x 8,192 x 128 bytes.
+ * Every lease is counted, on nodes past the 1,024th too, and each node's in-flight
+ * count is exactly its leases.
+ */
+START_TEST(test_large_ring)
+{
+    enum { NODES = 3000, LEASES = 3000 };
+    static char names[NODES][16];
+    static struct node_spec nodes[NODES];
+    for (int i = 0; i < NODES; i++) {
+        snprintf(names[i], sizeof(names[i]), "n-%d", i);
+        nodes[i] = (struct node_spec){names[i], 1, SHMRING_STATE_UP};
+    }
+    publish(SHMRING_ALGORITHM_JUMP, nodes, NODES);
+    board(0);
+    ck_assert_uint_eq(board_segment_size(), 4334336);
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    static shmring_lease_t leases[LEASES];
+    static uint64_t expected[NODES];
+    memset(expected, 0, sizeof(expected));
+    unsigned past_default = 0;
+    for (int i = 0; i < LEASES; i++) {
+        char key[64];
+        size_t len = test_key(key, (uint64_t)i);
+        ck_assert_int_eq(shmring_acquire(r, key, len, &leases[i]), 0);
+        ck_assert_uint_eq(leases[i].counted, 1);
+        ck_assert_uint_lt(leases[i].id, NODES);
+        if (expected[leases[i].id]++ == 0 && leases[i].id >= 1024)
+            past_default++;
+    }
+    /* Jump spreads 3,000 keys over about 1,900 of the 3,000 nodes, two thirds of
+     * them past the 1,024th. */
+    ck_assert_uint_gt(past_default, 1000);
+    shmring_board_info_t info;
+    ck_assert_int_eq(shmring_ring_board(ring, NULL, &info), 0);
+    ck_assert_uint_eq(info.entry_count, 8192);
+    ck_assert_uint_eq(info.slot_count, 128);
+    ck_assert_uint_eq(info.in_flight, LEASES);
+    ck_assert_uint_eq(info.node_count, NODES);
+    for (size_t i = 0; i < info.node_count; i++)
+        ck_assert_uint_eq(info.nodes[i].in_flight, expected[info.nodes[i].id]);
+    shmring_board_info_free(&info);
+    for (int i = 0; i < LEASES; i++)
+        ck_assert_int_eq(shmring_release(r, &leases[i]), 0);
+    ck_assert_uint_eq(ring_in_flight(), 0);
+    shmring_close(r);
+}
+END_TEST
+
+/*
+ * A ring of up to 512 nodes gets the default board, laid out as 0.4 readers expect
+ * it (they check its size, 549,632 bytes, and its counts). Asking for the sizes it
+ * has changes only the factor; other sizes replace it, counts from 0; sizes out of
+ * the limits are refused.
+ */
+START_TEST(test_sizes)
+{
+    const struct node_spec nodes[] = {{"a", 1, SHMRING_STATE_UP},
+                                      {"b", 1, SHMRING_STATE_UP},
+                                      {"c", 1, SHMRING_STATE_UP}};
+    publish(SHMRING_ALGORITHM_RING, nodes, 3);
+    board(0);
+    ck_assert_uint_eq(board_segment_size(), 549632);
+    struct board b;
+    board_attach(&b);
+    ck_assert_uint_eq(b.slot_count, 128);
+    ck_assert_uint_eq(b.entry_count, 1024);
+    ck_assert_uint_eq((unsigned char *)b.totals - (unsigned char *)b.header, 8448);
+    ck_assert_uint_eq((unsigned char *)b.entries - (unsigned char *)b.header, 8960);
+    ck_assert_uint_eq((unsigned char *)b.cells - (unsigned char *)b.header, 25344);
+    shmring__board_detach(&b);
+    int shmid = board_shmid_or_none();
+    shmring_t *r;
+    ck_assert_int_eq(shmring_open(ring, &r), 0);
+    shmring_lease_t lease;
+    ck_assert_int_eq(shmring_acquire(r, "k", 1, &lease), 0);
+    ck_assert_uint_eq(ring_in_flight(), 1);
+    /* The same sizes, given or automatic: the same board, only the factor changes. */
+    ck_assert_int_eq(
+        shmring_writer_set_board_sized(writer, WORKERS_GROUP, 150, 1024, 128), 0);
+    ck_assert_int_eq(shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 0, 0), 0);
+    ck_assert_int_eq(board_shmid_or_none(), shmid);
+    ck_assert_uint_eq(ring_in_flight(), 1);
+    /* Out of the limits: refused, and the board is as it was. */
+    ck_assert_int_eq(shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 1023, 0),
+                     SHMRING_ELIMIT);
+    ck_assert_int_eq(shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 65537, 0),
+                     SHMRING_ELIMIT);
+    ck_assert_int_eq(shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 0, 1025),
+                     SHMRING_ELIMIT);
+    ck_assert_int_eq(
+        shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 65536, 1024),
+        SHMRING_ELIMIT);
+    ck_assert_int_eq(board_shmid_or_none(), shmid);
+    /* Other sizes: a new board, counts from 0; the old lease counts nothing down. */
+    ck_assert_int_eq(shmring_writer_set_board_sized(writer, WORKERS_GROUP, 125, 2048, 3),
+                     0);
+    ck_assert_int_ne(board_shmid_or_none(), shmid);
+    /* 256 + 68 x 3 + 4 (padding) + 16 x 2,048 + 4 x 2,048 x 3 bytes. */
+    ck_assert_uint_eq(board_segment_size(), 57808);
+    ck_assert_uint_eq(ring_in_flight(), 0);
+    ck_assert_int_eq(shmring_release(r, &lease), 0);
+    ck_assert_uint_eq(ring_in_flight(), 0);
+    shmring_lease_t leases[2];
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(shmring_acquire(r, "k", 1, &leases[i]), 0);
+        ck_assert_uint_eq(leases[i].counted, 1);
+    }
+    shmring_board_info_t info;
+    ck_assert_int_eq(shmring_ring_board(ring, NULL, &info), 0);
+    ck_assert_uint_eq(info.entry_count, 2048);
+    ck_assert_uint_eq(info.slot_count, 3);
+    ck_assert_uint_eq(info.in_flight, 2);
+    ck_assert_uint_eq(info.workers, 1);
+    shmring_board_info_free(&info);
+    /* Automatic sizes keep this board's own. */
+    ck_assert_int_eq(shmring_writer_set_board(writer, WORKERS_GROUP, 200), 0);
+    ck_assert_uint_eq(ring_in_flight(), 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(shmring_release(r, &leases[i]), 0);
+    ck_assert_uint_eq(ring_in_flight(), 0);
+    shmring_close(r);
+}
+END_TEST
+
+/*
+ * A group member rewrites the header's counts: larger than the segment holds, or
+ * other counts whose layout is not the segment's size. Whoever attaches next
+ * refuses the board (SHMRING_EBOARD, as for any damaged header): its leases are
+ * plain lookups.
+ */
+START_TEST(test_hostile_counts)
+{
+    const struct node_spec nodes[] = {{"a", 1, SHMRING_STATE_UP},
+                                      {"b", 1, SHMRING_STATE_UP}};
+    publish(SHMRING_ALGORITHM_RING, nodes, 2);
+    board(125);
+    const uint32_t claims[][2] = {
+        {65536, 256}, {1024, 1024}, {2048, 64}, {UINT32_MAX, UINT32_MAX}, {1024, 0}};
+    for (size_t c = 0; c < sizeof(claims) / sizeof(claims[0]); c++) {
+        struct board b;
+        board_attach(&b);
+        b.header->entry_count = claims[c][0];
+        b.header->slot_count = claims[c][1];
+        struct board refused;
+        int fd = open(test_object_path(ring, "control"), O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        void *control = mmap(NULL, CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        ck_assert_ptr_ne(control, MAP_FAILED);
+        struct board_record record;
+        ck_assert_int_eq(shmring__board_record(control, &record), 0);
+        munmap(control, CONTROL_SIZE);
+        ck_assert_int_eq(shmring__board_attach(&record, geteuid(), &refused),
+                         SHMRING_EBOARD);
+        shmring_board_info_t info;
+        ck_assert_int_eq(shmring_ring_board(ring, NULL, &info), SHMRING_EBOARD);
+        shmring_t *r;
+        ck_assert_int_eq(shmring_open(ring, &r), 0);
+        shmring_lease_t lease;
+        ck_assert_int_eq(shmring_acquire(r, "k", 1, &lease), 0);
+        ck_assert_uint_eq(lease.counted, 0);
+        ck_assert_int_eq(shmring_release(r, &lease), 0);
+        shmring_close(r);
+        b.header->entry_count = 1024;
+        b.header->slot_count = 128;
+        shmring__board_detach(&b);
+    }
+}
+END_TEST
+
 /* ---- workers killed at chosen instants -------------------------------------------- */
 
 static uint64_t random_state;
@@ -1016,6 +1200,44 @@ START_TEST(test_ringctl)
                                   "flight, 0 workers\n"),
                   "unexpected output");
     test_run_free(&r);
+    /* Sizes: out of range, or too many cells, are usage errors; other sizes replace
+     * the board (counts from 0), the same sizes keep it. */
+    EXPECT(2, "",
+           "ringctl: error: --nodes must be an integer from 1024 to 65536: '512'\n", "-r",
+           name, "board", "4243", "--nodes", "512");
+    EXPECT(2, "",
+           "ringctl: error: --nodes must be an integer from 1024 to 65536: '65537'\n",
+           "-r", name, "board", "4243", "--nodes", "65537");
+    EXPECT(2, "", "ringctl: error: --slots must be an integer from 1 to 1024: '0'\n",
+           "-r", name, "board", "4243", "--slots", "0");
+    EXPECT(2, "", "ringctl: error: --slots must be an integer from 1 to 1024: '1025'\n",
+           "-r", name, "board", "4243", "--slots", "1025");
+    EXPECT(2, "",
+           "ringctl: error: --nodes x --slots must be at most 16777216 (the board's "
+           "cells): 65536 x 1024\n",
+           "-r", name, "board", "4243", "--nodes", "65536", "--slots", "1024");
+    EXPECT(2, "",
+           "ringctl: error: board none takes no --nodes or --slots: it removes the "
+           "board\n",
+           "-r", name, "board", "none", "--slots", "8");
+    ck_assert_int_eq(shmring_acquire(handle, key, len, &leases[0]), 0);
+    ck_assert_uint_eq(leases[0].counted, 1);
+    RUN(&r, "-r", name, "board", "4243", "--nodes", "1024", "--slots", "128");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    shmring_board_info_t info;
+    ck_assert_int_eq(shmring_ring_board(name, NULL, &info), 0);
+    ck_assert_uint_eq(info.in_flight, 1);
+    shmring_board_info_free(&info);
+    RUN(&r, "-r", name, "board", "4243", "--nodes", "4096", "--slots", "16");
+    ck_assert_int_eq(r.status, 0);
+    test_run_free(&r);
+    ck_assert_int_eq(shmring_ring_board(name, NULL, &info), 0);
+    ck_assert_uint_eq(info.in_flight, 0);
+    ck_assert_uint_eq(info.entry_count, 4096);
+    ck_assert_uint_eq(info.slot_count, 16);
+    shmring_board_info_free(&info);
+    ck_assert_int_eq(shmring_release(handle, &leases[0]), 0);
     /* "board none" removes the board: leases become plain lookups, counted nowhere,
      * and show names no board. */
     EXPECT(2, "",
@@ -1052,7 +1274,8 @@ int main(void)
     TEST_CASE_WITH(s, "leases", &fixture, test_plain_without_board, test_no_factor,
                    test_double_release, test_counts_follow_ids, test_fork);
     TEST_CASE_WITH(s, "security", &fixture, test_permissions, test_damaged_counts,
-                   test_damaged_header);
+                   test_damaged_header, test_hostile_counts);
+    TEST_CASE_WITH(s, "sizes", &fixture, test_large_ring, test_sizes);
     TEST_CASE_WITH(s, "crash", &fixture, test_kill_at_chosen_instants);
     TEST_CASE(s, "ringctl", test_ringctl);
     return test_run_suite(s);

@@ -18,7 +18,7 @@ _ringctl_command_options() {
     case $1 in
     init) echo "--algorithm --hash --vnodes --table-size --min-ring-size --max-ring-size --mode --group --workers-group --balance-factor --min-reader --dry-run --wait" ;;
     load) echo "--balance-factor --min-reader --dry-run --wait" ;;
-    board) echo "--balance-factor --wait" ;;
+    board) echo "--balance-factor --nodes --slots --wait" ;;
     remove | weight | down | up | destroy) echo "--dry-run --wait" ;;
     add) echo "--weight --hash-key --dry-run --wait" ;;
     lookup) echo "-n -z --stdin --owner" ;;
@@ -36,7 +36,8 @@ _ringctl_takes_value() {
         --table-size | --min-ring-size | --max-ring-size | --mode | --group | --weight | \
         --hash-key | -n | --upstream | --pool | --backend | --etcd | --key | --prefix | --file | \
         --state | --metrics | --backoff-max | --cacert | --cert | --cert-key | --user | \
-        --password-file | --workers-group | --balance-factor | --min-reader) return 0 ;;
+        --password-file | --workers-group | --balance-factor | --min-reader | --nodes | \
+        --slots) return 0 ;;
     esac
     return 1
 }
@@ -142,7 +143,8 @@ _ringctl() {
         return
         ;;
     --wait | --vnodes | --table-size | --min-ring-size | --max-ring-size | --weight | \
-        --hash-key | -n | --upstream | --pool | --backend | --balance-factor | --min-reader)
+        --hash-key | -n | --upstream | --pool | --backend | --balance-factor | --min-reader | \
+        --nodes | --slots)
         COMPREPLY=()
         return
         ;;

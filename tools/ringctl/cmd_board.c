@@ -16,8 +16,9 @@ int ringctl_board_apply(struct ringctl *ctl, bool with_group, bool with_factor,
     if (err != 0)
         return ringctl_library_failure("open", ctl, err);
     if (with_group)
-        err = shmring_writer_set_board(
-            w, ctl->workers_group, with_factor ? balance_percent : SHMRING_BALANCE_KEEP);
+        err = shmring_writer_set_board_sized(
+            w, ctl->workers_group, with_factor ? balance_percent : SHMRING_BALANCE_KEEP,
+            ctl->board_entries, ctl->board_slots);
     else
         err = shmring_writer_set_balance_factor(w, balance_percent);
     shmring_writer_close(w);
@@ -38,6 +39,9 @@ static int board_remove(struct ringctl *ctl)
     if (ctl->given & OPTION(BALANCE_FACTOR))
         return ringctl_fail(EXIT_USAGE, "board none takes no --balance-factor: a ring "
                                         "without a board has no balance factor");
+    if (ctl->given & (OPTION(BOARD_NODES) | OPTION(BOARD_SLOTS)))
+        return ringctl_fail(EXIT_USAGE, "board none takes no --nodes or --slots: it "
+                                        "removes the board");
     if (ctl->dry_run)
         return EXIT_OK;
     ctl->writing = true;
@@ -59,6 +63,13 @@ int ringctl_cmd_board(struct ringctl *ctl)
     int status = ringctl_parse_group(ctl->args[0], &ctl->workers_group);
     if (status != EXIT_OK)
         return status;
+    if (ctl->board_entries != 0 && ctl->board_slots != 0 &&
+        (uint64_t)ctl->board_entries * ctl->board_slots > SHMRING_BOARD_CELLS_MAX)
+        return ringctl_fail(EXIT_USAGE,
+                            "--nodes x --slots must be at most %u (the board's cells): "
+                            "%u x %u",
+                            SHMRING_BOARD_CELLS_MAX, ctl->board_entries,
+                            ctl->board_slots);
     return ringctl_board_apply(ctl, true, (ctl->given & OPTION(BALANCE_FACTOR)) != 0,
                                ctl->balance_percent);
 }

@@ -26,12 +26,16 @@ COMMAND(load, .group = GROUP_CHANGE, .synopsis = {"load FILE|- [--min-reader V]"
         .options = OPTIONS_CHANGE | OPTION(BALANCE_FACTOR) | OPTION(MIN_READER),
         .names_ring = true)
 COMMAND(board, .group = GROUP_CHANGE,
-        .synopsis = {"board GROUP [--balance-factor C]", "board none"},
+        .synopsis = {"board GROUP [--balance-factor C] [--nodes N] [--slots M]",
+                     "board none"},
         .summary = "give the ring a load board for bounded-load leases that GROUP (the "
                    "workers') may write, or change its balance factor; a board of "
-                   "another group is replaced, its counts starting at 0; none removes "
-                   "the board (leases become plain lookups)",
-        .min_args = 1, .max_args = 1, .options = OPTION(WAIT) | OPTION(BALANCE_FACTOR),
+                   "another group or of other sizes (--nodes, --slots; by default sized "
+                   "for the ring's nodes, or the board's own) is replaced, its counts "
+                   "starting at 0; none removes the board (leases become plain lookups)",
+        .min_args = 1, .max_args = 1,
+        .options = OPTION(WAIT) | OPTION(BALANCE_FACTOR) | OPTION(BOARD_NODES) |
+                   OPTION(BOARD_SLOTS),
         .names_ring = true)
 COMMAND(add, .group = GROUP_CHANGE,
         .synopsis = {"add NAME ADDRESS [--weight W] [--hash-key K]"},

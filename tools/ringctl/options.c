@@ -120,6 +120,13 @@ const struct ringctl_option ringctl_options[] = {
      "publish for readers of release V (MAJOR.MINOR) and later: 0.4 publishes snapshot "
      "format 4, which 0.3 readers refuse; 0.0, the default, the oldest format that "
      "expresses the ring (docs/upgrading.md)"},
+    {"nodes", 0, "N", CODE_NODES, OPTION(BOARD_NODES),
+     "the load board's node entries, 1024-65536 (default: twice the ring's nodes "
+     "rounded up to a power of two, at least 1024); nodes beyond them take plain "
+     "lookups"},
+    {"slots", 0, "M", CODE_SLOTS, OPTION(BOARD_SLOTS),
+     "the load board's slots (worker handles), 1-1024 (default 128), with --nodes x "
+     "--slots at most 16777216; handles beyond them take plain lookups"},
 };
 
 const size_t ringctl_option_count = sizeof(ringctl_options) / sizeof(ringctl_options[0]);
@@ -343,6 +350,19 @@ static int parse_value(struct ringctl *ctl, int code, const char *value)
                                 "at most two decimals: '%s'",
                                 value);
         return EXIT_OK;
+    case CODE_NODES:
+        if (!parse_number(value, 10, SHMRING_BOARD_ENTRIES_MIN, SHMRING_BOARD_ENTRIES_MAX,
+                          &number))
+            return ringctl_fail(
+                EXIT_USAGE, "--nodes must be an integer from %u to %u: '%s'",
+                SHMRING_BOARD_ENTRIES_MIN, SHMRING_BOARD_ENTRIES_MAX, value);
+        ctl->board_entries = (uint32_t)number;
+        return EXIT_OK;
+    case CODE_SLOTS: {
+        int status = parse_count(value, "--slots", SHMRING_BOARD_SLOTS_MAX, &number);
+        ctl->board_slots = (uint32_t)number;
+        return status;
+    }
     case CODE_MIN_READER: {
         char extra;
         if (sscanf(value, "%u.%u%c", &ctl->min_reader_major, &ctl->min_reader_minor,

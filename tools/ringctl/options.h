@@ -49,6 +49,8 @@ enum option_code {
     CODE_WORKERS_GROUP,
     CODE_BALANCE_FACTOR,
     CODE_MIN_READER,
+    CODE_NODES,
+    CODE_SLOTS,
 };
 
 struct ringctl_option {

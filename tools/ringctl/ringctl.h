@@ -84,7 +84,9 @@ enum ringctl_exit {
     XX(PASSWORD_FILE)                                                                    \
     XX(WORKERS_GROUP)                                                                    \
     XX(BALANCE_FACTOR)                                                                   \
-    XX(MIN_READER)
+    XX(MIN_READER)                                                                       \
+    XX(BOARD_NODES)                                                                      \
+    XX(BOARD_SLOTS)
 /* clang-format on */
 
 /* OPTION_INDEX_DRY_RUN = 0, ..., one for each option that only some commands take. */
@@ -134,6 +136,8 @@ struct ringctl {
      * percent. */
     gid_t workers_group;
     uint32_t balance_percent;
+    /* board: --nodes and --slots, the board's sizes (0: automatic). */
+    uint32_t board_entries, board_slots;
     /* init and load: --min-reader MAJOR.MINOR (docs/upgrading.md). */
     unsigned min_reader_major, min_reader_minor;
     /* add: --weight, and --hash-key (NULL: none). */
