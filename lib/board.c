@@ -106,14 +106,16 @@ static bool segment_expected(const struct shmid_ds *segment,
 int shmring__board_attach(const struct board_record *record, uid_t owner,
                           struct board *out)
 {
-    /* Above any board's size: an upper bound of every part (only the owner writes
-     * the record; this keeps a damaged one from mapping gigabytes). */
+    /* Below the smallest board or above any board's size (an upper bound of every
+     * part): only the owner writes the record, and this keeps a damaged one from
+     * mapping gigabytes, or less than a header. */
     const uint64_t size_bound =
         sizeof(struct board_header) +
         (uint64_t)BOARD_SLOTS_MAX * (sizeof(struct board_slot) + sizeof(uint32_t)) + 8 +
         (uint64_t)BOARD_ENTRIES_MAX * sizeof(struct board_entry) +
         (uint64_t)BOARD_CELLS_MAX * sizeof(uint32_t);
-    if (record->size > size_bound || record->shmid < 0)
+    if (record->size < shmring__board_size(BOARD_SLOTS_MIN, BOARD_ENTRIES_MIN) ||
+        record->size > size_bound || record->shmid < 0)
         return SHMRING_EBOARD;
     struct shmid_ds segment;
     if (shmctl(record->shmid, IPC_STAT, &segment) != 0)
@@ -146,15 +148,14 @@ int shmring__board_attach(const struct board_record *record, uid_t owner,
              h->header_size != sizeof(struct board_header) || h->nonce != record->nonce ||
              shmring__board_size(slots, entries) != record->size)
         err = SHMRING_EBOARD;
-    if (err == 0) {
-        board_layout(base, record->size, record->shmid, slots, entries, out);
-        out->nonce = record->nonce;
-    }
     if (err != 0) {
         shmdt(base);
         memset(out, 0, sizeof(*out));
+        return err;
     }
-    return err;
+    board_layout(base, record->size, record->shmid, slots, entries, out);
+    out->nonce = record->nonce;
+    return 0;
 }
 
 void shmring__board_detach(struct board *board)

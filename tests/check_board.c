@@ -879,6 +879,57 @@ START_TEST(test_sizes)
 END_TEST
 
 /*
+ * The entries of a version's nodes in one pass: each id takes its lowest present
+ * entry, and the ids that have none the lowest free entries in id order, as the
+ * single-node find (which other callers keep) would give them one by one.
+ */
+START_TEST(test_entries_find)
+{
+    const struct node_spec nodes[] = {{"a", 1, SHMRING_STATE_UP}};
+    publish(SHMRING_ALGORITHM_RING, nodes, 1);
+    board(0);
+    struct board b;
+    board_attach(&b);
+    uint32_t entries[3];
+    uint64_t tags[3];
+    ck_assert_int_eq(
+        shmring__board_entries_find(&b, (const uint32_t[]){9, 5, 7}, 3, entries, tags),
+        0);
+    ck_assert_uint_eq(entries[0], 2);
+    ck_assert_uint_eq(entries[1], 0);
+    ck_assert_uint_eq(entries[2], 1);
+    ck_assert_uint_eq(tags[2], ENTRY_PRESENT | 7);
+    uint32_t entry;
+    uint64_t tag;
+    ck_assert(shmring__board_entry_find(&b, 7, &entry, &tag));
+    ck_assert_uint_eq(entry, 1);
+    ck_assert_uint_eq(tag, ENTRY_PRESENT | 7);
+    ck_assert(shmring__board_entry_find(&b, 11, &entry, &tag));
+    ck_assert_uint_eq(entry, 3);
+    /* A second entry claiming id 5 (a group member's) is not the one taken. */
+    atomic_store(&b.entries[10].tag, ENTRY_PRESENT | 5);
+    ck_assert_int_eq(
+        shmring__board_entries_find(&b, (const uint32_t[]){13, 11, 5}, 3, entries, tags),
+        0);
+    ck_assert_uint_eq(entries[0], 4);
+    ck_assert_uint_eq(entries[1], 3);
+    ck_assert_uint_eq(entries[2], 0);
+    /* Every entry taken: no entry, as the single find's false. */
+    for (uint32_t e = 0; e < b.entry_count; e++) {
+        uint64_t t = atomic_load(&b.entries[e].tag);
+        if ((t & ENTRY_PRESENT) == 0)
+            atomic_store(&b.entries[e].tag, ENTRY_PRESENT | (100000 + e));
+    }
+    ck_assert_int_eq(
+        shmring__board_entries_find(&b, (const uint32_t[]){5, 99}, 2, entries, tags), 0);
+    ck_assert_uint_eq(entries[0], 0);
+    ck_assert_uint_eq(entries[1], UINT32_MAX);
+    ck_assert(!shmring__board_entry_find(&b, 99, &entry, &tag));
+    shmring__board_detach(&b);
+}
+END_TEST
+
+/*
  * A group member rewrites the header's counts: larger than the segment holds, or
  * other counts whose layout is not the segment's size. Whoever attaches next
  * refuses the board (SHMRING_EBOARD, as for any damaged header): its leases are
@@ -1157,10 +1208,11 @@ START_TEST(test_ringctl)
     test_run_free(&r);
     RUN(&r, "-r", name, "--json", "show");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_msg(contains(r.out, "\"balance_factor\": 1.5") &&
-                      contains(r.out, "\"capacity\": 3") &&
-                      contains(r.out, "\"in_flight\": 2"),
-                  "unexpected output");
+    ck_assert_msg(
+        contains(r.out, "\"balance_factor\": 1.5") &&
+            contains(r.out, "\"entries\": 1024") && contains(r.out, "\"slots\": 128") &&
+            contains(r.out, "\"capacity\": 3") && contains(r.out, "\"in_flight\": 2"),
+        "unexpected output");
     test_run_free(&r);
     RUN(&r, "-r", name, "metrics");
     ck_assert_int_eq(r.status, 0);
@@ -1275,7 +1327,7 @@ int main(void)
                    test_double_release, test_counts_follow_ids, test_fork);
     TEST_CASE_WITH(s, "security", &fixture, test_permissions, test_damaged_counts,
                    test_damaged_header, test_hostile_counts);
-    TEST_CASE_WITH(s, "sizes", &fixture, test_large_ring, test_sizes);
+    TEST_CASE_WITH(s, "sizes", &fixture, test_large_ring, test_sizes, test_entries_find);
     TEST_CASE_WITH(s, "crash", &fixture, test_kill_at_chosen_instants);
     TEST_CASE(s, "ringctl", test_ringctl);
     return test_run_suite(s);

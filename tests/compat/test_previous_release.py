@@ -293,6 +293,34 @@ def main():
             expect_equal(f"{ring}: {name}", start(name, command, ring).owners(KEYS),
                          expected)
         print("old writer: the new reader answers as the old one, and follows it")
+
+        # 4. Load boards: one of the default sizes, which this release makes for a
+        # ring of up to 512 nodes, is the previous release's layout, and its readers
+        # attach it; a board of other sizes they refuse (leases are plain lookups
+        # for them), and this release's readers attach it.
+        ring = "board"
+        group = str(os.getegid())
+        ringctl(new, ring, "init", "--workers-group", group)
+        ringctl(new, ring, "load", full)
+        ringctl(new, ring, "board", group)
+
+        def board_of(command):
+            shown = json.loads(ringctl(command, ring, "--json", "show").stdout)
+            return shown.get("board")
+
+        old_board = board_of(old)
+        if old_board is None or old_board.get("in_flight") != 0:
+            sys.exit(f"FAIL: the previous release does not read a default board: {old_board}")
+        ringctl(new, ring, "board", group, "--nodes", "2048", "--slots", "64")
+        if board_of(old) is not None:
+            sys.exit("FAIL: the previous release reads a board of 2048 x 64")
+        new_board = board_of(new)
+        if new_board is None or new_board.get("in_flight") != 0:
+            sys.exit(f"FAIL: this release does not read its 2048 x 64 board: {new_board}")
+        ringctl(new, ring, "board", group, "--nodes", "1024", "--slots", "128")
+        if board_of(old) is None:
+            sys.exit("FAIL: the previous release does not read a board resized to 1024 x 128")
+        print("load boards: the previous release reads default-sized ones only")
     finally:
         for reader in readers:
             reader.stop()

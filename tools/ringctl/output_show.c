@@ -221,6 +221,8 @@ static json_t *show_json(const struct ringctl *ctl, const struct show_report *sh
         json_object_set_new(board, "candidates_tried",
                             ringctl_json_uint(b->candidates_tried));
         json_object_set_new(board, "reclaimed", ringctl_json_uint(b->reclaimed));
+        json_object_set_new(board, "entries", ringctl_json_uint(b->entry_count));
+        json_object_set_new(board, "slots", ringctl_json_uint(b->slot_count));
     }
     json_object_set_new(object, "board", board);
     return object;
