@@ -1085,11 +1085,12 @@ SHMRING_API void shmring_ring_readers_free(shmring_ring_readers_t *readers);
  * Gives the writer's ring a load board that the group GROUP (and the owner) may
  * write, with the balance factor BALANCE_PERCENT (SHMRING_BALANCE_KEEP: the factor
  * the ring has, 0 if none), or changes the factor of the board it has. A board of another
- * group is replaced by a new one (counts start at 0). The owner must be allowed to give
- * files to GROUP (be a member, or have CAP_CHOWN). Returns 0, SHMRING_EBADFACTOR,
- * SHMRING_EPERM (GROUP is not the owner's to give), SHMRING_ENOSPC, SHMRING_ENOMEM (the
- * system's shared-memory limits: shmmax, shmmni) or another negated errno value; on an
- * error the ring is as it was.
+ * group is replaced by a new one (counts start at 0). The board is sized as
+ * shmring_writer_set_board_sized() sizes it with ENTRIES and SLOTS 0. The owner must be
+ * allowed to give files to GROUP (be a member, or have CAP_CHOWN). Returns 0,
+ * SHMRING_EBADFACTOR, SHMRING_EPERM (GROUP is not the owner's to give), SHMRING_ENOSPC,
+ * SHMRING_ENOMEM (the system's shared-memory limits: shmmax, shmmni) or another negated
+ * errno value; on an error the ring is as it was.
  */
 #define SHMRING_BALANCE_KEEP UINT32_MAX
 SHMRING_API SHMRING_MUST_CHECK int
