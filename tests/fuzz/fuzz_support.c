@@ -502,8 +502,13 @@ void fuzz_check_rebuild(const shmring_snapshot_t *snapshot, bool exact, uint64_t
                         err == SHMRING_EINVAL;
     const struct placement_algorithm *algorithm =
         shmring__algorithm_valid(snapshot_header(buffer)->algorithm);
-    if (!exact && node_refusal &&
-        (algorithm->lookup == PLACEMENT_LOOKUP_NODES || algorithm->check_nodes != NULL)) {
+    /* Nor HAProxy's weights above 256, which its builder refuses: readers answer
+     * from such a snapshot's points as from any other's. */
+    bool weight_refusal = err == SHMRING_EBADWEIGHT &&
+                          snapshot_header(buffer)->algorithm == SHMRING_ALGORITHM_HAPROXY;
+    if (!exact && (weight_refusal ||
+                   (node_refusal && (algorithm->lookup == PLACEMENT_LOOKUP_NODES ||
+                                     algorithm->check_nodes != NULL)))) {
         shmring_nodeset_free(set);
         return;
     }
