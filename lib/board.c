@@ -230,37 +230,6 @@ static bool entry_claim(const struct board *board, uint32_t e, uint32_t id, uint
     return false;
 }
 
-bool shmring__board_entry_find(const struct board *board, uint32_t id, uint32_t *entry,
-                               uint64_t *tag)
-{
-    uint64_t free_tag = 0;
-    uint32_t free_entry = UINT32_MAX;
-    for (int attempt = 0; attempt < 4; attempt++) {
-        for (uint32_t e = 0; e < board->entry_count; e++) {
-            uint64_t t =
-                atomic_load_explicit(&board->entries[e].tag, memory_order_acquire);
-            if (tag_present(t) && (uint32_t)t == id) {
-                *entry = e;
-                *tag = t;
-                return true;
-            }
-            if (tag_free(t) && free_entry == UINT32_MAX) {
-                free_entry = e;
-                free_tag = t;
-            }
-        }
-        if (free_entry == UINT32_MAX)
-            return false;
-        if (entry_claim(board, free_entry, id, &free_tag)) {
-            *entry = free_entry;
-            *tag = free_tag;
-            return true;
-        }
-        free_entry = UINT32_MAX;
-    }
-    return false;
-}
-
 /* A node wanted by shmring__board_entries_find(): its id and its place in IDS. */
 struct wanted {
     uint32_t id;
@@ -284,13 +253,12 @@ static const struct wanted *wanted_find(const struct wanted *wanted, size_t coun
 int shmring__board_entries_find(const struct board *board, const uint32_t *ids,
                                 size_t count, uint32_t *entries, uint64_t *tags)
 {
-    /* What shmring__board_entry_find() does node by node, in one pass over the
-     * entries: a node takes its lowest present entry, and the nodes that have none
-     * take the lowest free entries, in id order, with the same compare-and-swap.
-     * Two workers making maps for the same nodes claim the same entries in the
-     * same order: the one that loses an entry finds the winner's node in it and
-     * takes it, as the single-node find's rescan would; a node found claimed there
-     * by another worker is taken the same way. */
+    /* One pass over the entries: a node takes its lowest present entry, and the
+     * nodes that have none take the lowest free entries, in id order, each by a
+     * compare-and-swap. Two workers making maps for the same nodes claim the same
+     * entries in the same order: the one that loses an entry finds the winner's
+     * node in it and takes it; a node found claimed there by another worker is
+     * taken the same way. */
     struct wanted *wanted = malloc((count > 0 ? count : 1) * sizeof(*wanted));
     if (wanted == NULL)
         return SHMRING_ENOMEM;

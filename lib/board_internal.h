@@ -218,14 +218,9 @@ uint64_t shmring__board_node_count(const struct board *board, uint32_t entry,
                                    uint32_t incarnation);
 uint64_t shmring__board_total(const struct board *board);
 
-/* The entry of node ID (claiming a free one if it has none), into *entry and *tag;
- * false when every entry is taken. O(entries). */
-bool shmring__board_entry_find(const struct board *board, uint32_t id, uint32_t *entry,
-                               uint64_t *tag);
-
-/* The entries of the COUNT nodes IDS (distinct ids) at once, as
- * shmring__board_entry_find() would find each: into ENTRIES[i] and TAGS[i], or
- * UINT32_MAX in ENTRIES[i] when every entry is taken. O(entries log count + count
+/* The entries of the COUNT nodes IDS (distinct ids), claiming a free one for each
+ * node that has none: into ENTRIES[i] and TAGS[i], or UINT32_MAX in ENTRIES[i] when
+ * every entry is taken. O(entries log count + count
  * log count). Returns 0 or SHMRING_ENOMEM. */
 int shmring__board_entries_find(const struct board *board, const uint32_t *ids,
                                 size_t count, uint32_t *entries, uint64_t *tags);

@@ -880,8 +880,8 @@ END_TEST
 
 /*
  * The entries of a version's nodes in one pass: each id takes its lowest present
- * entry, and the ids that have none the lowest free entries in id order, as the
- * single-node find (which other callers keep) would give them one by one.
+ * entry, and the ids that have none the lowest free entries in id order; a later
+ * call finds what an earlier one claimed.
  */
 START_TEST(test_entries_find)
 {
@@ -899,13 +899,11 @@ START_TEST(test_entries_find)
     ck_assert_uint_eq(entries[1], 0);
     ck_assert_uint_eq(entries[2], 1);
     ck_assert_uint_eq(tags[2], ENTRY_PRESENT | 7);
-    uint32_t entry;
-    uint64_t tag;
-    ck_assert(shmring__board_entry_find(&b, 7, &entry, &tag));
-    ck_assert_uint_eq(entry, 1);
-    ck_assert_uint_eq(tag, ENTRY_PRESENT | 7);
-    ck_assert(shmring__board_entry_find(&b, 11, &entry, &tag));
-    ck_assert_uint_eq(entry, 3);
+    ck_assert_int_eq(
+        shmring__board_entries_find(&b, (const uint32_t[]){7, 11}, 2, entries, tags), 0);
+    ck_assert_uint_eq(entries[0], 1);
+    ck_assert_uint_eq(tags[0], ENTRY_PRESENT | 7);
+    ck_assert_uint_eq(entries[1], 3);
     /* A second entry claiming id 5 (a group member's) is not the one taken. */
     atomic_store(&b.entries[10].tag, ENTRY_PRESENT | 5);
     ck_assert_int_eq(
@@ -914,7 +912,7 @@ START_TEST(test_entries_find)
     ck_assert_uint_eq(entries[0], 4);
     ck_assert_uint_eq(entries[1], 3);
     ck_assert_uint_eq(entries[2], 0);
-    /* Every entry taken: no entry, as the single find's false. */
+    /* Every entry taken: no entry for a node that has none. */
     for (uint32_t e = 0; e < b.entry_count; e++) {
         uint64_t t = atomic_load(&b.entries[e].tag);
         if ((t & ENTRY_PRESENT) == 0)
@@ -924,7 +922,6 @@ START_TEST(test_entries_find)
         shmring__board_entries_find(&b, (const uint32_t[]){5, 99}, 2, entries, tags), 0);
     ck_assert_uint_eq(entries[0], 0);
     ck_assert_uint_eq(entries[1], UINT32_MAX);
-    ck_assert(!shmring__board_entry_find(&b, 99, &entry, &tag));
     shmring__board_detach(&b);
 }
 END_TEST
